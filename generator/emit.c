@@ -1,0 +1,515 @@
+/* Emission: fills the templates from the plan. All C text comes from
+ * templates/; this file only decides which section, with which values. */
+#include "emit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "real_text.h"
+#include "template.h"
+
+static const char *const op_template_names[OP_KIND_COUNT] = {
+	[OP_CONV] = "conv",
+	[OP_BATCH_NORM] = "batch_norm",
+	[OP_RELU] = "relu",
+	[OP_ADD] = "add",
+	[OP_PAD_SHORTCUT] = "pad_shortcut",
+	[OP_AVERAGE_POOL] = "average_pool",
+	[OP_LINEAR] = "linear",
+	[OP_SOFTMAX_CROSS_ENTROPY] = "softmax_cross_entropy",
+};
+
+struct emitter {
+	const struct plan *plan;
+	const struct graph *g;
+	const struct spec *spec;
+	enum dtype dtype;
+	struct template net, kernels, arena;
+	struct template ops[OP_KIND_COUNT];
+	struct diag *d;
+};
+
+static long tensor_size(const struct graph *g, int t)
+{
+	struct shape s = g->tensors[t].shape;
+	return (long)s.channels * s.height * s.width;
+}
+
+/* Text that came from outside (paths) may not close a comment. */
+static void comment_safe(char *text)
+{
+	for (char *at = strstr(text, "*/"); at; at = strstr(at, "*/"))
+		at[1] = '|';
+}
+
+/* A C string literal for any bytes: printable ASCII as is, the rest octal. */
+static void c_string(struct strbuf *out, const char *text)
+{
+	strbuf_puts(out, "\"");
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+		if (*c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\' && *c != '?')
+			strbuf_append(out, (const char *)c, 1);
+		else
+			strbuf_printf(out, "\\%03o", *c);
+	}
+	strbuf_puts(out, "\"");
+}
+
+static int load_templates(struct emitter *e, const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/net.c.tmpl", dir);
+	if (template_load(&e->net, path, e->d) != 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/kernels.h.tmpl", dir);
+	if (template_load(&e->kernels, path, e->d) != 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/arena.h.tmpl", dir);
+	if (template_load(&e->arena, path, e->d) != 0)
+		return -1;
+	for (int k = 0; k < OP_KIND_COUNT; k++) {
+		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, op_template_names[k]);
+		if (template_load(&e->ops[k], path, e->d) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void free_templates(struct emitter *e)
+{
+	template_free(&e->net);
+	template_free(&e->kernels);
+	template_free(&e->arena);
+	for (int k = 0; k < OP_KIND_COUNT; k++)
+		template_free(&e->ops[k]);
+}
+
+static void header_vars(const struct emitter *e, struct template_vars *v)
+{
+	char path[SPEC_PATH_MAX];
+	snprintf(path, sizeof path, "%s", e->spec->path);
+	comment_safe(path);
+	template_set(v, "SPEC_NAME", "%s", e->spec->name);
+	template_set(v, "SPEC_PATH", "%s", path);
+}
+
+/* Values that describe a kernel instance's shapes. */
+static void kernel_vars(const struct emitter *e, const struct kernel *k, struct template_vars *v)
+{
+	const struct op *op = &e->g->ops[k->op];
+	struct shape in = e->g->tensors[op->inputs[0]].shape;
+	struct shape out = e->g->tensors[op->output].shape;
+	switch (k->kind) {
+	case OP_CONV: {
+		long patch = (long)in.channels * op->kernel_size * op->kernel_size;
+		long pixels = (long)out.height * out.width;
+		bool direct = op->kernel_size == 1 && op->stride == 1;
+		long columns = direct ? 0 : 2 * patch * pixels;
+		template_set(v, "PRIVATE_AT", "%ld", (columns + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN);
+		template_set(v, "K", "%d", op->kernel_size);
+	}
+		/* fall through */
+	case OP_PAD_SHORTCUT:
+		template_set(v, "C_IN", "%d", in.channels);
+		template_set(v, "H_IN", "%d", in.height);
+		template_set(v, "W_IN", "%d", in.width);
+		template_set(v, "C_OUT", "%d", out.channels);
+		template_set(v, "H_OUT", "%d", out.height);
+		template_set(v, "W_OUT", "%d", out.width);
+		template_set(v, "STRIDE", "%d", op->stride);
+		break;
+	case OP_BATCH_NORM:
+	case OP_AVERAGE_POOL:
+		template_set(v, "C", "%d", in.channels);
+		template_set(v, "H", "%d", in.height);
+		template_set(v, "W", "%d", in.width);
+		break;
+	case OP_LINEAR:
+		template_set(v, "IN_FEATURES", "%d", in.channels);
+		template_set(v, "OUT_FEATURES", "%d", out.channels);
+		break;
+	case OP_SOFTMAX_CROSS_ENTROPY:
+		template_set(v, "CLASSES", "%d", in.channels);
+		break;
+	default:
+		return; /* relu and add: one shape-free kernel */
+	}
+	template_set(v, "KERNEL", "%s", k->name);
+}
+
+/* Values of one op's forward and backward call. */
+static void call_vars(const struct emitter *e, int index, struct template_vars *v)
+{
+	const struct graph *g = e->g;
+	const struct op *op = &g->ops[index];
+	const char *out = g->tensors[op->output].name, *in = g->tensors[op->inputs[0]].name;
+	switch (op->kind) {
+	case OP_RELU:
+		template_set(v, "COUNT", "%ld", tensor_size(g, op->output));
+		break;
+	case OP_ADD:
+		template_set(v, "SHORTCUT", "%s", in);
+		template_set(v, "BRANCH", "%s", g->tensors[op->inputs[1]].name);
+		template_set(v, "COUNT", "%ld", tensor_size(g, op->output));
+		template_set(v, "OUT", "%s", out);
+		return;
+	case OP_CONV:
+		template_set(v, "WEIGHT", "%s", g->params[op->params[0]].name);
+		break;
+	case OP_BATCH_NORM:
+		template_set(v, "GAMMA", "%s", g->params[op->params[0]].name);
+		template_set(v, "BETA", "%s", g->params[op->params[1]].name);
+		template_set(v, "MEAN", "%s", g->params[op->params[2]].name);
+		template_set(v, "VAR", "%s", g->params[op->params[3]].name);
+		template_set(v, "OP", "%s", op->name);
+		break;
+	case OP_LINEAR:
+		template_set(v, "WEIGHT", "%s", g->params[op->params[0]].name);
+		template_set(v, "BIAS", "%s", g->params[op->params[1]].name);
+		break;
+	default:
+		break;
+	}
+	if (op->kind != OP_RELU)
+		template_set(v, "KERNEL", "%s", e->plan->kernels[e->plan->op_kernel[index]].name);
+	template_set(v, "OUT", "%s", out);
+	template_set(v, "IN", "%s", in);
+}
+
+static int render(const struct emitter *e, const struct template *t, const char *section,
+		  struct template_vars *v, struct strbuf *out)
+{
+	int status = template_render(t, section, v, out, e->d);
+	template_vars_free(v);
+	return status;
+}
+
+static int emit_kernels(const struct emitter *e, struct strbuf *out)
+{
+	const struct plan *p = e->plan;
+	struct strbuf body = {0};
+	struct template_vars v = {0};
+	bool used[OP_KIND_COUNT] = {false};
+	for (int k = 0; k < p->kernel_count; k++)
+		used[p->kernels[k].kind] = true;
+	int status = 0;
+	for (int kind = 0; kind < OP_KIND_COUNT && status == 0; kind++) {
+		if (!used[kind])
+			continue;
+		size_t before = body.length;
+		status = render(e, &e->ops[kind], "common", &v, &body);
+		if (body.length > before)
+			strbuf_puts(&body, "\n");
+	}
+	for (int k = 0; k < p->kernel_count && status == 0; k++) {
+		size_t before = body.length;
+		kernel_vars(e, &p->kernels[k], &v);
+		status = render(e, &e->ops[p->kernels[k].kind], "kernel", &v, &body);
+		if (body.length > before)
+			strbuf_puts(&body, "\n");
+	}
+	if (status == 0) {
+		header_vars(e, &v);
+		template_set(&v, "KERNEL_COUNT", "%d", p->kernel_count);
+		template_set(&v, "OP_COUNT", "%d", e->g->op_count);
+		template_set(&v, "KERNELS", "%s", body.text ? body.text : "");
+		status = render(e, &e->kernels, "file", &v, out);
+	}
+	strbuf_free(&body);
+	return status;
+}
+
+static int define(const struct emitter *e, struct strbuf *out, const char *prefix,
+		  const char *name, long value)
+{
+	struct template_vars v = {0};
+	template_set(&v, "NAME", "%s%s", prefix, name);
+	template_set(&v, "VALUE", "%ld", value);
+	return render(e, &e->arena, "define", &v, out);
+}
+
+static int emit_arena(const struct emitter *e, struct strbuf *out)
+{
+	const struct graph *g = e->g;
+	const struct plan *p = e->plan;
+	struct strbuf activations = {0}, gradients = {0}, params = {0}, buffers = {0}, stats = {0};
+	int status = 0;
+	for (int t = 0; t < g->tensor_count && status == 0; t++) {
+		status = define(e, &activations, "ACT_", g->tensors[t].name, p->activation_offset[t]);
+		if (status == 0 && p->gradient_offset[t] >= 0)
+			status = define(e, &gradients, "GRAD_", g->tensors[t].name, p->gradient_offset[t]);
+	}
+	for (int i = 0; i < g->param_count && status == 0; i++)
+		status = define(e, g->params[i].trained ? &params : &buffers,
+				g->params[i].trained ? "PARAM_" : "BUFFER_", g->params[i].name,
+				p->param_offset[i]);
+	for (int i = 0; i < g->op_count && status == 0; i++)
+		if (p->stats_offset[i] >= 0)
+			status = define(e, &stats, "STATS_", g->ops[i].name, p->stats_offset[i]);
+	if (status == 0) {
+		struct template_vars v = {0};
+		header_vars(e, &v);
+		template_set(&v, "ARENA_PER_IMAGE", "%ld", p->arena_per_image);
+		template_set(&v, "SCRATCH_PER_THREAD", "%ld", p->scratch_per_thread);
+		template_set(&v, "PARAM_COUNT", "%ld", p->param_count);
+		template_set(&v, "BUFFER_COUNT", "%ld", p->buffer_count);
+		template_set(&v, "STATS_COUNT", "%ld", p->stats_count);
+		template_set(&v, "ACTIVATIONS", "%s", activations.text ? activations.text : "");
+		template_set(&v, "GRADIENTS", "%s", gradients.text ? gradients.text : "");
+		template_set(&v, "PARAMS", "%s", params.text ? params.text : "");
+		template_set(&v, "BUFFERS", "%s", buffers.text ? buffers.text : "");
+		template_set(&v, "STATS", "%s", stats.text ? stats.text : "");
+		status = render(e, &e->arena, "file", &v, out);
+	}
+	strbuf_free(&activations);
+	strbuf_free(&gradients);
+	strbuf_free(&params);
+	strbuf_free(&buffers);
+	strbuf_free(&stats);
+	return status;
+}
+
+static void shape_text(char *out, size_t size, struct shape s)
+{
+	snprintf(out, size, "(n, %d, %d, %d)", s.channels, s.height, s.width);
+}
+
+static int emit_group(const struct emitter *e, const struct group *group, struct strbuf *out)
+{
+	const struct graph *g = e->g;
+	const struct plan *p = e->plan;
+	struct strbuf forward = {0}, backward = {0};
+	struct template_vars v = {0};
+	int status = 0;
+	int first = group->first_op, last = group->first_op + group->op_count - 1;
+	for (int i = first; i <= last && status == 0; i++) {
+		call_vars(e, i, &v);
+		status = render(e, &e->ops[g->ops[i].kind], "forward", &v, &forward);
+	}
+	for (int i = last; i >= first && status == 0; i--) {
+		const struct op *op = &g->ops[i];
+		for (int k = 0; k < op->input_count && status == 0; k++) {
+			int t = op->inputs[k];
+			if (p->zero_gradient_at[t] != i)
+				continue;
+			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
+			template_set(&v, "COUNT", "%ld", tensor_size(g, t));
+			status = render(e, &e->net, "zero", &v, &backward);
+		}
+		if (status == 0) {
+			call_vars(e, i, &v);
+			status = render(e, &e->ops[op->kind], "backward", &v, &backward);
+		}
+	}
+	if (status == 0) {
+		char in[64], result[64];
+		shape_text(in, sizeof in, g->tensors[g->ops[first].inputs[0]].shape);
+		shape_text(result, sizeof result, g->tensors[g->ops[last].output].shape);
+		template_set(&v, "GROUP", "%s", group->name);
+		template_set(&v, "SHAPE_IN", "%s", in);
+		template_set(&v, "SHAPE_OUT", "%s", result);
+		template_set(&v, "SUMMARY", "%s", group->summary);
+		template_set(&v, "FORWARD", "%s", forward.text ? forward.text : "");
+		template_set(&v, "BACKWARD", "%s", backward.text ? backward.text : "");
+		status = render(e, &e->net, "group", &v, out);
+	}
+	strbuf_free(&forward);
+	strbuf_free(&backward);
+	return status;
+}
+
+static const char *init_name(enum param_init init)
+{
+	switch (init) {
+	case PARAM_HE_NORMAL:
+		return "NET_INIT_HE_NORMAL";
+	case PARAM_ONES:
+		return "NET_INIT_ONES";
+	case PARAM_ZEROS:
+		return "NET_INIT_ZEROS";
+	default:
+		return "NET_INIT_UNIFORM";
+	}
+}
+
+static void defaults_vars(const struct emitter *e, struct template_vars *v)
+{
+	const struct spec *s = e->spec;
+	char number[32];
+	struct strbuf text = {0};
+	template_set(v, "DATA_SET", "%s", spec_set_name(s->data.set));
+	c_string(&text, s->data.dir);
+	template_set(v, "DATA_DIR", "%s", text.text ? text.text : "\"\"");
+	strbuf_free(&text);
+	template_set(v, "TRAIN_IMAGES", "%ld", s->data.train_images);
+	template_set(v, "TEST_IMAGES", "%ld", s->data.test_images);
+	template_set(v, "BATCH", "%d", s->train.batch);
+	template_set(v, "ITERATIONS", "%ld", s->train.iterations);
+	template_set(v, "LR_BASE", "%s", real_text(number, s->train.lr_base));
+	template_set(v, "WARMUP_LR", "%s", real_text(number, s->train.warmup_lr));
+	template_set(v, "WARMUP_ITERATIONS", "%ld", s->train.warmup_iterations);
+	template_set(v, "LR_STEP_COUNT", "%d", s->train.lr_step_count);
+	for (int i = 0; i < s->train.lr_step_count; i++)
+		strbuf_printf(&text, "%s%ld", i ? ", " : "", s->train.lr_steps[i]);
+	template_set(v, "LR_STEPS", "%s", text.text ? text.text : "0");
+	strbuf_free(&text);
+	template_set(v, "LR_GAMMA", "%s", real_text(number, s->train.lr_gamma));
+	template_set(v, "MOMENTUM", "%s", real_text(number, s->train.momentum));
+	template_set(v, "WEIGHT_DECAY", "%s", real_text(number, s->train.weight_decay));
+	template_set(v, "AUGMENT_PAD", "%d", s->train.augment_pad);
+	template_set(v, "AUGMENT_FLIP", "%d", s->train.augment_flip ? 1 : 0);
+	template_set(v, "SEED", "%ld", s->train.seed);
+	template_set(v, "EVAL_EVERY", "%ld", s->train.eval_every);
+}
+
+static int emit_net(const struct emitter *e, struct strbuf *out)
+{
+	const struct graph *g = e->g;
+	const struct spec *s = e->spec;
+	struct strbuf table = {0}, groups = {0}, forward = {0}, backward = {0}, sgd = {0};
+	struct template_vars v = {0};
+	int status = 0;
+	for (int i = 0; i < g->param_count && status == 0; i++) {
+		const struct param *param = &g->params[i];
+		char scale[32];
+		template_set(&v, "PARAM", "%s", param->name);
+		template_set(&v, "DIMS", "%s", param->dims);
+		template_set(&v, "OFFSET", "%s_%s", param->trained ? "PARAM" : "BUFFER", param->name);
+		template_set(&v, "COUNT", "%ld", param->count);
+		template_set(&v, "TRAINED", "%d", param->trained ? 1 : 0);
+		template_set(&v, "INIT", "%s", init_name(param->init));
+		template_set(&v, "SCALE", "%s", real_text(scale, param->init_scale));
+		status = render(e, &e->net, "param", &v, &table);
+		if (status == 0 && param->trained) {
+			template_set(&v, "PARAM", "%s", param->name);
+			template_set(&v, "COUNT", "%ld", param->count);
+			status = render(e, &e->net, "sgd", &v, &sgd);
+		}
+	}
+	for (int i = 0; i < g->group_count && status == 0; i++) {
+		status = emit_group(e, &g->groups[i], &groups);
+		if (status == 0) {
+			template_set(&v, "GROUP", "%s", g->groups[i].name);
+			status = render(e, &e->net, "forward_call", &v, &forward);
+		}
+	}
+	for (int i = g->group_count - 1; i >= 0 && status == 0; i--) {
+		template_set(&v, "GROUP", "%s", g->groups[i].name);
+		status = render(e, &e->net, "backward_call", &v, &backward);
+	}
+	char *values = NULL;
+	size_t values_length = 0;
+	FILE *memory = status == 0 ? open_memstream(&values, &values_length) : NULL;
+	if (status == 0 && !memory)
+		status = diag_file(e->d, s->path, "out of memory emitting code");
+	if (memory) {
+		spec_describe(s, memory, " *   ");
+		fclose(memory);
+		if (values_length > 0 && values[values_length - 1] == '\n')
+			values[values_length - 1] = '\0';
+		comment_safe(values);
+	}
+	if (status == 0) {
+		char summary[256];
+		snprintf(summary, sizeof summary, "%s units, %s ordering, depth %d, %s shortcut, %s projection",
+			 spec_unit_name(s->net.unit), spec_ordering_name(s->net.ordering), s->net.depth,
+			 spec_shortcut_name(s->net.shortcut), spec_projection_name(s->net.projection));
+		header_vars(e, &v);
+		template_set(&v, "SPEC_VALUES", "%s", values);
+		template_set(&v, "REAL", "%s", e->dtype == DTYPE_F64 ? "double" : "float");
+		template_set(&v, "DTYPE", "%s", e->dtype == DTYPE_F64 ? "f64" : "f32");
+		template_set(&v, "NET_SUMMARY", "%s", summary);
+		template_set(&v, "CHANNELS", "%d", s->data.channels);
+		template_set(&v, "HEIGHT", "%d", s->data.height);
+		template_set(&v, "WIDTH", "%d", s->data.width);
+		template_set(&v, "CLASSES", "%d", s->data.classes);
+		template_set(&v, "INPUT", "%s", g->tensors[g->input].name);
+		template_set(&v, "LOGITS", "%s", g->tensors[g->logits].name);
+		defaults_vars(e, &v);
+		template_set(&v, "PARAM_TABLE", "%s", table.text ? table.text : "");
+		template_set(&v, "GROUP_FUNCTIONS", "%s", groups.text ? groups.text : "");
+		template_set(&v, "FORWARD_CALLS", "%s", forward.text ? forward.text : "");
+		template_set(&v, "BACKWARD_CALLS", "%s", backward.text ? backward.text : "");
+		template_set(&v, "SGD_CALLS", "%s", sgd.text ? sgd.text : "");
+		status = render(e, &e->net, "file", &v, out);
+	}
+	free(values);
+	strbuf_free(&table);
+	strbuf_free(&groups);
+	strbuf_free(&forward);
+	strbuf_free(&backward);
+	strbuf_free(&sgd);
+	return status;
+}
+
+static int make_dirs(const char *dir, struct diag *d)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s", dir);
+	for (char *at = path + 1; *at; at++) {
+		if (*at != '/')
+			continue;
+		*at = '\0';
+		if (mkdir(path, 0777) != 0 && errno != EEXIST)
+			return diag_file(d, path, "cannot create folder: %s", strerror(errno));
+		*at = '/';
+	}
+	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+		return diag_file(d, path, "cannot create folder: %s", strerror(errno));
+	return 0;
+}
+
+/* Writes every file to a temporary name first, then renames them all, so
+ * a failure leaves the folder as it was. */
+static int write_files(const char *dir, const char *const *names, struct strbuf *texts, int count,
+		       struct diag *d)
+{
+	if (make_dirs(dir, d) != 0)
+		return -1;
+	char temporary[8][1100], final[8][1100];
+	for (int i = 0; i < count; i++) {
+		snprintf(temporary[i], sizeof temporary[i], "%s/.%s.tmp", dir, names[i]);
+		snprintf(final[i], sizeof final[i], "%s/%s", dir, names[i]);
+		if (texts[i].failed)
+			return diag_file(d, final[i], "out of memory emitting code");
+		FILE *file = fopen(temporary[i], "wb");
+		bool ok = file && fwrite(texts[i].text, 1, texts[i].length, file) == texts[i].length;
+		if (file && fclose(file) != 0)
+			ok = false;
+		if (!ok) {
+			int error = errno;
+			for (int j = 0; j <= i; j++)
+				remove(temporary[j]);
+			return diag_file(d, final[i], "cannot write: %s", strerror(error));
+		}
+	}
+	for (int i = 0; i < count; i++)
+		if (rename(temporary[i], final[i]) != 0)
+			return diag_file(d, final[i], "cannot write: %s", strerror(errno));
+	return 0;
+}
+
+int emit_network(const struct plan *plan, const char *templates_dir, const char *out_dir,
+		 enum dtype dtype, struct diag *d)
+{
+	struct emitter e = {.plan = plan, .g = plan->graph, .spec = plan->graph->spec,
+			    .dtype = dtype, .d = d};
+	static const char *const names[] = {"net.c", "kernels.h", "arena.h"};
+	struct strbuf texts[3] = {{0}};
+	int status = load_templates(&e, templates_dir);
+	if (status == 0)
+		status = emit_net(&e, &texts[0]);
+	if (status == 0)
+		status = emit_kernels(&e, &texts[1]);
+	if (status == 0)
+		status = emit_arena(&e, &texts[2]);
+	if (status == 0)
+		status = write_files(out_dir, names, texts, 3, d);
+	for (int i = 0; i < 3; i++)
+		strbuf_free(&texts[i]);
+	free_templates(&e);
+	return status;
+}

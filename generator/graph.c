@@ -1,0 +1,376 @@
+/* Spec -> graph. The unit orderings (paper Fig. 4) and the pre-activation
+ * details (stem activation shared by the first unit, projections fed the
+ * pre-activated input, a final activation after the last addition) are
+ * all in build_unit and build_head. */
+#include "graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool grow(void **array, int *capacity, int count, size_t item)
+{
+	if (count < *capacity)
+		return true;
+	int next = *capacity ? *capacity * 2 : 64;
+	void *bigger = realloc(*array, (size_t)next * item);
+	if (!bigger)
+		return false;
+	*array = bigger;
+	*capacity = next;
+	return true;
+}
+
+/* Builders record only the first failure (out of memory); the graph is
+ * discarded when it is set. */
+struct builder {
+	struct graph *g;
+	bool failed;
+	char unit[24]; /* name prefix of the current group */
+	int bn_count, relu_count;
+};
+
+static int add_tensor(struct builder *b, const char *name, struct shape shape, int producer)
+{
+	struct graph *g = b->g;
+	if (b->failed || !grow((void **)&g->tensors, &g->tensor_capacity, g->tensor_count,
+			       sizeof *g->tensors)) {
+		b->failed = true;
+		return 0;
+	}
+	struct tensor *t = &g->tensors[g->tensor_count];
+	snprintf(t->name, sizeof t->name, "%s", name);
+	t->shape = shape;
+	t->producer = producer;
+	return g->tensor_count++;
+}
+
+static int add_param(struct builder *b, const char *op_name, const char *suffix, long count,
+		     bool trained, enum param_init init, double scale, const char *dims)
+{
+	struct graph *g = b->g;
+	if (b->failed ||
+	    !grow((void **)&g->params, &g->param_capacity, g->param_count, sizeof *g->params)) {
+		b->failed = true;
+		return 0;
+	}
+	struct param *p = &g->params[g->param_count];
+	snprintf(p->name, sizeof p->name, "%.63s_%.14s", op_name, suffix);
+	p->count = count;
+	p->trained = trained;
+	p->init = init;
+	p->init_scale = scale;
+	snprintf(p->dims, sizeof p->dims, "%s", dims);
+	return g->param_count++;
+}
+
+/* Appends an op reading inputs and producing a new tensor of shape out. */
+static struct op *add_op(struct builder *b, enum op_kind kind, const char *name, int input0,
+			 int input1, struct shape out, int *output)
+{
+	struct graph *g = b->g;
+	if (b->failed || !grow((void **)&g->ops, &g->op_capacity, g->op_count, sizeof *g->ops)) {
+		b->failed = true;
+		*output = 0;
+		return NULL;
+	}
+	char full[GRAPH_NAME_MAX];
+	snprintf(full, sizeof full, "%.23s_%.32s", b->unit, name);
+	int index = g->op_count;
+	*output = add_tensor(b, full, out, index);
+	if (b->failed)
+		return NULL;
+	struct op *op = &g->ops[g->op_count++];
+	memset(op, 0, sizeof *op);
+	op->kind = kind;
+	snprintf(op->name, sizeof op->name, "%s", full);
+	op->group = g->group_count - 1;
+	op->inputs[0] = input0;
+	op->inputs[1] = input1;
+	op->input_count = input1 >= 0 ? 2 : 1;
+	op->output = *output;
+	g->groups[op->group].op_count++;
+	return op;
+}
+
+static struct shape shape_of(const struct builder *b, int tensor) { return b->g->tensors[tensor].shape; }
+
+static int conv(struct builder *b, const char *name, int x, int channels, int kernel_size, int stride)
+{
+	struct shape in = shape_of(b, x);
+	int pad = kernel_size / 2;
+	struct shape out = {channels, (in.height + 2 * pad - kernel_size) / stride + 1,
+			    (in.width + 2 * pad - kernel_size) / stride + 1};
+	int y;
+	struct op *op = add_op(b, OP_CONV, name, x, -1, out, &y);
+	if (!op)
+		return 0;
+	op->kernel_size = kernel_size;
+	op->stride = stride;
+	char dims[48];
+	snprintf(dims, sizeof dims, "(%d, %d, %d, %d)", channels, in.channels, kernel_size,
+		 kernel_size);
+	/* He et al. 2015, as the paper's appendix: std = sqrt(2 / (k * k * C_out)). */
+	double std = sqrt(2.0 / (kernel_size * kernel_size * channels));
+	op->params[op->param_count++] = add_param(b, op->name, "weight",
+						  (long)channels * in.channels * kernel_size * kernel_size,
+						  true, PARAM_HE_NORMAL, std, dims);
+	return y;
+}
+
+static int batch_norm_named(struct builder *b, const char *name, int x)
+{
+	int y;
+	struct op *op = add_op(b, OP_BATCH_NORM, name, x, -1, shape_of(b, x), &y);
+	if (!op)
+		return 0;
+	long c = shape_of(b, x).channels;
+	char dims[48];
+	snprintf(dims, sizeof dims, "(%ld)", c);
+	op->params[op->param_count++] = add_param(b, op->name, "gamma", c, true, PARAM_ONES, 0, dims);
+	op->params[op->param_count++] = add_param(b, op->name, "beta", c, true, PARAM_ZEROS, 0, dims);
+	op->params[op->param_count++] =
+		add_param(b, op->name, "running_mean", c, false, PARAM_ZEROS, 0, dims);
+	op->params[op->param_count++] =
+		add_param(b, op->name, "running_var", c, false, PARAM_ONES, 0, dims);
+	return y;
+}
+
+static int batch_norm(struct builder *b, int x)
+{
+	char name[16];
+	snprintf(name, sizeof name, "bn%d", ++b->bn_count);
+	return batch_norm_named(b, name, x);
+}
+
+static int relu_named(struct builder *b, const char *name, int x)
+{
+	int y;
+	add_op(b, OP_RELU, name, x, -1, shape_of(b, x), &y);
+	return y;
+}
+
+static int relu(struct builder *b, int x)
+{
+	char name[16];
+	snprintf(name, sizeof name, "relu%d", ++b->relu_count);
+	return relu_named(b, name, x);
+}
+
+static int pad_shortcut(struct builder *b, int x, int channels, int stride)
+{
+	struct shape in = shape_of(b, x);
+	struct shape out = {channels, (in.height + stride - 1) / stride, (in.width + stride - 1) / stride};
+	int y;
+	struct op *op = add_op(b, OP_PAD_SHORTCUT, "shortcut_pad", x, -1, out, &y);
+	if (op)
+		op->stride = stride;
+	return y;
+}
+
+static void begin_group(struct builder *b, const char *name, int stage)
+{
+	struct graph *g = b->g;
+	if (b->failed ||
+	    !grow((void **)&g->groups, &g->group_capacity, g->group_count, sizeof *g->groups)) {
+		b->failed = true;
+		return;
+	}
+	struct group *group = &g->groups[g->group_count++];
+	memset(group, 0, sizeof *group);
+	snprintf(group->name, sizeof group->name, "%s", name);
+	group->stage = stage;
+	group->first_op = g->op_count;
+	snprintf(b->unit, sizeof b->unit, "%.23s", name);
+	b->bn_count = b->relu_count = 0;
+}
+
+static bool is_preact(enum ordering ordering)
+{
+	return ordering == ORDER_RELU_ONLY_PREACT || ordering == ORDER_FULL_PREACT;
+}
+
+/* The pre-activation of orderings (d) and (e): ReLU, or BN-ReLU. */
+static int preactivate(struct builder *b, enum ordering ordering, int x)
+{
+	if (ordering == ORDER_FULL_PREACT)
+		x = batch_norm(b, x);
+	return relu(b, x);
+}
+
+struct conv_layer {
+	int kernel_size, stride, channels;
+};
+
+/* One residual unit. first_in_net: the stem's activation already
+ * pre-activates this unit's input (pre-activation nets only). */
+static int build_unit(struct builder *b, int x, const struct conv_layer *layers, int layer_count,
+		      int channels_out, int stride, bool first_in_net)
+{
+	const struct spec *spec = b->g->spec;
+	enum ordering ordering = spec->net.ordering;
+	bool shape_changes = stride != 1 || shape_of(b, x).channels != channels_out;
+
+	int branch = x;
+	if (is_preact(ordering) && !first_in_net)
+		branch = preactivate(b, ordering, x);
+	/* Where the shape changes, the projection takes the pre-activated input. */
+	int shortcut = shape_changes && is_preact(ordering) ? branch : x;
+
+	for (int i = 0; i < layer_count; i++) {
+		bool last = i == layer_count - 1;
+		char name[16];
+		snprintf(name, sizeof name, "conv%d", i + 1);
+		branch = conv(b, name, branch, layers[i].channels, layers[i].kernel_size, layers[i].stride);
+		switch (ordering) {
+		case ORDER_ORIGINAL:         /* conv-BN-ReLU-conv-BN */
+		case ORDER_RELU_ONLY_PREACT: /* ReLU-conv-BN-ReLU-conv-BN */
+			branch = batch_norm(b, branch);
+			if (!last)
+				branch = relu(b, branch);
+			break;
+		case ORDER_RELU_BEFORE_ADD: /* conv-BN-ReLU-conv-BN-ReLU */
+			branch = relu(b, batch_norm(b, branch));
+			break;
+		case ORDER_BN_AFTER_ADD: /* conv-BN-ReLU-conv */
+		case ORDER_FULL_PREACT:  /* BN-ReLU-conv-BN-ReLU-conv */
+			if (!last)
+				branch = relu(b, batch_norm(b, branch));
+			break;
+		}
+	}
+
+	if (shape_changes) {
+		if (spec->net.projection == PROJECTION_CONV1X1)
+			shortcut = conv(b, "shortcut_conv", shortcut, channels_out, 1, stride);
+		else
+			shortcut = pad_shortcut(b, shortcut, channels_out, stride);
+	}
+	int y;
+	add_op(b, OP_ADD, "add", shortcut, branch, shape_of(b, branch), &y);
+	if (ordering == ORDER_ORIGINAL)
+		y = relu_named(b, "post_relu", y);
+	else if (ordering == ORDER_BN_AFTER_ADD)
+		y = relu_named(b, "post_relu", batch_norm_named(b, "post_bn", y));
+	return y;
+}
+
+static void describe_group(struct graph *g, struct group *group)
+{
+	size_t used = 0;
+	for (int i = group->first_op; i < group->first_op + group->op_count; i++) {
+		const char *local = g->ops[i].name + strlen(group->name) + 1;
+		int written = snprintf(group->summary + used, sizeof group->summary - used, "%s%s",
+				       used ? " " : "", local);
+		if (written < 0 || (size_t)written >= sizeof group->summary - used)
+			break;
+		used += (size_t)written;
+	}
+}
+
+int graph_build(struct graph *g, const struct spec *spec, struct diag *d)
+{
+	memset(g, 0, sizeof *g);
+	g->spec = spec;
+	struct builder b = {.g = g};
+
+	struct shape image = {spec->data.channels, spec->data.height, spec->data.width};
+	g->input = add_tensor(&b, "input", image, -1);
+
+	begin_group(&b, "stem", 0);
+	int x = conv(&b, "conv", g->input, spec->net.widths[0], 3, 1);
+	x = relu_named(&b, "relu", batch_norm_named(&b, "bn", x));
+
+	bool bottleneck = spec->net.unit == UNIT_BOTTLENECK;
+	int units = spec_units_per_stage(spec);
+	int digits = units >= 100 ? 3 : 2;
+	for (int stage = 1; stage <= spec->net.stage_count; stage++) {
+		int width = spec->net.widths[stage - 1];
+		for (int unit = 1; unit <= units; unit++) {
+			char name[GRAPH_NAME_MAX];
+			snprintf(name, sizeof name, "stage%d_unit%0*d", stage, digits, unit);
+			begin_group(&b, name, stage);
+			int stride = stage > 1 && unit == 1 ? 2 : 1;
+			struct conv_layer basic[] = {{3, stride, width}, {3, 1, width}};
+			/* Bottleneck: the stride sits on the 3x3 conv; output is 4x the inner width. */
+			struct conv_layer neck[] = {{1, 1, width}, {3, stride, width}, {1, 1, 4 * width}};
+			x = build_unit(&b, x, bottleneck ? neck : basic, bottleneck ? 3 : 2,
+				       bottleneck ? 4 * width : width, stride, stage == 1 && unit == 1);
+		}
+	}
+
+	begin_group(&b, "head", 0);
+	if (spec->net.ordering == ORDER_FULL_PREACT)
+		x = relu_named(&b, "relu", batch_norm_named(&b, "bn", x));
+	else if (spec->net.ordering == ORDER_RELU_ONLY_PREACT)
+		x = relu_named(&b, "relu", x);
+	int pooled;
+	add_op(&b, OP_AVERAGE_POOL, "pool", x, -1, (struct shape){shape_of(&b, x).channels, 1, 1},
+	       &pooled);
+	struct op *fc = add_op(&b, OP_LINEAR, "fc", pooled, -1,
+			       (struct shape){spec->data.classes, 1, 1}, &g->logits);
+	if (fc) {
+		long in = shape_of(&b, pooled).channels, out = spec->data.classes;
+		char dims[48];
+		snprintf(dims, sizeof dims, "(%ld, %ld)", out, in);
+		fc->params[fc->param_count++] = add_param(&b, fc->name, "weight", out * in, true,
+							  PARAM_UNIFORM, 1.0 / sqrt((double)in), dims);
+		snprintf(dims, sizeof dims, "(%ld)", out);
+		fc->params[fc->param_count++] =
+			add_param(&b, fc->name, "bias", out, true, PARAM_ZEROS, 0, dims);
+	}
+	int probabilities;
+	add_op(&b, OP_SOFTMAX_CROSS_ENTROPY, "loss", g->logits, -1,
+	       (struct shape){spec->data.classes, 1, 1}, &probabilities);
+
+	if (b.failed) {
+		graph_free(g);
+		return diag_file(d, spec->path, "out of memory building the network graph");
+	}
+	for (int i = 0; i < g->group_count; i++)
+		describe_group(g, &g->groups[i]);
+	return 0;
+}
+
+void graph_free(struct graph *g)
+{
+	free(g->tensors);
+	free(g->ops);
+	free(g->params);
+	free(g->groups);
+	memset(g, 0, sizeof *g);
+}
+
+bool op_backward_reads_inputs(enum op_kind kind)
+{
+	return kind == OP_CONV || kind == OP_BATCH_NORM || kind == OP_LINEAR;
+}
+
+bool op_backward_reads_output(enum op_kind kind)
+{
+	return kind == OP_RELU || kind == OP_SOFTMAX_CROSS_ENTROPY;
+}
+
+double op_flops(const struct graph *g, const struct op *op)
+{
+	struct shape in = g->tensors[op->inputs[0]].shape;
+	struct shape out = g->tensors[op->output].shape;
+	double elements = (double)out.channels * out.height * out.width;
+	switch (op->kind) {
+	case OP_CONV:
+		return 2.0 * elements * in.channels * op->kernel_size * op->kernel_size;
+	case OP_LINEAR:
+		return 2.0 * elements * in.channels;
+	case OP_BATCH_NORM:
+		return 2.0 * elements; /* scale and shift, statistics aside */
+	case OP_AVERAGE_POOL:
+		return (double)in.channels * in.height * in.width;
+	case OP_RELU:
+	case OP_ADD:
+	case OP_SOFTMAX_CROSS_ENTROPY:
+		return elements;
+	default:
+		return 0;
+	}
+}

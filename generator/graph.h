@@ -1,0 +1,95 @@
+/* The network graph: every op of every unit in execution order, with every
+ * shape resolved. Stage 2 of the generator; reads only the checked spec.
+ * The five orderings of the paper's Fig. 4 are decided here and nowhere
+ * else. */
+#ifndef RESGEN_GRAPH_H
+#define RESGEN_GRAPH_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "spec.h"
+
+#define GRAPH_NAME_MAX 64
+
+/* Per image: (C, H, W). */
+struct shape {
+	int channels, height, width;
+};
+
+enum op_kind {
+	OP_CONV,
+	OP_BATCH_NORM,
+	OP_RELU,
+	OP_ADD,
+	OP_PAD_SHORTCUT, /* subsample, then zero channels: the paper's option A */
+	OP_AVERAGE_POOL, /* global */
+	OP_LINEAR,
+	OP_SOFTMAX_CROSS_ENTROPY,
+	OP_KIND_COUNT
+};
+
+enum param_init { PARAM_HE_NORMAL, PARAM_ONES, PARAM_ZEROS, PARAM_UNIFORM };
+
+struct param {
+	char name[GRAPH_NAME_MAX + 16]; /* op name + _weight, _running_mean... */
+	long count;
+	bool trained;        /* false: BN running statistics, updated by forward */
+	enum param_init init;
+	double init_scale;   /* std for He-normal, bound for uniform */
+	char dims[48];       /* "(16, 3, 3, 3)", for comments */
+};
+
+struct tensor {
+	char name[GRAPH_NAME_MAX];
+	struct shape shape;
+	int producer; /* op index; -1 for the input */
+};
+
+struct op {
+	enum op_kind kind;
+	char name[GRAPH_NAME_MAX]; /* stage1_unit01_conv1 */
+	int group;                 /* index into graph.groups: stem, units, head */
+	int inputs[2];
+	int input_count;
+	int output;
+	int params[4]; /* conv: weight; BN: gamma, beta, running mean, running var;
+			  linear: weight, bias */
+	int param_count;
+	int kernel_size, stride; /* conv and pad shortcut */
+};
+
+/* Ops are grouped into stem, one group per unit, and head; each group
+ * becomes one function of the emitted code. */
+struct group {
+	char name[GRAPH_NAME_MAX];
+	char summary[160]; /* what the group computes, for its comment */
+	int stage;         /* 0 for stem and head */
+	int first_op, op_count;
+};
+
+struct graph {
+	const struct spec *spec;
+	struct tensor *tensors;
+	int tensor_count, tensor_capacity;
+	struct op *ops;
+	int op_count, op_capacity;
+	struct param *params;
+	int param_count, param_capacity;
+	struct group *groups;
+	int group_count, group_capacity;
+	int input;  /* tensor index of the images */
+	int logits; /* tensor index of the class scores */
+};
+
+int graph_build(struct graph *g, const struct spec *spec, struct diag *d);
+void graph_free(struct graph *g);
+
+/* Which tensors an op's backward reads besides the output gradient. */
+bool op_backward_reads_inputs(enum op_kind kind);
+bool op_backward_reads_output(enum op_kind kind);
+
+/* Multiply-adds of one op for one image, times two. */
+double op_flops(const struct graph *g, const struct op *op);
+
+#endif

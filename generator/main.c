@@ -1,0 +1,189 @@
+/* resgen: from a YAML spec of one residual network to specialised C.
+ * The stages run in order: spec -> graph -> plan -> emitted C. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "emit.h"
+#include "graph.h"
+#include "plan.h"
+#include "spec.h"
+
+static const char usage[] =
+	"usage: resgen check SPEC\n"
+	"       resgen summary SPEC\n"
+	"       resgen generate SPEC -o DIR [--dtype f32|f64] [--templates DIR]\n"
+	"\n"
+	"  check     parse and check SPEC; print nothing and exit 0 if it is valid\n"
+	"  summary   per stage and in total: weighted layers, parameters, forward\n"
+	"            FLOPs per image, activation memory at the spec's batch size\n"
+	"  generate  write DIR/net.c, DIR/kernels.h and DIR/arena.h: the network of\n"
+	"            SPEC, fully unrolled, in float (f32, default) or double (f64)\n"
+	"\n"
+	"  --templates DIR  where the templates are; default: $RESGEN_TEMPLATES, or\n"
+	"                   templates/ beside the build/ folder that holds resgen\n"
+	"\n"
+	"Specs are described in specs/README.md. Errors are one line,\n"
+	"FILE:LINE:COL: message; exit status 2 for a bad spec or usage, 1 for an\n"
+	"input/output failure.\n";
+
+static int fail_usage(const char *message)
+{
+	fprintf(stderr, "resgen: %s\n%s", message, usage);
+	return 2;
+}
+
+/* templates/ two folders above the executable (build/bin/resgen). */
+static void default_templates(char *out, size_t size)
+{
+	const char *env = getenv("RESGEN_TEMPLATES");
+	if (env && env[0]) {
+		snprintf(out, size, "%s", env);
+		return;
+	}
+	char self[PATH_MAX - 16];
+	ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (length <= 0) {
+		snprintf(out, size, "templates");
+		return;
+	}
+	self[length] = '\0';
+	for (int up = 0; up < 3; up++) {
+		char *slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	snprintf(out, size, "%s/templates", self);
+}
+
+static void print_summary(const struct spec *spec, const struct graph *g, const struct plan *p)
+{
+	printf("%s: %s units, %s ordering, depth %d, %s shortcut, %s projection\n", spec->name,
+	       spec_unit_name(spec->net.unit), spec_ordering_name(spec->net.ordering), spec->net.depth,
+	       spec_shortcut_name(spec->net.shortcut), spec_projection_name(spec->net.projection));
+	printf("input %dx%dx%d (%s), %d classes; activations counted at batch %d in float\n\n",
+	       spec->data.channels, spec->data.height, spec->data.width, spec_set_name(spec->data.set),
+	       spec->data.classes, spec->train.batch);
+	printf("%-10s %7s %12s %14s %16s\n", "part", "layers", "parameters", "MFLOPs/image",
+	       "activations MiB");
+	int parts = spec->net.stage_count + 2;
+	long total_layers = 0, total_params = 0;
+	double total_flops = 0, total_bytes = 0;
+	for (int part = 0; part < parts; part++) {
+		long layers = 0, params = 0;
+		double flops = 0, bytes = 0;
+		for (int gi = 0; gi < g->group_count; gi++) {
+			const struct group *group = &g->groups[gi];
+			int which = gi == 0 ? 0 : gi == g->group_count - 1 ? parts - 1 : group->stage;
+			if (which != part)
+				continue;
+			for (int i = group->first_op; i < group->first_op + group->op_count; i++) {
+				const struct op *op = &g->ops[i];
+				bool weighted = op->kind == OP_LINEAR ||
+						(op->kind == OP_CONV && !strstr(op->name, "shortcut"));
+				layers += weighted;
+				for (int k = 0; k < op->param_count; k++)
+					if (g->params[op->params[k]].trained)
+						params += g->params[op->params[k]].count;
+				flops += op_flops(g, op);
+				struct shape s = g->tensors[op->output].shape;
+				bytes += 4.0 * spec->train.batch * s.channels * s.height * s.width;
+			}
+		}
+		char name[24];
+		if (part == 0)
+			snprintf(name, sizeof name, "stem");
+		else if (part == parts - 1)
+			snprintf(name, sizeof name, "head");
+		else
+			snprintf(name, sizeof name, "stage %d", part);
+		printf("%-10s %7ld %12ld %14.2f %16.1f\n", name, layers, params, flops / 1e6,
+		       bytes / (1 << 20));
+		total_layers += layers;
+		total_params += params;
+		total_flops += flops;
+		total_bytes += bytes;
+	}
+	printf("%-10s %7ld %12ld %14.2f %16.1f\n\n", "total", total_layers, total_params,
+	       total_flops / 1e6, total_bytes / (1 << 20));
+	printf("planned arena (activations kept for backward and their gradients, slots reused): "
+	       "%.1f MiB at batch %d\n",
+	       4.0 * p->arena_per_image * spec->train.batch / (1 << 20), spec->train.batch);
+	printf("%d ops, %d kernel instances; %ld trained parameters, %ld running statistics\n",
+	       g->op_count, p->kernel_count, p->param_count, p->buffer_count);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+			  strcmp(argv[1], "help") == 0)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc < 3)
+		return fail_usage("expected a command and a spec");
+	const char *command = argv[1], *spec_path = argv[2];
+	const char *out_dir = NULL;
+	enum dtype dtype = DTYPE_F32;
+	char templates[PATH_MAX];
+	default_templates(templates, sizeof templates);
+	for (int i = 3; i < argc; i++) {
+		bool has_value = i + 1 < argc;
+		if (strcmp(argv[i], "-o") == 0 && has_value) {
+			out_dir = argv[++i];
+		} else if (strcmp(argv[i], "--dtype") == 0 && has_value) {
+			i++;
+			if (strcmp(argv[i], "f32") == 0)
+				dtype = DTYPE_F32;
+			else if (strcmp(argv[i], "f64") == 0)
+				dtype = DTYPE_F64;
+			else
+				return fail_usage("--dtype must be f32 or f64");
+		} else if (strcmp(argv[i], "--templates") == 0 && has_value) {
+			snprintf(templates, sizeof templates, "%s", argv[++i]);
+		} else {
+			char message[300];
+			snprintf(message, sizeof message, "unexpected argument '%.200s'", argv[i]);
+			return fail_usage(message);
+		}
+	}
+	bool check = strcmp(command, "check") == 0, summary = strcmp(command, "summary") == 0,
+	     generate = strcmp(command, "generate") == 0;
+	if (!check && !summary && !generate)
+		return fail_usage("the command must be check, summary or generate");
+	if (generate && !out_dir)
+		return fail_usage("generate needs -o DIR");
+
+	struct diag d = {{0}};
+	struct spec spec;
+	if (spec_load(&spec, spec_path, &d) != 0) {
+		fprintf(stderr, "%s\n", d.text);
+		return 2;
+	}
+	if (check)
+		return 0;
+	struct graph graph;
+	struct plan plan;
+	if (graph_build(&graph, &spec, &d) != 0) {
+		fprintf(stderr, "%s\n", d.text);
+		return 1;
+	}
+	if (plan_build(&plan, &graph, &d) != 0) {
+		fprintf(stderr, "%s\n", d.text);
+		graph_free(&graph);
+		return 1;
+	}
+	int status = 0;
+	if (summary)
+		print_summary(&spec, &graph, &plan);
+	else if (emit_network(&plan, templates, out_dir, dtype, &d) != 0) {
+		fprintf(stderr, "%s\n", d.text);
+		status = 1;
+	}
+	plan_free(&plan);
+	graph_free(&graph);
+	return status;
+}

@@ -1,0 +1,244 @@
+/* Graph -> plan: a lifetime for every activation and gradient over one
+ * training step (forward ops, then backward ops in reverse), packed by
+ * first fit; and one kernel per distinct op shape. */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct interval {
+	long start, end; /* steps, inclusive */
+	long size;       /* reals per image, aligned */
+	long *offset;    /* where the result goes */
+	int order;       /* position in the table, to break ties */
+};
+
+static long align(long reals) { return (reals + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
+
+static long shape_size(struct shape s) { return (long)s.channels * s.height * s.width; }
+
+static int by_start(const void *a, const void *b)
+{
+	const struct interval *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order - y->order;
+}
+
+/* First fit: each interval, in order of start, takes the lowest offset that
+ * no overlapping, already placed interval occupies. */
+static long pack(struct interval *intervals, int count)
+{
+	qsort(intervals, (size_t)count, sizeof *intervals, by_start);
+	long total = 0;
+	int *live = malloc((size_t)count * sizeof *live);
+	int live_count = 0;
+	if (!live)
+		return -1;
+	for (int i = 0; i < count; i++) {
+		struct interval *next = &intervals[i];
+		int kept = 0; /* drop intervals that ended, keep the rest sorted by offset */
+		for (int j = 0; j < live_count; j++)
+			if (intervals[live[j]].end >= next->start)
+				live[kept++] = live[j];
+		live_count = kept;
+		long offset = 0;
+		int position = 0;
+		for (; position < live_count; position++) {
+			const struct interval *placed = &intervals[live[position]];
+			if (*placed->offset >= offset + next->size)
+				break;
+			if (*placed->offset + placed->size > offset)
+				offset = *placed->offset + placed->size;
+		}
+		*next->offset = offset;
+		memmove(live + position + 1, live + position, (size_t)(live_count - position) * sizeof *live);
+		live[position] = i;
+		live_count++;
+		if (offset + next->size > total)
+			total = offset + next->size;
+	}
+	free(live);
+	return total;
+}
+
+static void kernel_name(const struct graph *g, const struct op *op, char *name, size_t size)
+{
+	struct shape in = g->tensors[op->inputs[0]].shape;
+	struct shape out = g->tensors[op->output].shape;
+	switch (op->kind) {
+	case OP_CONV:
+		snprintf(name, size, "conv%dx%d_s%d_%dx%dx%d_to_%d", op->kernel_size, op->kernel_size,
+			 op->stride, in.channels, in.height, in.width, out.channels);
+		break;
+	case OP_BATCH_NORM:
+		snprintf(name, size, "batch_norm_%dx%dx%d", in.channels, in.height, in.width);
+		break;
+	case OP_RELU:
+		snprintf(name, size, "relu");
+		break;
+	case OP_ADD:
+		snprintf(name, size, "add");
+		break;
+	case OP_PAD_SHORTCUT:
+		snprintf(name, size, "pad_shortcut_s%d_%dx%dx%d_to_%d", op->stride, in.channels,
+			 in.height, in.width, out.channels);
+		break;
+	case OP_AVERAGE_POOL:
+		snprintf(name, size, "average_pool_%dx%dx%d", in.channels, in.height, in.width);
+		break;
+	case OP_LINEAR:
+		snprintf(name, size, "linear_%d_to_%d", in.channels, out.channels);
+		break;
+	case OP_SOFTMAX_CROSS_ENTROPY:
+		snprintf(name, size, "softmax_cross_entropy_%d", in.channels);
+		break;
+	default:
+		snprintf(name, size, "unknown");
+	}
+}
+
+/* Per-thread scratch of a conv: im2col of one image, its gradient, and a
+ * private weight gradient that is summed across threads in a fixed order. */
+static long kernel_scratch(const struct graph *g, const struct op *op)
+{
+	if (op->kind != OP_CONV)
+		return 0;
+	struct shape in = g->tensors[op->inputs[0]].shape;
+	struct shape out = g->tensors[op->output].shape;
+	long patch = (long)in.channels * op->kernel_size * op->kernel_size;
+	long columns = (long)out.height * out.width;
+	bool direct = op->kernel_size == 1 && op->stride == 1;
+	return align((direct ? 0 : 2 * patch * columns)) + align(patch * out.channels);
+}
+
+static int find_kernels(struct plan *p, const struct graph *g)
+{
+	p->op_kernel = malloc((size_t)g->op_count * sizeof *p->op_kernel);
+	p->kernels = calloc((size_t)g->op_count, sizeof *p->kernels);
+	if (!p->op_kernel || !p->kernels)
+		return -1;
+	for (int i = 0; i < g->op_count; i++) {
+		char name[GRAPH_NAME_MAX];
+		kernel_name(g, &g->ops[i], name, sizeof name);
+		int k = 0;
+		while (k < p->kernel_count && strcmp(p->kernels[k].name, name) != 0)
+			k++;
+		if (k == p->kernel_count) {
+			struct kernel *kernel = &p->kernels[p->kernel_count++];
+			kernel->kind = g->ops[i].kind;
+			snprintf(kernel->name, sizeof kernel->name, "%s", name);
+			kernel->op = i;
+			kernel->scratch_per_thread = kernel_scratch(g, &g->ops[i]);
+			if (kernel->scratch_per_thread > p->scratch_per_thread)
+				p->scratch_per_thread = kernel->scratch_per_thread;
+		}
+		p->op_kernel[i] = k;
+	}
+	return 0;
+}
+
+static void place_params(struct plan *p, const struct graph *g)
+{
+	for (int i = 0; i < g->param_count; i++) {
+		long *next = g->params[i].trained ? &p->param_count : &p->buffer_count;
+		p->param_offset[i] = *next;
+		*next += g->params[i].count;
+	}
+	p->stats_count = 0;
+	for (int i = 0; i < g->op_count; i++) {
+		p->stats_offset[i] = -1;
+		if (g->ops[i].kind == OP_BATCH_NORM) {
+			p->stats_offset[i] = p->stats_count;
+			/* mean and 1/std per channel */
+			p->stats_count += 2L * g->tensors[g->ops[i].output].shape.channels;
+		}
+	}
+}
+
+int plan_build(struct plan *p, const struct graph *g, struct diag *d)
+{
+	memset(p, 0, sizeof *p);
+	p->graph = g;
+	int tensors = g->tensor_count, ops = g->op_count;
+	p->activation_offset = malloc((size_t)tensors * sizeof(long));
+	p->gradient_offset = malloc((size_t)tensors * sizeof(long));
+	p->zero_gradient_at = malloc((size_t)tensors * sizeof(int));
+	p->param_offset = malloc((size_t)(g->param_count ? g->param_count : 1) * sizeof(long));
+	p->stats_offset = malloc((size_t)ops * sizeof(long));
+	struct interval *intervals = malloc((size_t)tensors * 2 * sizeof *intervals);
+	long *last_use = malloc((size_t)tensors * sizeof(long));
+	int *last_consumer = malloc((size_t)tensors * sizeof(int));
+	bool ok = p->activation_offset && p->gradient_offset && p->zero_gradient_at &&
+		  p->param_offset && p->stats_offset && intervals && last_use && last_consumer;
+	if (!ok || find_kernels(p, g) != 0) {
+		free(intervals);
+		free(last_use);
+		free(last_consumer);
+		plan_free(p);
+		return diag_file(d, g->spec->path, "out of memory planning the network");
+	}
+	place_params(p, g);
+
+	/* Step s < ops is forward op s; step 2 * ops - 1 - s is its backward. */
+	long backward_of_op_base = 2L * ops - 1;
+	for (int t = 0; t < tensors; t++) {
+		last_use[t] = g->tensors[t].producer;
+		last_consumer[t] = -1;
+	}
+	for (int i = 0; i < ops; i++) {
+		const struct op *op = &g->ops[i];
+		for (int k = 0; k < op->input_count; k++) {
+			int t = op->inputs[k];
+			long use = op_backward_reads_inputs(op->kind) ? backward_of_op_base - i : i;
+			if (use > last_use[t])
+				last_use[t] = use;
+			last_consumer[t] = i;
+		}
+		if (op_backward_reads_output(op->kind) && backward_of_op_base - i > last_use[op->output])
+			last_use[op->output] = backward_of_op_base - i;
+	}
+	long end_of_step = 2L * ops;
+	last_use[g->logits] = end_of_step; /* read by the runtime after forward */
+
+	int count = 0;
+	for (int t = 0; t < tensors; t++) {
+		long size = align(shape_size(g->tensors[t].shape));
+		long produced = g->tensors[t].producer;
+		intervals[count] = (struct interval){produced, last_use[t], size,
+						     &p->activation_offset[t], count};
+		count++;
+		p->gradient_offset[t] = -1;
+		p->zero_gradient_at[t] = last_consumer[t];
+		if (last_consumer[t] < 0)
+			continue; /* the loss op's output: nothing flows back into it */
+		/* The gradient lives from the last consumer's backward to the
+		 * producer's; the input's gradient is kept for the caller. */
+		long gradient_end = t == g->input ? end_of_step : backward_of_op_base - produced;
+		intervals[count] = (struct interval){backward_of_op_base - last_consumer[t],
+						     gradient_end, size, &p->gradient_offset[t], count};
+		count++;
+	}
+	p->arena_per_image = pack(intervals, count);
+	free(intervals);
+	free(last_use);
+	free(last_consumer);
+	if (p->arena_per_image < 0) {
+		plan_free(p);
+		return diag_file(d, g->spec->path, "out of memory planning the network");
+	}
+	return 0;
+}
+
+void plan_free(struct plan *p)
+{
+	free(p->activation_offset);
+	free(p->gradient_offset);
+	free(p->zero_gradient_at);
+	free(p->param_offset);
+	free(p->stats_offset);
+	free(p->op_kernel);
+	free(p->kernels);
+	memset(p, 0, sizeof *p);
+}

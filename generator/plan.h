@@ -1,0 +1,42 @@
+/* The plan: where every activation, gradient and parameter lives, and which
+ * distinct kernels the graph needs. Stage 3 of the generator; reads only
+ * the graph.
+ *
+ * Activations and their gradients share one arena. Offsets are in reals per
+ * image: a tensor of a batch of n images sits at arena + n * offset, so one
+ * plan serves every batch size. A tensor's slot is reused once nothing in
+ * the forward or backward pass reads it any more. */
+#ifndef RESGEN_PLAN_H
+#define RESGEN_PLAN_H
+
+#include "graph.h"
+
+enum { PLAN_ALIGN = 16 }; /* reals; keeps every tensor 64-byte aligned */
+
+struct kernel {
+	enum op_kind kind;
+	char name[GRAPH_NAME_MAX]; /* encodes the shapes, e.g. conv3x3_s1_16x32x32_to_16 */
+	int op;                    /* the first op that uses it, for its shapes */
+	long scratch_per_thread;   /* reals */
+};
+
+struct plan {
+	const struct graph *graph;
+	long *activation_offset; /* per tensor */
+	long *gradient_offset;   /* per tensor; -1: no gradient */
+	int *zero_gradient_at;   /* per tensor: the op whose backward first adds to it; -1: none */
+	long arena_per_image;
+	long *param_offset; /* per param: into params (trained) or buffers */
+	long param_count, buffer_count;
+	long *stats_offset; /* per op: BN batch statistics saved for backward; -1: none */
+	long stats_count;
+	int *op_kernel;     /* per op: index into kernels */
+	struct kernel *kernels;
+	int kernel_count;
+	long scratch_per_thread;
+};
+
+int plan_build(struct plan *p, const struct graph *g, struct diag *d);
+void plan_free(struct plan *p);
+
+#endif

@@ -1,0 +1,615 @@
+/* From a YAML tree to a checked spec. Every rule of specs/README.md is
+ * enforced here, and every failure is one line naming the place, what is
+ * wrong and what would be right. */
+#include "spec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "real_text.h"
+#include "yaml_tree.h"
+
+struct checker {
+	const char *path;
+	struct diag *d;
+};
+
+static const char *const set_names[] = {"cifar10", "cifar100", "fashion-mnist", "mnist", "synthetic"};
+static const char *const unit_names[] = {"basic", "bottleneck"};
+static const char *const ordering_names[] = {"original", "bn-after-add", "relu-before-add",
+					     "relu-only-preact", "full-preact"};
+static const char *const shortcut_names[] = {"identity"};
+static const char *const projection_names[] = {"conv1x1", "zero-pad"};
+#define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
+
+const char *spec_set_name(enum data_set set) { return set_names[set]; }
+const char *spec_unit_name(enum unit_kind unit) { return unit_names[unit]; }
+const char *spec_ordering_name(enum ordering ordering) { return ordering_names[ordering]; }
+const char *spec_shortcut_name(enum shortcut_kind shortcut) { return shortcut_names[shortcut]; }
+const char *spec_projection_name(enum projection_kind p) { return projection_names[p]; }
+
+int spec_layers_per_unit(enum unit_kind unit) { return unit == UNIT_BASIC ? 2 : 3; }
+
+int spec_units_per_stage(const struct spec *spec)
+{
+	return (spec->net.depth - 2) / (spec_layers_per_unit(spec->net.unit) * spec->net.stage_count);
+}
+
+static int error_at(const struct checker *c, const struct ynode *node, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int error_at(const struct checker *c, const struct ynode *node, const char *fmt, ...)
+{
+	char message[512];
+	va_list args;
+	va_start(args, fmt);
+	vsnprintf(message, sizeof message, fmt, args);
+	va_end(args);
+	return diag_at(c->d, c->path, node->line, node->column, "%s", message);
+}
+
+/* Edit distance, for "did you mean". */
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b);
+	if (la > 63 || lb > 63)
+		return INT_MAX;
+	int row[64];
+	for (int j = 0; j <= lb; j++)
+		row[j] = j;
+	for (int i = 1; i <= la; i++) {
+		int diagonal = row[0];
+		row[0] = i;
+		for (int j = 1; j <= lb; j++) {
+			int above = row[j];
+			int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			int best = diagonal + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diagonal = above;
+		}
+	}
+	return row[lb];
+}
+
+static const char *nearest(const char *word, const char *const *choices, int count)
+{
+	const char *best = choices[0];
+	int best_distance = INT_MAX;
+	for (int i = 0; i < count; i++) {
+		int dist = distance(word, choices[i]);
+		if (dist < best_distance) {
+			best_distance = dist;
+			best = choices[i];
+		}
+	}
+	return best;
+}
+
+static void join(char *out, size_t size, const char *const *words, int count)
+{
+	out[0] = '\0';
+	for (int i = 0; i < count; i++) {
+		size_t used = strlen(out);
+		snprintf(out + used, size - used, "%s%s", i ? (i == count - 1 ? " or " : ", ") : "",
+			 words[i]);
+	}
+}
+
+static int expect_map(const struct checker *c, const struct ynode *node, const char *what)
+{
+	if (node->kind == YNODE_MAP)
+		return 0;
+	return error_at(c, node, "'%s' must be a mapping of keys to values, not %s", what,
+			node->kind == YNODE_SEQ ? "a list" : "a single value");
+}
+
+/* Rejects keys outside allowed, suggesting the nearest allowed one. */
+static int check_keys(const struct checker *c, const struct ynode *map, const char *what,
+		      const char *const *allowed, int count)
+{
+	for (size_t i = 0; i < map->count; i++) {
+		const char *key = map->keys[i]->text;
+		int j = 0;
+		while (j < count && strcmp(key, allowed[j]) != 0)
+			j++;
+		if (j == count)
+			return error_at(c, map->keys[i], "unknown key '%s' in %s; did you mean '%s'?", key,
+					what, nearest(key, allowed, count));
+	}
+	return 0;
+}
+
+static int require(const struct checker *c, const struct ynode *map, const char *key,
+		   const char *what, const struct ynode **out)
+{
+	*out = ynode_get(map, key);
+	if (*out)
+		return 0;
+	return error_at(c, map, "%s is missing required key '%s'", what, key);
+}
+
+static int expect_scalar(const struct checker *c, const struct ynode *node, const char *key,
+			 const char *type)
+{
+	if (node->kind == YNODE_SCALAR)
+		return 0;
+	return error_at(c, node, "'%s' must be %s, not %s", key, type,
+			node->kind == YNODE_MAP ? "a mapping" : "a list");
+}
+
+static int parse_integer(const struct checker *c, const struct ynode *node, const char *key,
+			 long min, long max, long *out)
+{
+	if (expect_scalar(c, node, key, "an integer") != 0)
+		return -1;
+	char *end;
+	errno = 0;
+	long value = strtol(node->text, &end, 10);
+	if (!node->plain || node->text[0] == '\0' || *end != '\0' || errno == ERANGE)
+		return error_at(c, node, "'%s' must be an integer, not '%s'", key, node->text);
+	if (value < min || value > max)
+		return error_at(c, node, "'%s' is %ld, out of range; it must be from %ld to %ld", key,
+				value, min, max);
+	*out = value;
+	return 0;
+}
+
+static int get_integer(const struct checker *c, const struct ynode *map, const char *key,
+		       long min, long max, long fallback, long *out)
+{
+	const struct ynode *node = ynode_get(map, key);
+	if (!node) {
+		*out = fallback;
+		return 0;
+	}
+	return parse_integer(c, node, key, min, max, out);
+}
+
+static int get_int(const struct checker *c, const struct ynode *map, const char *key, int min,
+		   int max, int fallback, int *out)
+{
+	long value;
+	if (get_integer(c, map, key, min, max, fallback, &value) != 0)
+		return -1;
+	*out = (int)value;
+	return 0;
+}
+
+/* min_open: the range excludes min itself. */
+static int get_real(const struct checker *c, const struct ynode *map, const char *key, double min,
+		    bool min_open, double max, double fallback, double *out)
+{
+	const struct ynode *node = ynode_get(map, key);
+	if (!node) {
+		*out = fallback;
+		return 0;
+	}
+	if (expect_scalar(c, node, key, "a number") != 0)
+		return -1;
+	char *end;
+	errno = 0;
+	double value = strtod(node->text, &end);
+	if (!node->plain || node->text[0] == '\0' || *end != '\0' || errno == ERANGE ||
+	    !isfinite(value))
+		return error_at(c, node, "'%s' must be a number, not '%s'", key, node->text);
+	if (value < min || (min_open && value == min) || value > max)
+		return error_at(c, node, "'%s' is %s, out of range; it must be %s %g and at most %g", key,
+				node->text, min_open ? "above" : "at least", min, max);
+	*out = value;
+	return 0;
+}
+
+static int get_bool(const struct checker *c, const struct ynode *map, const char *key,
+		    bool fallback, bool *out)
+{
+	const struct ynode *node = ynode_get(map, key);
+	if (!node) {
+		*out = fallback;
+		return 0;
+	}
+	if (expect_scalar(c, node, key, "true or false") != 0)
+		return -1;
+	if (node->plain && strcmp(node->text, "true") == 0)
+		*out = true;
+	else if (node->plain && strcmp(node->text, "false") == 0)
+		*out = false;
+	else
+		return error_at(c, node, "'%s' must be true or false, not '%s'", key, node->text);
+	return 0;
+}
+
+static int parse_choice(const struct checker *c, const struct ynode *node, const char *key,
+			const char *const *names, int count, int *out)
+{
+	char choices[256];
+	join(choices, sizeof choices, names, count);
+	if (node->kind != YNODE_SCALAR)
+		return error_at(c, node, "'%s' must be one of %s", key, choices);
+	for (int i = 0; i < count; i++)
+		if (strcmp(node->text, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return error_at(c, node, "'%s' is '%s', which is not one of %s; did you mean '%s'?", key,
+			node->text, choices, nearest(node->text, names, count));
+}
+
+static int get_choice(const struct checker *c, const struct ynode *map, const char *key,
+		      const char *const *names, int count, int fallback, bool required, int *out)
+{
+	const struct ynode *node = ynode_get(map, key);
+	if (!node) {
+		if (required) {
+			char choices[256];
+			join(choices, sizeof choices, names, count);
+			return error_at(c, map, "missing required key '%s' (one of %s)", key, choices);
+		}
+		*out = fallback;
+		return 0;
+	}
+	return parse_choice(c, node, key, names, count, out);
+}
+
+/* A list of integers each in [min, max], with between 1 and max_count items. */
+static int get_integer_list(const struct checker *c, const struct ynode *node, const char *key,
+			    long min, long max, int max_count, long *out, int *count)
+{
+	if (node->kind != YNODE_SEQ)
+		return error_at(c, node, "'%s' must be a list such as [16, 32, 64]", key);
+	if (node->count < 1 || node->count > (size_t)max_count)
+		return error_at(c, node, "'%s' has %zu items; it must have 1 to %d", key, node->count,
+				max_count);
+	for (size_t i = 0; i < node->count; i++)
+		if (parse_integer(c, node->values[i], key, min, max, &out[i]) != 0)
+			return -1;
+	*count = (int)node->count;
+	return 0;
+}
+
+static int check_name(const struct checker *c, const struct ynode *root, struct spec *spec)
+{
+	const struct ynode *node;
+	if (require(c, root, "name", "the spec", &node) != 0 ||
+	    expect_scalar(c, node, "name", "a word such as preact-110") != 0)
+		return -1;
+	const char *name = node->text;
+	size_t length = strlen(name);
+	bool valid = length > 0 && length <= SPEC_NAME_MAX && name[0] != '-';
+	for (size_t i = 0; valid && i < length; i++)
+		valid = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+			name[i] == '-';
+	if (!valid) {
+		char suggestion[SPEC_NAME_MAX + 1];
+		size_t used = 0;
+		for (size_t i = 0; i < length && used < SPEC_NAME_MAX; i++) {
+			char ch = name[i];
+			if (ch >= 'A' && ch <= 'Z')
+				ch = (char)(ch - 'A' + 'a');
+			else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+				ch = '-';
+			if (ch == '-' && (used == 0 || suggestion[used - 1] == '-'))
+				continue;
+			suggestion[used++] = ch;
+		}
+		while (used > 0 && suggestion[used - 1] == '-')
+			used--;
+		suggestion[used] = '\0';
+		return error_at(c, node,
+				"'name' must be 1 to %d characters of a-z, 0-9 and '-', not starting "
+				"with '-'; try '%s'",
+				SPEC_NAME_MAX, used ? suggestion : "my-net");
+	}
+	memcpy(spec->name, name, length + 1);
+	return 0;
+}
+
+static int check_data(const struct checker *c, const struct ynode *root, struct spec *spec)
+{
+	static const char *const keys[] = {"set", "dir", "shape", "classes", "train_images",
+					   "test_images"};
+	const struct ynode *data;
+	if (require(c, root, "data", "the spec", &data) != 0 || expect_map(c, data, "data") != 0 ||
+	    check_keys(c, data, "'data'", keys, COUNT(keys)) != 0)
+		return -1;
+	int set;
+	if (get_choice(c, data, "set", set_names, COUNT(set_names), 0, true, &set) != 0)
+		return -1;
+	spec->data.set = (enum data_set)set;
+
+	static const char *const default_dirs[] = {
+		"data/cifar10", "data/cifar100", "/usr/share/datasets/fashion-mnist",
+		"/usr/share/datasets/mnist", ""};
+	const struct ynode *dir = ynode_get(data, "dir");
+	if (dir) {
+		if (expect_scalar(c, dir, "dir", "a path") != 0)
+			return -1;
+		if (dir->text[0] == '\0' || strlen(dir->text) >= SPEC_PATH_MAX)
+			return error_at(c, dir, "'dir' must be a path of 1 to %d characters",
+					SPEC_PATH_MAX - 1);
+		if (strpbrk(dir->text, "\"\\\n"))
+			return error_at(c, dir, "'dir' must not contain quotes, backslashes or newlines");
+		snprintf(spec->data.dir, sizeof spec->data.dir, "%s", dir->text);
+	} else {
+		snprintf(spec->data.dir, sizeof spec->data.dir, "%s", default_dirs[set]);
+	}
+
+	bool synthetic = spec->data.set == SET_SYNTHETIC;
+	static const char *const synthetic_keys[] = {"shape", "classes", "train_images", "test_images"};
+	for (int i = 0; i < COUNT(synthetic_keys); i++) {
+		const struct ynode *node = ynode_get(data, synthetic_keys[i]);
+		if (node && !synthetic)
+			return error_at(c, node,
+					"'%s' is only for the synthetic set; %s fixes its own "
+					"shape and size",
+					synthetic_keys[i], set_names[set]);
+	}
+	if (dir && synthetic)
+		return error_at(c, dir, "'dir' does not apply to the synthetic set, which is generated");
+
+	switch (spec->data.set) {
+	case SET_CIFAR10:
+	case SET_CIFAR100:
+		spec->data.channels = 3;
+		spec->data.height = spec->data.width = 32;
+		spec->data.classes = spec->data.set == SET_CIFAR10 ? 10 : 100;
+		break;
+	case SET_FASHION_MNIST:
+	case SET_MNIST:
+		spec->data.channels = 1;
+		spec->data.height = spec->data.width = 28;
+		spec->data.classes = 10;
+		break;
+	case SET_SYNTHETIC: {
+		long shape[3] = {3, 32, 32};
+		int count = 3;
+		const struct ynode *node = ynode_get(data, "shape");
+		if (node) {
+			if (get_integer_list(c, node, "shape", 1, 1024, 3, shape, &count) != 0)
+				return -1;
+			if (count != 3)
+				return error_at(c, node,
+						"'shape' must be [channels, height, width], "
+						"such as [3, 32, 32]");
+			if (shape[0] > 16)
+				return error_at(c, node->values[0],
+						"'shape' has %ld channels; at most 16 are supported",
+						shape[0]);
+		}
+		spec->data.channels = (int)shape[0];
+		spec->data.height = (int)shape[1];
+		spec->data.width = (int)shape[2];
+		if (get_int(c, data, "classes", 2, 1000, 10, &spec->data.classes) != 0 ||
+		    get_integer(c, data, "train_images", 1, 10000000, 10000,
+				&spec->data.train_images) != 0 ||
+		    get_integer(c, data, "test_images", 1, 10000000, 2000, &spec->data.test_images) != 0)
+			return -1;
+		break;
+	}
+	}
+	return 0;
+}
+
+static void nearest_depths(int per_depth, int depth, int *below, int *above)
+{
+	int n = (depth - 2) / per_depth;
+	*below = n >= 1 ? per_depth * n + 2 : -1;
+	*above = per_depth * (n + 1) + 2;
+}
+
+static int check_net(const struct checker *c, const struct ynode *root, struct spec *spec)
+{
+	static const char *const keys[] = {"unit",   "ordering", "depth",
+					   "widths", "shortcut", "projection"};
+	const struct ynode *net;
+	if (require(c, root, "net", "the spec", &net) != 0 || expect_map(c, net, "net") != 0 ||
+	    check_keys(c, net, "'net'", keys, COUNT(keys)) != 0)
+		return -1;
+	int unit, ordering, shortcut, projection;
+	if (get_choice(c, net, "unit", unit_names, COUNT(unit_names), 0, true, &unit) != 0 ||
+	    get_choice(c, net, "ordering", ordering_names, COUNT(ordering_names), 0, true,
+		       &ordering) != 0 ||
+	    get_choice(c, net, "shortcut", shortcut_names, COUNT(shortcut_names), SHORTCUT_IDENTITY,
+		       false, &shortcut) != 0 ||
+	    get_choice(c, net, "projection", projection_names, COUNT(projection_names),
+		       PROJECTION_CONV1X1, false, &projection) != 0)
+		return -1;
+	spec->net.unit = (enum unit_kind)unit;
+	spec->net.ordering = (enum ordering)ordering;
+	spec->net.shortcut = (enum shortcut_kind)shortcut;
+	spec->net.projection = (enum projection_kind)projection;
+	const struct ynode *node = ynode_get(net, "projection");
+	spec->net.projection_at = node ? (struct spec_position){node->line, node->column}
+				       : (struct spec_position){net->line, net->column};
+
+	long widths[SPEC_MAX_STAGES] = {16, 32, 64};
+	int stage_count = 3;
+	node = ynode_get(net, "widths");
+	spec->net.widths_at = node ? (struct spec_position){node->line, node->column}
+				   : (struct spec_position){net->line, net->column};
+	if (node && get_integer_list(c, node, "widths", 1, 2048, SPEC_MAX_STAGES, widths,
+				     &stage_count) != 0)
+		return -1;
+	spec->net.stage_count = stage_count;
+	for (int i = 0; i < stage_count; i++)
+		spec->net.widths[i] = (int)widths[i];
+
+	const struct ynode *depth;
+	if (require(c, net, "depth", "'net'", &depth) != 0)
+		return -1;
+	long value;
+	if (parse_integer(c, depth, "depth", 1, 100000, &value) != 0)
+		return -1;
+	spec->net.depth = (int)value;
+	spec->net.depth_at = (struct spec_position){depth->line, depth->column};
+	int per_depth = spec_layers_per_unit(spec->net.unit) * stage_count;
+	if (value < per_depth + 2 || (value - 2) % per_depth != 0) {
+		int below, above;
+		nearest_depths(per_depth, (int)value, &below, &above);
+		char nearest_text[64];
+		if (below > 0)
+			snprintf(nearest_text, sizeof nearest_text, "the nearest valid depths are %d and %d",
+				 below, above);
+		else
+			snprintf(nearest_text, sizeof nearest_text, "the smallest valid depth is %d", above);
+		return error_at(c, depth,
+				"'depth' %ld is not of the form %dn+2 for %s units in %d stages; %s",
+				value, per_depth, unit_names[unit], stage_count, nearest_text);
+	}
+	if (spec->net.projection == PROJECTION_ZERO_PAD) {
+		int expand = spec->net.unit == UNIT_BOTTLENECK ? 4 : 1;
+		int previous = spec->net.widths[0]; /* the stem's width */
+		for (int i = 0; i < stage_count; i++) {
+			if (spec->net.widths[i] * expand < previous)
+				return diag_at(c->d, c->path, spec->net.widths_at.line,
+					       spec->net.widths_at.column,
+					       "'projection: zero-pad' needs widths that never shrink, "
+					       "but stage %d narrows from %d to %d channels; use "
+					       "non-decreasing widths or 'projection: conv1x1'",
+					       i + 1, previous, spec->net.widths[i] * expand);
+			previous = spec->net.widths[i] * expand;
+		}
+	}
+	return 0;
+}
+
+static int check_lr(const struct checker *c, const struct ynode *train, struct spec *spec)
+{
+	spec->train.lr_base = 0.1;
+	spec->train.warmup_lr = 0.01;
+	spec->train.warmup_iterations = 400;
+	spec->train.lr_step_count = 2;
+	spec->train.lr_steps[0] = 32000;
+	spec->train.lr_steps[1] = 48000;
+	spec->train.lr_gamma = 0.1;
+	const struct ynode *lr = ynode_get(train, "lr");
+	if (!lr)
+		return 0;
+	static const char *const keys[] = {"base", "warmup", "steps", "gamma"};
+	if (expect_map(c, lr, "lr") != 0 || check_keys(c, lr, "'lr'", keys, COUNT(keys)) != 0 ||
+	    get_real(c, lr, "base", 0, true, 10, 0.1, &spec->train.lr_base) != 0 ||
+	    get_real(c, lr, "gamma", 0, true, 1, 0.1, &spec->train.lr_gamma) != 0)
+		return -1;
+	const struct ynode *warmup = ynode_get(lr, "warmup");
+	if (warmup) {
+		static const char *const warmup_keys[] = {"lr", "iterations"};
+		if (expect_map(c, warmup, "warmup") != 0 ||
+		    check_keys(c, warmup, "'warmup'", warmup_keys, COUNT(warmup_keys)) != 0 ||
+		    get_real(c, warmup, "lr", 0, true, 10, 0.01, &spec->train.warmup_lr) != 0 ||
+		    get_integer(c, warmup, "iterations", 0, 1000000000, 400,
+				&spec->train.warmup_iterations) != 0)
+			return -1;
+	}
+	const struct ynode *steps = ynode_get(lr, "steps");
+	if (steps) {
+		if (steps->kind == YNODE_SEQ && steps->count == 0) {
+			spec->train.lr_step_count = 0;
+			return 0;
+		}
+		if (get_integer_list(c, steps, "steps", 1, 1000000000, SPEC_MAX_LR_STEPS,
+				     spec->train.lr_steps, &spec->train.lr_step_count) != 0)
+			return -1;
+		for (int i = 1; i < spec->train.lr_step_count; i++)
+			if (spec->train.lr_steps[i] <= spec->train.lr_steps[i - 1])
+				return error_at(c, steps->values[i],
+						"'steps' must increase, but %ld follows %ld; list the "
+						"iterations in order",
+						spec->train.lr_steps[i], spec->train.lr_steps[i - 1]);
+	}
+	return 0;
+}
+
+static int check_train(const struct checker *c, const struct ynode *root, struct spec *spec)
+{
+	static const char *const keys[] = {"batch",        "iterations", "lr",   "momentum",
+					   "weight_decay", "augment",    "seed", "eval_every"};
+	static const struct ynode empty = {.kind = YNODE_MAP};
+	const struct ynode *train = ynode_get(root, "train");
+	if (!train)
+		train = &empty;
+	if (expect_map(c, train, "train") != 0 ||
+	    check_keys(c, train, "'train'", keys, COUNT(keys)) != 0 ||
+	    get_int(c, train, "batch", 1, 4096, 128, &spec->train.batch) != 0 ||
+	    get_integer(c, train, "iterations", 1, 1000000000, 64000, &spec->train.iterations) != 0 ||
+	    get_real(c, train, "momentum", 0, false, 0.999, 0.9, &spec->train.momentum) != 0 ||
+	    get_real(c, train, "weight_decay", 0, false, 1, 0.0001, &spec->train.weight_decay) != 0 ||
+	    get_integer(c, train, "seed", 0, 2147483647, 1, &spec->train.seed) != 0 ||
+	    get_integer(c, train, "eval_every", 1, 1000000000, 2000, &spec->train.eval_every) != 0 ||
+	    check_lr(c, train, spec) != 0)
+		return -1;
+	const struct ynode *augment = ynode_get(train, "augment");
+	static const struct ynode no_augment = {.kind = YNODE_MAP};
+	if (!augment)
+		augment = &no_augment;
+	static const char *const augment_keys[] = {"pad", "flip"};
+	if (expect_map(c, augment, "augment") != 0 ||
+	    check_keys(c, augment, "'augment'", augment_keys, COUNT(augment_keys)) != 0 ||
+	    get_int(c, augment, "pad", 0, 16, 4, &spec->train.augment_pad) != 0 ||
+	    get_bool(c, augment, "flip", true, &spec->train.augment_flip) != 0)
+		return -1;
+	return 0;
+}
+
+int spec_load(struct spec *spec, const char *path, struct diag *d)
+{
+	memset(spec, 0, sizeof *spec);
+	if (strlen(path) >= SPEC_PATH_MAX)
+		return diag_file(d, "resgen", "spec path is longer than %d characters", SPEC_PATH_MAX - 1);
+	snprintf(spec->path, sizeof spec->path, "%s", path);
+	struct ytree tree;
+	if (ytree_load(&tree, path, d) != 0)
+		return -1;
+	struct checker c = {.path = path, .d = d};
+	static const char *const keys[] = {"name", "data", "net", "train"};
+	int status = expect_map(&c, tree.root, "the spec");
+	if (status == 0)
+		status = check_keys(&c, tree.root, "the spec", keys, COUNT(keys));
+	if (status == 0)
+		status = check_name(&c, tree.root, spec);
+	if (status == 0)
+		status = check_data(&c, tree.root, spec);
+	if (status == 0)
+		status = check_net(&c, tree.root, spec);
+	if (status == 0)
+		status = check_train(&c, tree.root, spec);
+	ytree_free(&tree);
+	return status;
+}
+
+void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
+{
+	const char *p = prefix;
+	char a[32], b[32], g[32];
+	fprintf(out, "%sname: %s\n", p, spec->name);
+	fprintf(out, "%sdata: set %s", p, set_names[spec->data.set]);
+	if (spec->data.set == SET_SYNTHETIC)
+		fprintf(out, ", shape [%d, %d, %d], classes %d, train_images %ld, test_images %ld\n",
+			spec->data.channels, spec->data.height, spec->data.width, spec->data.classes,
+			spec->data.train_images, spec->data.test_images);
+	else
+		fprintf(out, ", dir %s (input %dx%dx%d, %d classes)\n", spec->data.dir,
+			spec->data.channels, spec->data.height, spec->data.width, spec->data.classes);
+	fprintf(out, "%snet: unit %s, ordering %s, depth %d, widths [", p, unit_names[spec->net.unit],
+		ordering_names[spec->net.ordering], spec->net.depth);
+	for (int i = 0; i < spec->net.stage_count; i++)
+		fprintf(out, "%s%d", i ? ", " : "", spec->net.widths[i]);
+	fprintf(out, "], shortcut %s, projection %s\n", shortcut_names[spec->net.shortcut],
+		projection_names[spec->net.projection]);
+	fprintf(out, "%strain: batch %d, iterations %ld, momentum %s, weight_decay %s, seed %ld\n", p,
+		spec->train.batch, spec->train.iterations, real_text(a, spec->train.momentum),
+		real_text(b, spec->train.weight_decay), spec->train.seed);
+	fprintf(out, "%slr: base %s, warmup %s for %ld iterations, gamma %s at [", p,
+		real_text(a, spec->train.lr_base), real_text(b, spec->train.warmup_lr),
+		spec->train.warmup_iterations, real_text(g, spec->train.lr_gamma));
+	for (int i = 0; i < spec->train.lr_step_count; i++)
+		fprintf(out, "%s%ld", i ? ", " : "", spec->train.lr_steps[i]);
+	fprintf(out, "]\n%saugment: pad %d, flip %s; eval_every %ld\n", p, spec->train.augment_pad,
+		spec->train.augment_flip ? "true" : "false", spec->train.eval_every);
+}

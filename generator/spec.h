@@ -1,0 +1,87 @@
+/* The checked spec: every field typed, ranged and defaulted, and where the
+ * fields that later checks refer to came from. Stage 1 of the generator. */
+#ifndef RESGEN_SPEC_H
+#define RESGEN_SPEC_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "diag.h"
+
+#define SPEC_NAME_MAX 48
+#define SPEC_PATH_MAX 256
+#define SPEC_MAX_STAGES 6
+#define SPEC_MAX_LR_STEPS 16
+
+enum data_set { SET_CIFAR10, SET_CIFAR100, SET_FASHION_MNIST, SET_MNIST, SET_SYNTHETIC };
+enum unit_kind { UNIT_BASIC, UNIT_BOTTLENECK };
+enum ordering {
+	ORDER_ORIGINAL,         /* (a) conv-BN-ReLU-conv-BN, +, ReLU */
+	ORDER_BN_AFTER_ADD,     /* (b) conv-BN-ReLU-conv, +, BN-ReLU */
+	ORDER_RELU_BEFORE_ADD,  /* (c) conv-BN-ReLU-conv-BN-ReLU, + */
+	ORDER_RELU_ONLY_PREACT, /* (d) ReLU-conv-BN-ReLU-conv-BN, + */
+	ORDER_FULL_PREACT,      /* (e) BN-ReLU-conv-BN-ReLU-conv, + */
+};
+enum shortcut_kind { SHORTCUT_IDENTITY };
+enum projection_kind { PROJECTION_CONV1X1, PROJECTION_ZERO_PAD };
+
+struct spec_position {
+	int line, column;
+};
+
+struct spec {
+	char path[SPEC_PATH_MAX];
+	char name[SPEC_NAME_MAX + 1];
+	struct {
+		enum data_set set;
+		char dir[SPEC_PATH_MAX]; /* the set's default when not given */
+		int channels, height, width, classes;
+		long train_images, test_images; /* synthetic only */
+	} data;
+	struct {
+		enum unit_kind unit;
+		enum ordering ordering;
+		int depth;
+		int stage_count;
+		int widths[SPEC_MAX_STAGES];
+		enum shortcut_kind shortcut;
+		enum projection_kind projection;
+		struct spec_position depth_at, widths_at, projection_at;
+	} net;
+	struct {
+		int batch;
+		long iterations;
+		double lr_base;
+		double warmup_lr;
+		long warmup_iterations;
+		int lr_step_count;
+		long lr_steps[SPEC_MAX_LR_STEPS];
+		double lr_gamma;
+		double momentum;
+		double weight_decay;
+		int augment_pad;
+		bool augment_flip;
+		long seed;
+		long eval_every;
+	} train;
+};
+
+/* Parses and checks the spec at path; on failure fills d and returns -1. */
+int spec_load(struct spec *spec, const char *path, struct diag *d);
+
+/* Units per stage: depth = layers_per_unit * stages * n + 2. */
+int spec_units_per_stage(const struct spec *spec);
+int spec_layers_per_unit(enum unit_kind unit);
+
+/* The spelling of each enum value in a spec. */
+const char *spec_set_name(enum data_set set);
+const char *spec_unit_name(enum unit_kind unit);
+const char *spec_ordering_name(enum ordering ordering);
+const char *spec_shortcut_name(enum shortcut_kind shortcut);
+const char *spec_projection_name(enum projection_kind projection);
+
+/* Writes every resolved value, one "key: value" per line, each line
+ * starting with prefix; used for the comment atop emitted files. */
+void spec_describe(const struct spec *spec, FILE *out, const char *prefix);
+
+#endif

@@ -1,0 +1,431 @@
+/* IDX (MNIST family, gzip or plain) and CIFAR binary loaders. Sizes are
+ * checked against headers and file lengths before anything is allocated,
+ * and truncated or oversized files are refused. */
+#include "data.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#define MAX_IMAGES 10000000L
+
+static int fail(struct data_error *error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct data_error *error, const char *fmt, ...)
+{
+	va_list args;
+	va_start(args, fmt);
+	vsnprintf(error->text, sizeof error->text, fmt, args);
+	va_end(args);
+	return -1;
+}
+
+void dataset_free(struct dataset *d)
+{
+	free(d->images);
+	free(d->labels);
+	d->images = NULL;
+	d->labels = NULL;
+	d->count = 0;
+}
+
+void dataset_truncate(struct dataset *d, long count)
+{
+	if (count < d->count)
+		d->count = count;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* ---- IDX ---------------------------------------------------------------- */
+
+static int gz_read_exact(gzFile file, void *buffer, long length, const char *path, const char *what,
+			 struct data_error *error)
+{
+	unsigned char *at = buffer;
+	long done = 0;
+	while (done < length) {
+		unsigned chunk = length - done > (1L << 30) ? 1u << 30 : (unsigned)(length - done);
+		int got = gzread(file, at + done, chunk);
+		if (got < 0) {
+			int code;
+			const char *message = gzerror(file, &code);
+			return fail(error, "%s: cannot read %s: %s", path, what, message);
+		}
+		if (got == 0)
+			return fail(error,
+				    "%s: truncated: expected %ld bytes of %s, found %ld; re-download "
+				    "or reinstall the file",
+				    path, length, what, done);
+		done += got;
+	}
+	return 0;
+}
+
+/* Reads an IDX file of unsigned bytes with the given number of dimensions. */
+static int read_idx(const char *path, int want_dims, long dims[3], uint8_t **data,
+		    struct data_error *error)
+{
+	gzFile file = gzopen(path, "rb");
+	if (!file)
+		return fail(error, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
+	unsigned char header[16];
+	int header_length = 4 + 4 * want_dims;
+	if (gz_read_exact(file, header, header_length, path, "IDX header", error) != 0) {
+		gzclose(file);
+		return -1;
+	}
+	if (header[0] != 0 || header[1] != 0 || header[2] != 0x08 || header[3] != want_dims) {
+		gzclose(file);
+		return fail(error,
+			    "%s: not an IDX file of unsigned bytes with %d dimensions (magic %02x %02x "
+			    "%02x %02x); expected 00 00 08 %02x",
+			    path, want_dims, header[0], header[1], header[2], header[3], want_dims);
+	}
+	long total = 1;
+	for (int i = 0; i < want_dims; i++) {
+		const unsigned char *b = header + 4 + 4 * i;
+		dims[i] = ((long)b[0] << 24) | ((long)b[1] << 16) | ((long)b[2] << 8) | b[3];
+		long limit = i == 0 ? MAX_IMAGES : 4096;
+		if (dims[i] < 1 || dims[i] > limit) {
+			gzclose(file);
+			return fail(error, "%s: dimension %d is %ld in the header; expected 1 to %ld", path,
+				    i + 1, dims[i], limit);
+		}
+		total *= dims[i];
+	}
+	*data = malloc((size_t)total);
+	if (!*data) {
+		gzclose(file);
+		return fail(error, "%s: out of memory for %ld bytes", path, total);
+	}
+	if (gz_read_exact(file, *data, total, path, "data", error) != 0) {
+		free(*data);
+		*data = NULL;
+		gzclose(file);
+		return -1;
+	}
+	unsigned char extra;
+	int more = gzread(file, &extra, 1);
+	gzclose(file);
+	if (more != 0) {
+		free(*data);
+		*data = NULL;
+		return fail(error, "%s: %s after the %ld bytes the header announces; the file is not "
+				   "the IDX file it claims to be",
+			    path, more > 0 ? "extra data" : "unreadable data", total);
+	}
+	return 0;
+}
+
+/* DIR/NAME.gz, else DIR/NAME. */
+static void idx_path(char *out, size_t size, const char *dir, const char *name)
+{
+	snprintf(out, size, "%s/%s.gz", dir, name);
+	if (!exists(out))
+		snprintf(out, size, "%s/%s", dir, name);
+}
+
+static int load_idx_split(const char *dir, const char *prefix, int height, int width, int classes,
+			  struct dataset *d, struct data_error *error)
+{
+	char images_path[1024], labels_path[1024], name[64];
+	snprintf(name, sizeof name, "%s-images-idx3-ubyte", prefix);
+	idx_path(images_path, sizeof images_path, dir, name);
+	snprintf(name, sizeof name, "%s-labels-idx1-ubyte", prefix);
+	idx_path(labels_path, sizeof labels_path, dir, name);
+	long image_dims[3], label_dims[3];
+	uint8_t *images, *labels;
+	if (read_idx(images_path, 3, image_dims, &images, error) != 0)
+		return -1;
+	if (image_dims[1] != height || image_dims[2] != width) {
+		free(images);
+		return fail(error, "%s: images are %ldx%ld; this network expects %dx%d", images_path,
+			    image_dims[1], image_dims[2], height, width);
+	}
+	if (read_idx(labels_path, 1, label_dims, &labels, error) != 0) {
+		free(images);
+		return -1;
+	}
+	if (label_dims[0] != image_dims[0]) {
+		free(images);
+		free(labels);
+		return fail(error, "%s: %ld labels for the %ld images of %s; the two files must match",
+			    labels_path, label_dims[0], image_dims[0], images_path);
+	}
+	d->labels = malloc((size_t)label_dims[0] * sizeof *d->labels);
+	if (!d->labels) {
+		free(images);
+		free(labels);
+		return fail(error, "%s: out of memory", labels_path);
+	}
+	for (long i = 0; i < label_dims[0]; i++) {
+		if (labels[i] >= classes) {
+			free(images);
+			free(labels);
+			dataset_free(d);
+			return fail(error, "%s: label %d of image %ld is not below %d classes", labels_path,
+				    labels[i], i, classes);
+		}
+		d->labels[i] = labels[i];
+	}
+	free(labels);
+	d->images = images;
+	d->count = image_dims[0];
+	d->channels = 1;
+	d->height = height;
+	d->width = width;
+	d->classes = classes;
+	return 0;
+}
+
+/* ---- CIFAR binary ------------------------------------------------------- */
+
+/* Appends the records of one CIFAR binary file to d. label_bytes: 1 for
+ * CIFAR-10; 2 for CIFAR-100 (coarse, then fine: the fine label is used). */
+static int load_cifar_file(const char *path, int label_bytes, int classes, struct dataset *d,
+			   struct data_error *error)
+{
+	const long pixels = 3L * 32 * 32, record = label_bytes + pixels;
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return fail(error, "%s: cannot open: %s", path, strerror(errno));
+	if (st.st_size <= 0 || st.st_size % record != 0 || st.st_size / record > MAX_IMAGES)
+		return fail(error,
+			    "%s: %lld bytes is not a whole number of %ld-byte records; the file is "
+			    "truncated or not in the CIFAR binary format",
+			    path, (long long)st.st_size, record);
+	long records = (long)(st.st_size / record);
+	FILE *file = fopen(path, "rb");
+	if (!file)
+		return fail(error, "%s: cannot open: %s", path, strerror(errno));
+	uint8_t *images = realloc(d->images, (size_t)(d->count + records) * pixels);
+	if (images)
+		d->images = images;
+	uint16_t *labels = images ? realloc(d->labels, (size_t)(d->count + records) * sizeof *labels)
+				  : NULL;
+	if (labels)
+		d->labels = labels;
+	unsigned char *buffer = malloc((size_t)record);
+	if (!images || !labels || !buffer) {
+		free(buffer);
+		fclose(file);
+		return fail(error, "%s: out of memory", path);
+	}
+	for (long i = 0; i < records; i++) {
+		if (fread(buffer, 1, (size_t)record, file) != (size_t)record) {
+			free(buffer);
+			fclose(file);
+			return fail(error, "%s: truncated at record %ld", path, i);
+		}
+		int label = buffer[label_bytes - 1];
+		if (label >= classes) {
+			free(buffer);
+			fclose(file);
+			return fail(error, "%s: record %ld has label %d, not below %d classes", path, i,
+				    label, classes);
+		}
+		d->labels[d->count + i] = (uint16_t)label;
+		memcpy(d->images + (size_t)(d->count + i) * pixels, buffer + label_bytes, (size_t)pixels);
+	}
+	free(buffer);
+	fclose(file);
+	d->count += records;
+	return 0;
+}
+
+static int load_cifar(const char *dir, bool hundred, struct dataset *train, struct dataset *test,
+		      struct data_error *error)
+{
+	/* Accept the folder the archive unpacks to, or its contents. */
+	char base[1024];
+	const char *inner = hundred ? "cifar-100-binary" : "cifar-10-batches-bin";
+	const char *probe = hundred ? "train.bin" : "data_batch_1.bin";
+	char path[1100];
+	snprintf(base, sizeof base, "%s", dir);
+	snprintf(path, sizeof path, "%s/%s", dir, probe);
+	if (!exists(path)) {
+		snprintf(base, sizeof base, "%s/%s", dir, inner);
+		snprintf(path, sizeof path, "%s/%s", base, probe);
+		if (!exists(path))
+			return fail(error,
+				    "%s/%s: cannot open: no such file; put the %s binary version "
+				    "(%s/) in %s, or pass --data DIR",
+				    dir, probe, hundred ? "CIFAR-100" : "CIFAR-10", inner, dir);
+	}
+	int classes = hundred ? 100 : 10, label_bytes = hundred ? 2 : 1;
+	for (struct dataset *d = train; d; d = d == train ? test : NULL) {
+		d->channels = 3;
+		d->height = d->width = 32;
+		d->classes = classes;
+	}
+	if (hundred) {
+		snprintf(path, sizeof path, "%s/train.bin", base);
+		if (load_cifar_file(path, label_bytes, classes, train, error) != 0)
+			return -1;
+		snprintf(path, sizeof path, "%s/test.bin", base);
+		return load_cifar_file(path, label_bytes, classes, test, error);
+	}
+	for (int i = 1; i <= 5; i++) {
+		snprintf(path, sizeof path, "%s/data_batch_%d.bin", base, i);
+		if (load_cifar_file(path, label_bytes, classes, train, error) != 0)
+			return -1;
+	}
+	snprintf(path, sizeof path, "%s/test_batch.bin", base);
+	return load_cifar_file(path, label_bytes, classes, test, error);
+}
+
+int data_load(const char *set, const char *dir, int channels, int height, int width, int classes,
+	      struct dataset *train, struct dataset *test, struct data_error *error)
+{
+	memset(train, 0, sizeof *train);
+	memset(test, 0, sizeof *test);
+	int status;
+	bool cifar10 = strcmp(set, "cifar10") == 0, cifar100 = strcmp(set, "cifar100") == 0;
+	if (cifar10 || cifar100) {
+		if (channels != 3 || height != 32 || width != 32)
+			return fail(error, "%s: images are 3x32x32, but this network expects %dx%dx%d",
+				    set, channels, height, width);
+		status = load_cifar(dir, cifar100, train, test, error);
+	} else if (strcmp(set, "fashion-mnist") == 0 || strcmp(set, "mnist") == 0) {
+		if (channels != 1)
+			return fail(error, "%s: images have 1 channel, but this network expects %d", set,
+				    channels);
+		status = load_idx_split(dir, "train", height, width, classes, train, error);
+		if (status == 0)
+			status = load_idx_split(dir, "t10k", height, width, classes, test, error);
+	} else {
+		return fail(error, "unknown data set '%s'", set);
+	}
+	if (status == 0 && (train->classes != classes))
+		status = fail(error, "%s: %d classes, but this network has %d", set, train->classes,
+			      classes);
+	if (status != 0) {
+		dataset_free(train);
+		dataset_free(test);
+	}
+	return status;
+}
+
+/* ---- synthetic ---------------------------------------------------------- */
+
+static int synthesise(struct dataset *d, const uint8_t *prototypes, long count, struct rng *rng,
+		      struct data_error *error)
+{
+	long pixels = (long)d->channels * d->height * d->width;
+	d->images = malloc((size_t)(count * pixels));
+	d->labels = malloc((size_t)count * sizeof *d->labels);
+	if (!d->images || !d->labels) {
+		dataset_free(d);
+		return fail(error, "synthetic data: out of memory for %ld images", count);
+	}
+	for (long i = 0; i < count; i++) {
+		int label = (int)rng_below(rng, (uint32_t)d->classes);
+		d->labels[i] = (uint16_t)label;
+		const uint8_t *prototype = prototypes + (size_t)label * pixels;
+		for (long p = 0; p < pixels; p++) {
+			double value = 0.6 * prototype[p] + 0.4 * 255.0 * rng_uniform(rng);
+			d->images[i * pixels + p] = (uint8_t)value;
+		}
+	}
+	d->count = count;
+	return 0;
+}
+
+int data_synthetic(int channels, int height, int width, int classes, long train_count,
+		   long test_count, uint64_t seed, struct dataset *train, struct dataset *test,
+		   struct data_error *error)
+{
+	memset(train, 0, sizeof *train);
+	memset(test, 0, sizeof *test);
+	long pixels = (long)channels * height * width;
+	uint8_t *prototypes = malloc((size_t)(classes * pixels));
+	if (!prototypes)
+		return fail(error, "synthetic data: out of memory");
+	struct rng rng;
+	rng_seed(&rng, seed, 0x5eed);
+	for (long p = 0; p < classes * pixels; p++)
+		prototypes[p] = (uint8_t)rng_below(&rng, 256);
+	for (struct dataset *d = train; d; d = d == train ? test : NULL) {
+		d->channels = channels;
+		d->height = height;
+		d->width = width;
+		d->classes = classes;
+	}
+	int status = synthesise(train, prototypes, train_count, &rng, error);
+	if (status == 0)
+		status = synthesise(test, prototypes, test_count, &rng, error);
+	free(prototypes);
+	if (status != 0) {
+		dataset_free(train);
+		dataset_free(test);
+	}
+	return status;
+}
+
+/* ---- batches ------------------------------------------------------------ */
+
+void dataset_channel_stats(const struct dataset *d, double *mean, double *std)
+{
+	long plane = (long)d->height * d->width;
+	for (int c = 0; c < d->channels; c++) {
+		double sum = 0, squares = 0;
+		for (long i = 0; i < d->count; i++) {
+			const uint8_t *p = d->images + ((size_t)i * d->channels + c) * plane;
+			for (long j = 0; j < plane; j++) {
+				double v = p[j] / 255.0;
+				sum += v;
+				squares += v * v;
+			}
+		}
+		double count = (double)d->count * plane;
+		mean[c] = sum / count;
+		double variance = squares / count - mean[c] * mean[c];
+		std[c] = variance > 1e-12 ? sqrt(variance) : 1.0;
+	}
+}
+
+void data_fill_batch(const struct dataset *d, const long *indices, int n, const double *mean,
+		     const double *std, const struct augment *augment, struct rng *rng, real *out,
+		     int *labels)
+{
+	int C = d->channels, H = d->height, W = d->width;
+	for (int i = 0; i < n; i++) {
+		long index = indices[i];
+		int dy = 0, dx = 0, flip = 0;
+		if (augment && augment->pad > 0) {
+			dy = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
+			dx = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
+		}
+		if (augment && augment->flip)
+			flip = (int)rng_below(rng, 2);
+		labels[i] = d->labels[index];
+		const uint8_t *image = d->images + (size_t)index * C * H * W;
+		real *target = out + (size_t)i * C * H * W;
+		for (int c = 0; c < C; c++) {
+			double scale = 1.0 / (255.0 * std[c]), shift = -mean[c] / std[c];
+			for (int y = 0; y < H; y++) {
+				int sy = y + dy;
+				for (int x = 0; x < W; x++) {
+					int sx = (flip ? W - 1 - x : x) + dx;
+					double value = 0; /* padding: zero after normalisation */
+					if (sy >= 0 && sy < H && sx >= 0 && sx < W)
+						value = image[((size_t)c * H + sy) * W + sx] * scale + shift;
+					/* Rounded through float in every build, so that f32 and
+					 * f64 builds see exactly the same inputs. */
+					target[((size_t)c * H + y) * W + x] = (real)(float)value;
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,55 @@
+/* Data sets: loaders for the formats the paper's sets ship in, a synthetic
+ * set for benchmarks and tests, and batch assembly (normalise, pad-and-crop,
+ * flip). Every failure is one line naming the file and the problem. */
+#ifndef RESGEN_DATA_H
+#define RESGEN_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "real.h"
+#include "rng.h"
+
+struct dataset {
+	int channels, height, width, classes;
+	long count;
+	uint8_t *images;  /* (count, C, H, W), 0..255 */
+	uint16_t *labels; /* count, each below classes */
+};
+
+struct data_error {
+	char text[512];
+};
+
+/* Loads the train and test splits of set ("cifar10", "cifar100",
+ * "fashion-mnist" or "mnist") from dir, and checks that the images are
+ * channels x height x width with labels below classes. */
+int data_load(const char *set, const char *dir, int channels, int height, int width, int classes,
+	      struct dataset *train, struct dataset *test, struct data_error *error);
+
+/* A learnable synthetic set: one random prototype per class plus noise. */
+int data_synthetic(int channels, int height, int width, int classes, long train_count,
+		   long test_count, uint64_t seed, struct dataset *train, struct dataset *test,
+		   struct data_error *error);
+
+void dataset_free(struct dataset *d);
+
+/* Keeps only the first count images (count <= d->count). */
+void dataset_truncate(struct dataset *d, long count);
+
+/* Per-channel mean and standard deviation of the pixels, in 0..1 units. */
+void dataset_channel_stats(const struct dataset *d, double *mean, double *std);
+
+struct augment {
+	int pad;  /* random crop from the image zero-padded by pad pixels */
+	int flip; /* random horizontal flip */
+};
+
+/* Writes n images (the given indices) into out as (n, C, H, W) normalised
+ * reals, and their labels. With augment, draws crops and flips from rng;
+ * padding is zero after normalisation, i.e. the mean colour. */
+void data_fill_batch(const struct dataset *d, const long *indices, int n, const double *mean,
+		     const double *std, const struct augment *augment, struct rng *rng, real *out,
+		     int *labels);
+
+#endif

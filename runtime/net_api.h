@@ -1,0 +1,78 @@
+/* The contract between the runtime and every emitted network. The runtime
+ * knows nothing of a network beyond this header; net.c defines net_info and
+ * the four functions. */
+#ifndef RESGEN_NET_API_H
+#define RESGEN_NET_API_H
+
+#include <stddef.h>
+
+#include "real.h"
+
+/* The memory one network works in; sizes come from net_info. */
+struct net_state {
+	real *arena;    /* activations and their gradients: arena_per_image * max batch */
+	real *params;   /* trained parameters: param_count */
+	real *grads;    /* their gradients: param_count */
+	real *velocity; /* SGD momentum: param_count */
+	real *buffers;  /* BN running statistics: buffer_count */
+	real *stats;    /* BN batch statistics saved for backward: stats_count */
+	real *scratch;  /* scratch_per_thread per thread */
+	const int *labels; /* n labels of the current batch */
+	int training;      /* BN: batch statistics (1) or running statistics (0) */
+	double loss;       /* mean cross-entropy of the last forward */
+};
+
+enum net_param_init { NET_INIT_HE_NORMAL, NET_INIT_ONES, NET_INIT_ZEROS, NET_INIT_UNIFORM };
+
+struct net_param {
+	const char *name;
+	const char *dims;
+	long offset; /* into params (trained) or buffers (not trained) */
+	long count;
+	int trained;
+	enum net_param_init init;
+	double init_scale; /* std for He-normal, bound for uniform */
+};
+
+/* The spec's values, as the binary's defaults. */
+struct net_defaults {
+	const char *data_set; /* cifar10 | cifar100 | fashion-mnist | mnist | synthetic */
+	const char *data_dir;
+	long train_images, test_images; /* synthetic only */
+	int batch;
+	long iterations;
+	double lr_base, warmup_lr;
+	long warmup_iterations;
+	int lr_step_count;
+	long lr_steps[16];
+	double lr_gamma, momentum, weight_decay;
+	int augment_pad, augment_flip;
+	long seed;
+	long eval_every;
+};
+
+struct net_info {
+	const char *name;   /* the spec's name */
+	const char *dtype;  /* "f32" or "f64" */
+	const char *summary; /* unit, ordering, depth, widths, shortcut, projection */
+	int channels, height, width, classes;
+	long param_count, buffer_count, stats_count;
+	long arena_per_image;    /* reals */
+	long scratch_per_thread; /* reals */
+	long input_offset, logits_offset, input_gradient_offset; /* reals per image */
+	int param_tensor_count;
+	const struct net_param *params;
+	struct net_defaults defaults;
+};
+
+extern const struct net_info net_info;
+
+/* Training step: put n images at arena + n * input_offset and n labels in
+ * s->labels; net_forward leaves the mean loss in s->loss and the logits at
+ * arena + n * logits_offset. net_backward adds parameter gradients into
+ * s->grads, which the caller zeroes first; net_sgd applies one step. */
+void net_forward(struct net_state *s, int n);
+void net_backward(struct net_state *s, int n);
+void net_sgd(struct net_state *s, real lr, real momentum, real weight_decay);
+
+#endif

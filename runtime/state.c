@@ -1,0 +1,158 @@
+#include "state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "tensor_file.h"
+
+static real *allocate(long count, int *failed)
+{
+	size_t bytes = ((size_t)(count > 0 ? count : 1) * sizeof(real) + 63) / 64 * 64;
+	real *p = aligned_alloc(64, bytes);
+	if (!p)
+		*failed = 1;
+	else
+		memset(p, 0, bytes);
+	return p;
+}
+
+int state_create(struct net_state *s, int max_batch, int threads, char *error, size_t size)
+{
+	memset(s, 0, sizeof *s);
+	const struct net_info *info = &net_info;
+	double arena_bytes = (double)info->arena_per_image * max_batch * sizeof(real);
+	if (arena_bytes > 1e12) {
+		snprintf(error, size, "batch %d needs %.1f GiB of activations; use a smaller --batch",
+			 max_batch, arena_bytes / (1 << 30));
+		return -1;
+	}
+	int failed = 0;
+	s->arena = allocate(info->arena_per_image * max_batch, &failed);
+	s->params = allocate(info->param_count, &failed);
+	s->grads = allocate(info->param_count, &failed);
+	s->velocity = allocate(info->param_count, &failed);
+	s->buffers = allocate(info->buffer_count, &failed);
+	s->stats = allocate(info->stats_count, &failed);
+	s->scratch = allocate(info->scratch_per_thread * threads, &failed);
+	if (failed) {
+		state_free(s);
+		snprintf(error, size,
+			 "out of memory: batch %d needs %.1f GiB of activations and gradients; use a "
+			 "smaller --batch",
+			 max_batch, arena_bytes / (1 << 30));
+		return -1;
+	}
+	s->training = 1;
+	return 0;
+}
+
+void state_free(struct net_state *s)
+{
+	free(s->arena);
+	free(s->params);
+	free(s->grads);
+	free(s->velocity);
+	free(s->buffers);
+	free(s->stats);
+	free(s->scratch);
+	memset(s, 0, sizeof *s);
+}
+
+void state_init(struct net_state *s, uint64_t seed)
+{
+	struct rng rng;
+	rng_seed(&rng, seed, 0x1417);
+	for (int i = 0; i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		real *values = (p->trained ? s->params : s->buffers) + p->offset;
+		for (long j = 0; j < p->count; j++) {
+			double v = 0;
+			switch (p->init) {
+			case NET_INIT_HE_NORMAL:
+				v = p->init_scale * rng_normal(&rng);
+				break;
+			case NET_INIT_UNIFORM:
+				v = p->init_scale * (2 * rng_uniform(&rng) - 1);
+				break;
+			case NET_INIT_ONES:
+				v = 1;
+				break;
+			case NET_INIT_ZEROS:
+				v = 0;
+				break;
+			}
+			values[j] = (real)v;
+		}
+	}
+	memset(s->velocity, 0, (size_t)net_info.param_count * sizeof(real));
+}
+
+void state_zero_grads(struct net_state *s)
+{
+	memset(s->grads, 0, (size_t)net_info.param_count * sizeof(real));
+}
+
+real *state_input(const struct net_state *s, int n)
+{
+	return s->arena + (size_t)n * net_info.input_offset;
+}
+
+real *state_logits(const struct net_state *s, int n)
+{
+	return s->arena + (size_t)n * net_info.logits_offset;
+}
+
+real *state_input_gradient(const struct net_state *s, int n)
+{
+	return s->arena + (size_t)n * net_info.input_gradient_offset;
+}
+
+int state_save_weights(const struct net_state *s, const char *path, char *error, size_t size)
+{
+	struct tensor_file f = {0};
+	for (int i = 0; i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		const real *values = (p->trained ? s->params : s->buffers) + p->offset;
+		if (tensor_file_add(&f, p->name, values, p->count) != 0) {
+			tensor_file_free(&f);
+			snprintf(error, size, "%s: out of memory", path);
+			return -1;
+		}
+	}
+	int status = tensor_file_save(&f, path, error, size);
+	tensor_file_free(&f);
+	return status;
+}
+
+int state_load_weights(struct net_state *s, const char *path, char *error, size_t size)
+{
+	struct tensor_file f;
+	if (tensor_file_load(&f, path, error, size) != 0)
+		return -1;
+	/* Check everything before changing anything. */
+	for (int i = 0; i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		const struct tensor_file_entry *e = tensor_file_find(&f, p->name);
+		if (!e || e->count != p->count) {
+			if (e)
+				snprintf(error, size, "%s: tensor %s has %ld values; %s %s needs %ld", path,
+					 p->name, e->count, net_info.name, p->dims, p->count);
+			else
+				snprintf(error, size, "%s: no tensor %s; were these weights exported by %s?",
+					 path, p->name, net_info.name);
+			tensor_file_free(&f);
+			return -1;
+		}
+	}
+	for (int i = 0; i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		const struct tensor_file_entry *e = tensor_file_find(&f, p->name);
+		real *values = (p->trained ? s->params : s->buffers) + p->offset;
+		for (long j = 0; j < p->count; j++)
+			values[j] = (real)e->values[j];
+	}
+	tensor_file_free(&f);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* A network's memory: allocation from net_info's sizes, initialisation from
+ * a seed, and weights in and out through tensor files. */
+#ifndef RESGEN_STATE_H
+#define RESGEN_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net_api.h"
+
+/* Allocates everything for batches of up to max_batch on threads threads. */
+int state_create(struct net_state *s, int max_batch, int threads, char *error, size_t size);
+void state_free(struct net_state *s);
+
+/* He-normal convolutions, uniform classifier, BN gamma 1 and beta 0, as
+ * net_info's table says; velocities zero. */
+void state_init(struct net_state *s, uint64_t seed);
+
+void state_zero_grads(struct net_state *s);
+
+real *state_input(const struct net_state *s, int n);
+real *state_logits(const struct net_state *s, int n);
+real *state_input_gradient(const struct net_state *s, int n);
+
+/* Trained parameters and running statistics, by name. */
+int state_save_weights(const struct net_state *s, const char *path, char *error, size_t size);
+int state_load_weights(struct net_state *s, const char *path, char *error, size_t size);
+
+#endif

@@ -1,0 +1,193 @@
+#include "tensor_file.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'T', '1'};
+
+static int append(struct tensor_file *f, const char *name, long count, double **values)
+{
+	struct tensor_file_entry *entries = realloc(f->entries, (size_t)(f->count + 1) * sizeof *entries);
+	if (!entries)
+		return -1;
+	f->entries = entries;
+	struct tensor_file_entry *e = &f->entries[f->count];
+	e->name = strdup(name);
+	e->count = count;
+	e->values = malloc((size_t)(count ? count : 1) * sizeof(double));
+	if (!e->name || !e->values) {
+		free(e->name);
+		free(e->values);
+		return -1;
+	}
+	f->count++;
+	*values = e->values;
+	return 0;
+}
+
+int tensor_file_add(struct tensor_file *f, const char *name, const real *values, long count)
+{
+	double *copy;
+	if (append(f, name, count, &copy) != 0)
+		return -1;
+	for (long i = 0; i < count; i++)
+		copy[i] = values[i];
+	return 0;
+}
+
+int tensor_file_add_double(struct tensor_file *f, const char *name, const double *values, long count)
+{
+	double *copy;
+	if (append(f, name, count, &copy) != 0)
+		return -1;
+	memcpy(copy, values, (size_t)count * sizeof(double));
+	return 0;
+}
+
+static void put_u32(unsigned char *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *b, int bytes)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < bytes; i++)
+		v |= (uint64_t)b[i] << (8 * i);
+	return v;
+}
+
+int tensor_file_save(const struct tensor_file *f, const char *path, char *error, size_t size)
+{
+	char temporary[4096];
+	snprintf(temporary, sizeof temporary, "%s.tmp", path);
+	FILE *file = fopen(temporary, "wb");
+	if (!file) {
+		snprintf(error, size, "%s: cannot write: %s", path, strerror(errno));
+		return -1;
+	}
+	unsigned char header[12];
+	memcpy(header, magic, 8);
+	put_u32(header + 8, (uint32_t)f->count);
+	int ok = fwrite(header, 1, 12, file) == 12;
+	for (int i = 0; ok && i < f->count; i++) {
+		const struct tensor_file_entry *e = &f->entries[i];
+		unsigned char lengths[12];
+		uint32_t name_length = (uint32_t)strlen(e->name);
+		put_u32(lengths, name_length);
+		ok = fwrite(lengths, 1, 4, file) == 4 && fwrite(e->name, 1, name_length, file) == name_length;
+		put_u64(lengths, (uint64_t)e->count);
+		ok = ok && fwrite(lengths, 1, 8, file) == 8;
+		for (long j = 0; ok && j < e->count; j++) {
+			uint64_t bits;
+			memcpy(&bits, &e->values[j], 8);
+			unsigned char b[8];
+			put_u64(b, bits);
+			ok = fwrite(b, 1, 8, file) == 8;
+		}
+	}
+	if (fclose(file) != 0)
+		ok = 0;
+	if (!ok || rename(temporary, path) != 0) {
+		snprintf(error, size, "%s: cannot write: %s", path, strerror(errno));
+		remove(temporary);
+		return -1;
+	}
+	return 0;
+}
+
+int tensor_file_load(struct tensor_file *f, const char *path, char *error, size_t size)
+{
+	memset(f, 0, sizeof *f);
+	struct stat st;
+	FILE *file = fopen(path, "rb");
+	if (!file || fstat(fileno(file), &st) != 0) {
+		snprintf(error, size, "%s: cannot open: %s", path, strerror(errno));
+		if (file)
+			fclose(file);
+		return -1;
+	}
+	long remaining = (long)st.st_size;
+	unsigned char header[12];
+	if (remaining < 12 || fread(header, 1, 12, file) != 12 || memcmp(header, magic, 8) != 0) {
+		snprintf(error, size, "%s: not a resgen tensor file (it should start with RESGENT1)", path);
+		fclose(file);
+		return -1;
+	}
+	remaining -= 12;
+	long count = (long)get_u64(header + 8, 4);
+	for (long i = 0; i < count; i++) {
+		unsigned char b[8];
+		char name[256];
+		double *values;
+		if (remaining < 4 || fread(b, 1, 4, file) != 4)
+			goto truncated;
+		uint32_t name_length = (uint32_t)get_u64(b, 4);
+		remaining -= 4;
+		if (name_length == 0 || name_length >= sizeof name) {
+			snprintf(error, size, "%s: tensor %ld has a name of %u bytes; expected 1 to 255", path,
+				 i, name_length);
+			goto failed;
+		}
+		if (remaining < (long)name_length + 8 || fread(name, 1, name_length, file) != name_length ||
+		    fread(b, 1, 8, file) != 8)
+			goto truncated;
+		name[name_length] = '\0';
+		remaining -= (long)name_length + 8;
+		uint64_t values_count = get_u64(b, 8);
+		if (values_count > (uint64_t)remaining / 8)
+			goto truncated;
+		if (append(f, name, (long)values_count, &values) != 0) {
+			snprintf(error, size, "%s: out of memory", path);
+			goto failed;
+		}
+		for (uint64_t j = 0; j < values_count; j++) {
+			if (fread(b, 1, 8, file) != 8)
+				goto truncated;
+			uint64_t bits = get_u64(b, 8);
+			memcpy(&values[j], &bits, 8);
+		}
+		remaining -= (long)values_count * 8;
+	}
+	if (remaining != 0) {
+		snprintf(error, size, "%s: %ld bytes after the last tensor; the file is damaged", path,
+			 remaining);
+		goto failed;
+	}
+	fclose(file);
+	return 0;
+truncated:
+	snprintf(error, size, "%s: truncated; the file ends inside a tensor", path);
+failed:
+	fclose(file);
+	tensor_file_free(f);
+	return -1;
+}
+
+const struct tensor_file_entry *tensor_file_find(const struct tensor_file *f, const char *name)
+{
+	for (int i = 0; i < f->count; i++)
+		if (strcmp(f->entries[i].name, name) == 0)
+			return &f->entries[i];
+	return NULL;
+}
+
+void tensor_file_free(struct tensor_file *f)
+{
+	for (int i = 0; i < f->count; i++) {
+		free(f->entries[i].name);
+		free(f->entries[i].values);
+	}
+	free(f->entries);
+	memset(f, 0, sizeof *f);
+}

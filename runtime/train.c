@@ -1,0 +1,374 @@
+/* The training loop: data, schedule, steps, evaluation, logs. */
+#include "train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "data.h"
+#include "net_api.h"
+#include "rng.h"
+#include "state.h"
+#include "tensor_file.h"
+#include "threads.h"
+
+struct session {
+	struct dataset train, test;
+	double mean[16], std[16];
+	struct net_state state;
+	int threads;
+};
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The paper's schedule: a warm-up rate, then base, times gamma at each step. */
+static double learning_rate(long iteration)
+{
+	const struct net_defaults *d = &net_info.defaults;
+	if (iteration < d->warmup_iterations)
+		return d->warmup_lr;
+	double lr = d->lr_base;
+	for (int i = 0; i < d->lr_step_count; i++)
+		if (iteration >= d->lr_steps[i])
+			lr *= d->lr_gamma;
+	return lr;
+}
+
+static void session_free(struct session *s)
+{
+	dataset_free(&s->train);
+	dataset_free(&s->test);
+	state_free(&s->state);
+}
+
+/* Data, threads, memory and weights: everything before the first step. */
+static int session_open(struct session *s, const struct run_options *o)
+{
+	memset(s, 0, sizeof *s);
+	const struct net_defaults *d = &net_info.defaults;
+	struct data_error error;
+	int status;
+	if (o->synthetic || strcmp(d->data_set, "synthetic") == 0) {
+		long train_count = d->train_images > 0 ? d->train_images : 10000;
+		long test_count = d->test_images > 0 ? d->test_images : 2000;
+		status = data_synthetic(net_info.channels, net_info.height, net_info.width,
+					net_info.classes, train_count, test_count, (uint64_t)o->seed,
+					&s->train, &s->test, &error);
+	} else {
+		status = data_load(d->data_set, o->data_dir, net_info.channels, net_info.height,
+				   net_info.width, net_info.classes, &s->train, &s->test, &error);
+	}
+	if (status != 0) {
+		fprintf(stderr, "%s: %s\n", net_info.name, error.text);
+		return 1;
+	}
+	if (o->train_limit > 0)
+		dataset_truncate(&s->train, o->train_limit);
+	if (o->test_limit > 0)
+		dataset_truncate(&s->test, o->test_limit);
+	if (o->batch > s->train.count) {
+		fprintf(stderr, "%s: --batch %d is larger than the %ld training images; use a smaller batch\n",
+			net_info.name, o->batch, s->train.count);
+		session_free(s);
+		return 2;
+	}
+	dataset_channel_stats(&s->train, s->mean, s->std);
+	s->threads = threads_setup(o->threads);
+	char message[512];
+	if (state_create(&s->state, o->batch, s->threads, message, sizeof message) != 0) {
+		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		session_free(s);
+		return 1;
+	}
+	state_init(&s->state, (uint64_t)o->seed);
+	if (o->load_weights &&
+	    state_load_weights(&s->state, o->load_weights, message, sizeof message) != 0) {
+		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		session_free(s);
+		return 2;
+	}
+	return 0;
+}
+
+static int count_errors(const real *logits, const int *labels, int n)
+{
+	int errors = 0;
+	for (int i = 0; i < n; i++) {
+		const real *z = logits + (size_t)i * net_info.classes;
+		int best = 0;
+		for (int j = 1; j < net_info.classes; j++)
+			if (z[j] > z[best])
+				best = j;
+		errors += best != labels[i];
+	}
+	return errors;
+}
+
+static void evaluate(struct session *s, int batch, double *loss, double *error)
+{
+	long *indices = malloc((size_t)batch * sizeof *indices);
+	int *labels = malloc((size_t)batch * sizeof *labels);
+	double loss_sum = 0;
+	long errors = 0;
+	s->state.training = 0;
+	for (long start = 0; indices && labels && start < s->test.count; start += batch) {
+		int n = (int)(s->test.count - start < batch ? s->test.count - start : batch);
+		for (int i = 0; i < n; i++)
+			indices[i] = start + i;
+		data_fill_batch(&s->test, indices, n, s->mean, s->std, NULL, NULL,
+				state_input(&s->state, n), labels);
+		s->state.labels = labels;
+		net_forward(&s->state, n);
+		loss_sum += s->state.loss * n;
+		errors += count_errors(state_logits(&s->state, n), labels, n);
+	}
+	s->state.training = 1;
+	*loss = loss_sum / (double)s->test.count;
+	*error = (double)errors / (double)s->test.count;
+	free(indices);
+	free(labels);
+}
+
+static void shuffle(long *order, long count, struct rng *rng)
+{
+	for (long i = count - 1; i > 0; i--) {
+		long j = (long)(rng_uniform(rng) * (double)(i + 1));
+		long t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
+static void format_duration(char *out, size_t size, double seconds)
+{
+	long s = (long)(seconds + 0.5);
+	if (s >= 3600)
+		snprintf(out, size, "%ldh%02ldm", s / 3600, s / 60 % 60);
+	else
+		snprintf(out, size, "%ldm%02lds", s / 60, s % 60);
+}
+
+int train_run(const struct run_options *o)
+{
+	struct session s;
+	int status = session_open(&s, o);
+	if (status != 0)
+		return status;
+	FILE *log = NULL;
+	if (o->log_path) {
+		log = fopen(o->log_path, "w");
+		if (!log) {
+			fprintf(stderr, "%s: %s: cannot write the log: %m\n", net_info.name, o->log_path);
+			session_free(&s);
+			return 1;
+		}
+		fprintf(log, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
+			     "images_per_second\n");
+		fflush(log);
+	}
+	const struct net_defaults *d = &net_info.defaults;
+	struct augment augment = {d->augment_pad, d->augment_flip};
+	struct rng rng;
+	rng_seed(&rng, (uint64_t)o->seed, 0xba7c);
+	long *order = malloc((size_t)s.train.count * sizeof *order);
+	int *labels = malloc((size_t)o->batch * sizeof *labels);
+	if (!order || !labels) {
+		fprintf(stderr, "%s: out of memory\n", net_info.name);
+		free(order);
+		free(labels);
+		if (log)
+			fclose(log);
+		session_free(&s);
+		return 1;
+	}
+	for (long i = 0; i < s.train.count; i++)
+		order[i] = i;
+	shuffle(order, s.train.count, &rng);
+
+	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
+	       net_info.dtype);
+	printf("data: %s, %ld training and %ld test images of %dx%dx%d; batch %d, %ld iterations, "
+	       "%d threads\n",
+	       o->synthetic ? "synthetic" : d->data_set, s.train.count, s.test.count, net_info.channels,
+	       net_info.height, net_info.width, o->batch, o->iterations, s.threads);
+	fflush(stdout);
+
+	bool terminal = isatty(STDERR_FILENO);
+	double start = now(), interval_start = start, last_progress = 0;
+	double interval_loss = 0;
+	long interval_errors = 0, interval_images = 0, position = 0;
+	for (long it = 0; it < o->iterations; it++) {
+		if (position + o->batch > s.train.count) {
+			shuffle(order, s.train.count, &rng);
+			position = 0;
+		}
+		data_fill_batch(&s.train, order + position, o->batch, s.mean, s.std, &augment, &rng,
+				state_input(&s.state, o->batch), labels);
+		position += o->batch;
+		double lr = learning_rate(it);
+		s.state.labels = labels;
+		net_forward(&s.state, o->batch);
+		if (!isfinite(s.state.loss)) {
+			fprintf(stderr,
+				"%s: the loss became %g at iteration %ld (lr %g); training diverged, try "
+				"a smaller learning rate\n",
+				net_info.name, s.state.loss, it + 1, lr);
+			status = 3;
+			break;
+		}
+		interval_loss += s.state.loss * o->batch;
+		interval_errors += count_errors(state_logits(&s.state, o->batch), labels, o->batch);
+		interval_images += o->batch;
+		state_zero_grads(&s.state);
+		net_backward(&s.state, o->batch);
+		net_sgd(&s.state, (real)lr, (real)d->momentum, (real)d->weight_decay);
+
+		double t = now();
+		if (terminal && t - last_progress > 0.25) {
+			char eta[32];
+			double rate = (double)(it + 1) / (t - start);
+			format_duration(eta, sizeof eta, (double)(o->iterations - it - 1) / rate);
+			fprintf(stderr, "\r  iteration %ld/%ld  loss %.4f  lr %g  %.0f images/s  ETA %s   ",
+				it + 1, o->iterations, s.state.loss, lr, rate * o->batch, eta);
+			last_progress = t;
+		}
+		if ((it + 1) % o->eval_every == 0 || it + 1 == o->iterations) {
+			double images_per_second = (double)interval_images / (t - interval_start);
+			double test_loss, test_error;
+			evaluate(&s, o->batch, &test_loss, &test_error);
+			double train_loss = interval_loss / (double)interval_images;
+			double train_error = (double)interval_errors / (double)interval_images;
+			if (terminal)
+				fprintf(stderr, "\r%*s\r", 78, "");
+			printf("iteration %ld: lr %g | train loss %.4f, error %.2f%% | test loss %.4f, "
+			       "error %.2f%% | %.0f images/s\n",
+			       it + 1, lr, train_loss, 100 * train_error, test_loss, 100 * test_error,
+			       images_per_second);
+			fflush(stdout);
+			if (log) {
+				fprintf(log, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.3f,%.1f\n", it + 1, lr,
+					train_loss, train_error, test_loss, test_error, now() - start,
+					images_per_second);
+				fflush(log);
+			}
+			interval_loss = 0;
+			interval_errors = interval_images = 0;
+			interval_start = now();
+			if (it + 1 == o->iterations) {
+				char took[32];
+				format_duration(took, sizeof took, now() - start);
+				printf("test error: %.2f%% on %ld test images, after %ld iterations (%s)\n",
+				       100 * test_error, s.test.count, o->iterations, took);
+			}
+		}
+	}
+	char message[512];
+	if (status == 0 && o->save_weights &&
+	    state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0) {
+		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		status = 1;
+	}
+	if (log && fclose(log) != 0 && status == 0) {
+		fprintf(stderr, "%s: %s: cannot write the log\n", net_info.name, o->log_path);
+		status = 1;
+	}
+	free(order);
+	free(labels);
+	session_free(&s);
+	return status;
+}
+
+/* Dump of the first step on the first batch, for comparing builds. */
+int step_run(const struct run_options *o)
+{
+	struct session s;
+	int status = session_open(&s, o);
+	if (status != 0)
+		return status;
+	const struct net_defaults *d = &net_info.defaults;
+	int n = o->batch;
+	long *indices = malloc((size_t)n * sizeof *indices);
+	int *labels = malloc((size_t)n * sizeof *labels);
+	struct tensor_file dump = {0};
+	int failed = !indices || !labels;
+	for (int i = 0; !failed && i < n; i++)
+		indices[i] = i;
+	for (int step = 0; !failed && step < o->steps; step++) {
+		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, NULL, state_input(&s.state, n),
+				labels);
+		if (step == 0)
+			failed |= tensor_file_add(&dump, "input", state_input(&s.state, n),
+						  (long)n * net_info.channels * net_info.height *
+							  net_info.width);
+		s.state.labels = labels;
+		net_forward(&s.state, n);
+		state_zero_grads(&s.state);
+		net_backward(&s.state, n);
+		if (step == 0) {
+			failed |= tensor_file_add_double(&dump, "loss", &s.state.loss, 1);
+			failed |= tensor_file_add(&dump, "logits", state_logits(&s.state, n),
+						  (long)n * net_info.classes);
+			failed |= tensor_file_add(&dump, "input_gradient", state_input_gradient(&s.state, n),
+						  (long)n * net_info.channels * net_info.height *
+							  net_info.width);
+			for (int i = 0; i < net_info.param_tensor_count; i++) {
+				const struct net_param *p = &net_info.params[i];
+				char name[300];
+				snprintf(name, sizeof name, "grad/%s", p->name);
+				if (p->trained)
+					failed |= tensor_file_add(&dump, name, s.state.grads + p->offset,
+								  p->count);
+			}
+		}
+		net_sgd(&s.state, (real)learning_rate(step), (real)d->momentum, (real)d->weight_decay);
+	}
+	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		char name[300];
+		snprintf(name, sizeof name, "after/%s", p->name);
+		failed |= tensor_file_add(&dump, name,
+					  (p->trained ? s.state.params : s.state.buffers) + p->offset,
+					  p->count);
+	}
+	char message[512];
+	if (failed) {
+		fprintf(stderr, "%s: out of memory\n", net_info.name);
+		status = 1;
+	} else if (tensor_file_save(&dump, o->dump_path, message, sizeof message) != 0 ||
+		   (o->save_weights &&
+		    state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0)) {
+		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		status = 1;
+	}
+	tensor_file_free(&dump);
+	free(indices);
+	free(labels);
+	session_free(&s);
+	return status;
+}
+
+int init_run(const struct run_options *o)
+{
+	struct net_state state;
+	char message[512];
+	if (state_create(&state, 1, 1, message, sizeof message) != 0) {
+		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		return 1;
+	}
+	state_init(&state, (uint64_t)o->seed);
+	int status = 0;
+	if (state_save_weights(&state, o->save_weights, message, sizeof message) != 0) {
+		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		status = 1;
+	}
+	state_free(&state);
+	return status;
+}

@@ -1,0 +1,29 @@
+/* Training and evaluation: the loop the binary runs, and the one-step dump
+ * the tests use to compare builds. */
+#ifndef RESGEN_TRAIN_H
+#define RESGEN_TRAIN_H
+
+#include <stdbool.h>
+
+struct run_options {
+	const char *data_dir;
+	bool synthetic;
+	long iterations;
+	int batch;
+	int threads;
+	long seed;
+	const char *log_path;
+	long eval_every;
+	long train_limit, test_limit; /* 0: all */
+	const char *save_weights, *load_weights;
+	int steps;             /* step: how many SGD steps on the first batch */
+	const char *dump_path; /* step: where the dump goes */
+};
+
+/* Both return the process exit status, having printed any error. */
+int train_run(const struct run_options *options);
+int step_run(const struct run_options *options);
+/* Writes the seeded initial weights to options->save_weights. */
+int init_run(const struct run_options *options);
+
+#endif
