@@ -242,15 +242,18 @@ static int parse_choice(const struct checker *c, const struct ynode *node, const
 			node->text, choices, nearest(node->text, names, count));
 }
 
-static int get_choice(const struct checker *c, const struct ynode *map, const char *key,
-		      const char *const *names, int count, int fallback, bool required, int *out)
+/* what: the mapping's name, for the message when a required key is missing;
+ * NULL when the key is optional and fallback applies. */
+static int get_choice(const struct checker *c, const struct ynode *map, const char *what,
+		      const char *key, const char *const *names, int count, int fallback, int *out)
 {
 	const struct ynode *node = ynode_get(map, key);
 	if (!node) {
-		if (required) {
+		if (what) {
 			char choices[256];
 			join(choices, sizeof choices, names, count);
-			return error_at(c, map, "missing required key '%s' (one of %s)", key, choices);
+			return error_at(c, map, "%s is missing required key '%s' (one of %s)", what, key,
+					choices);
 		}
 		*out = fallback;
 		return 0;
@@ -320,7 +323,7 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 	    check_keys(c, data, "'data'", keys, COUNT(keys)) != 0)
 		return -1;
 	int set;
-	if (get_choice(c, data, "set", set_names, COUNT(set_names), 0, true, &set) != 0)
+	if (get_choice(c, data, "'data'", "set", set_names, COUNT(set_names), 0, &set) != 0)
 		return -1;
 	spec->data.set = (enum data_set)set;
 
@@ -413,13 +416,13 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	    check_keys(c, net, "'net'", keys, COUNT(keys)) != 0)
 		return -1;
 	int unit, ordering, shortcut, projection;
-	if (get_choice(c, net, "unit", unit_names, COUNT(unit_names), 0, true, &unit) != 0 ||
-	    get_choice(c, net, "ordering", ordering_names, COUNT(ordering_names), 0, true,
+	if (get_choice(c, net, "'net'", "unit", unit_names, COUNT(unit_names), 0, &unit) != 0 ||
+	    get_choice(c, net, "'net'", "ordering", ordering_names, COUNT(ordering_names), 0,
 		       &ordering) != 0 ||
-	    get_choice(c, net, "shortcut", shortcut_names, COUNT(shortcut_names), SHORTCUT_IDENTITY,
-		       false, &shortcut) != 0 ||
-	    get_choice(c, net, "projection", projection_names, COUNT(projection_names),
-		       PROJECTION_CONV1X1, false, &projection) != 0)
+	    get_choice(c, net, NULL, "shortcut", shortcut_names, COUNT(shortcut_names),
+		       SHORTCUT_IDENTITY, &shortcut) != 0 ||
+	    get_choice(c, net, NULL, "projection", projection_names, COUNT(projection_names),
+		       PROJECTION_CONV1X1, &projection) != 0)
 		return -1;
 	spec->net.unit = (enum unit_kind)unit;
 	spec->net.ordering = (enum ordering)ordering;

@@ -135,6 +135,10 @@ static int on_event(struct builder *b, const yaml_event_t *event)
 		return append(b, node);
 	case YAML_MAPPING_START_EVENT:
 	case YAML_SEQUENCE_START_EVENT:
+		if (event->type == YAML_MAPPING_START_EVENT ? event->data.mapping_start.anchor != NULL
+							     : event->data.sequence_start.anchor != NULL)
+			return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
+				       "YAML anchors are not supported in specs; write the value out");
 		if (b->depth == YAML_MAX_DEPTH)
 			return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
 				       "spec nests deeper than %d levels; the schema needs at most 4",

@@ -76,12 +76,16 @@ static int gz_read_exact(gzFile file, void *buffer, long length, const char *pat
 static int read_idx(const char *path, int want_dims, long dims[3], uint8_t **data,
 		    struct data_error *error)
 {
+	if (!exists(path))
+		return fail(error,
+			    "%s: cannot open: no such file (nor %s.gz); the data folder should hold the "
+			    "four IDX files, gzip-compressed or not (pass --data DIR)",
+			    path, path);
 	gzFile file = gzopen(path, "rb");
 	if (!file)
-		return fail(error, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
+		return fail(error, "%s: cannot open: %s", path, strerror(errno ? errno : EIO));
 	unsigned char header[16];
-	int header_length = 4 + 4 * want_dims;
-	if (gz_read_exact(file, header, header_length, path, "IDX header", error) != 0) {
+	if (gz_read_exact(file, header, 4, path, "IDX magic number", error) != 0) {
 		gzclose(file);
 		return -1;
 	}
@@ -91,6 +95,10 @@ static int read_idx(const char *path, int want_dims, long dims[3], uint8_t **dat
 			    "%s: not an IDX file of unsigned bytes with %d dimensions (magic %02x %02x "
 			    "%02x %02x); expected 00 00 08 %02x",
 			    path, want_dims, header[0], header[1], header[2], header[3], want_dims);
+	}
+	if (gz_read_exact(file, header + 4, 4 * want_dims, path, "IDX header", error) != 0) {
+		gzclose(file);
+		return -1;
 	}
 	long total = 1;
 	for (int i = 0; i < want_dims; i++) {
@@ -171,11 +179,12 @@ static int load_idx_split(const char *dir, const char *prefix, int height, int w
 	}
 	for (long i = 0; i < label_dims[0]; i++) {
 		if (labels[i] >= classes) {
+			int label = labels[i];
 			free(images);
 			free(labels);
 			dataset_free(d);
 			return fail(error, "%s: label %d of image %ld is not below %d classes", labels_path,
-				    labels[i], i, classes);
+				    label, i, classes);
 		}
 		d->labels[i] = labels[i];
 	}

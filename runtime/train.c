@@ -68,7 +68,7 @@ static int session_open(struct session *s, const struct run_options *o)
 	}
 	if (status != 0) {
 		fprintf(stderr, "%s: %s\n", net_info.name, error.text);
-		return 1;
+		return 2;
 	}
 	if (o->train_limit > 0)
 		dataset_truncate(&s->train, o->train_limit);

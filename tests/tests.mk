@@ -44,9 +44,14 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	@mkdir -p $(@D)
 	$(CC) $(GENERATOR_CFLAGS) -Igenerator -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
+$(TEST_BIN)/test_binaries: tests/test_binaries.c $(BUILD)/obj/f64/tensor_file.o
+	@mkdir -p $(@D)
+	$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lz -lm
+
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_template $(TEST_BIN)/test_graph
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries
-SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64
+SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
+	$(TEST_BIN)/bin/tiny-cifar-f32
 
 test:
 	@$(MAKE) --no-print-directory deps

@@ -1,0 +1,165 @@
+/* The graph: each ordering of the paper's Fig. 4 as an op sequence, the
+ * pre-activation details, and the paper's parameter counts. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "graph.h"
+#include "plan.h"
+
+static const char *scratch = "build/tests/scratch-graph.yaml";
+
+static void build(struct spec *spec, struct graph *g, const char *unit, const char *ordering,
+		  int depth, const char *projection)
+{
+	FILE *file = fopen(scratch, "w");
+	assert_non_null(file);
+	fprintf(file, "name: t\ndata: {set: cifar10}\nnet: {unit: %s, ordering: %s, depth: %d, "
+		      "projection: %s}\n",
+		unit, ordering, depth, projection);
+	fclose(file);
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(spec, scratch, &d), 0);
+	assert_int_equal(graph_build(g, spec, &d), 0);
+}
+
+static const struct group *group_named(const struct graph *g, const char *name)
+{
+	for (int i = 0; i < g->group_count; i++)
+		if (strcmp(g->groups[i].name, name) == 0)
+			return &g->groups[i];
+	fail_msg("no group %s", name);
+	return NULL;
+}
+
+static void expect_unit(const char *ordering, const char *unit, const char *stem, const char *first,
+			const char *second, const char *head)
+{
+	struct spec spec;
+	struct graph g;
+	build(&spec, &g, unit, ordering, strcmp(unit, "basic") == 0 ? 20 : 29, "conv1x1");
+	assert_string_equal(group_named(&g, "stem")->summary, stem);
+	assert_string_equal(group_named(&g, "stage1_unit01")->summary, first);
+	assert_string_equal(group_named(&g, "stage1_unit02")->summary, second);
+	assert_string_equal(group_named(&g, "head")->summary, head);
+	graph_free(&g);
+}
+
+static void test_graph_orderings_match_figure_4(void **unused)
+{
+	(void)unused;
+	const char *stem = "conv bn relu";
+	expect_unit("original", "basic", stem, "conv1 bn1 relu1 conv2 bn2 add post_relu",
+		    "conv1 bn1 relu1 conv2 bn2 add post_relu", "pool fc loss");
+	expect_unit("bn-after-add", "basic", stem, "conv1 bn1 relu1 conv2 add post_bn post_relu",
+		    "conv1 bn1 relu1 conv2 add post_bn post_relu", "pool fc loss");
+	expect_unit("relu-before-add", "basic", stem, "conv1 bn1 relu1 conv2 bn2 relu2 add",
+		    "conv1 bn1 relu1 conv2 bn2 relu2 add", "pool fc loss");
+	/* Pre-activation: the stem's activation serves the first unit. */
+	expect_unit("relu-only-preact", "basic", stem, "conv1 bn1 relu1 conv2 bn2 add",
+		    "relu1 conv1 bn1 relu2 conv2 bn2 add", "relu pool fc loss");
+	expect_unit("full-preact", "basic", stem, "conv1 bn1 relu1 conv2 add",
+		    "bn1 relu1 conv1 bn2 relu2 conv2 add", "bn relu pool fc loss");
+	expect_unit("full-preact", "bottleneck", stem,
+		    "conv1 bn1 relu1 conv2 bn2 relu2 conv3 shortcut_conv add",
+		    "bn1 relu1 conv1 bn2 relu2 conv2 bn3 relu3 conv3 add", "bn relu pool fc loss");
+	expect_unit("original", "bottleneck", stem,
+		    "conv1 bn1 relu1 conv2 bn2 relu2 conv3 bn3 shortcut_conv add post_relu",
+		    "conv1 bn1 relu1 conv2 bn2 relu2 conv3 bn3 add post_relu", "pool fc loss");
+}
+
+static const struct op *op_named(const struct graph *g, const char *name)
+{
+	for (int i = 0; i < g->op_count; i++)
+		if (strcmp(g->ops[i].name, name) == 0)
+			return &g->ops[i];
+	fail_msg("no op %s", name);
+	return NULL;
+}
+
+static void test_graph_projection_takes_preactivated_input(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct graph g;
+	build(&spec, &g, "basic", "full-preact", 20, "conv1x1");
+	const struct op *shortcut = op_named(&g, "stage2_unit01_shortcut_conv");
+	assert_string_equal(g.tensors[shortcut->inputs[0]].name, "stage2_unit01_relu1");
+	assert_int_equal(shortcut->stride, 2);
+	const struct op *add = op_named(&g, "stage2_unit02_add");
+	assert_string_equal(g.tensors[add->inputs[0]].name, "stage2_unit01_add"); /* identity */
+	graph_free(&g);
+
+	build(&spec, &g, "basic", "original", 20, "zero-pad");
+	const struct op *pad = op_named(&g, "stage3_unit01_shortcut_pad");
+	assert_string_equal(g.tensors[pad->inputs[0]].name, "stage2_unit03_post_relu");
+	struct shape out = g.tensors[pad->output].shape;
+	assert_int_equal(out.channels, 64);
+	assert_int_equal(out.height, 8);
+	graph_free(&g);
+}
+
+/* Weights of convolutions and the classifier (BN's gamma and beta aside). */
+static long weight_parameters(const struct graph *g)
+{
+	long total = 0;
+	for (int i = 0; i < g->op_count; i++)
+		if (g->ops[i].kind == OP_CONV || g->ops[i].kind == OP_LINEAR)
+			for (int k = 0; k < g->ops[i].param_count; k++)
+				total += g->params[g->ops[i].params[k]].count;
+	return total;
+}
+
+static void test_graph_parameter_counts_match_the_paper(void **unused)
+{
+	(void)unused;
+	/* The paper: ResNet-110 1.7M, ResNet-164 1.7M, ResNet-1001 10.2M. Its
+	 * 10.2M matches the weights without BN's gamma and beta (0.15M more
+	 * for ResNet-1001), so that is what is compared. */
+	struct {
+		const char *unit;
+		int depth;
+		double millions;
+	} nets[] = {{"basic", 110, 1.7}, {"bottleneck", 164, 1.7}, {"bottleneck", 1001, 10.2}};
+	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
+		struct spec spec;
+		struct graph g;
+		build(&spec, &g, nets[i].unit, "full-preact", nets[i].depth, "conv1x1");
+		double millions = weight_parameters(&g) / 1e6;
+		print_message("%s-%d: %.3fM weights\n", nets[i].unit, nets[i].depth, millions);
+		assert_true(fabs(millions - nets[i].millions) < 0.05);
+		graph_free(&g);
+	}
+}
+
+static void test_graph_deep_net_needs_few_kernels(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct graph g;
+	struct plan p;
+	struct diag d = {{0}};
+	build(&spec, &g, "bottleneck", "full-preact", 1001, "conv1x1");
+	assert_int_equal(plan_build(&p, &g, &d), 0);
+	print_message("resnet-1001: %d ops, %d kernel instances\n", g.op_count, p.kernel_count);
+	assert_true(g.op_count > 3000);
+	assert_true(p.kernel_count < 40);
+	plan_free(&p);
+	graph_free(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_graph_orderings_match_figure_4),
+		cmocka_unit_test(test_graph_projection_takes_preactivated_input),
+		cmocka_unit_test(test_graph_parameter_counts_match_the_paper),
+		cmocka_unit_test(test_graph_deep_net_needs_few_kernels),
+	};
+	return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
+}

@@ -1,0 +1,237 @@
+/* The spec checker: every shipped spec parses; every class of error gives
+ * its exact one-line message at its exact position. */
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spec.h"
+#include "yaml_tree.h"
+
+static const char *scratch = "build/tests/scratch-spec.yaml";
+
+static void write_spec(const char *text)
+{
+	FILE *file = fopen(scratch, "w");
+	assert_non_null(file);
+	fputs(text, file);
+	fclose(file);
+}
+
+/* Asserts that text fails with "scratch:expected". */
+static void expect_error(const char *text, const char *expected)
+{
+	write_spec(text);
+	struct spec spec;
+	struct diag d = {{0}};
+	char full[1024];
+	snprintf(full, sizeof full, "%s:%s", scratch, expected);
+	int status = spec_load(&spec, scratch, &d);
+	if (status == 0 || strcmp(d.text, full) != 0)
+		print_error("expected: %s\n     got: %s\n", full, status == 0 ? "(no error)" : d.text);
+	assert_int_equal(status, -1);
+	assert_string_equal(d.text, full);
+}
+
+#define VALID_NET "net:\n  unit: basic\n  ordering: original\n  depth: 20\n"
+#define VALID_HEAD "name: t\ndata:\n  set: cifar10\n"
+
+static void test_spec_every_shipped_spec_is_valid(void **unused)
+{
+	(void)unused;
+	const char *patterns[] = {"specs/*.yaml", "tests/specs/*.yaml", "tests/specs/*/*.yaml",
+				  "tests/golden/*.yaml"};
+	int total = 0;
+	for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+		glob_t found;
+		if (glob(patterns[p], 0, NULL, &found) != 0)
+			continue;
+		for (size_t i = 0; i < found.gl_pathc; i++) {
+			struct spec spec;
+			struct diag d = {{0}};
+			int status = spec_load(&spec, found.gl_pathv[i], &d);
+			if (status != 0)
+				print_error("%s\n", d.text);
+			assert_int_equal(status, 0);
+			total++;
+		}
+		globfree(&found);
+	}
+	assert_true(total >= 25);
+}
+
+static void test_spec_defaults_are_the_papers(void **unused)
+{
+	(void)unused;
+	write_spec(VALID_HEAD VALID_NET);
+	struct spec spec;
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.train.batch, 128);
+	assert_int_equal(spec.train.iterations, 64000);
+	assert_true(spec.train.lr_base == 0.1 && spec.train.warmup_lr == 0.01);
+	assert_int_equal(spec.train.warmup_iterations, 400);
+	assert_int_equal(spec.train.lr_step_count, 2);
+	assert_int_equal(spec.train.lr_steps[0], 32000);
+	assert_int_equal(spec.train.lr_steps[1], 48000);
+	assert_true(spec.train.momentum == 0.9 && spec.train.weight_decay == 0.0001);
+	assert_int_equal(spec.train.augment_pad, 4);
+	assert_true(spec.train.augment_flip);
+	assert_int_equal(spec.net.widths[2], 64);
+	assert_string_equal(spec.data.dir, "data/cifar10");
+	assert_int_equal(spec.data.classes, 10);
+}
+
+static void test_spec_unknown_key_suggests_nearest(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordring: original\n  depth: 20\n",
+		     "6:3: unknown key 'ordring' in 'net'; did you mean 'ordering'?");
+	expect_error("name: t\ndata:\n  set: cifar10\n" VALID_NET "train:\n  batchsize: 64\n",
+		     "9:3: unknown key 'batchsize' in 'train'; did you mean 'batch'?");
+}
+
+static void test_spec_wrong_type(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: abc\n",
+		     "7:10: 'depth' must be an integer, not 'abc'");
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: \"20\"\n",
+		     "7:10: 'depth' must be an integer, not '20'");
+	expect_error(VALID_HEAD VALID_NET "train:\n  momentum: [0.9]\n",
+		     "9:13: 'momentum' must be a number, not a list");
+	expect_error(VALID_HEAD VALID_NET "train:\n  augment: {flip: yes}\n",
+		     "9:19: 'flip' must be true or false, not 'yes'");
+	expect_error(VALID_HEAD "net: basic\n", "4:6: 'net' must be a mapping of keys to values, not a single value");
+}
+
+static void test_spec_value_out_of_range(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD VALID_NET "train:\n  batch: 0\n",
+		     "9:10: 'batch' is 0, out of range; it must be from 1 to 4096");
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {base: -0.1}\n",
+		     "9:14: 'base' is -0.1, out of range; it must be above 0 and at most 10");
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {steps: [48000, 32000]}\n",
+		     "9:23: 'steps' must increase, but 32000 follows 48000; list the iterations in order");
+}
+
+static void test_spec_depth_not_of_the_form(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: 100\n",
+		     "7:10: 'depth' 100 is not of the form 6n+2 for basic units in 3 stages; the "
+		     "nearest valid depths are 98 and 104");
+	expect_error(VALID_HEAD "net:\n  unit: bottleneck\n  ordering: original\n  depth: 111\n",
+		     "7:10: 'depth' 111 is not of the form 9n+2 for bottleneck units in 3 stages; the "
+		     "nearest valid depths are 110 and 119");
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: 4\n",
+		     "7:10: 'depth' 4 is not of the form 6n+2 for basic units in 3 stages; the "
+		     "smallest valid depth is 8");
+}
+
+static void test_spec_bad_name(void **unused)
+{
+	(void)unused;
+	expect_error("name: Preact_110\ndata:\n  set: cifar10\n" VALID_NET,
+		     "1:7: 'name' must be 1 to 48 characters of a-z, 0-9 and '-', not starting with "
+		     "'-'; try 'preact-110'");
+	expect_error("name: \"x; system()\"\ndata:\n  set: cifar10\n" VALID_NET,
+		     "1:7: 'name' must be 1 to 48 characters of a-z, 0-9 and '-', not starting with "
+		     "'-'; try 'x-system'");
+}
+
+static void test_spec_unknown_choice(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: full-pre\n  depth: 20\n",
+		     "6:13: 'ordering' is 'full-pre', which is not one of original, bn-after-add, "
+		     "relu-before-add, relu-only-preact or full-preact; did you mean 'full-preact'?");
+	expect_error("name: t\ndata:\n  set: cifar-10\n" VALID_NET,
+		     "3:8: 'set' is 'cifar-10', which is not one of cifar10, cifar100, fashion-mnist, "
+		     "mnist or synthetic; did you mean 'cifar10'?");
+}
+
+static void test_spec_missing_required_key(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n",
+		     "5:3: 'net' is missing required key 'depth'");
+	expect_error("data:\n  set: cifar10\n" VALID_NET, "1:1: the spec is missing required key 'name'");
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  depth: 20\n",
+		     "5:3: 'net' is missing required key 'ordering' (one of original, bn-after-add, "
+		     "relu-before-add, relu-only-preact or full-preact)");
+}
+
+static void test_spec_structure(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD VALID_NET "net:\n  depth: 8\n",
+		     "8:1: duplicate key 'net' (first given at line 4); give each key once");
+	expect_error(VALID_HEAD VALID_NET "train: {lr: {warmup: {lr: {a: {b: {c: {d: {e: 1}}}}}}}}\n",
+		     "8:43: spec nests deeper than 8 levels; the schema needs at most 4");
+	expect_error(VALID_HEAD "net: &n\n  unit: basic\n", "4:6: YAML anchors are not supported in specs; write the value out");
+	expect_error(VALID_HEAD "net:\n  unit: basic\n   depth: 8\n",
+		     "6:9: YAML syntax error: mapping values are not allowed in this context; check "
+		     "indentation and quoting");
+	expect_error("", "1:1: spec is empty; it needs at least 'name', 'data' and 'net'");
+	expect_error("name: t\ndata:\n  set: cifar10\n  shape: [1, 8, 8]\n" VALID_NET,
+		     "4:10: 'shape' is only for the synthetic set; cifar10 fixes its own shape and size");
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: 20\n"
+		     "  widths: [16, 8, 32]\n  projection: zero-pad\n",
+		     "8:11: 'projection: zero-pad' needs widths that never shrink, but stage 2 "
+		     "narrows from 16 to 8 channels; use non-decreasing widths or 'projection: conv1x1'");
+}
+
+static void test_spec_oversized_document(void **unused)
+{
+	(void)unused;
+	size_t size = YAML_MAX_BYTES + 10;
+	char *text = malloc(size + 1);
+	assert_non_null(text);
+	memset(text, '#', size);
+	text[size] = '\0';
+	write_spec(text);
+	free(text);
+	struct spec spec;
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(&spec, scratch, &d), -1);
+	char expected[256];
+	snprintf(expected, sizeof expected,
+		 "%s: spec is larger than %d bytes; a spec should be a short YAML file", scratch,
+		 YAML_MAX_BYTES);
+	assert_string_equal(d.text, expected);
+}
+
+static void test_spec_missing_file(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(&spec, "no/such/spec.yaml", &d), -1);
+	assert_string_equal(d.text, "no/such/spec.yaml: cannot open spec: No such file or directory");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spec_every_shipped_spec_is_valid),
+		cmocka_unit_test(test_spec_defaults_are_the_papers),
+		cmocka_unit_test(test_spec_unknown_key_suggests_nearest),
+		cmocka_unit_test(test_spec_wrong_type),
+		cmocka_unit_test(test_spec_value_out_of_range),
+		cmocka_unit_test(test_spec_depth_not_of_the_form),
+		cmocka_unit_test(test_spec_bad_name),
+		cmocka_unit_test(test_spec_unknown_choice),
+		cmocka_unit_test(test_spec_missing_required_key),
+		cmocka_unit_test(test_spec_structure),
+		cmocka_unit_test(test_spec_oversized_document),
+		cmocka_unit_test(test_spec_missing_file),
+	};
+	return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
+}
