@@ -365,6 +365,35 @@ static void defaults_vars(const struct emitter *e, struct template_vars *v)
 	template_set(v, "EVAL_EVERY", "%ld", s->train.eval_every);
 }
 
+static const struct graph *sorting_graph;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(sorting_graph->params[*(const int *)a].name,
+		      sorting_graph->params[*(const int *)b].name);
+}
+
+/* The order of the parameter table and the SGD calls: group by group, and
+ * by name within a group, so that two orderings of the same unit list the
+ * same rows and a diff shows only what really changed. */
+static int *table_order(const struct graph *g)
+{
+	int *order = malloc((size_t)(g->param_count ? g->param_count : 1) * sizeof *order);
+	if (!order)
+		return NULL;
+	int count = 0;
+	for (int gi = 0; gi < g->group_count; gi++) {
+		int first = count;
+		const struct group *group = &g->groups[gi];
+		for (int i = group->first_op; i < group->first_op + group->op_count; i++)
+			for (int k = 0; k < g->ops[i].param_count; k++)
+				order[count++] = g->ops[i].params[k];
+		sorting_graph = g;
+		qsort(order + first, (size_t)(count - first), sizeof *order, by_name);
+	}
+	return order;
+}
+
 static int emit_net(const struct emitter *e, struct strbuf *out)
 {
 	const struct graph *g = e->g;
@@ -372,8 +401,11 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	struct strbuf table = {0}, groups = {0}, forward = {0}, backward = {0}, sgd = {0};
 	struct template_vars v = {0};
 	int status = 0;
-	for (int i = 0; i < g->param_count && status == 0; i++) {
-		const struct param *param = &g->params[i];
+	int *order = table_order(g);
+	if (!order)
+		return diag_file(e->d, s->path, "out of memory emitting code");
+	for (int k = 0; k < g->param_count && status == 0; k++) {
+		const struct param *param = &g->params[order[k]];
 		char scale[32];
 		template_set(&v, "PARAM", "%s", param->name);
 		template_set(&v, "DIMS", "%s", param->dims);
@@ -428,6 +460,10 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "CLASSES", "%d", s->data.classes);
 		template_set(&v, "INPUT", "%s", g->tensors[g->input].name);
 		template_set(&v, "LOGITS", "%s", g->tensors[g->logits].name);
+		double flops = 0;
+		for (int i = 0; i < g->op_count; i++)
+			flops += op_flops(g, &g->ops[i]);
+		template_set(&v, "FORWARD_FLOPS", "%.0f", flops);
 		defaults_vars(e, &v);
 		template_set(&v, "PARAM_TABLE", "%s", table.text ? table.text : "");
 		template_set(&v, "GROUP_FUNCTIONS", "%s", groups.text ? groups.text : "");
@@ -437,6 +473,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		status = render(e, &e->net, "file", &v, out);
 	}
 	free(values);
+	free(order);
 	strbuf_free(&table);
 	strbuf_free(&groups);
 	strbuf_free(&forward);

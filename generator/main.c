@@ -24,7 +24,7 @@ static const char usage[] =
 	"            SPEC, fully unrolled, in float (f32, default) or double (f64)\n"
 	"\n"
 	"  --templates DIR  where the templates are; default: $RESGEN_TEMPLATES, or\n"
-	"                   templates/ beside the build/ folder that holds resgen\n"
+	"                   the nearest templates/ above the folder that holds resgen\n"
 	"\n"
 	"Specs are described in specs/README.md. Errors are one line,\n"
 	"FILE:LINE:COL: message; exit status 2 for a bad spec or usage, 1 for an\n"
@@ -36,7 +36,8 @@ static int fail_usage(const char *message)
 	return 2;
 }
 
-/* templates/ two folders above the executable (build/bin/resgen). */
+/* The nearest templates/ above the executable (build/bin/resgen, or
+ * build/sanitize/bin/resgen), so that resgen runs from any directory. */
 static void default_templates(char *out, size_t size)
 {
 	const char *env = getenv("RESGEN_TEMPLATES");
@@ -44,19 +45,24 @@ static void default_templates(char *out, size_t size)
 		snprintf(out, size, "%s", env);
 		return;
 	}
-	char self[PATH_MAX - 16];
+	snprintf(out, size, "templates");
+	char self[PATH_MAX - 32];
 	ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (length <= 0) {
-		snprintf(out, size, "templates");
+	if (length <= 0)
 		return;
-	}
 	self[length] = '\0';
-	for (int up = 0; up < 3; up++) {
+	for (int up = 0; up < 5; up++) {
 		char *slash = strrchr(self, '/');
-		if (slash)
-			*slash = '\0';
+		if (!slash)
+			return;
+		*slash = '\0';
+		char probe[PATH_MAX];
+		snprintf(probe, sizeof probe, "%s/templates/net.c.tmpl", self);
+		if (access(probe, R_OK) == 0) {
+			snprintf(out, size, "%s/templates", self);
+			return;
+		}
 	}
-	snprintf(out, size, "%s/templates", self);
 }
 
 static void print_summary(const struct spec *spec, const struct graph *g, const struct plan *p)

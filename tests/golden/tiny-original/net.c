@@ -28,45 +28,45 @@ _Static_assert(sizeof(real) == sizeof(float), "tiny-original was generated for f
 #define STATS(op) (s->stats + STATS_##op)
 
 static const struct net_param params[] = {
-	{"stem_conv_weight", "(4, 3, 3, 3)", PARAM_stem_conv_weight, 108, 1, NET_INIT_HE_NORMAL, 0.23570226039551584},
-	{"stem_bn_gamma", "(4)", PARAM_stem_bn_gamma, 4, 1, NET_INIT_ONES, 0},
 	{"stem_bn_beta", "(4)", PARAM_stem_bn_beta, 4, 1, NET_INIT_ZEROS, 0},
+	{"stem_bn_gamma", "(4)", PARAM_stem_bn_gamma, 4, 1, NET_INIT_ONES, 0},
 	{"stem_bn_running_mean", "(4)", BUFFER_stem_bn_running_mean, 4, 0, NET_INIT_ZEROS, 0},
 	{"stem_bn_running_var", "(4)", BUFFER_stem_bn_running_var, 4, 0, NET_INIT_ONES, 0},
-	{"stage1_unit01_conv1_weight", "(4, 4, 3, 3)", PARAM_stage1_unit01_conv1_weight, 144, 1, NET_INIT_HE_NORMAL, 0.23570226039551584},
-	{"stage1_unit01_bn1_gamma", "(4)", PARAM_stage1_unit01_bn1_gamma, 4, 1, NET_INIT_ONES, 0},
+	{"stem_conv_weight", "(4, 3, 3, 3)", PARAM_stem_conv_weight, 108, 1, NET_INIT_HE_NORMAL, 0.23570226039551584},
 	{"stage1_unit01_bn1_beta", "(4)", PARAM_stage1_unit01_bn1_beta, 4, 1, NET_INIT_ZEROS, 0},
+	{"stage1_unit01_bn1_gamma", "(4)", PARAM_stage1_unit01_bn1_gamma, 4, 1, NET_INIT_ONES, 0},
 	{"stage1_unit01_bn1_running_mean", "(4)", BUFFER_stage1_unit01_bn1_running_mean, 4, 0, NET_INIT_ZEROS, 0},
 	{"stage1_unit01_bn1_running_var", "(4)", BUFFER_stage1_unit01_bn1_running_var, 4, 0, NET_INIT_ONES, 0},
-	{"stage1_unit01_conv2_weight", "(4, 4, 3, 3)", PARAM_stage1_unit01_conv2_weight, 144, 1, NET_INIT_HE_NORMAL, 0.23570226039551584},
-	{"stage1_unit01_bn2_gamma", "(4)", PARAM_stage1_unit01_bn2_gamma, 4, 1, NET_INIT_ONES, 0},
 	{"stage1_unit01_bn2_beta", "(4)", PARAM_stage1_unit01_bn2_beta, 4, 1, NET_INIT_ZEROS, 0},
+	{"stage1_unit01_bn2_gamma", "(4)", PARAM_stage1_unit01_bn2_gamma, 4, 1, NET_INIT_ONES, 0},
 	{"stage1_unit01_bn2_running_mean", "(4)", BUFFER_stage1_unit01_bn2_running_mean, 4, 0, NET_INIT_ZEROS, 0},
 	{"stage1_unit01_bn2_running_var", "(4)", BUFFER_stage1_unit01_bn2_running_var, 4, 0, NET_INIT_ONES, 0},
-	{"stage2_unit01_conv1_weight", "(8, 4, 3, 3)", PARAM_stage2_unit01_conv1_weight, 288, 1, NET_INIT_HE_NORMAL, 0.16666666666666666},
-	{"stage2_unit01_bn1_gamma", "(8)", PARAM_stage2_unit01_bn1_gamma, 8, 1, NET_INIT_ONES, 0},
+	{"stage1_unit01_conv1_weight", "(4, 4, 3, 3)", PARAM_stage1_unit01_conv1_weight, 144, 1, NET_INIT_HE_NORMAL, 0.23570226039551584},
+	{"stage1_unit01_conv2_weight", "(4, 4, 3, 3)", PARAM_stage1_unit01_conv2_weight, 144, 1, NET_INIT_HE_NORMAL, 0.23570226039551584},
 	{"stage2_unit01_bn1_beta", "(8)", PARAM_stage2_unit01_bn1_beta, 8, 1, NET_INIT_ZEROS, 0},
+	{"stage2_unit01_bn1_gamma", "(8)", PARAM_stage2_unit01_bn1_gamma, 8, 1, NET_INIT_ONES, 0},
 	{"stage2_unit01_bn1_running_mean", "(8)", BUFFER_stage2_unit01_bn1_running_mean, 8, 0, NET_INIT_ZEROS, 0},
 	{"stage2_unit01_bn1_running_var", "(8)", BUFFER_stage2_unit01_bn1_running_var, 8, 0, NET_INIT_ONES, 0},
-	{"stage2_unit01_conv2_weight", "(8, 8, 3, 3)", PARAM_stage2_unit01_conv2_weight, 576, 1, NET_INIT_HE_NORMAL, 0.16666666666666666},
-	{"stage2_unit01_bn2_gamma", "(8)", PARAM_stage2_unit01_bn2_gamma, 8, 1, NET_INIT_ONES, 0},
 	{"stage2_unit01_bn2_beta", "(8)", PARAM_stage2_unit01_bn2_beta, 8, 1, NET_INIT_ZEROS, 0},
+	{"stage2_unit01_bn2_gamma", "(8)", PARAM_stage2_unit01_bn2_gamma, 8, 1, NET_INIT_ONES, 0},
 	{"stage2_unit01_bn2_running_mean", "(8)", BUFFER_stage2_unit01_bn2_running_mean, 8, 0, NET_INIT_ZEROS, 0},
 	{"stage2_unit01_bn2_running_var", "(8)", BUFFER_stage2_unit01_bn2_running_var, 8, 0, NET_INIT_ONES, 0},
+	{"stage2_unit01_conv1_weight", "(8, 4, 3, 3)", PARAM_stage2_unit01_conv1_weight, 288, 1, NET_INIT_HE_NORMAL, 0.16666666666666666},
+	{"stage2_unit01_conv2_weight", "(8, 8, 3, 3)", PARAM_stage2_unit01_conv2_weight, 576, 1, NET_INIT_HE_NORMAL, 0.16666666666666666},
 	{"stage2_unit01_shortcut_conv_weight", "(8, 4, 1, 1)", PARAM_stage2_unit01_shortcut_conv_weight, 32, 1, NET_INIT_HE_NORMAL, 0.5},
-	{"stage3_unit01_conv1_weight", "(16, 8, 3, 3)", PARAM_stage3_unit01_conv1_weight, 1152, 1, NET_INIT_HE_NORMAL, 0.11785113019775792},
-	{"stage3_unit01_bn1_gamma", "(16)", PARAM_stage3_unit01_bn1_gamma, 16, 1, NET_INIT_ONES, 0},
 	{"stage3_unit01_bn1_beta", "(16)", PARAM_stage3_unit01_bn1_beta, 16, 1, NET_INIT_ZEROS, 0},
+	{"stage3_unit01_bn1_gamma", "(16)", PARAM_stage3_unit01_bn1_gamma, 16, 1, NET_INIT_ONES, 0},
 	{"stage3_unit01_bn1_running_mean", "(16)", BUFFER_stage3_unit01_bn1_running_mean, 16, 0, NET_INIT_ZEROS, 0},
 	{"stage3_unit01_bn1_running_var", "(16)", BUFFER_stage3_unit01_bn1_running_var, 16, 0, NET_INIT_ONES, 0},
-	{"stage3_unit01_conv2_weight", "(16, 16, 3, 3)", PARAM_stage3_unit01_conv2_weight, 2304, 1, NET_INIT_HE_NORMAL, 0.11785113019775792},
-	{"stage3_unit01_bn2_gamma", "(16)", PARAM_stage3_unit01_bn2_gamma, 16, 1, NET_INIT_ONES, 0},
 	{"stage3_unit01_bn2_beta", "(16)", PARAM_stage3_unit01_bn2_beta, 16, 1, NET_INIT_ZEROS, 0},
+	{"stage3_unit01_bn2_gamma", "(16)", PARAM_stage3_unit01_bn2_gamma, 16, 1, NET_INIT_ONES, 0},
 	{"stage3_unit01_bn2_running_mean", "(16)", BUFFER_stage3_unit01_bn2_running_mean, 16, 0, NET_INIT_ZEROS, 0},
 	{"stage3_unit01_bn2_running_var", "(16)", BUFFER_stage3_unit01_bn2_running_var, 16, 0, NET_INIT_ONES, 0},
+	{"stage3_unit01_conv1_weight", "(16, 8, 3, 3)", PARAM_stage3_unit01_conv1_weight, 1152, 1, NET_INIT_HE_NORMAL, 0.11785113019775792},
+	{"stage3_unit01_conv2_weight", "(16, 16, 3, 3)", PARAM_stage3_unit01_conv2_weight, 2304, 1, NET_INIT_HE_NORMAL, 0.11785113019775792},
 	{"stage3_unit01_shortcut_conv_weight", "(16, 8, 1, 1)", PARAM_stage3_unit01_shortcut_conv_weight, 128, 1, NET_INIT_HE_NORMAL, 0.3535533905932738},
-	{"head_fc_weight", "(4, 16)", PARAM_head_fc_weight, 64, 1, NET_INIT_UNIFORM, 0.25},
 	{"head_fc_bias", "(4)", PARAM_head_fc_bias, 4, 1, NET_INIT_ZEROS, 0},
+	{"head_fc_weight", "(4, 16)", PARAM_head_fc_weight, 64, 1, NET_INIT_UNIFORM, 0.25},
 };
 
 const struct net_info net_info = {
@@ -85,6 +85,7 @@ const struct net_info net_info = {
 	.input_offset = ACT_input,
 	.logits_offset = ACT_head_fc,
 	.input_gradient_offset = GRAD_input,
+	.forward_flops = 112132,
 	.param_tensor_count = (int)(sizeof params / sizeof params[0]),
 	.params = params,
 	.defaults = {
@@ -114,10 +115,12 @@ static void zero_gradient(real *gradient, long count)
 	memset(gradient, 0, sizeof(real) * (size_t)count);
 }
 
-/* As torch.optim.SGD: v = momentum v + (g + weight_decay w); w -= lr v */
+/* As torch.optim.SGD: v = momentum v + (g + weight_decay w); w -= lr v.
+ * Called inside net_sgd's one parallel region: each tensor's elements are
+ * shared among the threads, with no barrier between tensors. */
 static void sgd_update(real *param, const real *grad, real *velocity, long count, real lr, real momentum, real weight_decay)
 {
-	#pragma omp parallel for schedule(static) if (count > 16384)
+	#pragma omp for schedule(static) nowait
 	for (long j = 0; j < count; j++) {
 		velocity[j] = momentum * velocity[j] + grad[j] + weight_decay * param[j];
 		param[j] -= lr * velocity[j];
@@ -281,29 +284,32 @@ void net_backward(struct net_state *s, int n)
 
 void net_sgd(struct net_state *s, real lr, real momentum, real weight_decay)
 {
-	sgd_update(PARAM(stem_conv_weight), DPARAM(stem_conv_weight), VELOCITY(stem_conv_weight), 108, lr, momentum, weight_decay);
-	sgd_update(PARAM(stem_bn_gamma), DPARAM(stem_bn_gamma), VELOCITY(stem_bn_gamma), 4, lr, momentum, weight_decay);
-	sgd_update(PARAM(stem_bn_beta), DPARAM(stem_bn_beta), VELOCITY(stem_bn_beta), 4, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage1_unit01_conv1_weight), DPARAM(stage1_unit01_conv1_weight), VELOCITY(stage1_unit01_conv1_weight), 144, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_gamma), VELOCITY(stage1_unit01_bn1_gamma), 4, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage1_unit01_bn1_beta), DPARAM(stage1_unit01_bn1_beta), VELOCITY(stage1_unit01_bn1_beta), 4, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage1_unit01_conv2_weight), DPARAM(stage1_unit01_conv2_weight), VELOCITY(stage1_unit01_conv2_weight), 144, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage1_unit01_bn2_gamma), DPARAM(stage1_unit01_bn2_gamma), VELOCITY(stage1_unit01_bn2_gamma), 4, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage1_unit01_bn2_beta), DPARAM(stage1_unit01_bn2_beta), VELOCITY(stage1_unit01_bn2_beta), 4, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage2_unit01_conv1_weight), DPARAM(stage2_unit01_conv1_weight), VELOCITY(stage2_unit01_conv1_weight), 288, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_gamma), VELOCITY(stage2_unit01_bn1_gamma), 8, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage2_unit01_bn1_beta), DPARAM(stage2_unit01_bn1_beta), VELOCITY(stage2_unit01_bn1_beta), 8, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage2_unit01_conv2_weight), DPARAM(stage2_unit01_conv2_weight), VELOCITY(stage2_unit01_conv2_weight), 576, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage2_unit01_bn2_gamma), DPARAM(stage2_unit01_bn2_gamma), VELOCITY(stage2_unit01_bn2_gamma), 8, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage2_unit01_bn2_beta), DPARAM(stage2_unit01_bn2_beta), VELOCITY(stage2_unit01_bn2_beta), 8, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage2_unit01_shortcut_conv_weight), DPARAM(stage2_unit01_shortcut_conv_weight), VELOCITY(stage2_unit01_shortcut_conv_weight), 32, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage3_unit01_conv1_weight), DPARAM(stage3_unit01_conv1_weight), VELOCITY(stage3_unit01_conv1_weight), 1152, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_gamma), VELOCITY(stage3_unit01_bn1_gamma), 16, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage3_unit01_bn1_beta), DPARAM(stage3_unit01_bn1_beta), VELOCITY(stage3_unit01_bn1_beta), 16, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage3_unit01_conv2_weight), DPARAM(stage3_unit01_conv2_weight), VELOCITY(stage3_unit01_conv2_weight), 2304, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage3_unit01_bn2_gamma), DPARAM(stage3_unit01_bn2_gamma), VELOCITY(stage3_unit01_bn2_gamma), 16, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage3_unit01_bn2_beta), DPARAM(stage3_unit01_bn2_beta), VELOCITY(stage3_unit01_bn2_beta), 16, lr, momentum, weight_decay);
-	sgd_update(PARAM(stage3_unit01_shortcut_conv_weight), DPARAM(stage3_unit01_shortcut_conv_weight), VELOCITY(stage3_unit01_shortcut_conv_weight), 128, lr, momentum, weight_decay);
-	sgd_update(PARAM(head_fc_weight), DPARAM(head_fc_weight), VELOCITY(head_fc_weight), 64, lr, momentum, weight_decay);
-	sgd_update(PARAM(head_fc_bias), DPARAM(head_fc_bias), VELOCITY(head_fc_bias), 4, lr, momentum, weight_decay);
+	#pragma omp parallel
+	{
+		sgd_update(PARAM(stem_bn_beta), DPARAM(stem_bn_beta), VELOCITY(stem_bn_beta), 4, lr, momentum, weight_decay);
+		sgd_update(PARAM(stem_bn_gamma), DPARAM(stem_bn_gamma), VELOCITY(stem_bn_gamma), 4, lr, momentum, weight_decay);
+		sgd_update(PARAM(stem_conv_weight), DPARAM(stem_conv_weight), VELOCITY(stem_conv_weight), 108, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage1_unit01_bn1_beta), DPARAM(stage1_unit01_bn1_beta), VELOCITY(stage1_unit01_bn1_beta), 4, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_gamma), VELOCITY(stage1_unit01_bn1_gamma), 4, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage1_unit01_bn2_beta), DPARAM(stage1_unit01_bn2_beta), VELOCITY(stage1_unit01_bn2_beta), 4, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage1_unit01_bn2_gamma), DPARAM(stage1_unit01_bn2_gamma), VELOCITY(stage1_unit01_bn2_gamma), 4, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage1_unit01_conv1_weight), DPARAM(stage1_unit01_conv1_weight), VELOCITY(stage1_unit01_conv1_weight), 144, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage1_unit01_conv2_weight), DPARAM(stage1_unit01_conv2_weight), VELOCITY(stage1_unit01_conv2_weight), 144, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage2_unit01_bn1_beta), DPARAM(stage2_unit01_bn1_beta), VELOCITY(stage2_unit01_bn1_beta), 8, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_gamma), VELOCITY(stage2_unit01_bn1_gamma), 8, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage2_unit01_bn2_beta), DPARAM(stage2_unit01_bn2_beta), VELOCITY(stage2_unit01_bn2_beta), 8, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage2_unit01_bn2_gamma), DPARAM(stage2_unit01_bn2_gamma), VELOCITY(stage2_unit01_bn2_gamma), 8, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage2_unit01_conv1_weight), DPARAM(stage2_unit01_conv1_weight), VELOCITY(stage2_unit01_conv1_weight), 288, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage2_unit01_conv2_weight), DPARAM(stage2_unit01_conv2_weight), VELOCITY(stage2_unit01_conv2_weight), 576, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage2_unit01_shortcut_conv_weight), DPARAM(stage2_unit01_shortcut_conv_weight), VELOCITY(stage2_unit01_shortcut_conv_weight), 32, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage3_unit01_bn1_beta), DPARAM(stage3_unit01_bn1_beta), VELOCITY(stage3_unit01_bn1_beta), 16, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_gamma), VELOCITY(stage3_unit01_bn1_gamma), 16, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage3_unit01_bn2_beta), DPARAM(stage3_unit01_bn2_beta), VELOCITY(stage3_unit01_bn2_beta), 16, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage3_unit01_bn2_gamma), DPARAM(stage3_unit01_bn2_gamma), VELOCITY(stage3_unit01_bn2_gamma), 16, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage3_unit01_conv1_weight), DPARAM(stage3_unit01_conv1_weight), VELOCITY(stage3_unit01_conv1_weight), 1152, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage3_unit01_conv2_weight), DPARAM(stage3_unit01_conv2_weight), VELOCITY(stage3_unit01_conv2_weight), 2304, lr, momentum, weight_decay);
+		sgd_update(PARAM(stage3_unit01_shortcut_conv_weight), DPARAM(stage3_unit01_shortcut_conv_weight), VELOCITY(stage3_unit01_shortcut_conv_weight), 128, lr, momentum, weight_decay);
+		sgd_update(PARAM(head_fc_bias), DPARAM(head_fc_bias), VELOCITY(head_fc_bias), 4, lr, momentum, weight_decay);
+		sgd_update(PARAM(head_fc_weight), DPARAM(head_fc_weight), VELOCITY(head_fc_weight), 64, lr, momentum, weight_decay);
+	}
 }
