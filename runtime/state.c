@@ -137,8 +137,11 @@ int state_load_weights(struct net_state *s, const char *path, char *error, size_
 		const struct tensor_file_entry *e = tensor_file_find(&f, p->name);
 		if (!e || e->count != p->count) {
 			if (e)
-				snprintf(error, size, "%s: tensor %s has %ld values; %s %s needs %ld", path,
-					 p->name, e->count, net_info.name, p->dims, p->count);
+				snprintf(error, size,
+					 "%s: tensor %s has %ld values, but %s's is %s, %ld values; were "
+					 "these weights exported by %s?",
+					 path, p->name, e->count, net_info.name, p->dims, p->count,
+					 net_info.name);
 			else
 				snprintf(error, size, "%s: no tensor %s; were these weights exported by %s?",
 					 path, p->name, net_info.name);

@@ -51,7 +51,7 @@ $(TEST_BIN)/test_binaries: tests/test_binaries.c $(BUILD)/obj/f64/tensor_file.o
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_template $(TEST_BIN)/test_graph
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
-	$(TEST_BIN)/bin/tiny-cifar-f32
+	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32
 
 test:
 	@$(MAKE) --no-print-directory deps
