@@ -20,6 +20,9 @@ static const char *const op_template_names[OP_KIND_COUNT] = {
 	[OP_AVERAGE_POOL] = "average_pool",
 	[OP_LINEAR] = "linear",
 	[OP_SOFTMAX_CROSS_ENTROPY] = "softmax_cross_entropy",
+	[OP_SCALE] = "scale",
+	[OP_GATED_ADD] = "gated_add",
+	[OP_DROPOUT] = "dropout",
 };
 
 struct emitter {
@@ -134,8 +137,14 @@ static void kernel_vars(const struct emitter *e, const struct kernel *k, struct 
 	case OP_SOFTMAX_CROSS_ENTROPY:
 		template_set(v, "CLASSES", "%d", in.channels);
 		break;
+	case OP_GATED_ADD:
+		template_set(v, "C", "%d", out.channels);
+		template_set(v, "H", "%d", out.height);
+		template_set(v, "W", "%d", out.width);
+		template_set(v, "EXCLUSIVE", "%d", op->exclusive ? 1 : 0);
+		break;
 	default:
-		return; /* relu and add: one shape-free kernel */
+		return; /* relu, add, scale, dropout: one shape-free kernel */
 	}
 	template_set(v, "KERNEL", "%s", k->name);
 }
@@ -154,6 +163,26 @@ static void call_vars(const struct emitter *e, int index, struct template_vars *
 		template_set(v, "SHORTCUT", "%s", in);
 		template_set(v, "BRANCH", "%s", g->tensors[op->inputs[1]].name);
 		template_set(v, "COUNT", "%ld", tensor_size(g, op->output));
+		template_set(v, "OUT", "%s", out);
+		return;
+	case OP_SCALE:
+	case OP_DROPOUT: {
+		char number[32];
+		template_set(v, op->kind == OP_SCALE ? "FACTOR" : "RATE", "%s",
+			     real_text(number, op->factor));
+		if (op->kind == OP_DROPOUT)
+			template_set(v, "SALT", "%d", op->salt);
+		template_set(v, "COUNT", "%ld", tensor_size(g, op->output));
+		template_set(v, "OUT", "%s", out);
+		template_set(v, "IN", "%s", in);
+		return;
+	}
+	case OP_GATED_ADD:
+		template_set(v, "SHORTCUT", "%s", in);
+		template_set(v, "BRANCH", "%s", g->tensors[op->inputs[1]].name);
+		template_set(v, "GATE", "%s", g->tensors[op->inputs[2]].name);
+		template_set(v, "BIAS", "%s", g->params[op->params[0]].name);
+		template_set(v, "KERNEL", "%s", e->plan->kernels[e->plan->op_kernel[index]].name);
 		template_set(v, "OUT", "%s", out);
 		return;
 	case OP_CONV:
@@ -330,6 +359,8 @@ static const char *init_name(enum param_init init)
 		return "NET_INIT_ONES";
 	case PARAM_ZEROS:
 		return "NET_INIT_ZEROS";
+	case PARAM_CONSTANT:
+		return "NET_INIT_CONSTANT";
 	default:
 		return "NET_INIT_UNIFORM";
 	}

@@ -66,8 +66,8 @@ static int add_param(struct builder *b, const char *op_name, const char *suffix,
 }
 
 /* Appends an op reading inputs and producing a new tensor of shape out. */
-static struct op *add_op(struct builder *b, enum op_kind kind, const char *name, int input0,
-			 int input1, struct shape out, int *output)
+static struct op *add_op3(struct builder *b, enum op_kind kind, const char *name, int input0,
+			  int input1, int input2, struct shape out, int *output)
 {
 	struct graph *g = b->g;
 	if (b->failed || !grow((void **)&g->ops, &g->op_capacity, g->op_count, sizeof *g->ops)) {
@@ -88,10 +88,17 @@ static struct op *add_op(struct builder *b, enum op_kind kind, const char *name,
 	op->group = g->group_count - 1;
 	op->inputs[0] = input0;
 	op->inputs[1] = input1;
-	op->input_count = input1 >= 0 ? 2 : 1;
+	op->inputs[2] = input2;
+	op->input_count = input2 >= 0 ? 3 : input1 >= 0 ? 2 : 1;
 	op->output = *output;
 	g->groups[op->group].op_count++;
 	return op;
+}
+
+static struct op *add_op(struct builder *b, enum op_kind kind, const char *name, int input0,
+			 int input1, struct shape out, int *output)
+{
+	return add_op3(b, kind, name, input0, input1, -1, out, output);
 }
 
 static struct shape shape_of(const struct builder *b, int tensor) { return b->g->tensors[tensor].shape; }
@@ -169,6 +176,52 @@ static int pad_shortcut(struct builder *b, int x, int channels, int stride)
 	return y;
 }
 
+static int scale(struct builder *b, const char *name, int x, double factor)
+{
+	int y;
+	struct op *op = add_op(b, OP_SCALE, name, x, -1, shape_of(b, x), &y);
+	if (op)
+		op->factor = factor;
+	return y;
+}
+
+static int dropout(struct builder *b, const char *name, int x, double rate)
+{
+	int y;
+	struct op *op = add_op(b, OP_DROPOUT, name, x, -1, shape_of(b, x), &y);
+	if (op) {
+		op->factor = rate;
+		op->salt = b->g->op_count; /* unique and stable: the op's index */
+	}
+	return y;
+}
+
+static int gated_add(struct builder *b, int shortcut, int branch, int gate, bool exclusive,
+		     double bias)
+{
+	int y;
+	struct op *op = add_op3(b, OP_GATED_ADD, "gated_add", shortcut, branch, gate,
+				shape_of(b, branch), &y);
+	if (!op)
+		return 0;
+	op->exclusive = exclusive;
+	long c = shape_of(b, gate).channels;
+	char dims[48];
+	snprintf(dims, sizeof dims, "(%ld)", c);
+	op->params[op->param_count++] =
+		add_param(b, op->name, "bias", c, true, PARAM_CONSTANT, bias, dims);
+	return y;
+}
+
+/* A 1x1 shortcut conv, followed by a BN where the spec asks for one. */
+static int shortcut_conv(struct builder *b, int x, int channels, int stride)
+{
+	int y = conv(b, "shortcut_conv", x, channels, 1, stride);
+	if (b->g->spec->net.shortcut_bn)
+		y = batch_norm_named(b, "shortcut_bn", y);
+	return y;
+}
+
 static void begin_group(struct builder *b, const char *name, int stage)
 {
 	struct graph *g = b->g;
@@ -241,14 +294,37 @@ static int build_unit(struct builder *b, int x, const struct conv_layer *layers,
 		}
 	}
 
-	if (shape_changes) {
-		if (spec->net.projection == PROJECTION_CONV1X1)
-			shortcut = conv(b, "shortcut_conv", shortcut, channels_out, 1, stride);
-		else
-			shortcut = pad_shortcut(b, shortcut, channels_out, stride);
-	}
+	/* h(x): a projection where the shape changes (or a 1x1 conv on every unit
+	 * for the conv1x1 kind), then the kind's scaling or dropout. */
+	int source = shortcut;
+	enum shortcut_kind kind = spec->net.shortcut;
+	if (kind == SHORTCUT_CONV1X1 || (shape_changes && spec->net.projection == PROJECTION_CONV1X1))
+		shortcut = shortcut_conv(b, source, channels_out, stride);
+	else if (shape_changes)
+		shortcut = pad_shortcut(b, source, channels_out, stride);
 	int y;
-	add_op(b, OP_ADD, "add", shortcut, branch, shape_of(b, branch), &y);
+	switch (kind) {
+	case SHORTCUT_SCALING:
+		shortcut = scale(b, "shortcut_scale", shortcut, spec->net.scale_shortcut);
+		if (spec->net.scale_branch != 1)
+			branch = scale(b, "branch_scale", branch, spec->net.scale_branch);
+		add_op(b, OP_ADD, "add", shortcut, branch, shape_of(b, branch), &y);
+		break;
+	case SHORTCUT_DROPOUT:
+		shortcut = dropout(b, "shortcut_dropout", shortcut, spec->net.dropout_rate);
+		add_op(b, OP_ADD, "add", shortcut, branch, shape_of(b, branch), &y);
+		break;
+	case SHORTCUT_EXCLUSIVE_GATING:
+	case SHORTCUT_SHORTCUT_GATING: {
+		/* g(x) = sigmoid(W_g x + b_g) reads what the shortcut reads. */
+		int gate = conv(b, "gate_conv", source, channels_out, 1, stride);
+		y = gated_add(b, shortcut, branch, gate, kind == SHORTCUT_EXCLUSIVE_GATING,
+			      spec->net.gate_bias);
+		break;
+	}
+	default:
+		add_op(b, OP_ADD, "add", shortcut, branch, shape_of(b, branch), &y);
+	}
 	if (ordering == ORDER_ORIGINAL)
 		y = relu_named(b, "post_relu", y);
 	else if (ordering == ORDER_BN_AFTER_ADD)
@@ -295,7 +371,8 @@ int graph_build(struct graph *g, const struct spec *spec, struct diag *d)
 			struct conv_layer basic[] = {{3, stride, width}, {3, 1, width}};
 			/* Bottleneck: the stride sits on the 3x3 conv; output is 4x the inner width. */
 			struct conv_layer neck[] = {{1, 1, width}, {3, stride, width}, {1, 1, 4 * width}};
-			x = build_unit(&b, x, bottleneck ? neck : basic, bottleneck ? 3 : 2,
+			int layer_count = spec_layers_per_unit(spec->net.unit);
+			x = build_unit(&b, x, bottleneck ? neck : basic, layer_count,
 				       bottleneck ? 4 * width : width, stride, stage == 1 && unit == 1);
 		}
 	}
@@ -344,7 +421,7 @@ void graph_free(struct graph *g)
 
 bool op_backward_reads_inputs(enum op_kind kind)
 {
-	return kind == OP_CONV || kind == OP_BATCH_NORM || kind == OP_LINEAR;
+	return kind == OP_CONV || kind == OP_BATCH_NORM || kind == OP_LINEAR || kind == OP_GATED_ADD;
 }
 
 bool op_backward_reads_output(enum op_kind kind)
@@ -366,8 +443,12 @@ double op_flops(const struct graph *g, const struct op *op)
 		return 2.0 * elements; /* scale and shift, statistics aside */
 	case OP_AVERAGE_POOL:
 		return (double)in.channels * in.height * in.width;
+	case OP_GATED_ADD:
+		return 8.0 * elements; /* sigmoid counted as four */
 	case OP_RELU:
 	case OP_ADD:
+	case OP_SCALE:
+	case OP_DROPOUT:
 	case OP_SOFTMAX_CROSS_ENTROPY:
 		return elements;
 	default:

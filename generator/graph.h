@@ -26,17 +26,20 @@ enum op_kind {
 	OP_AVERAGE_POOL, /* global */
 	OP_LINEAR,
 	OP_SOFTMAX_CROSS_ENTROPY,
+	OP_SCALE,      /* constant scaling of a shortcut or branch */
+	OP_GATED_ADD,  /* (1 - g) shortcut + (g or 1) branch, g = sigmoid(gate + bias) */
+	OP_DROPOUT,    /* non-inverted dropout */
 	OP_KIND_COUNT
 };
 
-enum param_init { PARAM_HE_NORMAL, PARAM_ONES, PARAM_ZEROS, PARAM_UNIFORM };
+enum param_init { PARAM_HE_NORMAL, PARAM_ONES, PARAM_ZEROS, PARAM_UNIFORM, PARAM_CONSTANT };
 
 struct param {
 	char name[GRAPH_NAME_MAX + 16]; /* op name + _weight, _running_mean... */
 	long count;
 	bool trained;        /* false: BN running statistics, updated by forward */
 	enum param_init init;
-	double init_scale;   /* std for He-normal, bound for uniform */
+	double init_scale;   /* std for He-normal, bound for uniform, the value for constant */
 	char dims[48];       /* "(16, 3, 3, 3)", for comments */
 };
 
@@ -50,13 +53,16 @@ struct op {
 	enum op_kind kind;
 	char name[GRAPH_NAME_MAX]; /* stage1_unit01_conv1 */
 	int group;                 /* index into graph.groups: stem, units, head */
-	int inputs[2];
+	int inputs[3]; /* add: shortcut, branch; gated add: shortcut, branch, gate */
 	int input_count;
 	int output;
 	int params[4]; /* conv: weight; BN: gamma, beta, running mean, running var;
-			  linear: weight, bias */
+			  linear: weight, bias; gated add: bias */
 	int param_count;
 	int kernel_size, stride; /* conv and pad shortcut */
+	double factor;           /* scale: the factor; dropout: the rate */
+	bool exclusive;          /* gated add: g on the branch (exclusive) or 1 */
+	int salt;                /* dropout: distinguishes the masks of two ops */
 };
 
 /* Ops are grouped into stem, one group per unit, and head; each group

@@ -94,6 +94,16 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
 	case OP_SOFTMAX_CROSS_ENTROPY:
 		snprintf(name, size, "softmax_cross_entropy_%d", in.channels);
 		break;
+	case OP_SCALE:
+		snprintf(name, size, "scale");
+		break;
+	case OP_DROPOUT:
+		snprintf(name, size, "dropout");
+		break;
+	case OP_GATED_ADD:
+		snprintf(name, size, "gated_add_%s_%dx%dx%d", op->exclusive ? "exclusive" : "shortcut",
+			 out.channels, out.height, out.width);
+		break;
 	default:
 		snprintf(name, size, "unknown");
 	}

@@ -19,10 +19,11 @@ struct checker {
 };
 
 static const char *const set_names[] = {"cifar10", "cifar100", "fashion-mnist", "mnist", "synthetic"};
-static const char *const unit_names[] = {"basic", "bottleneck"};
+static const char *const unit_names[] = {"basic", "bottleneck", "one-layer"};
 static const char *const ordering_names[] = {"original", "bn-after-add", "relu-before-add",
 					     "relu-only-preact", "full-preact"};
-static const char *const shortcut_names[] = {"identity"};
+static const char *const shortcut_names[] = {"identity",        "scaling", "exclusive-gating",
+					     "shortcut-gating", "conv1x1", "dropout"};
 static const char *const projection_names[] = {"conv1x1", "zero-pad"};
 #define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
@@ -32,7 +33,10 @@ const char *spec_ordering_name(enum ordering ordering) { return ordering_names[o
 const char *spec_shortcut_name(enum shortcut_kind shortcut) { return shortcut_names[shortcut]; }
 const char *spec_projection_name(enum projection_kind p) { return projection_names[p]; }
 
-int spec_layers_per_unit(enum unit_kind unit) { return unit == UNIT_BASIC ? 2 : 3; }
+int spec_layers_per_unit(enum unit_kind unit)
+{
+	return unit == UNIT_BASIC ? 2 : unit == UNIT_BOTTLENECK ? 3 : 1;
+}
 
 int spec_units_per_stage(const struct spec *spec)
 {
@@ -400,6 +404,50 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 	return 0;
 }
 
+/* The parameter blocks of the shortcut kinds; each only with its kind. */
+static int check_shortcut_parameters(const struct checker *c, const struct ynode *net,
+				     struct spec *spec)
+{
+	static const struct ynode empty = {.kind = YNODE_MAP};
+	static const struct {
+		const char *key;
+		enum shortcut_kind kind;
+		const char *kind_name;
+	} blocks[] = {{"scaling", SHORTCUT_SCALING, "scaling"},
+		      {"gating", SHORTCUT_EXCLUSIVE_GATING, "exclusive-gating or shortcut-gating"},
+		      {"dropout", SHORTCUT_DROPOUT, "dropout"}};
+	enum shortcut_kind kind = spec->net.shortcut;
+	const struct ynode *found[3];
+	for (int i = 0; i < 3; i++) {
+		found[i] = ynode_get(net, blocks[i].key);
+		bool applies = kind == blocks[i].kind ||
+			       (blocks[i].kind == SHORTCUT_EXCLUSIVE_GATING &&
+				kind == SHORTCUT_SHORTCUT_GATING);
+		if (found[i] && !applies)
+			return error_at(c, found[i],
+					"'%s' applies only to 'shortcut: %s', and this spec's shortcut "
+					"is %s; remove it or change the shortcut",
+					blocks[i].key, blocks[i].kind_name, shortcut_names[kind]);
+		if (!found[i])
+			found[i] = &empty;
+		else if (expect_map(c, found[i], blocks[i].key) != 0)
+			return -1;
+	}
+	static const char *const scaling_keys[] = {"shortcut", "branch"};
+	static const char *const gating_keys[] = {"bias"};
+	static const char *const dropout_keys[] = {"rate"};
+	if (check_keys(c, found[0], "'scaling'", scaling_keys, COUNT(scaling_keys)) != 0 ||
+	    get_real(c, found[0], "shortcut", 0, false, 10, 0.5, &spec->net.scale_shortcut) != 0 ||
+	    get_real(c, found[0], "branch", 0, false, 10, 1, &spec->net.scale_branch) != 0 ||
+	    check_keys(c, found[1], "'gating'", gating_keys, COUNT(gating_keys)) != 0 ||
+	    get_real(c, found[1], "bias", -100, false, 100, -6, &spec->net.gate_bias) != 0 ||
+	    check_keys(c, found[2], "'dropout'", dropout_keys, COUNT(dropout_keys)) != 0 ||
+	    get_real(c, found[2], "rate", 0, false, 0.99, 0.5, &spec->net.dropout_rate) != 0 ||
+	    get_bool(c, net, "shortcut_bn", false, &spec->net.shortcut_bn) != 0)
+		return -1;
+	return 0;
+}
+
 static void nearest_depths(int per_depth, int depth, int *below, int *above)
 {
 	int n = (depth - 2) / per_depth;
@@ -409,8 +457,8 @@ static void nearest_depths(int per_depth, int depth, int *below, int *above)
 
 static int check_net(const struct checker *c, const struct ynode *root, struct spec *spec)
 {
-	static const char *const keys[] = {"unit",   "ordering", "depth",
-					   "widths", "shortcut", "projection"};
+	static const char *const keys[] = {"unit",     "ordering", "depth",   "widths",     "shortcut",
+					   "scaling",  "gating",   "dropout", "shortcut_bn", "projection"};
 	const struct ynode *net;
 	if (require(c, root, "net", "the spec", &net) != 0 || expect_map(c, net, "net") != 0 ||
 	    check_keys(c, net, "'net'", keys, COUNT(keys)) != 0)
@@ -428,6 +476,8 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	spec->net.ordering = (enum ordering)ordering;
 	spec->net.shortcut = (enum shortcut_kind)shortcut;
 	spec->net.projection = (enum projection_kind)projection;
+	if (check_shortcut_parameters(c, net, spec) != 0)
+		return -1;
 	const struct ynode *node = ynode_get(net, "projection");
 	spec->net.projection_at = node ? (struct spec_position){node->line, node->column}
 				       : (struct spec_position){net->line, net->column};
@@ -603,7 +653,16 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 		ordering_names[spec->net.ordering], spec->net.depth);
 	for (int i = 0; i < spec->net.stage_count; i++)
 		fprintf(out, "%s%d", i ? ", " : "", spec->net.widths[i]);
-	fprintf(out, "], shortcut %s, projection %s\n", shortcut_names[spec->net.shortcut],
+	fprintf(out, "], shortcut %s", shortcut_names[spec->net.shortcut]);
+	if (spec->net.shortcut == SHORTCUT_SCALING)
+		fprintf(out, " (shortcut %s, branch %s)", real_text(a, spec->net.scale_shortcut),
+			real_text(b, spec->net.scale_branch));
+	else if (spec->net.shortcut == SHORTCUT_EXCLUSIVE_GATING ||
+		 spec->net.shortcut == SHORTCUT_SHORTCUT_GATING)
+		fprintf(out, " (bias %s)", real_text(a, spec->net.gate_bias));
+	else if (spec->net.shortcut == SHORTCUT_DROPOUT)
+		fprintf(out, " (rate %s)", real_text(a, spec->net.dropout_rate));
+	fprintf(out, ", shortcut_bn %s, projection %s\n", spec->net.shortcut_bn ? "true" : "false",
 		projection_names[spec->net.projection]);
 	fprintf(out, "%strain: batch %d, iterations %ld, momentum %s, weight_decay %s, seed %ld\n", p,
 		spec->train.batch, spec->train.iterations, real_text(a, spec->train.momentum),

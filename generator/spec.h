@@ -14,7 +14,7 @@
 #define SPEC_MAX_LR_STEPS 16
 
 enum data_set { SET_CIFAR10, SET_CIFAR100, SET_FASHION_MNIST, SET_MNIST, SET_SYNTHETIC };
-enum unit_kind { UNIT_BASIC, UNIT_BOTTLENECK };
+enum unit_kind { UNIT_BASIC, UNIT_BOTTLENECK, UNIT_ONE_LAYER };
 enum ordering {
 	ORDER_ORIGINAL,         /* (a) conv-BN-ReLU-conv-BN, +, ReLU */
 	ORDER_BN_AFTER_ADD,     /* (b) conv-BN-ReLU-conv, +, BN-ReLU */
@@ -22,7 +22,15 @@ enum ordering {
 	ORDER_RELU_ONLY_PREACT, /* (d) ReLU-conv-BN-ReLU-conv-BN, + */
 	ORDER_FULL_PREACT,      /* (e) BN-ReLU-conv-BN-ReLU-conv, + */
 };
-enum shortcut_kind { SHORTCUT_IDENTITY };
+/* The shortcut h(x) of the paper's Fig. 2 / Table 1. */
+enum shortcut_kind {
+	SHORTCUT_IDENTITY,         /* x */
+	SHORTCUT_SCALING,          /* a x, and the branch times b */
+	SHORTCUT_EXCLUSIVE_GATING, /* (1 - g) x + g F, g = sigmoid(W_g x + b_g) */
+	SHORTCUT_SHORTCUT_GATING,  /* (1 - g) x + F */
+	SHORTCUT_CONV1X1,          /* a 1x1 convolution on every unit */
+	SHORTCUT_DROPOUT,          /* non-inverted dropout of x */
+};
 enum projection_kind { PROJECTION_CONV1X1, PROJECTION_ZERO_PAD };
 
 struct spec_position {
@@ -45,6 +53,10 @@ struct spec {
 		int stage_count;
 		int widths[SPEC_MAX_STAGES];
 		enum shortcut_kind shortcut;
+		double scale_shortcut, scale_branch; /* scaling */
+		double gate_bias;                    /* gating: b_g's initial value */
+		double dropout_rate;                 /* dropout */
+		bool shortcut_bn;                    /* a BN after every 1x1 shortcut conv */
 		enum projection_kind projection;
 		struct spec_position depth_at, widths_at, projection_at;
 	} net;

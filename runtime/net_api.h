@@ -18,11 +18,19 @@ struct net_state {
 	real *stats;    /* BN batch statistics saved for backward: stats_count */
 	real *scratch;  /* scratch_per_thread per thread */
 	const int *labels; /* n labels of the current batch */
+	unsigned long seed; /* dropout masks: a function of seed, step, op and element */
+	long step;          /* the training step, set by the caller */
 	int training;      /* BN: batch statistics (1) or running statistics (0) */
 	double loss;       /* mean cross-entropy of the last forward */
 };
 
-enum net_param_init { NET_INIT_HE_NORMAL, NET_INIT_ONES, NET_INIT_ZEROS, NET_INIT_UNIFORM };
+enum net_param_init {
+	NET_INIT_HE_NORMAL,
+	NET_INIT_ONES,
+	NET_INIT_ZEROS,
+	NET_INIT_UNIFORM,
+	NET_INIT_CONSTANT
+};
 
 struct net_param {
 	const char *name;
@@ -31,7 +39,7 @@ struct net_param {
 	long count;
 	int trained;
 	enum net_param_init init;
-	double init_scale; /* std for He-normal, bound for uniform */
+	double init_scale; /* std for He-normal, bound for uniform, the value for constant */
 };
 
 /* The spec's values, as the binary's defaults. */

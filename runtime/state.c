@@ -82,11 +82,16 @@ void state_init(struct net_state *s, uint64_t seed)
 			case NET_INIT_ZEROS:
 				v = 0;
 				break;
+			case NET_INIT_CONSTANT:
+				v = p->init_scale;
+				break;
 			}
 			values[j] = (real)v;
 		}
 	}
 	memset(s->velocity, 0, (size_t)net_info.param_count * sizeof(real));
+	s->seed = seed;
+	s->step = 0;
 }
 
 void state_zero_grads(struct net_state *s)

@@ -215,6 +215,7 @@ int train_run(const struct run_options *o)
 		position += o->batch;
 		double lr = learning_rate(it);
 		s.state.labels = labels;
+		s.state.step = it;
 		net_forward(&s.state, o->batch);
 		if (!isfinite(s.state.loss)) {
 			fprintf(stderr,
@@ -309,6 +310,7 @@ int step_run(const struct run_options *o)
 						  (long)n * net_info.channels * net_info.height *
 							  net_info.width);
 		s.state.labels = labels;
+		s.state.step = step;
 		net_forward(&s.state, n);
 		state_zero_grads(&s.state);
 		net_backward(&s.state, n);

@@ -73,6 +73,79 @@ static void test_graph_orderings_match_figure_4(void **unused)
 		    "conv1 bn1 relu1 conv2 bn2 relu2 conv3 bn3 add post_relu", "pool fc loss");
 }
 
+static const struct op *op_named(const struct graph *g, const char *name);
+
+static void build_shortcut(struct spec *spec, struct graph *g, const char *unit, const char *ordering,
+			   const char *shortcut)
+{
+	FILE *file = fopen(scratch, "w");
+	assert_non_null(file);
+	fprintf(file, "name: t\ndata: {set: cifar10}\nnet: {unit: %s, ordering: %s, depth: %d, %s}\n",
+		unit, ordering, strcmp(unit, "one-layer") == 0 ? 11 : 20, shortcut);
+	fclose(file);
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(spec, scratch, &d), 0);
+	assert_int_equal(graph_build(g, spec, &d), 0);
+}
+
+static void expect_shortcut(const char *unit, const char *ordering, const char *shortcut,
+			    const char *second, const char *projecting)
+{
+	struct spec spec;
+	struct graph g;
+	build_shortcut(&spec, &g, unit, ordering, shortcut);
+	assert_string_equal(group_named(&g, "stage1_unit02")->summary, second);
+	assert_string_equal(group_named(&g, "stage2_unit01")->summary, projecting);
+	graph_free(&g);
+}
+
+static void test_graph_shortcut_kinds_of_table_1(void **unused)
+{
+	(void)unused;
+	expect_shortcut("basic", "original", "shortcut: scaling, scaling: {shortcut: 0.5, branch: 0.5}",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_scale branch_scale add post_relu",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_conv shortcut_scale branch_scale add post_relu");
+	/* A branch factor of 1 is no op at all. */
+	expect_shortcut("basic", "original", "shortcut: scaling, scaling: {shortcut: 0}",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_scale add post_relu",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_conv shortcut_scale add post_relu");
+	expect_shortcut("basic", "original", "shortcut: exclusive-gating",
+			"conv1 bn1 relu1 conv2 bn2 gate_conv gated_add post_relu",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_conv gate_conv gated_add post_relu");
+	expect_shortcut("basic", "full-preact", "shortcut: shortcut-gating, gating: {bias: 0}",
+			"bn1 relu1 conv1 bn2 relu2 conv2 gate_conv gated_add",
+			"bn1 relu1 conv1 bn2 relu2 conv2 shortcut_conv gate_conv gated_add");
+	expect_shortcut("basic", "original", "shortcut: conv1x1, shortcut_bn: true",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_conv shortcut_bn add post_relu",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_conv shortcut_bn add post_relu");
+	expect_shortcut("basic", "original", "shortcut: dropout, dropout: {rate: 0.5}",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_dropout add post_relu",
+			"conv1 bn1 relu1 conv2 bn2 shortcut_conv shortcut_dropout add post_relu");
+	/* Table 3's 1-layer units: one 3x3 conv each, depth 3n+2. */
+	expect_shortcut("one-layer", "original", "shortcut: identity", "conv1 bn1 add post_relu",
+			"conv1 bn1 shortcut_conv add post_relu");
+	expect_shortcut("one-layer", "full-preact", "shortcut: identity", "bn1 relu1 conv1 add",
+			"bn1 relu1 conv1 shortcut_conv add");
+}
+
+static void test_graph_gate_reads_what_the_shortcut_reads(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct graph g;
+	build_shortcut(&spec, &g, "basic", "full-preact", "shortcut: exclusive-gating, gating: {bias: -6}");
+	const struct op *gate = op_named(&g, "stage2_unit01_gate_conv");
+	assert_string_equal(g.tensors[gate->inputs[0]].name, "stage2_unit01_relu1");
+	assert_int_equal(gate->stride, 2);
+	const struct op *sum = op_named(&g, "stage2_unit02_gated_add");
+	assert_int_equal(sum->input_count, 3);
+	assert_true(sum->exclusive);
+	assert_string_equal(g.tensors[sum->inputs[0]].name, "stage2_unit01_gated_add");
+	assert_true(g.params[sum->params[0]].init == PARAM_CONSTANT);
+	assert_true(g.params[sum->params[0]].init_scale == -6);
+	graph_free(&g);
+}
+
 static const struct op *op_named(const struct graph *g, const char *name)
 {
 	for (int i = 0; i < g->op_count; i++)
@@ -158,6 +231,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_graph_orderings_match_figure_4),
 		cmocka_unit_test(test_graph_projection_takes_preactivated_input),
+		cmocka_unit_test(test_graph_shortcut_kinds_of_table_1),
+		cmocka_unit_test(test_graph_gate_reads_what_the_shortcut_reads),
 		cmocka_unit_test(test_graph_parameter_counts_match_the_paper),
 		cmocka_unit_test(test_graph_deep_net_needs_few_kernels),
 	};

@@ -188,6 +188,26 @@ static void test_spec_structure(void **unused)
 		     "narrows from 16 to 8 channels; use non-decreasing widths or 'projection: conv1x1'");
 }
 
+static void test_spec_shortcut_parameters(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD VALID_NET "  scaling: {shortcut: 0.5}\n",
+		     "8:12: 'scaling' applies only to 'shortcut: scaling', and this spec's shortcut is "
+		     "identity; remove it or change the shortcut");
+	expect_error(VALID_HEAD VALID_NET "  shortcut: exclusive-gating\n  gating: {bais: -6}\n",
+		     "9:12: unknown key 'bais' in 'gating'; did you mean 'bias'?");
+	expect_error(VALID_HEAD VALID_NET "  shortcut: dropout\n  dropout: {rate: 1}\n",
+		     "9:19: 'rate' is 1, out of range; it must be at least 0 and at most 0.99");
+	expect_error(VALID_HEAD "net:\n  unit: one-layer\n  ordering: original\n  depth: 21\n",
+		     "7:10: 'depth' 21 is not of the form 3n+2 for one-layer units in 3 stages; the "
+		     "nearest valid depths are 20 and 23");
+	write_spec(VALID_HEAD VALID_NET "  shortcut: shortcut-gating\n");
+	struct spec spec;
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_true(spec.net.gate_bias == -6);
+}
+
 static void test_spec_oversized_document(void **unused)
 {
 	(void)unused;
@@ -230,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_spec_unknown_choice),
 		cmocka_unit_test(test_spec_missing_required_key),
 		cmocka_unit_test(test_spec_structure),
+		cmocka_unit_test(test_spec_shortcut_parameters),
 		cmocka_unit_test(test_spec_oversized_document),
 		cmocka_unit_test(test_spec_missing_file),
 	};

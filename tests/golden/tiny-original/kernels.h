@@ -11,11 +11,25 @@
 #include <omp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "arena.h"
 #include "gemm.h"
 #include "real.h"
+
+/* The output columns [*lo, *hi) whose input column ox * stride - pad + kx
+ * falls inside the image; the rest read the zero padding. */
+static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, int kx, int pad, int stride, int width, int width_out)
+{
+	int first = 0, last = width_out;
+	while (first < width_out && first * stride - pad + kx < 0)
+		first++;
+	while (last > first && (last - 1) * stride - pad + kx >= width)
+		last--;
+	*lo = first;
+	*hi = last;
+}
 
 /* columns (C * K * K, H_OUT * W_OUT) of one image (C, H, W); zero outside */
 static inline __attribute__((always_inline)) void conv_im2col(real *columns, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
@@ -25,13 +39,22 @@ static inline __attribute__((always_inline)) void conv_im2col(real *columns, con
 		for (int ky = 0; ky < kernel_size; ky++)
 			for (int kx = 0; kx < kernel_size; kx++) {
 				real *row = columns + ((size_t)(c * kernel_size + ky) * kernel_size + kx) * height_out * width_out;
+				int lo, hi;
+				conv_inside(&lo, &hi, kx, pad, stride, width, width_out);
 				for (int oy = 0; oy < height_out; oy++) {
 					int y = oy * stride - pad + ky;
-					for (int ox = 0; ox < width_out; ox++) {
-						int x = ox * stride - pad + kx;
-						bool inside = y >= 0 && y < height && x >= 0 && x < width;
-						row[oy * width_out + ox] = inside ? image[((size_t)c * height + y) * width + x] : 0;
+					real *out = row + oy * width_out;
+					if (y < 0 || y >= height) {
+						memset(out, 0, sizeof(real) * width_out);
+						continue;
 					}
+					const real *in = image + ((size_t)c * height + y) * width - pad + kx;
+					for (int ox = 0; ox < lo; ox++)
+						out[ox] = 0;
+					for (int ox = lo; ox < hi; ox++)
+						out[ox] = in[ox * stride];
+					for (int ox = hi; ox < width_out; ox++)
+						out[ox] = 0;
 				}
 			}
 }
@@ -44,15 +67,16 @@ static inline __attribute__((always_inline)) void conv_col2im_add(real *image, c
 		for (int ky = 0; ky < kernel_size; ky++)
 			for (int kx = 0; kx < kernel_size; kx++) {
 				const real *row = columns + ((size_t)(c * kernel_size + ky) * kernel_size + kx) * height_out * width_out;
+				int lo, hi;
+				conv_inside(&lo, &hi, kx, pad, stride, width, width_out);
 				for (int oy = 0; oy < height_out; oy++) {
 					int y = oy * stride - pad + ky;
 					if (y < 0 || y >= height)
 						continue;
-					for (int ox = 0; ox < width_out; ox++) {
-						int x = ox * stride - pad + kx;
-						if (x >= 0 && x < width)
-							image[((size_t)c * height + y) * width + x] += row[oy * width_out + ox];
-					}
+					real *out = image + ((size_t)c * height + y) * width - pad + kx;
+					const real *in = row + oy * width_out;
+					for (int ox = lo; ox < hi; ox++)
+						out[ox * stride] += in[ox];
 				}
 			}
 }
@@ -65,17 +89,21 @@ static inline __attribute__((always_inline)) void batch_norm_forward(real *out, 
 	for (int c = 0; c < channels; c++) {
 		double mean, inverse_std;
 		if (training) {
+			/* One pass: sum and sum of squares, in double. var = E[x^2] - mean^2
+			 * loses digits only when |mean| / std approaches 1e8, far beyond
+			 * what activations reach. */
 			double count = (double)n * pixels, sum = 0, squares = 0;
-			for (int i = 0; i < n; i++)
-				for (int p = 0; p < pixels; p++)
-					sum += in[((size_t)i * channels + c) * pixels + p];
-			mean = sum / count;
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++) {
+				const real *x = in + ((size_t)i * channels + c) * pixels;
 				for (int p = 0; p < pixels; p++) {
-					double centred = in[((size_t)i * channels + c) * pixels + p] - mean;
-					squares += centred * centred;
+					sum += x[p];
+					squares += (double)x[p] * x[p];
 				}
-			double variance = squares / count;
+			}
+			mean = sum / count;
+			double variance = squares / count - mean * mean;
+			if (variance < 0)
+				variance = 0;
 			inverse_std = 1 / sqrt(variance + batch_norm_epsilon);
 			saved[c] = (real)mean;
 			saved[channels + c] = (real)inverse_std;

@@ -3,7 +3,7 @@
  * The spec, every default filled in:
  *   name: tiny-original
  *   data: set synthetic, shape [3, 8, 8], classes 4, train_images 10000, test_images 2000
- *   net: unit basic, ordering original, depth 8, widths [4, 8, 16], shortcut identity, projection conv1x1
+ *   net: unit basic, ordering original, depth 8, widths [4, 8, 16], shortcut identity, shortcut_bn false, projection conv1x1
  *   train: batch 4, iterations 64000, momentum 0.9, weight_decay 0.0001, seed 1
  *   lr: base 0.1, warmup 0.01 for 400 iterations, gamma 0.1 at [32000, 48000]
  *   augment: pad 4, flip true; eval_every 2000
