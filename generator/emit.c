@@ -429,7 +429,8 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 {
 	const struct graph *g = e->g;
 	const struct spec *s = e->spec;
-	struct strbuf table = {0}, groups = {0}, forward = {0}, backward = {0}, sgd = {0};
+	struct strbuf table = {0}, groups = {0}, group_table = {0}, forward = {0}, backward = {0},
+		      sgd = {0};
 	struct template_vars v = {0};
 	int status = 0;
 	int *order = table_order(g);
@@ -453,10 +454,21 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		}
 	}
 	for (int i = 0; i < g->group_count && status == 0; i++) {
-		status = emit_group(e, &g->groups[i], &groups);
+		const struct group *group = &g->groups[i];
+		status = emit_group(e, group, &groups);
 		if (status == 0) {
-			template_set(&v, "GROUP", "%s", g->groups[i].name);
+			template_set(&v, "GROUP", "%s", group->name);
 			status = render(e, &e->net, "forward_call", &v, &forward);
+		}
+		if (status == 0) {
+			int input = g->ops[group->first_op].inputs[0];
+			int output = g->ops[group->first_op + group->op_count - 1].output;
+			template_set(&v, "GROUP", "%s", group->name);
+			template_set(&v, "OUTPUT", "%s", g->tensors[output].name);
+			template_set(&v, "OUTPUT_SIZE", "%ld", tensor_size(g, output));
+			template_set(&v, "INPUT", "%s", g->tensors[input].name);
+			template_set(&v, "INPUT_SIZE", "%ld", tensor_size(g, input));
+			status = render(e, &e->net, "group_entry", &v, &group_table);
 		}
 	}
 	for (int i = g->group_count - 1; i >= 0 && status == 0; i--) {
@@ -498,6 +510,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		defaults_vars(e, &v);
 		template_set(&v, "PARAM_TABLE", "%s", table.text ? table.text : "");
 		template_set(&v, "GROUP_FUNCTIONS", "%s", groups.text ? groups.text : "");
+		template_set(&v, "GROUP_TABLE", "%s", group_table.text ? group_table.text : "");
 		template_set(&v, "FORWARD_CALLS", "%s", forward.text ? forward.text : "");
 		template_set(&v, "BACKWARD_CALLS", "%s", backward.text ? backward.text : "");
 		template_set(&v, "SGD_CALLS", "%s", sgd.text ? sgd.text : "");
@@ -507,6 +520,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	free(order);
 	strbuf_free(&table);
 	strbuf_free(&groups);
+	strbuf_free(&group_table);
 	strbuf_free(&forward);
 	strbuf_free(&backward);
 	strbuf_free(&sgd);

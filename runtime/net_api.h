@@ -59,6 +59,17 @@ struct net_defaults {
 	long eval_every;
 };
 
+/* One group of ops (stem, a unit, head): its two functions, where its output
+ * and its input's gradient sit (reals per image) and their sizes. Lets a
+ * caller run the network group by group to look inside (step --dump). */
+struct net_group {
+	const char *name;
+	void (*forward)(struct net_state *s, int n);
+	void (*backward)(struct net_state *s, int n);
+	long output_offset, output_size;
+	long input_gradient_offset, input_size;
+};
+
 struct net_info {
 	const char *name;   /* the spec's name */
 	const char *dtype;  /* "f32" or "f64" */
@@ -71,6 +82,8 @@ struct net_info {
 	double forward_flops; /* per image: 2 x multiply-adds of convs and classifier, plus BN, ReLU, sums */
 	int param_tensor_count;
 	const struct net_param *params;
+	int group_count;
+	const struct net_group *groups; /* in forward order */
 	struct net_defaults defaults;
 };
 

@@ -311,9 +311,35 @@ int step_run(const struct run_options *o)
 							  net_info.width);
 		s.state.labels = labels;
 		s.state.step = step;
-		net_forward(&s.state, n);
 		state_zero_grads(&s.state);
-		net_backward(&s.state, n);
+		if (step > 0) {
+			net_forward(&s.state, n);
+			net_backward(&s.state, n);
+		} else {
+			/* Group by group, to dump each group's output and the
+			 * gradient of its input while they are in the arena. */
+			char name[300];
+			for (int g = 0; g < net_info.group_count; g++) {
+				const struct net_group *group = &net_info.groups[g];
+				group->forward(&s.state, n);
+				snprintf(name, sizeof name, "act/%s", group->name);
+				failed |= tensor_file_add(&dump, name,
+							  s.state.arena + (size_t)n * group->output_offset,
+							  (long)n * group->output_size);
+			}
+			for (int g = net_info.group_count - 1; g >= 0; g--) {
+				const struct net_group *group = &net_info.groups[g];
+				group->backward(&s.state, n);
+				snprintf(name, sizeof name, "grad_in/%s", group->name);
+				failed |= tensor_file_add(
+					&dump, name, s.state.arena + (size_t)n * group->input_gradient_offset,
+					(long)n * group->input_size);
+			}
+			double label_values[4096];
+			for (int i = 0; i < n; i++)
+				label_values[i] = labels[i];
+			failed |= tensor_file_add_double(&dump, "labels", label_values, n);
+		}
 		if (step == 0) {
 			failed |= tensor_file_add_double(&dump, "loss", &s.state.loss, 1);
 			failed |= tensor_file_add(&dump, "logits", state_logits(&s.state, n),

@@ -53,9 +53,49 @@ SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32
 
+# The PyTorch check (tests/reference/): specs written by specs.py, an f64
+# binary for each and an f32 binary for those in f32.list, then reference.py
+# runs them against its own implementation. These binaries are built at -O1:
+# the check is about what they compute; the -O3 build users get is what the
+# gradient checks and the binaries' tests run.
+REFERENCE_SPECS = $(wildcard $(BUILD)/reference/specs/*.yaml)
+REFERENCE_F32 = $(shell cat $(BUILD)/reference/specs/f32.list 2>/dev/null)
+REFERENCE_BINARIES = $(patsubst $(BUILD)/reference/specs/%.yaml,$(TEST_BIN)/reference/%-f64,$(REFERENCE_SPECS)) \
+	$(REFERENCE_F32:%=$(TEST_BIN)/reference/%-f32)
+reference_binaries_of = $(TEST_BIN)/reference/$(1)-f64$(if $(filter $(1),$(REFERENCE_F32)),$(comma)$(TEST_BIN)/reference/$(1)-f32)
+comma := ,
+REFERENCE_PAIRS = $(foreach spec,$(REFERENCE_SPECS),$(spec)=$(call reference_binaries_of,$(basename $(notdir $(spec)))))
+REFERENCE_CFLAGS := $(subst $(OPTIMISE),-O1,$(RUNTIME_CFLAGS))
+
+$(BUILD)/generated/reference/%-f32/net.c: $(BUILD)/reference/specs/%.yaml $(RESGEN) $(TEMPLATES)
+	$(RESGEN) generate $< -o $(@D) --dtype f32
+
+$(BUILD)/generated/reference/%-f64/net.c: $(BUILD)/reference/specs/%.yaml $(RESGEN) $(TEMPLATES)
+	$(RESGEN) generate $< -o $(@D) --dtype f64
+
+$(TEST_BIN)/reference/%-f64: $(BUILD)/generated/reference/%-f64/net.c $(BUILD)/obj/f64/main.o $(RUNTIME_F64)
+	@mkdir -p $(@D)
+	$(CC) $(REFERENCE_CFLAGS) -DRESGEN_F64 -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+
+$(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
+	@mkdir -p $(@D)
+	$(CC) $(REFERENCE_CFLAGS) -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+
+test-reference:
+	@mkdir -p $(BUILD)/reference
+	/usr/bin/python3 tests/reference/specs.py $(BUILD)/reference/specs
+	@$(MAKE) --no-print-directory reference-binaries
+	@$(MAKE) --no-print-directory reference-run
+
+reference-binaries: $(REFERENCE_BINARIES)
+
+reference-run:
+	/usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
+
 test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory test-plain
+	@$(MAKE) --no-print-directory test-reference
 	@$(MAKE) --no-print-directory test-sanitize
 
 test-sanitize:

@@ -69,47 +69,6 @@ static const struct net_param params[] = {
 	{"head_fc_weight", "(4, 16)", PARAM_head_fc_weight, 64, 1, NET_INIT_UNIFORM, 0.25},
 };
 
-const struct net_info net_info = {
-	.name = "tiny-full-preact",
-	.dtype = "f32",
-	.summary = "basic units, full-preact ordering, depth 8, identity shortcut, conv1x1 projection",
-	.channels = 3,
-	.height = 8,
-	.width = 8,
-	.classes = 4,
-	.param_count = NET_PARAM_COUNT,
-	.buffer_count = NET_BUFFER_COUNT,
-	.stats_count = NET_STATS_COUNT,
-	.arena_per_image = NET_ARENA_PER_IMAGE,
-	.scratch_per_thread = NET_SCRATCH_PER_THREAD,
-	.input_offset = ACT_input,
-	.logits_offset = ACT_head_fc,
-	.input_gradient_offset = GRAD_input,
-	.forward_flops = 112132,
-	.param_tensor_count = (int)(sizeof params / sizeof params[0]),
-	.params = params,
-	.defaults = {
-		.data_set = "synthetic",
-		.data_dir = "",
-		.train_images = 10000,
-		.test_images = 2000,
-		.batch = 4,
-		.iterations = 64000,
-		.lr_base = 0.1,
-		.warmup_lr = 0.01,
-		.warmup_iterations = 400,
-		.lr_step_count = 2,
-		.lr_steps = { 32000, 48000 },
-		.lr_gamma = 0.1,
-		.momentum = 0.9,
-		.weight_decay = 0.0001,
-		.augment_pad = 4,
-		.augment_flip = 1,
-		.seed = 1,
-		.eval_every = 2000,
-	},
-};
-
 static void zero_gradient(real *gradient, long count)
 {
 	memset(gradient, 0, sizeof(real) * (size_t)count);
@@ -117,8 +76,9 @@ static void zero_gradient(real *gradient, long count)
 
 /* As torch.optim.SGD: v = momentum v + (g + weight_decay w); w -= lr v.
  * Called inside net_sgd's one parallel region: each tensor's elements are
- * shared among the threads, with no barrier between tensors. */
-static void sgd_update(real *param, const real *grad, real *velocity, long count, real lr, real momentum, real weight_decay)
+ * shared among the threads, with no barrier between tensors. Not inlined:
+ * a copy per tensor made ResNet-1001 take minutes to compile. */
+static __attribute__((noinline)) void sgd_update(real *param, const real *grad, real *velocity, long count, real lr, real momentum, real weight_decay)
 {
 	#pragma omp for schedule(static) nowait
 	for (long j = 0; j < count; j++) {
@@ -263,6 +223,57 @@ static void head_backward(struct net_state *s, int n)
 	zero_gradient(GRAD(stage3_unit01_add), (long)n * 64);
 	batch_norm_16x2x2_backward(GRAD(stage3_unit01_add), DPARAM(head_bn_gamma), DPARAM(head_bn_beta), GRAD(head_bn), ACT(stage3_unit01_add), PARAM(head_bn_gamma), STATS(head_bn), n);
 }
+
+static const struct net_group groups[] = {
+	{"stem", stem_forward, stem_backward, ACT_stem_relu, 256, GRAD_input, 192},
+	{"stage1_unit01", stage1_unit01_forward, stage1_unit01_backward, ACT_stage1_unit01_add, 256, GRAD_stem_relu, 256},
+	{"stage2_unit01", stage2_unit01_forward, stage2_unit01_backward, ACT_stage2_unit01_add, 128, GRAD_stage1_unit01_add, 256},
+	{"stage3_unit01", stage3_unit01_forward, stage3_unit01_backward, ACT_stage3_unit01_add, 64, GRAD_stage2_unit01_add, 128},
+	{"head", head_forward, head_backward, ACT_head_loss, 4, GRAD_stage3_unit01_add, 64},
+};
+
+const struct net_info net_info = {
+	.name = "tiny-full-preact",
+	.dtype = "f32",
+	.summary = "basic units, full-preact ordering, depth 8, identity shortcut, conv1x1 projection",
+	.channels = 3,
+	.height = 8,
+	.width = 8,
+	.classes = 4,
+	.param_count = NET_PARAM_COUNT,
+	.buffer_count = NET_BUFFER_COUNT,
+	.stats_count = NET_STATS_COUNT,
+	.arena_per_image = NET_ARENA_PER_IMAGE,
+	.scratch_per_thread = NET_SCRATCH_PER_THREAD,
+	.input_offset = ACT_input,
+	.logits_offset = ACT_head_fc,
+	.input_gradient_offset = GRAD_input,
+	.forward_flops = 112132,
+	.param_tensor_count = (int)(sizeof params / sizeof params[0]),
+	.params = params,
+	.group_count = (int)(sizeof groups / sizeof groups[0]),
+	.groups = groups,
+	.defaults = {
+		.data_set = "synthetic",
+		.data_dir = "",
+		.train_images = 10000,
+		.test_images = 2000,
+		.batch = 4,
+		.iterations = 64000,
+		.lr_base = 0.1,
+		.warmup_lr = 0.01,
+		.warmup_iterations = 400,
+		.lr_step_count = 2,
+		.lr_steps = { 32000, 48000 },
+		.lr_gamma = 0.1,
+		.momentum = 0.9,
+		.weight_decay = 0.0001,
+		.augment_pad = 4,
+		.augment_flip = 1,
+		.seed = 1,
+		.eval_every = 2000,
+	},
+};
 
 void net_forward(struct net_state *s, int n)
 {

@@ -1,0 +1,428 @@
+#!/usr/bin/python3
+"""An independent implementation of resgen's networks in PyTorch, and the check
+that runs binaries and this implementation side by side.
+
+For each spec given, with its binaries: the f64 binary exports its seeded
+initial weights (`init`) and runs five SGD steps on its first batch (`step
+--steps 5 --dump`), dumping the input, labels, logits, loss, every group's
+(stem, unit, head) output and input gradient, every parameter gradient and
+the weights after the five steps. This file builds the same network from the
+same YAML spec in float64, loads the same weights, runs the same five steps
+with torch.optim.SGD, and compares all of it. Where an f32 binary is given
+too, its first forward pass on the same weights is compared as well. A
+mismatch names the tensor and the unit.
+
+    reference.py WORK_DIR SPEC=F64_BINARY[,F32_BINARY]...
+
+Exit status 0 when every spec matches, 1 otherwise.
+"""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import yaml
+
+# Tolerances, all in one place: the norm of the difference over the norm of
+# the float64 reference (at least FLOOR), per tensor.
+# - f64 binary against float64 PyTorch: both round at 1e-16; sums in other
+#   orders through a few dozen ops and five SGD steps stay near 1e-13
+#   (measured), so 1e-9 passes any correct network and no wrong one.
+# - f32 binary, first forward pass: float32 rounds at 6e-8 and a small net
+#   loses a few dozen epsilons (measured 4e-6), so 1e-4. Its gradients and
+#   later steps are not compared: on these tiny nets (batch 3, BN over a
+#   dozen values) a ReLU input within float32 rounding of zero flips, which
+#   moves gradients by percents and is amplified by every SGD step; the f64
+#   comparison is the check of the arithmetic.
+# FLOOR: gradients that are exactly zero (BN's beta ahead of another BN)
+# compare in absolute terms instead of relative to their own rounding noise.
+TOLERANCES = {"f64": 1e-9, "f32 forward": 1e-4}
+FLOOR = 1e-4
+STEPS = 5
+
+torch.set_default_dtype(torch.float64)
+
+
+def read_tensors(path):
+    """A resgen tensor file (runtime/tensor_file.h) as {name: float64 array}."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"RESGENT1":
+        raise ValueError(f"{path}: not a resgen tensor file")
+    (count,) = struct.unpack_from("<I", data, 8)
+    at, tensors = 12, {}
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", data, at)
+        name = data[at + 4:at + 4 + length].decode()
+        (values,) = struct.unpack_from("<Q", data, at + 4 + length)
+        at += 12 + length
+        tensors[name] = np.frombuffer(data, dtype="<f8", count=values, offset=at).copy()
+        at += 8 * values
+    return tensors
+
+
+class Spec:
+    """The fields of a spec that decide the computation, with the defaults of
+    specs/README.md."""
+
+    def __init__(self, path):
+        with open(path) as f:
+            raw = yaml.safe_load(f)
+        data, net, train = raw["data"], raw["net"], raw.get("train", {}) or {}
+        self.name = raw["name"]
+        shapes = {"cifar10": (3, 32, 32, 10), "cifar100": (3, 32, 32, 100),
+                  "fashion-mnist": (1, 28, 28, 10), "mnist": (1, 28, 28, 10)}
+        if data["set"] == "synthetic":
+            c, h, w = data.get("shape", [3, 32, 32])
+            self.input, self.classes = (c, h, w), data.get("classes", 10)
+        else:
+            *shape, self.classes = shapes[data["set"]]
+            self.input = tuple(shape)
+        self.unit = net["unit"]
+        self.ordering = net["ordering"]
+        self.depth = net["depth"]
+        self.widths = net.get("widths", [16, 32, 64])
+        self.shortcut = net.get("shortcut", "identity")
+        scaling = net.get("scaling", {}) or {}
+        self.scale_shortcut = scaling.get("shortcut", 0.5)
+        self.scale_branch = scaling.get("branch", 1)
+        self.gate_bias = (net.get("gating", {}) or {}).get("bias", -6)
+        self.dropout_rate = (net.get("dropout", {}) or {}).get("rate", 0.5)
+        self.shortcut_bn = net.get("shortcut_bn", False)
+        self.projection = net.get("projection", "conv1x1")
+        lr = train.get("lr", {}) or {}
+        warmup = lr.get("warmup", {}) or {}
+        self.lr_base = lr.get("base", 0.1)
+        self.warmup_lr = warmup.get("lr", 0.01)
+        self.warmup_iterations = warmup.get("iterations", 400)
+        self.lr_steps = lr.get("steps", [32000, 48000])
+        self.lr_gamma = lr.get("gamma", 0.1)
+        self.momentum = train.get("momentum", 0.9)
+        self.weight_decay = train.get("weight_decay", 0.0001)
+        self.seed = train.get("seed", 1)
+
+    def learning_rate(self, iteration):
+        if iteration < self.warmup_iterations:
+            return self.warmup_lr
+        return self.lr_base * self.lr_gamma ** sum(iteration >= s for s in self.lr_steps)
+
+    def layers_per_unit(self):
+        return {"basic": 2, "bottleneck": 3, "one-layer": 1}[self.unit]
+
+
+class Graph:
+    """The ops of the network in execution order, named as the generator names
+    them. Written from the paper and specs/README.md, not from graph.c."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.ops = []      # dicts: kind, name, group, inputs, output and attributes
+        self.shapes = {"input": spec.input}
+        self.groups = []   # (name, first op index, op count)
+        self.build()
+
+    def begin(self, name):
+        self.group = name
+        self.counts = {"bn": 0, "relu": 0}
+        self.groups.append([name, len(self.ops), 0])
+
+    def op(self, kind, local, inputs, shape, **attributes):
+        name = f"{self.group}_{local}"
+        self.ops.append(dict(kind=kind, name=name, group=self.group, inputs=inputs, **attributes))
+        self.groups[-1][2] += 1
+        self.shapes[name] = shape
+        return name
+
+    def conv(self, local, x, channels, k, stride):
+        c, h, w = self.shapes[x]
+        p = k // 2
+        shape = (channels, (h + 2 * p - k) // stride + 1, (w + 2 * p - k) // stride + 1)
+        return self.op("conv", local, [x], shape, k=k, stride=stride)
+
+    def bn(self, x, local=None):
+        if local is None:
+            self.counts["bn"] += 1
+            local = f"bn{self.counts['bn']}"
+        return self.op("bn", local, [x], self.shapes[x])
+
+    def relu(self, x, local=None):
+        if local is None:
+            self.counts["relu"] += 1
+            local = f"relu{self.counts['relu']}"
+        return self.op("relu", local, [x], self.shapes[x])
+
+    def preact(self):
+        return self.spec.ordering in ("relu-only-preact", "full-preact")
+
+    def unit(self, x, layers, channels, stride, first):
+        s, order = self.spec, self.spec.ordering
+        changes = stride != 1 or self.shapes[x][0] != channels
+        branch = x
+        if self.preact() and not first:
+            if order == "full-preact":
+                branch = self.bn(branch)
+            branch = self.relu(branch)
+        source = branch if changes and self.preact() else x
+        for i, (k, conv_stride, width) in enumerate(layers):
+            last = i == len(layers) - 1
+            branch = self.conv(f"conv{i + 1}", branch, width, k, conv_stride)
+            if order in ("original", "relu-only-preact"):
+                branch = self.bn(branch)
+                if not last:
+                    branch = self.relu(branch)
+            elif order == "relu-before-add":
+                branch = self.relu(self.bn(branch))
+            elif not last:  # bn-after-add, full-preact
+                branch = self.relu(self.bn(branch))
+        shortcut = source
+        if s.shortcut == "conv1x1" or (changes and s.projection == "conv1x1"):
+            shortcut = self.conv("shortcut_conv", source, channels, 1, stride)
+            if s.shortcut_bn:
+                shortcut = self.bn(shortcut, "shortcut_bn")
+        elif changes:
+            c, h, w = self.shapes[source]
+            shortcut = self.op("pad", "shortcut_pad", [source],
+                               (channels, -(-h // stride), -(-w // stride)), stride=stride)
+        if s.shortcut in ("exclusive-gating", "shortcut-gating"):
+            gate = self.conv("gate_conv", source, channels, 1, stride)
+            y = self.op("gated_add", "gated_add", [shortcut, branch, gate], self.shapes[branch],
+                        exclusive=s.shortcut == "exclusive-gating", bias=s.gate_bias)
+        else:
+            if s.shortcut == "scaling":
+                shortcut = self.op("scale", "shortcut_scale", [shortcut], self.shapes[shortcut],
+                                   factor=s.scale_shortcut)
+                if s.scale_branch != 1:
+                    branch = self.op("scale", "branch_scale", [branch], self.shapes[branch],
+                                     factor=s.scale_branch)
+            elif s.shortcut == "dropout":
+                shortcut = self.op("dropout", "shortcut_dropout", [shortcut], self.shapes[shortcut],
+                                   rate=s.dropout_rate, salt=len(self.ops) + 1)
+            y = self.op("add", "add", [shortcut, branch], self.shapes[branch])
+        if order == "original":
+            y = self.relu(y, "post_relu")
+        elif order == "bn-after-add":
+            y = self.relu(self.bn(y, "post_bn"), "post_relu")
+        return y
+
+    def build(self):
+        s = self.spec
+        self.begin("stem")
+        x = self.conv("conv", "input", s.widths[0], 3, 1)
+        x = self.relu(self.bn(x, "bn"), "relu")
+        per_stage = (s.depth - 2) // (s.layers_per_unit() * len(s.widths))
+        digits = 3 if per_stage >= 100 else 2
+        for stage, width in enumerate(s.widths, 1):
+            for unit in range(1, per_stage + 1):
+                self.begin(f"stage{stage}_unit{unit:0{digits}d}")
+                stride = 2 if stage > 1 and unit == 1 else 1
+                if s.unit == "bottleneck":
+                    layers, out = [(1, 1, width), (3, stride, width), (1, 1, 4 * width)], 4 * width
+                else:
+                    layers, out = [(3, stride, width), (3, 1, width)][:s.layers_per_unit()], width
+                x = self.unit(x, layers, out, stride, stage == 1 and unit == 1)
+        self.begin("head")
+        if s.ordering == "full-preact":
+            x = self.relu(self.bn(x, "bn"), "relu")
+        elif s.ordering == "relu-only-preact":
+            x = self.relu(x, "relu")
+        x = self.op("pool", "pool", [x], (self.shapes[x][0], 1, 1))
+        self.logits = self.op("linear", "fc", [x], (s.classes, 1, 1))
+        self.op("loss", "loss", [self.logits], (s.classes, 1, 1))
+
+
+def mix(z):
+    """splitmix64's finaliser on uint64 arrays (the binaries' dropout hash)."""
+    with np.errstate(over="ignore"):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def dropout_mask(shape, rate, salt, seed, step):
+    with np.errstate(over="ignore"):
+        base = mix(mix(np.uint64(seed) ^ (np.uint64(step) << np.uint64(20))) + np.uint64(salt))
+        draws = mix(base + np.arange(int(np.prod(shape)), dtype=np.uint64))
+    uniform = (draws >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    return torch.from_numpy((uniform >= rate).astype(np.float64).reshape(shape))
+
+
+class Network:
+    def __init__(self, graph, weights):
+        self.graph, self.spec = graph, graph.spec
+        shapes = {}  # the weight tensors' shapes; the files hold them flat
+        for op in graph.ops:
+            if op["kind"] == "conv":
+                shapes[op["name"] + "_weight"] = (graph.shapes[op["name"]][0],
+                                                  graph.shapes[op["inputs"][0]][0], op["k"], op["k"])
+            elif op["kind"] == "linear":
+                shapes[op["name"] + "_weight"] = (graph.shapes[op["name"]][0],
+                                                  graph.shapes[op["inputs"][0]][0])
+        self.params, self.buffers = {}, {}
+        for name, values in weights.items():
+            tensor = torch.from_numpy(values.copy()).reshape(shapes.get(name, (-1,)))
+            if name.endswith("_running_mean") or name.endswith("_running_var"):
+                self.buffers[name] = tensor
+            else:
+                self.params[name] = tensor.requires_grad_(True)
+        expected = {op["name"] + suffix for op in graph.ops for suffix in
+                    {"conv": ["_weight"], "linear": ["_weight", "_bias"], "gated_add": ["_bias"],
+                     "bn": ["_gamma", "_beta", "_running_mean", "_running_var"]}.get(op["kind"], [])}
+        if expected != set(weights):
+            raise ValueError(f"{self.spec.name}: the binary's tensors and this network's differ: "
+                             f"{sorted(expected ^ set(weights))[:6]}")
+
+    def forward(self, images, labels, step, keep):
+        """Returns the loss and the logits; fills keep[group] with (input, output)."""
+        values = {"input": images}
+        training = True
+        for op in self.graph.ops:
+            x = [values[i] for i in op["inputs"]]
+            name, kind = op["name"], op["kind"]
+            if kind == "conv":
+                y = F.conv2d(x[0], self.params[name + "_weight"], stride=op["stride"],
+                             padding=op["k"] // 2)
+            elif kind == "bn":
+                y = F.batch_norm(x[0], self.buffers[name + "_running_mean"],
+                                 self.buffers[name + "_running_var"], self.params[name + "_gamma"],
+                                 self.params[name + "_beta"], training, 0.1, 1e-5)
+            elif kind == "relu":
+                y = F.relu(x[0])
+            elif kind == "add":
+                y = x[0] + x[1]
+            elif kind == "pad":
+                sub = x[0][:, :, ::op["stride"], ::op["stride"]]
+                c = self.graph.shapes[name][0]
+                zeros = torch.zeros(sub.shape[0], c - sub.shape[1], sub.shape[2], sub.shape[3])
+                y = torch.cat([sub, zeros], 1)
+            elif kind == "scale":
+                y = op["factor"] * x[0]
+            elif kind == "dropout":
+                y = x[0] * dropout_mask(tuple(x[0].shape), op["rate"], op["salt"],
+                                        self.spec.seed, step)
+            elif kind == "gated_add":
+                g = torch.sigmoid(x[2] + self.params[name + "_bias"].view(1, -1, 1, 1))
+                y = (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
+            elif kind == "pool":
+                y = x[0].mean((2, 3))
+            elif kind == "linear":
+                y = x[0] @ self.params[name + "_weight"].T + self.params[name + "_bias"]
+            elif kind == "loss":
+                y = F.softmax(x[0], 1)
+                loss = F.cross_entropy(x[0], labels)
+            values[name] = y
+        if keep is not None:
+            for group, first, count in self.graph.groups:
+                source = self.graph.ops[first]["inputs"][0]
+                keep[group] = (values[source], values[self.graph.ops[first + count - 1]["name"]])
+        return loss, values[self.graph.logits]
+
+
+def relative(a, b):
+    a, b = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), FLOOR))
+
+
+class Comparison:
+    def __init__(self, spec_name):
+        self.spec_name, self.failures = spec_name, []
+        self.worst = {k: 0.0 for k in TOLERANCES}
+
+    def __call__(self, what, kind, mine, reference):
+        error = relative(mine, reference)
+        self.worst[kind] = max(self.worst[kind], error)
+        if not error <= TOLERANCES[kind]:
+            self.failures.append(f"{self.spec_name} ({kind}): {what} differs from PyTorch by "
+                                 f"{error:.3g} (tolerance {TOLERANCES[kind]:.0e})")
+
+
+def run_binary(binary, weights_path, dump_path, steps):
+    subprocess.run([binary, "step", "--load-weights", weights_path, "--steps", str(steps),
+                    "--dump", dump_path], check=True, stdout=subprocess.DEVNULL)
+    return read_tensors(dump_path)
+
+
+def check(spec_path, binaries, work):
+    spec = Spec(spec_path)
+    f64, f32 = binaries[0], binaries[1] if len(binaries) > 1 else None
+    weights_path = os.path.join(work, spec.name + ".weights")
+    subprocess.run([f64, "init", "--save-weights", weights_path], check=True)
+    weights = read_tensors(weights_path)
+    dump = run_binary(f64, weights_path, os.path.join(work, spec.name + "-f64.dump"), STEPS)
+    graph = Graph(spec)
+    net = Network(graph, weights)
+    n = len(dump["labels"])
+    images = torch.from_numpy(dump["input"].reshape((n,) + spec.input))
+    labels = torch.from_numpy(dump["labels"].astype(np.int64))
+    optimiser = torch.optim.SGD(list(net.params.values()), lr=spec.learning_rate(0),
+                                momentum=spec.momentum, weight_decay=spec.weight_decay)
+    compare = Comparison(spec.name)
+    first = {}
+    images.requires_grad_(True)
+    for step in range(STEPS):
+        for group in optimiser.param_groups:
+            group["lr"] = spec.learning_rate(step)
+        optimiser.zero_grad()
+        keep = {} if step == 0 else None
+        loss, logits = net.forward(images, labels, step, keep)
+        if step == 0:
+            for source, _ in keep.values():
+                if source is not images:
+                    source.retain_grad()
+            first = {"loss": [loss.item()], "logits": logits.detach().numpy().copy()}
+            for group, (_, output) in keep.items():
+                first[f"act/{group}"] = output.detach().numpy().copy()
+        loss.backward()
+        if step == 0:
+            for name in first:
+                compare(name, "f64", dump[name], first[name])
+            for group, (source, _) in keep.items():
+                gradient = images.grad if source is images else source.grad
+                compare(f"{group} input gradient", "f64", dump[f"grad_in/{group}"], gradient.numpy())
+            for name, p in net.params.items():
+                compare(f"gradient of {name}", "f64", dump[f"grad/{name}"], p.grad.numpy())
+        optimiser.step()
+    for name, p in list(net.params.items()) + list(net.buffers.items()):
+        compare(f"{name} after {STEPS} steps", "f64", dump[f"after/{name}"], p.detach().numpy())
+    if f32:
+        dump32 = run_binary(f32, weights_path, os.path.join(work, spec.name + "-f32.dump"), 1)
+        compare("input", "f32 forward", dump32["input"], dump["input"])
+        for name in first:
+            what = f"{name[4:]} output" if name.startswith("act/") else name
+            compare(what, "f32 forward", dump32[name], first[name])
+    return compare
+
+
+def main():
+    if len(sys.argv) < 3:
+        print("usage: reference.py WORK_DIR SPEC=F64_BINARY[,F32_BINARY]...", file=sys.stderr)
+        return 2
+    work = tempfile.mkdtemp(prefix="run-", dir=sys.argv[1])
+    failed = passed = 0
+    overall = {k: 0.0 for k in TOLERANCES}
+    for pair in sys.argv[2:]:
+        spec_path, binaries = pair.split("=", 1)
+        result = check(spec_path, binaries.split(","), work)
+        for k in overall:
+            overall[k] = max(overall[k], result.worst[k])
+        if result.failures:
+            failed += 1
+            print(f"FAIL {spec_path}")
+            for line in result.failures[:12]:
+                print("  " + line)
+        else:
+            passed += 1
+    print("worst relative error against PyTorch: " +
+          ", ".join(f"{k} {v:.2e} (tolerance {TOLERANCES[k]:.0e})" for k, v in overall.items()))
+    print(f"reference: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

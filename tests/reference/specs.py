@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""Writes the specs that the PyTorch check covers into a folder: every
+ordering x every shortcut kind x every unit kind, at small, odd sizes
+(batch 3, widths 3/5/7, inputs 1x28x28 and 3x32x32, both projections).
+Every spec is checked in f64; a third of them, spread so that every
+ordering, shortcut and unit is among them, in f32 too: their names go to
+FOLDER/f32.list. A file is rewritten only when its text changes, so make
+rebuilds nothing that did not change.
+
+    specs.py FOLDER
+"""
+import itertools
+import os
+import sys
+
+ORDERINGS = ["original", "bn-after-add", "relu-before-add", "relu-only-preact", "full-preact"]
+SHORTCUTS = {
+    "identity": "",
+    "scaling": "  scaling: {shortcut: 0.5, branch: 0.8}\n",
+    "exclusive-gating": "  gating: {bias: -1}\n",
+    "shortcut-gating": "  gating: {bias: -1}\n",
+    "conv1x1": "",
+    "dropout": "  dropout: {rate: 0.3}\n",
+}
+UNITS = {"basic": 14, "bottleneck": 20, "one-layer": 8}  # two units per stage
+
+
+def main():
+    folder = sys.argv[1]
+    os.makedirs(folder, exist_ok=True)
+    f32 = []
+    for index, (ordering, shortcut, unit) in enumerate(
+            itertools.product(ORDERINGS, SHORTCUTS, UNITS)):
+        shape = "[1, 28, 28]" if index % 2 else "[3, 32, 32]"
+        projection = "zero-pad" if index % 3 == 0 else "conv1x1"
+        shortcut_bn = "true" if index % 4 == 1 else "false"
+        name = f"{ordering}-{shortcut}-{unit}"
+        text = (f"# PyTorch check: {ordering}, {shortcut} shortcut, {unit} units.\n"
+                f"name: ref-{name}\n"
+                f"data:\n  set: synthetic\n  shape: {shape}\n  classes: 5\n"
+                f"  train_images: 6\n  test_images: 3\n"
+                f"net:\n  unit: {unit}\n  ordering: {ordering}\n  depth: {UNITS[unit]}\n"
+                f"  widths: [3, 5, 7]\n  shortcut: {shortcut}\n{SHORTCUTS[shortcut]}"
+                f"  shortcut_bn: {shortcut_bn}\n  projection: {projection}\n"
+                f"train:\n  batch: 3\n  lr: {{base: 0.1, warmup: {{lr: 0.05, iterations: 2}}}}\n")
+        write(os.path.join(folder, name + ".yaml"), text)
+        coordinates = (ORDERINGS.index(ordering), list(SHORTCUTS).index(shortcut),
+                       list(UNITS).index(unit))
+        if sum(coordinates) % 3 == 0:
+            f32.append(name)
+    write(os.path.join(folder, "f32.list"), "\n".join(f32) + "\n")
+
+
+def write(path, text):
+    if not os.path.exists(path) or open(path).read() != text:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
