@@ -326,8 +326,11 @@ static void test_binary_rejects_weights_of_another_network(void **unused)
 	expect_failure(command, 2, message);
 }
 
-/* A short run on real Fashion-MNIST at a constant learning rate
- * (tests/specs/fashion-tiny.yaml): the training and test losses must fall. */
+/* A short run on real Fashion-MNIST (tests/specs/fashion-tiny.yaml): the
+ * training and test losses must fall. The rate drops for the last third:
+ * at the full rate, BN's running statistics lag the weights and the test
+ * loss of one build or another rose (measured 1.52 -> 1.72 under the
+ * sanitizers) while the training loss fell the same in every build. */
 static void test_binary_loss_falls_on_real_data(void **unused)
 {
 	(void)unused;

@@ -84,7 +84,7 @@ $(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/o
 test-reference:
 	@mkdir -p $(BUILD)/reference
 	/usr/bin/python3 tests/reference/specs.py $(BUILD)/reference/specs
-	@$(MAKE) --no-print-directory reference-binaries
+	@$(MAKE) --no-print-directory -j$(JOBS) reference-binaries
 	@$(MAKE) --no-print-directory reference-run
 
 reference-binaries: $(REFERENCE_BINARIES)
@@ -92,14 +92,17 @@ reference-binaries: $(REFERENCE_BINARIES)
 reference-run:
 	/usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
 
+# Builds use every core; the test programs then run one at a time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 test:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory test-plain
-	@$(MAKE) --no-print-directory test-reference
-	@$(MAKE) --no-print-directory test-sanitize
+	@$(MAKE) --no-print-directory -j$(JOBS) test-plain
+	@$(MAKE) --no-print-directory -j$(JOBS) test-reference
+	@$(MAKE) --no-print-directory -j$(JOBS) test-sanitize
 
 test-sanitize:
-	@$(MAKE) --no-print-directory test-plain SANITIZE=1 BUILD=build/sanitize
+	@$(MAKE) --no-print-directory -j$(JOBS) test-plain SANITIZE=1 BUILD=build/sanitize
 
 test-plain: $(UNIT_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(SYSTEM_TEST_NEEDS)
 	@BUILD=$(BUILD) tests/run-all $(UNIT_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS)
