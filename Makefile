@@ -132,8 +132,12 @@ diff:
 
 # ---- benchmark -----------------------------------------------------------------
 
+# Training speed of preact-110 at batch 128, then PyTorch on the same network
+# and weights in the same run, and the ratio of the two.
 bench: $(BUILD)/bin/preact-110 $(BUILD)/bench/bench-preact-110
-	$(BUILD)/bench/bench-preact-110
+	@$(BUILD)/bench/bench-preact-110 | tee $(BUILD)/bench/resgen.txt
+	@/usr/bin/python3 tests/reference/bench.py specs/preact-110.yaml $(BUILD)/bin/preact-110 \
+		--against $(BUILD)/bench/resgen.txt
 
 $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	@mkdir -p $(@D)

@@ -112,6 +112,15 @@ static int read_idx(const char *path, int want_dims, long dims[3], uint8_t **dat
 		}
 		total *= dims[i];
 	}
+	/* The header is all there is to go on before reading a gzip stream:
+	 * refuse what no image set of this kind could be. */
+	if (total > (4L << 30)) {
+		gzclose(file);
+		return fail(error,
+			    "%s: the header announces %ld bytes of data, more than 4 GiB; the file "
+			    "is not an image set this tool reads",
+			    path, total);
+	}
 	*data = malloc((size_t)total);
 	if (!*data) {
 		gzclose(file);

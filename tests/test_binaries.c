@@ -137,6 +137,16 @@ static void test_binary_rejects_missing_and_broken_idx_files(void **unused)
 		 path);
 	expect_failure(command, 2, message);
 
+	/* A header announcing more than any image set is refused before
+	 * anything is allocated: 10M images of 1000x1000 bytes. */
+	unsigned char large[16] = {0, 0, 8, 3, 0, 0x98, 0x96, 0x80, 0, 0, 0x03, 0xe8, 0, 0, 0x03, 0xe8};
+	write_gz(path, large, sizeof large);
+	snprintf(message, sizeof message,
+		 "demo: %s: the header announces 10000000000000 bytes of data, more than 4 GiB; the "
+		 "file is not an image set this tool reads\n",
+		 path);
+	expect_failure(command, 2, message);
+
 	/* An absurd count is refused before anything is allocated. */
 	unsigned char huge[16] = {0, 0, 8, 3, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 28, 0, 0, 0, 28};
 	write_gz(path, huge, sizeof huge);

@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""make bench's reference: the same network, from the same spec and the same
+initial weights, trained by PyTorch (float32, CPU) on the same machine in the
+same run, so that the binary's speed can be read as a ratio.
+
+    bench.py SPEC BINARY [--against RESGEN_OUTPUT]
+
+With --against, the output of the binary's benchmark (tests/bench.c), whose
+"training" line gives its images/s: the ratio of the two is printed last.
+"""
+import os
+import re
+import sys
+import tempfile
+import time
+
+import torch
+
+import reference
+
+
+def main():
+    spec_path, binary = sys.argv[1], sys.argv[2]
+    against = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--against" else None
+    batch, steps = 128, 4
+    threads = int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 2))
+    torch.set_num_threads(threads)
+    spec = reference.Spec(spec_path)
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "weights")
+        reference.subprocess.run([binary, "init", "--save-weights", path], check=True)
+        weights = reference.read_tensors(path)
+    net = reference.Network(reference.Graph(spec), weights)
+    for table in (net.params, net.buffers):
+        for name, tensor in table.items():
+            table[name] = tensor.detach().float().requires_grad_(table is net.params)
+    images = torch.randn((batch,) + spec.input, dtype=torch.float32)
+    labels = torch.randint(0, spec.classes, (batch,))
+    optimiser = torch.optim.SGD(list(net.params.values()), lr=0.01, momentum=0.9,
+                                weight_decay=0.0001)
+    elapsed = 0.0
+    for step in range(-2, steps):  # two warm-up steps, not timed
+        start = time.perf_counter()
+        optimiser.zero_grad()
+        loss, _ = net.forward(images, labels, 0, None)
+        loss.backward()
+        optimiser.step()
+        if step >= 0:
+            elapsed += time.perf_counter() - start
+    theirs = batch * steps / elapsed
+    print(f"PyTorch {torch.__version__}, float32, batch {batch}, {threads} threads, {steps} timed "
+          f"steps: {1e3 * elapsed / steps:.1f} ms/step, {theirs:.1f} images/s")
+    if against:
+        with open(against) as f:
+            mine = float(re.search(r"training .*?([0-9.]+) images/s", f.read()).group(1))
+        print(f"resgen / PyTorch training speed: {mine / theirs:.2f} (above 1: resgen is faster)")
+
+
+if __name__ == "__main__":
+    main()
