@@ -14,14 +14,15 @@
 
 static const char *scratch = "build/tests/scratch-graph.yaml";
 
+/* Builds the graph of a CIFAR-10 spec whose net has these values; extra is
+ * more of the net mapping, such as "projection: zero-pad". */
 static void build(struct spec *spec, struct graph *g, const char *unit, const char *ordering,
-		  int depth, const char *projection)
+		  int depth, const char *extra)
 {
 	FILE *file = fopen(scratch, "w");
 	assert_non_null(file);
-	fprintf(file, "name: t\ndata: {set: cifar10}\nnet: {unit: %s, ordering: %s, depth: %d, "
-		      "projection: %s}\n",
-		unit, ordering, depth, projection);
+	fprintf(file, "name: t\ndata: {set: cifar10}\nnet: {unit: %s, ordering: %s, depth: %d, %s}\n",
+		unit, ordering, depth, extra);
 	fclose(file);
 	struct diag d = {{0}};
 	assert_int_equal(spec_load(spec, scratch, &d), 0);
@@ -42,7 +43,7 @@ static void expect_unit(const char *ordering, const char *unit, const char *stem
 {
 	struct spec spec;
 	struct graph g;
-	build(&spec, &g, unit, ordering, strcmp(unit, "basic") == 0 ? 20 : 29, "conv1x1");
+	build(&spec, &g, unit, ordering, strcmp(unit, "basic") == 0 ? 20 : 29, "projection: conv1x1");
 	assert_string_equal(group_named(&g, "stem")->summary, stem);
 	assert_string_equal(group_named(&g, "stage1_unit01")->summary, first);
 	assert_string_equal(group_named(&g, "stage1_unit02")->summary, second);
@@ -75,25 +76,12 @@ static void test_graph_orderings_match_figure_4(void **unused)
 
 static const struct op *op_named(const struct graph *g, const char *name);
 
-static void build_shortcut(struct spec *spec, struct graph *g, const char *unit, const char *ordering,
-			   const char *shortcut)
-{
-	FILE *file = fopen(scratch, "w");
-	assert_non_null(file);
-	fprintf(file, "name: t\ndata: {set: cifar10}\nnet: {unit: %s, ordering: %s, depth: %d, %s}\n",
-		unit, ordering, strcmp(unit, "one-layer") == 0 ? 11 : 20, shortcut);
-	fclose(file);
-	struct diag d = {{0}};
-	assert_int_equal(spec_load(spec, scratch, &d), 0);
-	assert_int_equal(graph_build(g, spec, &d), 0);
-}
-
 static void expect_shortcut(const char *unit, const char *ordering, const char *shortcut,
 			    const char *second, const char *projecting)
 {
 	struct spec spec;
 	struct graph g;
-	build_shortcut(&spec, &g, unit, ordering, shortcut);
+	build(&spec, &g, unit, ordering, strcmp(unit, "one-layer") == 0 ? 11 : 20, shortcut);
 	assert_string_equal(group_named(&g, "stage1_unit02")->summary, second);
 	assert_string_equal(group_named(&g, "stage2_unit01")->summary, projecting);
 	graph_free(&g);
@@ -133,7 +121,7 @@ static void test_graph_gate_reads_what_the_shortcut_reads(void **unused)
 	(void)unused;
 	struct spec spec;
 	struct graph g;
-	build_shortcut(&spec, &g, "basic", "full-preact", "shortcut: exclusive-gating, gating: {bias: -6}");
+	build(&spec, &g, "basic", "full-preact", 20, "shortcut: exclusive-gating, gating: {bias: -6}");
 	const struct op *gate = op_named(&g, "stage2_unit01_gate_conv");
 	assert_string_equal(g.tensors[gate->inputs[0]].name, "stage2_unit01_relu1");
 	assert_int_equal(gate->stride, 2);
@@ -160,7 +148,7 @@ static void test_graph_projection_takes_preactivated_input(void **unused)
 	(void)unused;
 	struct spec spec;
 	struct graph g;
-	build(&spec, &g, "basic", "full-preact", 20, "conv1x1");
+	build(&spec, &g, "basic", "full-preact", 20, "projection: conv1x1");
 	const struct op *shortcut = op_named(&g, "stage2_unit01_shortcut_conv");
 	assert_string_equal(g.tensors[shortcut->inputs[0]].name, "stage2_unit01_relu1");
 	assert_int_equal(shortcut->stride, 2);
@@ -168,7 +156,7 @@ static void test_graph_projection_takes_preactivated_input(void **unused)
 	assert_string_equal(g.tensors[add->inputs[0]].name, "stage2_unit01_add"); /* identity */
 	graph_free(&g);
 
-	build(&spec, &g, "basic", "original", 20, "zero-pad");
+	build(&spec, &g, "basic", "original", 20, "projection: zero-pad");
 	const struct op *pad = op_named(&g, "stage3_unit01_shortcut_pad");
 	assert_string_equal(g.tensors[pad->inputs[0]].name, "stage2_unit03_post_relu");
 	struct shape out = g.tensors[pad->output].shape;
@@ -202,7 +190,7 @@ static void test_graph_parameter_counts_match_the_paper(void **unused)
 	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
 		struct spec spec;
 		struct graph g;
-		build(&spec, &g, nets[i].unit, "full-preact", nets[i].depth, "conv1x1");
+		build(&spec, &g, nets[i].unit, "full-preact", nets[i].depth, "projection: conv1x1");
 		double millions = weight_parameters(&g) / 1e6;
 		print_message("%s-%d: %.3fM weights\n", nets[i].unit, nets[i].depth, millions);
 		assert_true(fabs(millions - nets[i].millions) < 0.05);
@@ -217,7 +205,7 @@ static void test_graph_deep_net_needs_few_kernels(void **unused)
 	struct graph g;
 	struct plan p;
 	struct diag d = {{0}};
-	build(&spec, &g, "bottleneck", "full-preact", 1001, "conv1x1");
+	build(&spec, &g, "bottleneck", "full-preact", 1001, "projection: conv1x1");
 	assert_int_equal(plan_build(&p, &g, &d), 0);
 	print_message("resnet-1001: %d ops, %d kernel instances\n", g.op_count, p.kernel_count);
 	assert_true(g.op_count > 3000);
