@@ -106,14 +106,9 @@ static void kernel_vars(const struct emitter *e, const struct kernel *k, struct 
 	struct shape in = e->g->tensors[op->inputs[0]].shape;
 	struct shape out = e->g->tensors[op->output].shape;
 	switch (k->kind) {
-	case OP_CONV: {
-		long patch = (long)in.channels * op->kernel_size * op->kernel_size;
-		long pixels = (long)out.height * out.width;
-		bool direct = op->kernel_size == 1 && op->stride == 1;
-		long columns = direct ? 0 : 2 * patch * pixels;
-		template_set(v, "PRIVATE_AT", "%ld", (columns + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN);
+	case OP_CONV:
+		template_set(v, "PRIVATE_AT", "%ld", k->private_at);
 		template_set(v, "K", "%d", op->kernel_size);
-	}
 		/* fall through */
 	case OP_PAD_SHORTCUT:
 		template_set(v, "C_IN", "%d", in.channels);

@@ -109,18 +109,19 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
 	}
 }
 
-/* Per-thread scratch of a conv: im2col of one image, its gradient, and a
- * private weight gradient that is summed across threads in a fixed order. */
-static long kernel_scratch(const struct graph *g, const struct op *op)
+/* Per-thread scratch of a conv: im2col of one image and its gradient, then
+ * a private weight gradient that is summed across threads in a fixed order. */
+static void kernel_scratch(const struct graph *g, const struct op *op, struct kernel *kernel)
 {
 	if (op->kind != OP_CONV)
-		return 0;
+		return;
 	struct shape in = g->tensors[op->inputs[0]].shape;
 	struct shape out = g->tensors[op->output].shape;
 	long patch = (long)in.channels * op->kernel_size * op->kernel_size;
 	long columns = (long)out.height * out.width;
 	bool direct = op->kernel_size == 1 && op->stride == 1;
-	return align((direct ? 0 : 2 * patch * columns)) + align(patch * out.channels);
+	kernel->private_at = align(direct ? 0 : 2 * patch * columns);
+	kernel->scratch_per_thread = kernel->private_at + align(patch * out.channels);
 }
 
 static int find_kernels(struct plan *p, const struct graph *g)
@@ -140,7 +141,7 @@ static int find_kernels(struct plan *p, const struct graph *g)
 			kernel->kind = g->ops[i].kind;
 			snprintf(kernel->name, sizeof kernel->name, "%s", name);
 			kernel->op = i;
-			kernel->scratch_per_thread = kernel_scratch(g, &g->ops[i]);
+			kernel_scratch(g, &g->ops[i], kernel);
 			if (kernel->scratch_per_thread > p->scratch_per_thread)
 				p->scratch_per_thread = kernel->scratch_per_thread;
 		}

@@ -478,13 +478,9 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	spec->net.projection = (enum projection_kind)projection;
 	if (check_shortcut_parameters(c, net, spec) != 0)
 		return -1;
-	const struct ynode *node = ynode_get(net, "projection");
-	spec->net.projection_at = node ? (struct spec_position){node->line, node->column}
-				       : (struct spec_position){net->line, net->column};
-
 	long widths[SPEC_MAX_STAGES] = {16, 32, 64};
 	int stage_count = 3;
-	node = ynode_get(net, "widths");
+	const struct ynode *node = ynode_get(net, "widths");
 	spec->net.widths_at = node ? (struct spec_position){node->line, node->column}
 				   : (struct spec_position){net->line, net->column};
 	if (node && get_integer_list(c, node, "widths", 1, 2048, SPEC_MAX_STAGES, widths,
@@ -501,7 +497,6 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	if (parse_integer(c, depth, "depth", 1, 100000, &value) != 0)
 		return -1;
 	spec->net.depth = (int)value;
-	spec->net.depth_at = (struct spec_position){depth->line, depth->column};
 	int per_depth = spec_layers_per_unit(spec->net.unit) * stage_count;
 	if (value < per_depth + 2 || (value - 2) % per_depth != 0) {
 		int below, above;

@@ -58,7 +58,7 @@ struct spec {
 		double dropout_rate;                 /* dropout */
 		bool shortcut_bn;                    /* a BN after every 1x1 shortcut conv */
 		enum projection_kind projection;
-		struct spec_position depth_at, widths_at, projection_at;
+		struct spec_position widths_at; /* for the zero-pad check, made after parsing */
 	} net;
 	struct {
 		int batch;
