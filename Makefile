@@ -7,18 +7,30 @@
 #                         and under AddressSanitizer + UBSan
 #   make test-sanitize    only the sanitizer run
 #   make diff A=X B=Y     the emitted code of specs/X.yaml against specs/Y.yaml
-#   make bench            training speed of preact-110 on synthetic data
+#   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
 #   make golden           refresh the golden copies of emitted code on purpose
 #   make deps             install the Debian packages the project needs
+#   make fuzz             fuzz the spec loader, graph and plan (FUZZ_SECONDS=600)
+#   make ... V=1          show the commands, not one short line per file
 
 BUILD ?= build
 CC ?= gcc
+
+# Quiet by default: one line per file built; V=1 prints the commands.
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-5s %s\n' $(1) $(2)
+endif
 # Debian packages: compiler, libyaml, BLIS (OpenMP build), cmocka, zlib,
-# Fashion-MNIST for the demo and the end-to-end test, and PyTorch (with numpy
-# and PyYAML) for the independent check of tests/reference/.
+# Fashion-MNIST for the demo and the end-to-end test, PyTorch (with numpy
+# and PyYAML) for the independent check of tests/reference/, and clang with
+# libFuzzer for make fuzz.
 PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
-	python3 python3-torch python3-numpy python3-yaml
+	python3 python3-torch python3-numpy python3-yaml clang libfuzzer-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Emitted code and runtime: -O3 (vectorised im2col, BN and elementwise loops
@@ -33,13 +45,15 @@ endif
 # build is compared with it.
 WARNINGS := -Wall -Wextra -Werror
 COMMON := -std=gnu11 -g -D_GNU_SOURCE -fopenmp -MMD -MP $(SANITIZE_FLAGS)
-GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON)
+GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime
 RUNTIME_CFLAGS := $(OPTIMISE) -march=native $(WARNINGS) $(COMMON) -Iruntime
 LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
-GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(wildcard generator/*.c))
+# The generator shares one runtime file: the one way files are replaced.
+GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(wildcard generator/*.c)) \
+	$(BUILD)/obj/generator/file_replace.o
 TEMPLATES := $(wildcard templates/*.tmpl templates/ops/*.tmpl)
 RUNTIME_SOURCES := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
 RUNTIME_F32 := $(patsubst runtime/%.c,$(BUILD)/obj/f32/%.o,$(RUNTIME_SOURCES))
@@ -48,7 +62,7 @@ NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/*.yaml))
 PAPER_NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/paper/*.yaml))
 
 .PHONY: all deps check-deps demo test test-plain test-sanitize test-reference reference-binaries \
-	reference-run diff bench golden paper clean
+	reference-run diff bench golden paper fuzz clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 
@@ -80,40 +94,53 @@ check-deps:
 	check OpenMP "$$($(CC) -print-file-name=libgomp.so)" gcc; \
 	check Fashion-MNIST /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz dataset-fashion-mnist; \
 	check PyTorch /usr/lib/python3/dist-packages/torch python3-torch; \
+	check libFuzzer "$$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" libfuzzer-14-dev; \
 	[ $$ok = 1 ]
 
 # ---- the generator ------------------------------------------------------------
 
 $(RESGEN): $(GENERATOR_OBJECTS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lyaml -lm
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lyaml -lm
 
 $(BUILD)/obj/generator/%.o: generator/%.c
 	@mkdir -p $(@D)
-	$(CC) $(GENERATOR_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(GENERATOR_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/generator/file_replace.o: runtime/file_replace.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(GENERATOR_CFLAGS) -c $< -o $@
 
 # ---- emitted code and binaries ------------------------------------------------
 # Emitted code depends on its spec, the generator and the templates; the
 # binary on the emitted code (headers tracked by -MMD) and the runtime.
 
 generated/%/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
-	$(RESGEN) generate $< -o generated/$*
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o generated/$*
 
 $(BUILD)/obj/net/%.o: generated/%/net.c
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -Igenerated/$* -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -Igenerated/$* -c $< -o $@
 
 $(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 $(BUILD)/obj/f32/%.o: runtime/%.c
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/f64/%.o: runtime/%.c
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -c $< -o $@
 
 # ---- the demo -----------------------------------------------------------------
 
@@ -132,16 +159,61 @@ diff:
 
 # ---- benchmark -----------------------------------------------------------------
 
-# Training speed of preact-110 at batch 128, then PyTorch on the same network
-# and weights in the same run, and the ratio of the two.
-bench: $(BUILD)/bin/preact-110 $(BUILD)/bench/bench-preact-110
-	@$(BUILD)/bench/bench-preact-110 | tee $(BUILD)/bench/resgen.txt
-	@/usr/bin/python3 tests/reference/bench.py specs/preact-110.yaml $(BUILD)/bin/preact-110 \
-		--against $(BUILD)/bench/resgen.txt
+# For each network of BENCH: resgen's training steps, then PyTorch training
+# the same network from the same weights in the same run, and the ratios of
+# speed and peak memory; first the machine's FMA limit, measured now. The
+# paper's ResNet-1001 runs at batch 16 (BENCH_BATCH_NAME sets a batch).
+BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001
+BENCH_BATCH_paper/t4-c10-preact-1001 := 16
+BENCH_STEPS_paper/t4-c10-preact-1001 := 2
+bench_batch = $(or $(BENCH_BATCH_$(1)),128)
+bench_steps = $(or $(BENCH_STEPS_$(1)),4)
+
+bench: $(BUILD)/bench/fma-peak $(foreach n,$(BENCH),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
+	@$(BUILD)/bench/fma-peak
+	@$(foreach n,$(BENCH),echo; \
+		$(BUILD)/bench/bench-$(n) $(call bench_batch,$(n)) $(call bench_steps,$(n)) \
+			| tee $(BUILD)/bench/resgen.txt && \
+		/usr/bin/python3 tests/reference/bench.py specs/$(n).yaml $(BUILD)/bin/$(n) \
+			--batch $(call bench_batch,$(n)) --steps $(call bench_steps,$(n)) \
+			--against $(BUILD)/bench/resgen.txt || exit 1;)
+
+$(BUILD)/bench/fma-peak: tests/fma_peak.c
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -O2 -march=native -ffp-contract=fast -fopenmp $(WARNINGS) -o $@ $<
 
 $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+
+# ---- fuzzing ------------------------------------------------------------------
+# Stages 1 to 3 (spec loader, graph, plan) under libFuzzer with ASan + UBSan,
+# from a corpus of every shipped spec; make test runs it for 60 seconds.
+
+FUZZ_SECONDS ?= 600
+FUZZ_SOURCES := $(filter-out generator/main.c generator/emit.c generator/template.c,$(wildcard generator/*.c)) \
+	runtime/file_replace.c
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Igenerator -Iruntime \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+
+$(BUILD)/fuzz/fuzz-spec: tests/fuzz/fuzz_spec.c $(FUZZ_SOURCES) $(wildcard generator/*.h)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(FUZZ_SOURCES) -lyaml -lm
+
+fuzz: $(BUILD)/fuzz/fuzz-spec
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seeds
+	@cp specs/*.yaml specs/paper/*.yaml tests/specs/*.yaml tests/specs/grad/*.yaml \
+		tests/golden/*.yaml $(BUILD)/fuzz/seeds/
+	@echo "fuzzing the spec loader, graph and plan for $(FUZZ_SECONDS) s (log: $(BUILD)/fuzz/log)"
+	@$(BUILD)/fuzz/fuzz-spec -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/spec.dict \
+		-max_len=4096 -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+		-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seeds \
+		> $(BUILD)/fuzz/log 2>&1 || { tail -40 $(BUILD)/fuzz/log; exit 1; }
+	@grep -E "^#[0-9]+[[:space:]]+DONE" $(BUILD)/fuzz/log | tail -1 | \
+		sed -E 's/^#([0-9]+).*cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/fuzz: \1 inputs, coverage \2 edges, \3 features, corpus \4 inputs: no crash, leak or undefined behaviour/'
 
 include tests/tests.mk
 

@@ -1,7 +1,9 @@
 /* Errors as values: a failing stage records one line, FILE:LINE:COL: message,
- * and returns -1; only main prints it. */
+ * and returns -1; only main prints it. Every recorded line is printable. */
 #ifndef RESGEN_DIAG_H
 #define RESGEN_DIAG_H
+
+#include <stddef.h>
 
 struct diag {
 	char text[768];
@@ -14,5 +16,12 @@ int diag_at(struct diag *d, const char *file, int line, int col, const char *fmt
 /* Records "file: message" (no position) in d and returns -1. */
 int diag_file(struct diag *d, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Records a whole line as given (it names its own file) and returns -1. */
+int diag_line(struct diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* text made printable, into out: control bytes, bytes that are not part of
+ * well-formed UTF-8 and C1 controls become \xNN; truncated to fit. */
+void diag_printable(char *out, size_t size, const char *text);
 
 #endif

@@ -3,11 +3,13 @@
 #include "emit.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "file_replace.h"
 #include "real_text.h"
 #include "template.h"
 
@@ -41,11 +43,20 @@ static long tensor_size(const struct graph *g, int t)
 	return (long)s.channels * s.height * s.width;
 }
 
-/* Text that came from outside (paths) may not close a comment. */
-static void comment_safe(char *text)
+/* Text from outside (a path) as it may appear inside a comment of emitted
+ * code: characters that cannot end, nest or splice a comment stay as they
+ * are; everything else, '*', '\\', '?', quotes and every byte outside
+ * printable ASCII among them, becomes \xNN. */
+static void comment_text(char *out, size_t size, const char *text)
 {
-	for (char *at = strstr(text, "*/"); at; at = strstr(at, "*/"))
-		at[1] = '|';
+	static const char kept[] = " ._-+,=:@~%#()[]/";
+	size_t used = 0;
+	for (const unsigned char *c = (const unsigned char *)text; *c && used + 5 < size; c++) {
+		bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			     (*c >= '0' && *c <= '9') || strchr(kept, *c);
+		used += (size_t)snprintf(out + used, size - used, plain ? "%c" : "\\x%02x", *c);
+	}
+	out[used] = '\0';
 }
 
 /* A C string literal for any bytes: printable ASCII as is, the rest octal. */
@@ -92,9 +103,8 @@ static void free_templates(struct emitter *e)
 
 static void header_vars(const struct emitter *e, struct template_vars *v)
 {
-	char path[SPEC_PATH_MAX];
-	snprintf(path, sizeof path, "%s", e->spec->path);
-	comment_safe(path);
+	char path[4 * SPEC_PATH_MAX + 1];
+	comment_text(path, sizeof path, e->spec->path);
 	template_set(v, "SPEC_NAME", "%s", e->spec->name);
 	template_set(v, "SPEC_PATH", "%s", path);
 }
@@ -476,11 +486,14 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	if (status == 0 && !memory)
 		status = diag_file(e->d, s->path, "out of memory emitting code");
 	if (memory) {
-		spec_describe(s, memory, " *   ");
+		/* The data folder is the one text of the spec's own that the
+		 * description quotes: it too goes in as comment text. */
+		struct spec described = *s;
+		comment_text(described.data.dir, sizeof described.data.dir, s->data.dir);
+		spec_describe(&described, memory, " *   ");
 		fclose(memory);
 		if (values_length > 0 && values[values_length - 1] == '\n')
 			values[values_length - 1] = '\0';
-		comment_safe(values);
 	}
 	if (status == 0) {
 		char summary[256];
@@ -539,34 +552,35 @@ static int make_dirs(const char *dir, struct diag *d)
 	return 0;
 }
 
-/* Writes every file to a temporary name first, then renames them all, so
- * a failure leaves the folder as it was. */
+/* Every file is written in full before any replaces its old version, so a
+ * failure while emitting leaves the folder as it was. */
 static int write_files(const char *dir, const char *const *names, struct strbuf *texts, int count,
 		       struct diag *d)
 {
 	if (make_dirs(dir, d) != 0)
 		return -1;
-	char temporary[8][1100], final[8][1100];
-	for (int i = 0; i < count; i++) {
-		snprintf(temporary[i], sizeof temporary[i], "%s/.%s.tmp", dir, names[i]);
-		snprintf(final[i], sizeof final[i], "%s/%s", dir, names[i]);
-		if (texts[i].failed)
-			return diag_file(d, final[i], "out of memory emitting code");
-		FILE *file = fopen(temporary[i], "wb");
-		bool ok = file && fwrite(texts[i].text, 1, texts[i].length, file) == texts[i].length;
-		if (file && fclose(file) != 0)
-			ok = false;
-		if (!ok) {
-			int error = errno;
-			for (int j = 0; j <= i; j++)
-				remove(temporary[j]);
-			return diag_file(d, final[i], "cannot write: %s", strerror(error));
+	struct file_replace files[3];
+	char path[PATH_MAX + 16], error[PATH_MAX + 256];
+	int begun = 0, status = 0;
+	for (int i = 0; i < count && status == 0; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		if (texts[i].failed) {
+			status = diag_file(d, path, "out of memory emitting code");
+		} else if (file_replace_begin(&files[i], path, error, sizeof error) != 0) {
+			status = diag_line(d, "%s", error);
+		} else {
+			begun++;
+			if (fwrite(texts[i].text, 1, texts[i].length, files[i].file) != texts[i].length)
+				status = diag_file(d, path, "cannot write: %s", strerror(errno));
 		}
 	}
-	for (int i = 0; i < count; i++)
-		if (rename(temporary[i], final[i]) != 0)
-			return diag_file(d, final[i], "cannot write: %s", strerror(errno));
-	return 0;
+	for (int i = 0; i < begun; i++) {
+		if (status != 0)
+			file_replace_abort(&files[i]);
+		else if (file_replace_commit(&files[i], error, sizeof error) != 0)
+			status = diag_line(d, "%s", error);
+	}
+	return status;
 }
 
 int emit_network(const struct plan *plan, const char *templates_dir, const char *out_dir,

@@ -13,16 +13,21 @@
 #include "spec.h"
 
 static const char usage[] =
-	"usage: resgen check SPEC\n"
-	"       resgen summary SPEC\n"
-	"       resgen generate SPEC -o DIR [--dtype f32|f64] [--templates DIR]\n"
+	"usage: resgen check SPEC [--dtype f32|f64] [--max-memory GIB]\n"
+	"       resgen summary SPEC [--dtype f32|f64] [--max-memory GIB]\n"
+	"       resgen generate SPEC -o DIR [--dtype f32|f64] [--max-memory GIB]\n"
+	"                              [--templates DIR]\n"
 	"\n"
-	"  check     parse and check SPEC; print nothing and exit 0 if it is valid\n"
+	"  check     parse and check SPEC, and that its network fits in memory at\n"
+	"            its batch size; print nothing and exit 0 if it is valid\n"
 	"  summary   per stage and in total: weighted layers, parameters, forward\n"
 	"            FLOPs per image, activation memory at the spec's batch size\n"
 	"  generate  write DIR/net.c, DIR/kernels.h and DIR/arena.h: the network of\n"
 	"            SPEC, fully unrolled, in float (f32, default) or double (f64)\n"
 	"\n"
+	"  --max-memory GIB the most memory the network's binary may need at the\n"
+	"                   spec's batch size (activations, gradients, parameters);\n"
+	"                   default: this machine's physical memory\n"
 	"  --templates DIR  where the templates are; default: $RESGEN_TEMPLATES, or\n"
 	"                   the nearest templates/ above the folder that holds resgen\n"
 	"\n"
@@ -63,6 +68,53 @@ static void default_templates(char *out, size_t size)
 			return;
 		}
 	}
+}
+
+static double physical_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+	return pages > 0 && page > 0 ? (double)pages * (double)page : 64.0 * (1 << 30);
+}
+
+static void format_bytes(char *out, size_t size, double bytes)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	int unit = 0;
+	while (bytes >= 1024 && unit < 5) {
+		bytes /= 1024;
+		unit++;
+	}
+	snprintf(out, size, "%.1f %s", bytes, units[unit]);
+}
+
+/* A network whose binary could not allocate its memory at the spec's batch
+ * is refused here, with the figure, rather than by the binary later. */
+static int check_memory(const struct spec *spec, const struct plan *plan, enum dtype dtype,
+			double limit, struct diag *d)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int real_size = dtype == DTYPE_F64 ? 8 : 4;
+	double need = plan_memory_bytes(plan, spec->train.batch, cores > 0 ? (int)cores : 1, real_size);
+	if (need <= limit)
+		return 0;
+	char need_text[32], limit_text[32];
+	format_bytes(need_text, sizeof need_text, need);
+	format_bytes(limit_text, sizeof limit_text, limit);
+	double fixed = plan_memory_bytes(plan, 0, cores > 0 ? (int)cores : 1, real_size);
+	double per_image = (need - fixed) / spec->train.batch;
+	long fitting = limit > fixed ? (long)((limit - fixed) / per_image) : 0;
+	char advice[96];
+	if (fitting >= 1)
+		snprintf(advice, sizeof advice, "use a batch of at most %ld, fewer or narrower layers",
+			 fitting);
+	else
+		snprintf(advice, sizeof advice, "even batch 1 does not fit: use fewer or narrower layers");
+	return diag_at(d, spec->path, spec->train.batch_at.line, spec->train.batch_at.column,
+		       "at batch %d this network needs %s of memory in %s, more than the %s "
+		       "allowed (this machine's memory, or --max-memory); %s, or pass "
+		       "--max-memory GIB",
+		       spec->train.batch, need_text, dtype == DTYPE_F64 ? "f64" : "f32", limit_text,
+		       advice);
 }
 
 static void print_summary(const struct spec *spec, const struct graph *g, const struct plan *p)
@@ -134,6 +186,7 @@ int main(int argc, char **argv)
 	const char *command = argv[1], *spec_path = argv[2];
 	const char *out_dir = NULL;
 	enum dtype dtype = DTYPE_F32;
+	double max_memory = physical_memory();
 	char templates[PATH_MAX];
 	default_templates(templates, sizeof templates);
 	for (int i = 3; i < argc; i++) {
@@ -148,6 +201,14 @@ int main(int argc, char **argv)
 				dtype = DTYPE_F64;
 			else
 				return fail_usage("--dtype must be f32 or f64");
+		} else if (strcmp(argv[i], "--max-memory") == 0 && has_value) {
+			char *end;
+			i++;
+			max_memory = strtod(argv[i], &end);
+			if (!(argv[i][0] >= '0' && argv[i][0] <= '9') || *end != '\0' ||
+			    !(max_memory > 0 && max_memory < 1e9))
+				return fail_usage("--max-memory needs a number of GiB, such as 64");
+			max_memory *= 1 << 30;
 		} else if (strcmp(argv[i], "--templates") == 0 && has_value) {
 			snprintf(templates, sizeof templates, "%s", argv[++i]);
 		} else {
@@ -169,8 +230,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", d.text);
 		return 2;
 	}
-	if (check)
-		return 0;
 	struct graph graph;
 	struct plan plan;
 	if (graph_build(&graph, &spec, &d) != 0) {
@@ -183,7 +242,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int status = 0;
-	if (summary)
+	if (check_memory(&spec, &plan, dtype, max_memory, &d) != 0) {
+		fprintf(stderr, "%s\n", d.text);
+		status = 2;
+	} else if (check)
+		status = 0;
+	else if (summary)
 		print_summary(&spec, &graph, &plan);
 	else if (emit_network(&plan, templates, out_dir, dtype, &d) != 0) {
 		fprintf(stderr, "%s\n", d.text);

@@ -242,6 +242,14 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	return 0;
 }
 
+double plan_memory_bytes(const struct plan *p, int n, int threads, int real_size)
+{
+	double reals = (double)p->arena_per_image * n + 3.0 * (double)p->param_count +
+		       (double)p->buffer_count + (double)p->stats_count +
+		       (double)p->scratch_per_thread * threads;
+	return reals * real_size;
+}
+
 void plan_free(struct plan *p)
 {
 	free(p->activation_offset);

@@ -38,6 +38,11 @@ struct plan {
 };
 
 int plan_build(struct plan *p, const struct graph *g, struct diag *d);
+
+/* Bytes the binary allocates for a batch of n on threads threads, with
+ * reals of real_size bytes: the arena, the parameters with their gradients
+ * and velocities, the BN statistics and every thread's scratch. */
+double plan_memory_bytes(const struct plan *p, int n, int threads, int real_size);
 void plan_free(struct plan *p);
 
 #endif

@@ -149,6 +149,39 @@ static int expect_scalar(const struct checker *c, const struct ynode *node, cons
 			node->kind == YNODE_MAP ? "a mapping" : "a list");
 }
 
+/* The one notation for numbers, read alike here and by YAML readers such as
+ * PyYAML: decimal, an optional sign, no leading zeros (YAML 1.1 reads 020 as
+ * octal 16), no hex, no '_', no .inf or .nan; reals may add a fraction and
+ * an exponent. */
+static bool digits(const char **at)
+{
+	const char *start = *at;
+	while (**at >= '0' && **at <= '9')
+		(*at)++;
+	return *at > start;
+}
+
+static bool plain_number(const char *text, bool real)
+{
+	const char *at = text + (*text == '+' || *text == '-');
+	if (*at == '0' && at[1] >= '0' && at[1] <= '9')
+		return false;
+	if (!digits(&at))
+		return false;
+	if (real && *at == '.') {
+		at++;
+		if (!digits(&at))
+			return false;
+	}
+	if (real && (*at == 'e' || *at == 'E')) {
+		at++;
+		at += *at == '+' || *at == '-';
+		if (!digits(&at))
+			return false;
+	}
+	return *at == '\0';
+}
+
 static int parse_integer(const struct checker *c, const struct ynode *node, const char *key,
 			 long min, long max, long *out)
 {
@@ -157,8 +190,11 @@ static int parse_integer(const struct checker *c, const struct ynode *node, cons
 	char *end;
 	errno = 0;
 	long value = strtol(node->text, &end, 10);
-	if (!node->plain || node->text[0] == '\0' || *end != '\0' || errno == ERANGE)
-		return error_at(c, node, "'%s' must be an integer, not '%s'", key, node->text);
+	if (!node->plain || !plain_number(node->text, false) || *end != '\0' || errno == ERANGE)
+		return error_at(c, node,
+				"'%s' must be an integer, not '%s'; write it in plain decimal, "
+				"such as 110 (no quotes, leading zeros or hex)",
+				key, node->text);
 	if (value < min || value > max)
 		return error_at(c, node, "'%s' is %ld, out of range; it must be from %ld to %ld", key,
 				value, min, max);
@@ -201,9 +237,12 @@ static int get_real(const struct checker *c, const struct ynode *map, const char
 	char *end;
 	errno = 0;
 	double value = strtod(node->text, &end);
-	if (!node->plain || node->text[0] == '\0' || *end != '\0' || errno == ERANGE ||
+	if (!node->plain || !plain_number(node->text, true) || *end != '\0' || errno == ERANGE ||
 	    !isfinite(value))
-		return error_at(c, node, "'%s' must be a number, not '%s'", key, node->text);
+		return error_at(c, node,
+				"'%s' must be a number, not '%s'; write it in plain decimal, such "
+				"as 0.1 or 1e-4 (no quotes, hex, .inf or .nan)",
+				key, node->text);
 	if (value < min || (min_open && value == min) || value > max)
 		return error_at(c, node, "'%s' is %s, out of range; it must be %s %g and at most %g", key,
 				node->text, min_open ? "above" : "at least", min, max);
@@ -338,9 +377,9 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 	if (dir) {
 		if (expect_scalar(c, dir, "dir", "a path") != 0)
 			return -1;
-		if (dir->text[0] == '\0' || strlen(dir->text) >= SPEC_PATH_MAX)
+		if (dir->text[0] == '\0' || strlen(dir->text) >= SPEC_DIR_MAX)
 			return error_at(c, dir, "'dir' must be a path of 1 to %d characters",
-					SPEC_PATH_MAX - 1);
+					SPEC_DIR_MAX - 1);
 		if (strpbrk(dir->text, "\"\\\n"))
 			return error_at(c, dir, "'dir' must not contain quotes, backslashes or newlines");
 		snprintf(spec->data.dir, sizeof spec->data.dir, "%s", dir->text);
@@ -494,8 +533,13 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	if (require(c, net, "depth", "'net'", &depth) != 0)
 		return -1;
 	long value;
-	if (parse_integer(c, depth, "depth", 1, 100000, &value) != 0)
+	if (parse_integer(c, depth, "depth", 1, 1000000000, &value) != 0)
 		return -1;
+	if (value > SPEC_MAX_DEPTH)
+		return error_at(c, depth,
+				"'depth' %ld is deeper than resgen builds: at most %d layers (the "
+				"paper's deepest network has 1001)",
+				value, SPEC_MAX_DEPTH);
 	spec->net.depth = (int)value;
 	int per_depth = spec_layers_per_unit(spec->net.unit) * stage_count;
 	if (value < per_depth + 2 || (value - 2) % per_depth != 0) {
@@ -592,6 +636,14 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	    get_integer(c, train, "eval_every", 1, 1000000000, 2000, &spec->train.eval_every) != 0 ||
 	    check_lr(c, train, spec) != 0)
 		return -1;
+	/* Where a message about the batch points: the batch, else what sets the
+	 * size it is compared with, else the train section or the spec. */
+	const struct ynode *batch_place = ynode_get(train, "batch");
+	if (!batch_place)
+		batch_place = ynode_get(ynode_get(root, "data"), "train_images");
+	if (!batch_place)
+		batch_place = train != &empty ? train : root;
+	spec->train.batch_at = (struct spec_position){batch_place->line, batch_place->column};
 	const struct ynode *augment = ynode_get(train, "augment");
 	static const struct ynode no_augment = {.kind = YNODE_MAP};
 	if (!augment)
@@ -602,33 +654,59 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	    get_int(c, augment, "pad", 0, 16, 4, &spec->train.augment_pad) != 0 ||
 	    get_bool(c, augment, "flip", true, &spec->train.augment_flip) != 0)
 		return -1;
+	/* The binary draws each batch from the training set without repeats. */
+	if (spec->data.set == SET_SYNTHETIC && spec->train.batch > spec->data.train_images) {
+		return error_at(c, batch_place,
+				"'batch' %d is larger than the synthetic set's %ld training "
+				"images; use a batch of at most %ld or more 'train_images'",
+				spec->train.batch, spec->data.train_images, spec->data.train_images);
+	}
 	return 0;
 }
 
-int spec_load(struct spec *spec, const char *path, struct diag *d)
+static int check_tree(struct spec *spec, const char *path, struct ytree *tree, struct diag *d)
+{
+	struct checker c = {.path = path, .d = d};
+	static const char *const keys[] = {"name", "data", "net", "train"};
+	int status = expect_map(&c, tree->root, "the spec");
+	if (status == 0)
+		status = check_keys(&c, tree->root, "the spec", keys, COUNT(keys));
+	if (status == 0)
+		status = check_name(&c, tree->root, spec);
+	if (status == 0)
+		status = check_data(&c, tree->root, spec);
+	if (status == 0)
+		status = check_net(&c, tree->root, spec);
+	if (status == 0)
+		status = check_train(&c, tree->root, spec);
+	ytree_free(tree);
+	return status;
+}
+
+static int set_path(struct spec *spec, const char *path, struct diag *d)
 {
 	memset(spec, 0, sizeof *spec);
 	if (strlen(path) >= SPEC_PATH_MAX)
 		return diag_file(d, "resgen", "spec path is longer than %d characters", SPEC_PATH_MAX - 1);
 	snprintf(spec->path, sizeof spec->path, "%s", path);
+	return 0;
+}
+
+int spec_load(struct spec *spec, const char *path, struct diag *d)
+{
 	struct ytree tree;
-	if (ytree_load(&tree, path, d) != 0)
+	if (set_path(spec, path, d) != 0 || ytree_load(&tree, path, d) != 0)
 		return -1;
-	struct checker c = {.path = path, .d = d};
-	static const char *const keys[] = {"name", "data", "net", "train"};
-	int status = expect_map(&c, tree.root, "the spec");
-	if (status == 0)
-		status = check_keys(&c, tree.root, "the spec", keys, COUNT(keys));
-	if (status == 0)
-		status = check_name(&c, tree.root, spec);
-	if (status == 0)
-		status = check_data(&c, tree.root, spec);
-	if (status == 0)
-		status = check_net(&c, tree.root, spec);
-	if (status == 0)
-		status = check_train(&c, tree.root, spec);
-	ytree_free(&tree);
-	return status;
+	return check_tree(spec, path, &tree, d);
+}
+
+int spec_parse(struct spec *spec, const char *path, const char *text, size_t length,
+	       struct diag *d)
+{
+	struct ytree tree;
+	if (set_path(spec, path, d) != 0 || ytree_parse(&tree, path, text, length, d) != 0)
+		return -1;
+	return check_tree(spec, path, &tree, d);
 }
 
 void spec_describe(const struct spec *spec, FILE *out, const char *prefix)

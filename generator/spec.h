@@ -9,9 +9,15 @@
 #include "diag.h"
 
 #define SPEC_NAME_MAX 48
-#define SPEC_PATH_MAX 256
+#define SPEC_PATH_MAX 1024 /* the spec file's path */
+#define SPEC_DIR_MAX 256   /* data.dir */
 #define SPEC_MAX_STAGES 6
 #define SPEC_MAX_LR_STEPS 16
+/* The deepest network resgen builds: ResNet-1202, the deepest of He et al.
+ * 2015, just past the paper's 1001. Emitted code grows with depth (1001
+ * layers: 4 MB of C, about a minute to compile); far deeper specs are
+ * typing mistakes, and depth 100000 would take hours to compile. */
+#define SPEC_MAX_DEPTH 1202
 
 enum data_set { SET_CIFAR10, SET_CIFAR100, SET_FASHION_MNIST, SET_MNIST, SET_SYNTHETIC };
 enum unit_kind { UNIT_BASIC, UNIT_BOTTLENECK, UNIT_ONE_LAYER };
@@ -42,7 +48,7 @@ struct spec {
 	char name[SPEC_NAME_MAX + 1];
 	struct {
 		enum data_set set;
-		char dir[SPEC_PATH_MAX]; /* the set's default when not given */
+		char dir[SPEC_DIR_MAX]; /* the set's default when not given */
 		int channels, height, width, classes;
 		long train_images, test_images; /* synthetic only */
 	} data;
@@ -62,6 +68,7 @@ struct spec {
 	} net;
 	struct {
 		int batch;
+		struct spec_position batch_at; /* the batch, or the train section, or the spec */
 		long iterations;
 		double lr_base;
 		double warmup_lr;
@@ -80,6 +87,10 @@ struct spec {
 
 /* Parses and checks the spec at path; on failure fills d and returns -1. */
 int spec_load(struct spec *spec, const char *path, struct diag *d);
+
+/* The same for length bytes of text; path names them in messages. */
+int spec_parse(struct spec *spec, const char *path, const char *text, size_t length,
+	       struct diag *d);
 
 /* Units per stage: depth = layers_per_unit * stages * n + 2. */
 int spec_units_per_stage(const struct spec *spec);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "file_replace.h"
+
 struct builder {
 	struct ytree *tree;
 	struct ynode *stack[YAML_MAX_DEPTH + 1];
@@ -19,9 +21,10 @@ struct builder {
 
 static char *read_file(const char *path, size_t *length, struct diag *d)
 {
-	FILE *file = fopen(path, "rb");
+	char error[sizeof d->text];
+	FILE *file = file_open_regular(path, error, sizeof error);
 	if (!file) {
-		diag_file(d, path, "cannot open spec: %s", strerror(errno));
+		diag_line(d, "%s", error);
 		return NULL;
 	}
 	char *text = malloc(YAML_MAX_BYTES + 1);
@@ -110,6 +113,20 @@ static int append(struct builder *b, struct ynode *child)
 	return 0;
 }
 
+/* Tags change how a value is read (!!str 8, !!float), and YAML readers
+ * differ in which they honour: a spec has none. */
+static int refuse_tag(struct builder *b, const yaml_mark_t *mark, const yaml_char_t *tag)
+{
+	if (!tag)
+		return 0;
+	static const char core[] = "tag:yaml.org,2002:"; /* what !! stands for */
+	const char *text = (const char *)tag;
+	bool short_form = strncmp(text, core, sizeof core - 1) == 0;
+	return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
+		       "YAML tags such as '%s%.40s' are not supported in specs; write the plain value",
+		       short_form ? "!!" : "", short_form ? text + sizeof core - 1 : text);
+}
+
 static int on_event(struct builder *b, const yaml_event_t *event)
 {
 	const yaml_mark_t *mark = &event->start_mark;
@@ -122,6 +139,8 @@ static int on_event(struct builder *b, const yaml_event_t *event)
 		if (event->data.scalar.anchor)
 			return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
 				       "YAML anchors are not supported in specs; write the value out");
+		if (refuse_tag(b, mark, event->data.scalar.tag) != 0)
+			return -1;
 		node = new_node(b, YNODE_SCALAR, mark);
 		if (!node)
 			return -1;
@@ -139,6 +158,10 @@ static int on_event(struct builder *b, const yaml_event_t *event)
 							     : event->data.sequence_start.anchor != NULL)
 			return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
 				       "YAML anchors are not supported in specs; write the value out");
+		if (refuse_tag(b, mark, event->type == YAML_MAPPING_START_EVENT
+						? event->data.mapping_start.tag
+						: event->data.sequence_start.tag) != 0)
+			return -1;
 		if (b->depth == YAML_MAX_DEPTH)
 			return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
 				       "spec nests deeper than %d levels; the schema needs at most 4",
@@ -154,6 +177,12 @@ static int on_event(struct builder *b, const yaml_event_t *event)
 		b->depth--;
 		return 0;
 	case YAML_DOCUMENT_START_EVENT:
+		if (event->data.document_start.version_directive ||
+		    event->data.document_start.tag_directives.start !=
+			    event->data.document_start.tag_directives.end)
+			return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
+				       "YAML directives (%%YAML, %%TAG) are not supported in specs; "
+				       "remove the line");
 		if (b->tree->root)
 			return diag_at(b->d, b->path, (int)mark->line + 1, (int)mark->column + 1,
 				       "a spec file holds one YAML document; remove the second '---'");
@@ -170,11 +199,21 @@ int ytree_load(struct ytree *tree, const char *path, struct diag *d)
 	char *text = read_file(path, &length, d);
 	if (!text)
 		return -1;
+	int status = ytree_parse(tree, path, text, length, d);
+	free(text);
+	return status;
+}
+
+int ytree_parse(struct ytree *tree, const char *path, const char *text, size_t length,
+		struct diag *d)
+{
+	memset(tree, 0, sizeof *tree);
+	if (length > YAML_MAX_BYTES)
+		return diag_file(d, path, "spec is larger than %d bytes; a spec should be a short YAML file",
+				 YAML_MAX_BYTES);
 	tree->nodes = calloc(YAML_MAX_NODES, sizeof *tree->nodes);
-	if (!tree->nodes) {
-		free(text);
+	if (!tree->nodes)
 		return diag_file(d, path, "out of memory parsing spec");
-	}
 
 	yaml_parser_t parser;
 	yaml_parser_initialize(&parser);
@@ -198,7 +237,6 @@ int ytree_load(struct ytree *tree, const char *path, struct diag *d)
 			break;
 	}
 	yaml_parser_delete(&parser);
-	free(text);
 	if (status == 0 && !tree->root)
 		status = diag_at(d, path, 1, 1, "spec is empty; it needs at least 'name', 'data' and 'net'");
 	if (status != 0)

@@ -33,6 +33,10 @@ struct ytree {
 
 /* Reads and parses path; on failure fills d and returns -1. */
 int ytree_load(struct ytree *tree, const char *path, struct diag *d);
+
+/* Parses length bytes of text; path names them in messages. */
+int ytree_parse(struct ytree *tree, const char *path, const char *text, size_t length,
+		struct diag *d);
 void ytree_free(struct ytree *tree);
 
 /* The value under key in a mapping, or NULL. */

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
+
+#include "file_replace.h"
 
 #define MAX_IMAGES 10000000L
 
@@ -72,77 +75,96 @@ static int gz_read_exact(gzFile file, void *buffer, long length, const char *pat
 	return 0;
 }
 
-/* Reads an IDX file of unsigned bytes with the given number of dimensions. */
-static int read_idx(const char *path, int want_dims, long dims[3], uint8_t **data,
-		    struct data_error *error)
+/* An open IDX file of unsigned bytes whose header has been read and checked;
+ * the payload is read only once both files of a split agree. */
+struct idx_file {
+	const char *path;
+	gzFile file;
+	long dims[3];
+	long total; /* payload bytes */
+};
+
+static int idx_open(struct idx_file *f, const char *path, int want_dims, struct data_error *error)
 {
-	if (!exists(path))
-		return fail(error,
-			    "%s: cannot open: no such file (nor %s.gz); the data folder should hold the "
-			    "four IDX files, gzip-compressed or not (pass --data DIR)",
-			    path, path);
-	gzFile file = gzopen(path, "rb");
-	if (!file)
-		return fail(error, "%s: cannot open: %s", path, strerror(errno ? errno : EIO));
-	unsigned char header[16];
-	if (gz_read_exact(file, header, 4, path, "IDX magic number", error) != 0) {
-		gzclose(file);
-		return -1;
+	memset(f, 0, sizeof *f);
+	f->path = path;
+	char message[sizeof error->text];
+	struct stat st;
+	FILE *plain = file_open_regular(path, message, sizeof message);
+	if (!plain) {
+		if (stat(path, &st) != 0 && errno == ENOENT)
+			return fail(error,
+				    "%s: cannot open: no such file (nor %s.gz); the data folder should hold "
+				    "the four IDX files, gzip-compressed or not (pass --data DIR)",
+				    path, path);
+		return fail(error, "%s", message);
 	}
-	if (header[0] != 0 || header[1] != 0 || header[2] != 0x08 || header[3] != want_dims) {
-		gzclose(file);
+	int fd = dup(fileno(plain));
+	fclose(plain);
+	f->file = fd >= 0 ? gzdopen(fd, "rb") : NULL;
+	if (!f->file) {
+		if (fd >= 0)
+			close(fd);
+		return fail(error, "%s: cannot open: %s", path, strerror(errno ? errno : EIO));
+	}
+	unsigned char header[16];
+	if (gz_read_exact(f->file, header, 4, path, "IDX magic number", error) != 0)
+		return -1;
+	if (header[0] != 0 || header[1] != 0 || header[2] != 0x08 || header[3] != want_dims)
 		return fail(error,
 			    "%s: not an IDX file of unsigned bytes with %d dimensions (magic %02x %02x "
 			    "%02x %02x); expected 00 00 08 %02x",
 			    path, want_dims, header[0], header[1], header[2], header[3], want_dims);
-	}
-	if (gz_read_exact(file, header + 4, 4 * want_dims, path, "IDX header", error) != 0) {
-		gzclose(file);
+	if (gz_read_exact(f->file, header + 4, 4 * want_dims, path, "IDX header", error) != 0)
 		return -1;
-	}
-	long total = 1;
+	f->total = 1;
 	for (int i = 0; i < want_dims; i++) {
 		const unsigned char *b = header + 4 + 4 * i;
-		dims[i] = ((long)b[0] << 24) | ((long)b[1] << 16) | ((long)b[2] << 8) | b[3];
+		f->dims[i] = ((long)b[0] << 24) | ((long)b[1] << 16) | ((long)b[2] << 8) | b[3];
 		long limit = i == 0 ? MAX_IMAGES : 4096;
-		if (dims[i] < 1 || dims[i] > limit) {
-			gzclose(file);
+		if (f->dims[i] < 1 || f->dims[i] > limit)
 			return fail(error, "%s: dimension %d is %ld in the header; expected 1 to %ld", path,
-				    i + 1, dims[i], limit);
-		}
-		total *= dims[i];
+				    i + 1, f->dims[i], limit);
+		f->total *= f->dims[i];
 	}
 	/* The header is all there is to go on before reading a gzip stream:
 	 * refuse what no image set of this kind could be. */
-	if (total > (4L << 30)) {
-		gzclose(file);
+	if (f->total > (4L << 30))
 		return fail(error,
 			    "%s: the header announces %ld bytes of data, more than 4 GiB; the file "
 			    "is not an image set this tool reads",
-			    path, total);
-	}
-	*data = malloc((size_t)total);
-	if (!*data) {
-		gzclose(file);
-		return fail(error, "%s: out of memory for %ld bytes", path, total);
-	}
-	if (gz_read_exact(file, *data, total, path, "data", error) != 0) {
-		free(*data);
-		*data = NULL;
-		gzclose(file);
-		return -1;
-	}
+			    path, f->total);
+	return 0;
+}
+
+static void idx_close(struct idx_file *f)
+{
+	if (f->file)
+		gzclose(f->file);
+	f->file = NULL;
+}
+
+/* The payload the header announced, and not a byte more. */
+static int idx_read(struct idx_file *f, uint8_t **data, struct data_error *error)
+{
+	*data = malloc((size_t)f->total);
+	if (!*data)
+		return fail(error, "%s: out of memory for %ld bytes", f->path, f->total);
+	if (gz_read_exact(f->file, *data, f->total, f->path, "data", error) != 0)
+		goto failed;
 	unsigned char extra;
-	int more = gzread(file, &extra, 1);
-	gzclose(file);
+	int more = gzread(f->file, &extra, 1);
 	if (more != 0) {
-		free(*data);
-		*data = NULL;
-		return fail(error, "%s: %s after the %ld bytes the header announces; the file is not "
-				   "the IDX file it claims to be",
-			    path, more > 0 ? "extra data" : "unreadable data", total);
+		fail(error, "%s: %s after the %ld bytes the header announces; the file is not "
+			    "the IDX file it claims to be",
+		     f->path, more > 0 ? "extra data" : "unreadable data", f->total);
+		goto failed;
 	}
 	return 0;
+failed:
+	free(*data);
+	*data = NULL;
+	return -1;
 }
 
 /* DIR/NAME.gz, else DIR/NAME. */
@@ -153,6 +175,8 @@ static void idx_path(char *out, size_t size, const char *dir, const char *name)
 		snprintf(out, size, "%s/%s", dir, name);
 }
 
+/* Both headers are read and checked against each other and against the
+ * network before either payload: a mismatch costs nothing to report. */
 static int load_idx_split(const char *dir, const char *prefix, int height, int width, int classes,
 			  struct dataset *d, struct data_error *error)
 {
@@ -161,45 +185,44 @@ static int load_idx_split(const char *dir, const char *prefix, int height, int w
 	idx_path(images_path, sizeof images_path, dir, name);
 	snprintf(name, sizeof name, "%s-labels-idx1-ubyte", prefix);
 	idx_path(labels_path, sizeof labels_path, dir, name);
-	long image_dims[3], label_dims[3];
-	uint8_t *images, *labels;
-	if (read_idx(images_path, 3, image_dims, &images, error) != 0)
-		return -1;
-	if (image_dims[1] != height || image_dims[2] != width) {
-		free(images);
-		return fail(error, "%s: images are %ldx%ld; this network expects %dx%d", images_path,
-			    image_dims[1], image_dims[2], height, width);
+	struct idx_file image_file, label_file = {0};
+	uint8_t *images = NULL, *labels = NULL;
+	int status = idx_open(&image_file, images_path, 3, error);
+	if (status == 0 && (image_file.dims[1] != height || image_file.dims[2] != width))
+		status = fail(error, "%s: images are %ldx%ld; this network expects %dx%d", images_path,
+			      image_file.dims[1], image_file.dims[2], height, width);
+	if (status == 0)
+		status = idx_open(&label_file, labels_path, 1, error);
+	if (status == 0 && label_file.dims[0] != image_file.dims[0])
+		status = fail(error, "%s: %ld labels for the %ld images of %s; the two files must match",
+			      labels_path, label_file.dims[0], image_file.dims[0], images_path);
+	if (status == 0)
+		status = idx_read(&label_file, &labels, error);
+	if (status == 0)
+		status = idx_read(&image_file, &images, error);
+	idx_close(&image_file);
+	idx_close(&label_file);
+	long count = image_file.dims[0];
+	if (status == 0) {
+		d->labels = malloc((size_t)count * sizeof *d->labels);
+		if (!d->labels)
+			status = fail(error, "%s: out of memory", labels_path);
 	}
-	if (read_idx(labels_path, 1, label_dims, &labels, error) != 0) {
-		free(images);
-		return -1;
-	}
-	if (label_dims[0] != image_dims[0]) {
-		free(images);
-		free(labels);
-		return fail(error, "%s: %ld labels for the %ld images of %s; the two files must match",
-			    labels_path, label_dims[0], image_dims[0], images_path);
-	}
-	d->labels = malloc((size_t)label_dims[0] * sizeof *d->labels);
-	if (!d->labels) {
-		free(images);
-		free(labels);
-		return fail(error, "%s: out of memory", labels_path);
-	}
-	for (long i = 0; i < label_dims[0]; i++) {
-		if (labels[i] >= classes) {
-			int label = labels[i];
-			free(images);
-			free(labels);
-			dataset_free(d);
-			return fail(error, "%s: label %d of image %ld is not below %d classes", labels_path,
-				    label, i, classes);
-		}
-		d->labels[i] = labels[i];
+	for (long i = 0; status == 0 && i < count; i++) {
+		if (labels[i] >= classes)
+			status = fail(error, "%s: label %d of image %ld is not below %d classes",
+				      labels_path, labels[i], i, classes);
+		else
+			d->labels[i] = labels[i];
 	}
 	free(labels);
+	if (status != 0) {
+		free(images);
+		dataset_free(d);
+		return -1;
+	}
 	d->images = images;
-	d->count = image_dims[0];
+	d->count = count;
 	d->channels = 1;
 	d->height = height;
 	d->width = width;
@@ -216,17 +239,21 @@ static int load_cifar_file(const char *path, int label_bytes, int classes, struc
 {
 	const long pixels = 3L * 32 * 32, record = label_bytes + pixels;
 	struct stat st;
-	if (stat(path, &st) != 0)
+	FILE *file = file_open_regular(path, error->text, sizeof error->text);
+	if (!file)
+		return -1;
+	if (fstat(fileno(file), &st) != 0) {
+		fclose(file);
 		return fail(error, "%s: cannot open: %s", path, strerror(errno));
-	if (st.st_size <= 0 || st.st_size % record != 0 || st.st_size / record > MAX_IMAGES)
+	}
+	if (st.st_size <= 0 || st.st_size % record != 0 || st.st_size / record > MAX_IMAGES) {
+		fclose(file);
 		return fail(error,
 			    "%s: %lld bytes is not a whole number of %ld-byte records; the file is "
 			    "truncated or not in the CIFAR binary format",
 			    path, (long long)st.st_size, record);
+	}
 	long records = (long)(st.st_size / record);
-	FILE *file = fopen(path, "rb");
-	if (!file)
-		return fail(error, "%s: cannot open: %s", path, strerror(errno));
 	uint8_t *images = realloc(d->images, (size_t)(d->count + records) * pixels);
 	if (images)
 		d->images = images;

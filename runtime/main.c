@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_replace.h"
 #include "net_api.h"
 #include "train.h"
 
@@ -62,14 +64,104 @@ static int bad(const char *program, const char *option, const char *what)
 	return 2;
 }
 
+/* A whole number in plain decimal: digits only, no sign, spaces or hex. */
 static int parse_long(const char *text, long min, long max, long *out)
 {
 	char *end;
 	errno = 0;
+	if (!(text[0] >= '0' && text[0] <= '9'))
+		return -1;
 	long value = strtol(text, &end, 10);
-	if (text[0] == '\0' || *end != '\0' || errno == ERANGE || value < min || value > max)
+	if (*end != '\0' || errno == ERANGE || value < min || value > max)
 		return -1;
 	*out = value;
+	return 0;
+}
+
+enum command { TRAIN = 1, STEP = 2, INIT = 4 };
+
+/* Every option, the commands that take it, and where its value goes. */
+struct option {
+	const char *name;
+	int commands; /* TRAIN | STEP | INIT */
+	enum { FLAG, TEXT, NUMBER } kind;
+	long min, max; /* NUMBER */
+	size_t offset; /* into struct run_options */
+	int size;      /* NUMBER: sizeof the field */
+};
+
+#define FIELD(name, kind_size) offsetof(struct run_options, name), kind_size
+static const struct option options[] = {
+	{"--data", TRAIN | STEP, TEXT, 0, 0, FIELD(data_dir, 0)},
+	{"--synthetic", TRAIN | STEP, FLAG, 0, 0, FIELD(synthetic, 0)},
+	{"--iterations", TRAIN, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long))},
+	{"--batch", TRAIN | STEP, NUMBER, 1, 4096, FIELD(batch, sizeof(int))},
+	{"--threads", TRAIN | STEP, NUMBER, 1, 1024, FIELD(threads, sizeof(int))},
+	{"--seed", TRAIN | STEP | INIT, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long))},
+	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0)},
+	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long))},
+	{"--train-limit", TRAIN, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long))},
+	{"--test-limit", TRAIN, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long))},
+	{"--load-weights", TRAIN | STEP, TEXT, 0, 0, FIELD(load_weights, 0)},
+	{"--save-weights", TRAIN | STEP | INIT, TEXT, 0, 0, FIELD(save_weights, 0)},
+	{"--steps", STEP, NUMBER, 1, 1000, FIELD(steps, sizeof(int))},
+	{"--dump", STEP, TEXT, 0, 0, FIELD(dump_path, 0)},
+};
+
+static const char *command_names(int commands)
+{
+	static const char *const names[] = {"", "train", "step", "train and step", "init",
+					    "train and init", "step and init", "every command"};
+	return names[commands & 7];
+}
+
+/* Each option once, valid for the command; 0 or the exit status. */
+static int parse_options(const char *program, enum command command, int argc, char **argv,
+			 struct run_options *o)
+{
+	bool seen[sizeof options / sizeof options[0]] = {false};
+	for (int i = 2; i < argc; i++) {
+		size_t k = 0;
+		while (k < sizeof options / sizeof options[0] && strcmp(argv[i], options[k].name) != 0)
+			k++;
+		if (k == sizeof options / sizeof options[0])
+			return bad(program, argv[i], "is not an option");
+		const struct option *option = &options[k];
+		char *field = (char *)o + option->offset;
+		if (!(option->commands & (int)command)) {
+			char what[96];
+			snprintf(what, sizeof what, "is for %s, not for %s",
+				 command_names(option->commands), argv[1]);
+			return bad(program, argv[i], what);
+		}
+		if (seen[k])
+			return bad(program, argv[i], "is given twice; give it once");
+		seen[k] = true;
+		if (option->kind == FLAG) {
+			*(bool *)field = true;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return bad(program, argv[i], "lacks its value");
+		const char *value = argv[++i];
+		if (option->kind == TEXT) {
+			if (value[0] == '\0')
+				return bad(program, option->name, "needs a non-empty value");
+			*(const char **)field = value;
+			continue;
+		}
+		long number;
+		if (parse_long(value, option->min, option->max, &number) != 0) {
+			char what[96];
+			snprintf(what, sizeof what, "needs a whole number from %ld to %ld", option->min,
+				 option->max);
+			return bad(program, option->name, what);
+		}
+		if (option->size == sizeof(int))
+			*(int *)field = (int)number;
+		else
+			*(long *)field = number;
+	}
 	return 0;
 }
 
@@ -81,8 +173,10 @@ int main(int argc, char **argv)
 		print_help(program);
 		return argc < 2 ? 2 : 0;
 	}
-	const char *command = argv[1];
-	if (strcmp(command, "info") == 0) {
+	const char *name = argv[1];
+	if (strcmp(name, "info") == 0) {
+		if (argc > 2)
+			return bad(program, argv[2], "is not an option of info, which takes none");
 		printf("%s: %s, %s\n", net_info.name, net_info.summary, net_info.dtype);
 		for (int i = 0; i < net_info.param_tensor_count; i++) {
 			const struct net_param *p = &net_info.params[i];
@@ -91,10 +185,12 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	bool train = strcmp(command, "train") == 0, step = strcmp(command, "step") == 0,
-	     init = strcmp(command, "init") == 0;
-	if (!train && !step && !init)
-		return bad(program, command, "is not a command (train, step, init, info)");
+	enum command command = strcmp(name, "train") == 0  ? TRAIN
+			       : strcmp(name, "step") == 0 ? STEP
+			       : strcmp(name, "init") == 0 ? INIT
+							   : 0;
+	if (!command)
+		return bad(program, name, "is not a command (train, step, init, info)");
 
 	const struct net_defaults *d = &net_info.defaults;
 	struct run_options o = {
@@ -105,61 +201,21 @@ int main(int argc, char **argv)
 		.eval_every = d->eval_every,
 		.steps = 1,
 	};
-	for (int i = 2; i < argc; i++) {
-		const char *option = argv[i];
-		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-		long number;
-		if (strcmp(option, "--synthetic") == 0) {
-			o.synthetic = true;
-			continue;
-		}
-		if (!value)
-			return bad(program, option, "is not an option, or lacks its value");
-		i++;
-		if (strcmp(option, "--data") == 0) {
-			o.data_dir = value;
-		} else if (strcmp(option, "--log") == 0) {
-			o.log_path = value;
-		} else if (strcmp(option, "--save-weights") == 0) {
-			o.save_weights = value;
-		} else if (strcmp(option, "--load-weights") == 0) {
-			o.load_weights = value;
-		} else if (strcmp(option, "--dump") == 0) {
-			o.dump_path = value;
-		} else if (strcmp(option, "--iterations") == 0) {
-			if (parse_long(value, 1, 1000000000, &o.iterations) != 0)
-				return bad(program, option, "needs a whole number from 1 to 1000000000");
-		} else if (strcmp(option, "--batch") == 0) {
-			if (parse_long(value, 1, 4096, &number) != 0)
-				return bad(program, option, "needs a whole number from 1 to 4096");
-			o.batch = (int)number;
-		} else if (strcmp(option, "--threads") == 0) {
-			if (parse_long(value, 1, 1024, &number) != 0)
-				return bad(program, option, "needs a whole number from 1 to 1024");
-			o.threads = (int)number;
-		} else if (strcmp(option, "--seed") == 0) {
-			if (parse_long(value, 0, INT_MAX, &o.seed) != 0)
-				return bad(program, option, "needs a whole number from 0 to 2147483647");
-		} else if (strcmp(option, "--eval-every") == 0) {
-			if (parse_long(value, 1, 1000000000, &o.eval_every) != 0)
-				return bad(program, option, "needs a whole number from 1 to 1000000000");
-		} else if (strcmp(option, "--train-limit") == 0) {
-			if (parse_long(value, 1, 100000000, &o.train_limit) != 0)
-				return bad(program, option, "needs a whole number from 1 to 100000000");
-		} else if (strcmp(option, "--test-limit") == 0) {
-			if (parse_long(value, 1, 100000000, &o.test_limit) != 0)
-				return bad(program, option, "needs a whole number from 1 to 100000000");
-		} else if (strcmp(option, "--steps") == 0) {
-			if (parse_long(value, 1, 1000, &number) != 0)
-				return bad(program, option, "needs a whole number from 1 to 1000");
-			o.steps = (int)number;
-		} else {
-			return bad(program, option, "is not an option");
+	int status = parse_options(program, command, argc, argv, &o);
+	if (status != 0)
+		return status;
+	if (command == STEP && !o.dump_path)
+		return bad(program, "step", "needs --dump FILE");
+	if (command == INIT && !o.save_weights)
+		return bad(program, "init", "needs --save-weights FILE");
+	/* Outputs that could not be written are found now, not after the run. */
+	const char *outputs[] = {o.save_weights, o.dump_path};
+	for (int i = 0; i < 2; i++) {
+		char error[PATH_MAX + 256];
+		if (outputs[i] && file_replace_check(outputs[i], error, sizeof error) != 0) {
+			fprintf(stderr, "%s: %s\n", net_info.name, error);
+			return 1;
 		}
 	}
-	if (step && !o.dump_path)
-		return bad(program, "step", "needs --dump FILE");
-	if (init && !o.save_weights)
-		return bad(program, "init", "needs --save-weights FILE");
-	return train ? train_run(&o) : step ? step_run(&o) : init_run(&o);
+	return command == TRAIN ? train_run(&o) : command == STEP ? step_run(&o) : init_run(&o);
 }

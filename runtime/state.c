@@ -1,5 +1,7 @@
+/* A network's memory: allocation, seeded initialisation, weights in and out. */
 #include "state.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,30 +133,64 @@ int state_save_weights(const struct net_state *s, const char *path, char *error,
 	return status;
 }
 
+/* Why a weights file's value cannot be loaded, or NULL: it must be a finite
+ * number that stays finite in this build's real. */
+static const char *unloadable(double value)
+{
+	if (isnan(value))
+		return "is NaN";
+	if (!isfinite(value))
+		return "is infinite";
+	if (!isfinite((real)value))
+		return "is too large for " REAL_NAME;
+	return NULL;
+}
+
 int state_load_weights(struct net_state *s, const char *path, char *error, size_t size)
 {
 	struct tensor_file f;
 	if (tensor_file_load(&f, path, error, size) != 0)
 		return -1;
-	/* Check everything before changing anything. */
-	for (int i = 0; i < net_info.param_tensor_count; i++) {
-		const struct net_param *p = &net_info.params[i];
-		const struct tensor_file_entry *e = tensor_file_find(&f, p->name);
-		if (!e || e->count != p->count) {
-			if (e)
+	/* Check everything before changing anything: the file holds exactly
+	 * this network's tensors, each of its size, every value finite. */
+	int status = 0;
+	for (int i = 0; status == 0 && i < f.count; i++) {
+		const struct tensor_file_entry *e = &f.entries[i];
+		const struct net_param *p = NULL;
+		for (int k = 0; !p && k < net_info.param_tensor_count; k++)
+			if (strcmp(net_info.params[k].name, e->name) == 0)
+				p = &net_info.params[k];
+		if (!p || tensor_file_find(&f, e->name) != e) {
+			snprintf(error, size, "%s: tensor %.200s %s; were these weights exported by %s?",
+				 path, e->name, p ? "appears twice" : "is not one of this network's",
+				 net_info.name);
+			status = -1;
+		} else if (e->count != p->count) {
+			snprintf(error, size,
+				 "%s: tensor %s has %ld values, but %s's is %s, %ld values; were these "
+				 "weights exported by %s?",
+				 path, p->name, e->count, net_info.name, p->dims, p->count, net_info.name);
+			status = -1;
+		}
+		for (long j = 0; status == 0 && j < e->count; j++) {
+			const char *why = unloadable(e->values[j]);
+			if (why) {
 				snprintf(error, size,
-					 "%s: tensor %s has %ld values, but %s's is %s, %ld values; were "
-					 "these weights exported by %s?",
-					 path, p->name, e->count, net_info.name, p->dims, p->count,
-					 net_info.name);
-			else
-				snprintf(error, size, "%s: no tensor %s; were these weights exported by %s?",
-					 path, p->name, net_info.name);
-			tensor_file_free(&f);
-			return -1;
+					 "%s: tensor %s value %ld %s; weights must be finite numbers", path,
+					 e->name, j, why);
+				status = -1;
+			}
 		}
 	}
-	for (int i = 0; i < net_info.param_tensor_count; i++) {
+	for (int i = 0; status == 0 && i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		if (!tensor_file_find(&f, p->name)) {
+			snprintf(error, size, "%s: no tensor %s; were these weights exported by %s?", path,
+				 p->name, net_info.name);
+			status = -1;
+		}
+	}
+	for (int i = 0; status == 0 && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];
 		const struct tensor_file_entry *e = tensor_file_find(&f, p->name);
 		real *values = (p->trained ? s->params : s->buffers) + p->offset;
@@ -162,5 +198,5 @@ int state_load_weights(struct net_state *s, const char *path, char *error, size_
 			values[j] = (real)e->values[j];
 	}
 	tensor_file_free(&f);
-	return 0;
+	return status;
 }

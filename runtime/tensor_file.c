@@ -1,3 +1,4 @@
+/* Named float64 tensors in one file; see tensor_file.h for the layout. */
 #include "tensor_file.h"
 
 #include <errno.h>
@@ -5,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "file_replace.h"
 
 static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'T', '1'};
 
@@ -69,13 +72,10 @@ static uint64_t get_u64(const unsigned char *b, int bytes)
 
 int tensor_file_save(const struct tensor_file *f, const char *path, char *error, size_t size)
 {
-	char temporary[4096];
-	snprintf(temporary, sizeof temporary, "%s.tmp", path);
-	FILE *file = fopen(temporary, "wb");
-	if (!file) {
-		snprintf(error, size, "%s: cannot write: %s", path, strerror(errno));
+	struct file_replace replace;
+	if (file_replace_begin(&replace, path, error, size) != 0)
 		return -1;
-	}
+	FILE *file = replace.file;
 	unsigned char header[12];
 	memcpy(header, magic, 8);
 	put_u32(header + 8, (uint32_t)f->count);
@@ -96,25 +96,24 @@ int tensor_file_save(const struct tensor_file *f, const char *path, char *error,
 			ok = fwrite(b, 1, 8, file) == 8;
 		}
 	}
-	if (fclose(file) != 0)
-		ok = 0;
-	if (!ok || rename(temporary, path) != 0) {
-		snprintf(error, size, "%s: cannot write: %s", path, strerror(errno));
-		remove(temporary);
+	if (!ok) {
+		snprintf(error, size, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+		file_replace_abort(&replace);
 		return -1;
 	}
-	return 0;
+	return file_replace_commit(&replace, error, size);
 }
 
 int tensor_file_load(struct tensor_file *f, const char *path, char *error, size_t size)
 {
 	memset(f, 0, sizeof *f);
 	struct stat st;
-	FILE *file = fopen(path, "rb");
-	if (!file || fstat(fileno(file), &st) != 0) {
+	FILE *file = file_open_regular(path, error, size);
+	if (!file)
+		return -1;
+	if (fstat(fileno(file), &st) != 0) {
 		snprintf(error, size, "%s: cannot open: %s", path, strerror(errno));
-		if (file)
-			fclose(file);
+		fclose(file);
 		return -1;
 	}
 	long remaining = (long)st.st_size;

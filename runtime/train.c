@@ -1,6 +1,7 @@
 /* The training loop: data, schedule, steps, evaluation, logs. */
 #include "train.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,23 +157,78 @@ static void format_duration(char *out, size_t size, double seconds)
 		snprintf(out, size, "%ldm%02lds", s / 60, s % 60);
 }
 
+static int log_check(FILE *log, const char *path);
+
+/* The CSV log: opened before anything else, every write checked, so a log
+ * that cannot be written stops the run at once instead of losing it. */
+static int log_open(FILE **log, const char *path)
+{
+	*log = NULL;
+	if (!path)
+		return 0;
+	*log = fopen(path, "w");
+	if (!*log) {
+		fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
+		return 1;
+	}
+	fprintf(*log, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
+		      "images_per_second\n");
+	if (log_check(*log, path) == 0)
+		return 0;
+	fclose(*log);
+	*log = NULL;
+	return 1;
+}
+
+static int log_check(FILE *log, const char *path)
+{
+	if (fflush(log) == 0 && !ferror(log))
+		return 0;
+	fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path,
+		strerror(errno ? errno : EIO));
+	return 1;
+}
+
+static int log_close(FILE *log, const char *path)
+{
+	if (!log)
+		return 0;
+	int status = log_check(log, path);
+	if (fclose(log) != 0 && status == 0) {
+		fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path,
+			strerror(errno));
+		status = 1;
+	}
+	return status;
+}
+
+/* The first trained parameter or running statistic that is not a finite
+ * number, or NULL. A NaN can hide from the loss (ReLU maps it to 0), so
+ * the weights themselves are checked. */
+static const struct net_param *non_finite_param(const struct net_state *s)
+{
+	for (int i = 0; i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		const real *values = (p->trained ? s->params : s->buffers) + p->offset;
+		for (long j = 0; j < p->count; j++)
+			if (!isfinite(values[j]))
+				return p;
+	}
+	return NULL;
+}
+
 int train_run(const struct run_options *o)
 {
-	struct session s;
-	int status = session_open(&s, o);
+	FILE *log;
+	int status = log_open(&log, o->log_path);
 	if (status != 0)
 		return status;
-	FILE *log = NULL;
-	if (o->log_path) {
-		log = fopen(o->log_path, "w");
-		if (!log) {
-			fprintf(stderr, "%s: %s: cannot write the log: %m\n", net_info.name, o->log_path);
-			session_free(&s);
-			return 1;
-		}
-		fprintf(log, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
-			     "images_per_second\n");
-		fflush(log);
+	struct session s;
+	status = session_open(&s, o);
+	if (status != 0) {
+		if (log)
+			fclose(log);
+		return status;
 	}
 	const struct net_defaults *d = &net_info.defaults;
 	struct augment augment = {d->augment_pad, d->augment_flip};
@@ -258,7 +314,20 @@ int train_run(const struct run_options *o)
 				fprintf(log, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.3f,%.1f\n", it + 1, lr,
 					train_loss, train_error, test_loss, test_error, now() - start,
 					images_per_second);
-				fflush(log);
+				if (log_check(log, o->log_path) != 0) {
+					status = 1;
+					break;
+				}
+			}
+			const struct net_param *broken = non_finite_param(&s.state);
+			if (broken) {
+				fprintf(stderr,
+					"%s: %s %s became non-finite by iteration %ld (lr %g); training "
+					"diverged, try a smaller learning rate\n",
+					net_info.name, broken->trained ? "parameter" : "running statistic",
+					broken->name, it + 1, lr);
+				status = 3;
+				break;
 			}
 			interval_loss = 0;
 			interval_errors = interval_images = 0;
@@ -277,10 +346,8 @@ int train_run(const struct run_options *o)
 		fprintf(stderr, "%s: %s\n", net_info.name, message);
 		status = 1;
 	}
-	if (log && fclose(log) != 0 && status == 0) {
-		fprintf(stderr, "%s: %s: cannot write the log\n", net_info.name, o->log_path);
+	if (log_close(log, o->log_path) != 0 && status == 0)
 		status = 1;
-	}
 	free(order);
 	free(labels);
 	session_free(&s);

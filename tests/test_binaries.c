@@ -1,5 +1,6 @@
 /* The binaries as users run them: help, argument errors, broken data files,
  * bad specs, determinism, f32 against f64, and a short real training run. */
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,6 +52,14 @@ static void expect_failure(const char *command, int status, const char *message)
 			    err);
 	assert_int_equal(got, status);
 	assert_string_equal(err, message);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *file = fopen(path, "w");
+	assert_non_null(file);
+	fputs(text, file);
+	assert_int_equal(fclose(file), 0);
 }
 
 static int setup(void **unused)
@@ -118,8 +127,12 @@ static void test_binary_rejects_missing_and_broken_idx_files(void **unused)
 		 dir, dir);
 	expect_failure(command, 2, message);
 
-	/* A header announcing 100 images of 28x28, then only 1000 bytes. */
+	/* A header announcing 100 images of 28x28, then only 1000 bytes; the
+	 * labels file agrees on 100. */
 	unsigned char truncated[16 + 1000] = {0, 0, 8, 3, 0, 0, 0, 100, 0, 0, 0, 28, 0, 0, 0, 28};
+	unsigned char labels[8 + 100] = {0, 0, 8, 1, 0, 0, 0, 100};
+	snprintf(path, sizeof path, "%s/train-labels-idx1-ubyte.gz", dir);
+	write_gz(path, labels, sizeof labels);
 	snprintf(path, sizeof path, "%s/train-images-idx3-ubyte.gz", dir);
 	write_gz(path, truncated, sizeof truncated);
 	snprintf(message, sizeof message,
@@ -209,10 +222,7 @@ static void test_binary_bad_spec_emits_nothing(void **unused)
 	char spec[400], out_dir[500], command[4096], message[4096];
 	snprintf(spec, sizeof spec, "%s/bad.yaml", scratch);
 	snprintf(out_dir, sizeof out_dir, "%s/bad-out", scratch);
-	FILE *file = fopen(spec, "w");
-	assert_non_null(file);
-	fputs("name: bad\ndata: {set: cifar10}\nnet: {unit: basic, ordering: original, depth: 21}\n", file);
-	fclose(file);
+	write_text(spec, "name: bad\ndata: {set: cifar10}\nnet: {unit: basic, ordering: original, depth: 21}\n");
 	snprintf(command, sizeof command, "%s/bin/resgen generate %s -o %s", build, spec, out_dir);
 	snprintf(message, sizeof message,
 		 "%s:3:47: 'depth' 21 is not of the form 6n+2 for basic units in 3 stages; the nearest "
@@ -378,6 +388,363 @@ static void test_binary_loss_falls_on_real_data(void **unused)
 	assert_true(last_test < first_test);
 }
 
+/* ---- hostile input: options, outputs, weights files, data headers ---- */
+
+static void test_binary_options_belong_to_their_command(void **unused)
+{
+	(void)unused;
+	char command[4096], message[4096];
+	const char *cases[][2] = {
+		{"train --batch ' 8'", "--batch needs a whole number from 1 to 4096"},
+		{"train --batch +8", "--batch needs a whole number from 1 to 4096"},
+		{"train --steps 3", "--steps is for step, not for train"},
+		{"train --dump x", "--dump is for step, not for train"},
+		{"init --save-weights x --iterations 3", "--iterations is for train, not for init"},
+		{"train --seed 1 --seed 2", "--seed is given twice; give it once"},
+		{"train --log", "--log lacks its value"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 %s", build, cases[i][0]);
+		snprintf(message, sizeof message, "tiny: %s; see %s/tests/bin/tiny-f32 --help\n",
+			 cases[i][1], build);
+		expect_failure(command, 2, message);
+	}
+}
+
+/* An output that cannot be written is found before the run, and nothing
+ * that is not a regular file is ever replaced. */
+static void test_binary_checks_outputs_before_training(void **unused)
+{
+	(void)unused;
+	char command[4096], message[4096], out[4096], target[400];
+	snprintf(command, sizeof command,
+		 "%s/tests/bin/tiny-f32 train --synthetic --iterations 2 --save-weights %s/missing/w",
+		 build, scratch);
+	snprintf(message, sizeof message,
+		 "tiny: %s/missing/w: cannot write: the folder %s/missing does not exist\n", scratch,
+		 scratch);
+	expect_failure(command, 1, message);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 1);
+	assert_string_equal(out, ""); /* refused before any data or training */
+
+	snprintf(target, sizeof target, "%s/fifo-target", scratch);
+	assert_int_equal(mkfifo(target, 0644), 0);
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 init --save-weights %s", build, target);
+	snprintf(message, sizeof message,
+		 "tiny: %s: cannot write: it exists and is not a regular file (a device, FIFO or "
+		 "socket); name a regular file\n",
+		 target);
+	expect_failure(command, 1, message);
+	struct stat st;
+	assert_int_equal(lstat(target, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 step --dump %s --synthetic", build,
+		 scratch);
+	snprintf(message, sizeof message, "tiny: %s: cannot write: it is a folder; name a file inside it\n",
+		 scratch);
+	expect_failure(command, 1, message);
+}
+
+/* The old save wrote PATH.tmp through whatever was planted there. */
+static void test_binary_save_follows_no_planted_link(void **unused)
+{
+	(void)unused;
+	char folder[400], victim[500], planted[500], target[500], command[4096];
+	snprintf(folder, sizeof folder, "%s/save-folder", scratch);
+	assert_int_equal(mkdir(folder, 0777), 0);
+	snprintf(victim, sizeof victim, "%s/victim", scratch);
+	snprintf(target, sizeof target, "%s/weights", folder);
+	snprintf(planted, sizeof planted, "%s/weights.tmp", folder);
+	write_text(victim, "precious\n");
+	assert_int_equal(symlink("../victim", planted), 0);
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 init --save-weights %s", build, target);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	char text[64] = {0};
+	FILE *file = fopen(victim, "r");
+	assert_non_null(file);
+	assert_non_null(fgets(text, sizeof text, file));
+	fclose(file);
+	assert_string_equal(text, "precious\n");
+	struct tensor_file weights;
+	char error[512];
+	assert_int_equal(tensor_file_load(&weights, target, error, sizeof error), 0);
+	tensor_file_free(&weights);
+	/* Only the target and the planted link are in the folder: no temporary. */
+	snprintf(command, sizeof command, "ls -A %s | wc -l", folder);
+	char out[64];
+	run(command, out, sizeof out, NULL, 0);
+	assert_string_equal(out, "2\n");
+}
+
+static void test_binary_log_to_a_full_disk_fails(void **unused)
+{
+	(void)unused;
+	char command[4096];
+	snprintf(command, sizeof command,
+		 "%s/tests/bin/tiny-f32 train --synthetic --iterations 2 --batch 8 --log /dev/full", build);
+	expect_failure(command, 1, "tiny: /dev/full: cannot write the log: No space left on device\n");
+}
+
+/* Writes the initial weights of tiny, with one value of one tensor set to
+ * value (or, with extra, one more tensor), to path. */
+static void write_weights(const char *path, const char *tensor, double value, const char *extra)
+{
+	char command[4096], error[512];
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 init --save-weights %s", build, path);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	struct tensor_file f;
+	assert_int_equal(tensor_file_load(&f, path, error, sizeof error), 0);
+	if (tensor) {
+		struct tensor_file_entry *e = (struct tensor_file_entry *)tensor_file_find(&f, tensor);
+		assert_non_null(e);
+		e->values[e->count - 1] = value;
+	}
+	if (extra)
+		assert_int_equal(tensor_file_add_double(&f, extra, &value, 1), 0);
+	assert_int_equal(tensor_file_save(&f, path, error, sizeof error), 0);
+	tensor_file_free(&f);
+}
+
+static void test_binary_refuses_weights_it_cannot_trust(void **unused)
+{
+	(void)unused;
+	char weights[400], command[4096], message[4096];
+	snprintf(weights, sizeof weights, "%s/hostile-weights", scratch);
+	snprintf(command, sizeof command,
+		 "%s/tests/bin/tiny-f32 train --synthetic --iterations 2 --load-weights %s", build,
+		 weights);
+	const struct {
+		const char *tensor, *extra;
+		double value;
+		const char *why;
+	} cases[] = {
+		{"stem_conv_weight", NULL, NAN, "tensor stem_conv_weight value 107 is NaN"},
+		{"stem_bn_running_var", NULL, NAN, "tensor stem_bn_running_var value 3 is NaN"},
+		{"head_fc_bias", NULL, -INFINITY, "tensor head_fc_bias value 4 is infinite"},
+		{"head_fc_weight", NULL, 1e300, "tensor head_fc_weight value 239 is too large for f32"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		write_weights(weights, cases[i].tensor, cases[i].value, cases[i].extra);
+		snprintf(message, sizeof message, "tiny: %s: %s; weights must be finite numbers\n",
+			 weights, cases[i].why);
+		expect_failure(command, 2, message);
+	}
+	/* A deeper network's file holds tensors this one lacks. */
+	write_weights(weights, NULL, 0, "stage1_unit09_conv1_weight");
+	snprintf(message, sizeof message,
+		 "tiny: %s: tensor stage1_unit09_conv1_weight is not one of this network's; were these "
+		 "weights exported by tiny?\n",
+		 weights);
+	expect_failure(command, 2, message);
+	/* A FIFO would block a reader forever; a folder is not a file. */
+	char fifo[400];
+	snprintf(fifo, sizeof fifo, "%s/weights-fifo", scratch);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	snprintf(command, sizeof command, "timeout 20 %s/tests/bin/tiny-f32 train --load-weights %s",
+		 build, fifo);
+	snprintf(message, sizeof message,
+		 "tiny: %s: cannot open: it is not a regular file (a FIFO, device or socket)\n", fifo);
+	expect_failure(command, 2, message);
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 train --load-weights %s", build,
+		 scratch);
+	snprintf(message, sizeof message, "tiny: %s: cannot open: it is a folder, not a file\n", scratch);
+	expect_failure(command, 2, message);
+}
+
+/* Finite weights can still overflow float: 1e38 in the stem conv makes
+ * infinite activations, NaN after BN, which ReLU turns into zeros, so the
+ * loss stays finite while NaN reaches the BN parameters. The run must stop
+ * at the evaluation with the parameter's name, not finish and save. */
+static void test_binary_checks_parameters_at_each_evaluation(void **unused)
+{
+	(void)unused;
+	char weights[400], saved[400], command[4096], err[4096];
+	snprintf(weights, sizeof weights, "%s/overflowing-weights", scratch);
+	snprintf(saved, sizeof saved, "%s/overflowed-weights", scratch);
+	char error[512];
+	write_weights(weights, NULL, 0, NULL);
+	struct tensor_file f;
+	assert_int_equal(tensor_file_load(&f, weights, error, sizeof error), 0);
+	struct tensor_file_entry *conv = (struct tensor_file_entry *)tensor_file_find(&f, "stem_conv_weight");
+	for (long i = 0; i < conv->count; i++)
+		conv->values[i] = 1e38;
+	assert_int_equal(tensor_file_save(&f, weights, error, sizeof error), 0);
+	tensor_file_free(&f);
+	snprintf(command, sizeof command,
+		 "%s/tests/bin/tiny-f32 train --synthetic --iterations 2 --eval-every 1 --batch 8 "
+		 "--load-weights %s --save-weights %s",
+		 build, weights, saved);
+	int status = run(command, NULL, 0, err, sizeof err);
+	if (status != 3)
+		print_error("%s\n", err);
+	assert_int_equal(status, 3);
+	assert_non_null(strstr(err, "became non-finite by iteration 1"));
+	struct stat st;
+	assert_int_not_equal(stat(saved, &st), 0); /* nothing saved */
+}
+
+static void test_binary_cross_checks_idx_headers_before_reading(void **unused)
+{
+	(void)unused;
+	char dir[400], images[500], labels[500], command[4096], message[4096];
+	snprintf(dir, sizeof dir, "%s/idx-headers", scratch);
+	mkdir(dir, 0777);
+	/* 5,000,000 images announced (3.9 GB once decompressed), 16 bytes sent;
+	 * 200 labels. The old loader decompressed first and asked later. */
+	unsigned char image_header[16] = {0, 0, 8, 3, 0, 0x4c, 0x4b, 0x40, 0, 0, 0, 28, 0, 0, 0, 28};
+	unsigned char label_file[8 + 200] = {0, 0, 8, 1, 0, 0, 0, 200};
+	snprintf(images, sizeof images, "%s/train-images-idx3-ubyte.gz", dir);
+	snprintf(labels, sizeof labels, "%s/train-labels-idx1-ubyte.gz", dir);
+	write_gz(images, image_header, sizeof image_header);
+	write_gz(labels, label_file, sizeof label_file);
+	snprintf(command, sizeof command, "%s/bin/demo train --data %s", build, dir);
+	snprintf(message, sizeof message,
+		 "demo: %s: 200 labels for the 5000000 images of %s; the two files must match\n", labels,
+		 images);
+	expect_failure(command, 2, message);
+	/* The image shape is checked from the header too. */
+	unsigned char wrong_shape[16] = {0, 0, 8, 3, 0, 0, 0, 200, 0, 0, 0, 32, 0, 0, 0, 32};
+	write_gz(images, wrong_shape, sizeof wrong_shape);
+	snprintf(message, sizeof message, "demo: %s: images are 32x32; this network expects 28x28\n",
+		 images);
+	expect_failure(command, 2, message);
+	/* A folder where a file belongs is named as such. */
+	remove(images);
+	snprintf(images, sizeof images, "%s/train-images-idx3-ubyte", dir);
+	assert_int_equal(mkdir(images, 0777), 0);
+	snprintf(message, sizeof message, "demo: %s: cannot open: it is a folder, not a file\n", images);
+	expect_failure(command, 2, message);
+}
+
+/* Runs argv (no shell: the arguments hold any bytes) with output discarded
+ * and stderr to err; returns the exit status. */
+static int run_argv(char *const argv[], char *err, size_t err_size)
+{
+	char err_path[400];
+	snprintf(err_path, sizeof err_path, "%s/stderr-argv", scratch);
+	pid_t child = fork();
+	if (child == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		int to = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(null, 1);
+		dup2(to, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	FILE *file = fopen(err_path, "r");
+	size_t got = file ? fread(err, 1, err_size - 1, file) : 0;
+	err[got] = '\0';
+	if (file)
+		fclose(file);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Generates the spec at spec_path into out and compiles the three files
+ * with every warning an error; the path must not reach the code. */
+static void generate_and_compile(const char *spec_path, const char *out)
+{
+	char resgen[400], err[4096], command[4096];
+	snprintf(resgen, sizeof resgen, "%s/bin/resgen", build);
+	char *argv[] = {resgen, "generate", (char *)spec_path, "-o", (char *)out, NULL};
+	int status = run_argv(argv, err, sizeof err);
+	if (status != 0)
+		print_error("%s", err);
+	assert_int_equal(status, 0);
+	snprintf(command, sizeof command,
+		 "cc -fsyntax-only -std=gnu11 -fopenmp -Wall -Wextra -Werror -Iruntime -I%s %s/net.c",
+		 out, out);
+	status = run(command, NULL, 0, err, sizeof err);
+	if (status != 0)
+		print_error("%s", err);
+	assert_int_equal(status, 0);
+	/* Emitted text is printable ASCII, tabs and newlines. */
+	const char *names[] = {"net.c", "kernels.h", "arena.h"};
+	for (int i = 0; i < 3; i++) {
+		char path[600];
+		snprintf(path, sizeof path, "%s/%s", out, names[i]);
+		FILE *file = fopen(path, "rb");
+		assert_non_null(file);
+		for (int c; (c = fgetc(file)) != EOF;)
+			if (!(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)))
+				fail_msg("%s holds byte 0x%02x", path, c);
+		fclose(file);
+	}
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	for (int c; (c = fgetc(in)) != EOF;)
+		fputc(c, out);
+	fclose(in);
+	fclose(out);
+}
+
+/* A folder named x, star, backslash, newline, slash and C text once closed
+ * the header comment (the preprocessor splices the two lines into a star
+ * and a slash) and compiled the rest of the path. */
+static void test_resgen_spec_path_never_reaches_code(void **unused)
+{
+	(void)unused;
+	char folder[600], spec[800], out[600];
+	snprintf(folder, sizeof folder, "%s/x*\\\n", scratch);
+	assert_int_equal(mkdir(folder, 0777), 0);
+	snprintf(folder + strlen(folder), sizeof folder - strlen(folder), "/ _Static_assert(0, \"planted\");");
+	assert_int_equal(mkdir(folder, 0777), 0);
+	snprintf(spec, sizeof spec, "%s/s.yaml", folder);
+	copy_file("tests/specs/tiny.yaml", spec);
+	snprintf(out, sizeof out, "%s/injected-out", scratch);
+	generate_and_compile(spec, out);
+
+	/* Every byte from 1 to 255 but '/' in one folder name. */
+	size_t used = (size_t)snprintf(folder, sizeof folder, "%s/", scratch);
+	for (int byte = 1; byte < 256; byte++)
+		if (byte != '/')
+			folder[used++] = (char)byte;
+	folder[used] = '\0';
+	assert_int_equal(mkdir(folder, 0777), 0);
+	snprintf(spec, sizeof spec, "%s/s.yaml", folder);
+	copy_file("tests/specs/tiny.yaml", spec);
+	snprintf(out, sizeof out, "%s/every-byte-out", scratch);
+	generate_and_compile(spec, out);
+}
+
+static void test_resgen_refuses_networks_too_big_for_memory(void **unused)
+{
+	(void)unused;
+	char spec[400], command[4096], message[4096], out_dir[400];
+	snprintf(spec, sizeof spec, "%s/huge.yaml", scratch);
+	snprintf(out_dir, sizeof out_dir, "%s/huge-out", scratch);
+	write_text(spec, "name: huge\ndata: {set: cifar10}\n"
+			 "net: {unit: basic, ordering: original, depth: 20, widths: [2048, 2048, 2048]}\n"
+			 "train: {batch: 4096}\n");
+	snprintf(command, sizeof command, "%s/bin/resgen generate %s -o %s --max-memory 64", build,
+		 spec, out_dir);
+	/* The batch that fits depends on the cores (each has its scratch). */
+	snprintf(message, sizeof message,
+		 "%s:4:16: at batch 4096 this network needs 580.4 GiB of memory in f32, more than the "
+		 "64.0 GiB allowed (this machine's memory, or --max-memory); use a batch of at most ",
+		 spec);
+	char err[4096];
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 2);
+	assert_memory_equal(err, message, strlen(message));
+	assert_non_null(strstr(err, ", fewer or narrower layers, or pass --max-memory GIB\n"));
+	struct stat st;
+	assert_int_not_equal(stat(out_dir, &st), 0);
+	/* check refuses it too, on this machine's memory (under 580 GiB). */
+	snprintf(command, sizeof command, "%s/bin/resgen check %s", build, spec);
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 2);
+	assert_non_null(strstr(err, "needs 580.4 GiB of memory in f32, more than the"));
+	/* The flag raises the limit. */
+	snprintf(command, sizeof command, "%s/bin/resgen check %s --max-memory 600", build, spec);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +758,15 @@ int main(void)
 		cmocka_unit_test(test_binary_f32_agrees_with_f64),
 		cmocka_unit_test(test_binary_rejects_weights_of_another_network),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
+		cmocka_unit_test(test_binary_options_belong_to_their_command),
+		cmocka_unit_test(test_binary_checks_outputs_before_training),
+		cmocka_unit_test(test_binary_save_follows_no_planted_link),
+		cmocka_unit_test(test_binary_log_to_a_full_disk_fails),
+		cmocka_unit_test(test_binary_refuses_weights_it_cannot_trust),
+		cmocka_unit_test(test_binary_checks_parameters_at_each_evaluation),
+		cmocka_unit_test(test_binary_cross_checks_idx_headers_before_reading),
+		cmocka_unit_test(test_resgen_spec_path_never_reaches_code),
+		cmocka_unit_test(test_resgen_refuses_networks_too_big_for_memory),
 	};
 	return cmocka_run_group_tests_name("binaries", tests, setup, NULL);
 }

@@ -40,6 +40,8 @@ static void expect_error(const char *text, const char *expected)
 
 #define VALID_NET "net:\n  unit: basic\n  ordering: original\n  depth: 20\n"
 #define VALID_HEAD "name: t\ndata:\n  set: cifar10\n"
+#define INTEGER_ADVICE "; write it in plain decimal, such as 110 (no quotes, leading zeros or hex)"
+#define NUMBER_ADVICE "; write it in plain decimal, such as 0.1 or 1e-4 (no quotes, hex, .inf or .nan)"
 
 static void test_spec_every_shipped_spec_is_valid(void **unused)
 {
@@ -100,9 +102,9 @@ static void test_spec_wrong_type(void **unused)
 {
 	(void)unused;
 	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: abc\n",
-		     "7:10: 'depth' must be an integer, not 'abc'");
+		     "7:10: 'depth' must be an integer, not 'abc'" INTEGER_ADVICE);
 	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: \"20\"\n",
-		     "7:10: 'depth' must be an integer, not '20'");
+		     "7:10: 'depth' must be an integer, not '20'" INTEGER_ADVICE);
 	expect_error(VALID_HEAD VALID_NET "train:\n  momentum: [0.9]\n",
 		     "9:13: 'momentum' must be a number, not a list");
 	expect_error(VALID_HEAD VALID_NET "train:\n  augment: {flip: yes}\n",
@@ -234,7 +236,83 @@ static void test_spec_missing_file(void **unused)
 	struct spec spec;
 	struct diag d = {{0}};
 	assert_int_equal(spec_load(&spec, "no/such/spec.yaml", &d), -1);
-	assert_string_equal(d.text, "no/such/spec.yaml: cannot open spec: No such file or directory");
+	assert_string_equal(d.text, "no/such/spec.yaml: cannot open: No such file or directory");
+}
+
+/* One notation for numbers, read alike here and by PyYAML (the PyTorch
+ * check): YAML 1.1 reads 020 as octal 16, and tags change a value's type. */
+static void test_spec_numbers_have_one_notation(void **unused)
+{
+	(void)unused;
+	const char *integers[] = {"020", "0x14", "1_0", "2e1", "20.0", "+", "-0x1"};
+	for (size_t i = 0; i < sizeof integers / sizeof integers[0]; i++) {
+		char text[256], expected[256];
+		snprintf(text, sizeof text, VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: %s\n",
+			 integers[i]);
+		snprintf(expected, sizeof expected, "7:10: 'depth' must be an integer, not '%s'" INTEGER_ADVICE,
+			 integers[i]);
+		expect_error(text, expected);
+	}
+	const char *reals[] = {"0x1p-3", ".inf", ".nan", "1.", ".5", "09.5", "1e", "0.5_0"};
+	for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+		char text[256], expected[256];
+		snprintf(text, sizeof text, VALID_HEAD VALID_NET "train:\n  momentum: %s\n", reals[i]);
+		snprintf(expected, sizeof expected, "9:13: 'momentum' must be a number, not '%s'" NUMBER_ADVICE,
+			 reals[i]);
+		expect_error(text, expected);
+	}
+	/* What is accepted reads as PyYAML reads it (reals through float()). */
+	write_spec(VALID_HEAD VALID_NET "train:\n  momentum: 9.5e-1\n  weight_decay: 1e-4\n  seed: +7\n");
+	struct spec spec;
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_true(spec.train.momentum == 0.95 && spec.train.weight_decay == 1e-4);
+	assert_int_equal(spec.train.seed, 7);
+}
+
+static void test_spec_refuses_tags_and_directives(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: !!str 8\n",
+		     "7:10: YAML tags such as '!!str' are not supported in specs; write the plain value");
+	expect_error(VALID_HEAD "net: !!map\n  unit: basic\n",
+		     "4:6: YAML tags such as '!!map' are not supported in specs; write the plain value");
+	expect_error(VALID_HEAD "net:\n  unit: !local basic\n",
+		     "5:9: YAML tags such as '!local' are not supported in specs; write the plain value");
+	expect_error("%TAG ! tag:example.com,2000:\n---\n" VALID_HEAD VALID_NET,
+		     "1:1: YAML directives (%YAML, %TAG) are not supported in specs; remove the line");
+	expect_error("%YAML 1.1\n---\n" VALID_HEAD VALID_NET,
+		     "1:1: YAML directives (%YAML, %TAG) are not supported in specs; remove the line");
+}
+
+/* An unknown key made of escapes: ESC and BEL would retitle and clear the
+ * terminal, and a newline would forge a second FILE:LINE:COL line. */
+static void test_spec_messages_echo_only_printable_text(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD VALID_NET "\"\\e]0;pwn\\a\\e[2J\\nx.yaml:1:1: fake\\x9b\": 1\n",
+		     "8:1: unknown key '\\x1b]0;pwn\\x07\\x1b[2J\\x0ax.yaml:1:1: fake\\xc2\\x9b' in the spec; "
+		     "did you mean 'name'?");
+	/* Printable UTF-8 stays as it is. */
+	expect_error(VALID_HEAD VALID_NET "d\xc3\xa9pth: 1\n",
+		     "8:1: unknown key 'd\xc3\xa9pth' in the spec; did you mean 'data'?");
+	char out[64];
+	diag_printable(out, sizeof out, "a\x01\xff\xe2\x82\xac\xed\xa0\x80z");
+	assert_string_equal(out, "a\\x01\\xff\xe2\x82\xac\\xed\\xa0\\x80z");
+}
+
+static void test_spec_refuses_networks_that_cannot_be(void **unused)
+{
+	(void)unused;
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: 99998\n",
+		     "7:10: 'depth' 99998 is deeper than resgen builds: at most 1202 layers (the paper's "
+		     "deepest network has 1001)");
+	expect_error("name: t\ndata: {set: synthetic, train_images: 100}\n" VALID_NET,
+		     "2:38: 'batch' 128 is larger than the synthetic set's 100 training images; use a "
+		     "batch of at most 100 or more 'train_images'");
+	expect_error("name: t\ndata: {set: synthetic, train_images: 100}\n" VALID_NET "train: {batch: 101}\n",
+		     "7:16: 'batch' 101 is larger than the synthetic set's 100 training images; use a "
+		     "batch of at most 100 or more 'train_images'");
 }
 
 int main(void)
@@ -253,6 +331,10 @@ int main(void)
 		cmocka_unit_test(test_spec_shortcut_parameters),
 		cmocka_unit_test(test_spec_oversized_document),
 		cmocka_unit_test(test_spec_missing_file),
+		cmocka_unit_test(test_spec_numbers_have_one_notation),
+		cmocka_unit_test(test_spec_refuses_tags_and_directives),
+		cmocka_unit_test(test_spec_messages_echo_only_printable_text),
+		cmocka_unit_test(test_spec_refuses_networks_that_cannot_be),
 	};
 	return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
 }

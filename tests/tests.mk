@@ -9,46 +9,62 @@ GRADCHECKS := $(GRAD_NAMES:%=$(TEST_BIN)/gradcheck-%)
 
 # Emitted code of a test spec, in either precision: $(BUILD)/generated/SPEC-DTYPE/
 $(BUILD)/generated/grad-%-f64/net.c: tests/specs/grad/%.yaml $(RESGEN) $(TEMPLATES)
-	$(RESGEN) generate $< -o $(@D) --dtype f64
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f64
 
 $(BUILD)/generated/%-f64/net.c: tests/specs/%.yaml $(RESGEN) $(TEMPLATES)
-	$(RESGEN) generate $< -o $(@D) --dtype f64
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f64
 
 $(BUILD)/generated/%-f32/net.c: tests/specs/%.yaml $(RESGEN) $(TEMPLATES)
-	$(RESGEN) generate $< -o $(@D) --dtype f32
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f32
 
 $(BUILD)/obj/tests/%-f64.o: $(BUILD)/generated/%-f64/net.c
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -I$(<D) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -I$(<D) -c $< -o $@
 
 $(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -I$(<D) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -I$(<D) -c $< -o $@
 
 $(TEST_BIN)/gradcheck-%: tests/test_gradcheck.c $(BUILD)/obj/tests/grad-%-f64.o $(RUNTIME_F64)
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
 # Whole binaries of test specs, as users get them, in both precisions.
 $(TEST_BIN)/bin/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(RUNTIME_F64)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 $(TEST_BIN)/bin/%-f32: $(BUILD)/obj/tests/%-f32.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 GENERATOR_LIBRARY := $(filter-out $(BUILD)/obj/generator/main.o,$(GENERATOR_OBJECTS))
 
 $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	@mkdir -p $(@D)
-	$(CC) $(GENERATOR_CFLAGS) -Igenerator -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(GENERATOR_CFLAGS) -Igenerator -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
-$(TEST_BIN)/test_binaries: tests/test_binaries.c $(BUILD)/obj/f64/tensor_file.o
+$(TEST_BIN)/test_binaries: tests/test_binaries.c $(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
-	$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lz -lm
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lz -lm
 
-UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_template $(TEST_BIN)/test_graph
+$(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_replace.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) -lcmocka
+
+UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
+	$(TEST_BIN)/test_file_replace
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32
@@ -68,18 +84,22 @@ REFERENCE_PAIRS = $(foreach spec,$(REFERENCE_SPECS),$(spec)=$(call reference_bin
 REFERENCE_CFLAGS := $(subst $(OPTIMISE),-O1,$(RUNTIME_CFLAGS))
 
 $(BUILD)/generated/reference/%-f32/net.c: $(BUILD)/reference/specs/%.yaml $(RESGEN) $(TEMPLATES)
-	$(RESGEN) generate $< -o $(@D) --dtype f32
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f32
 
 $(BUILD)/generated/reference/%-f64/net.c: $(BUILD)/reference/specs/%.yaml $(RESGEN) $(TEMPLATES)
-	$(RESGEN) generate $< -o $(@D) --dtype f64
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f64
 
 $(TEST_BIN)/reference/%-f64: $(BUILD)/generated/reference/%-f64/net.c $(BUILD)/obj/f64/main.o $(RUNTIME_F64)
 	@mkdir -p $(@D)
-	$(CC) $(REFERENCE_CFLAGS) -DRESGEN_F64 -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(REFERENCE_CFLAGS) -DRESGEN_F64 -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
 
 $(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
-	$(CC) $(REFERENCE_CFLAGS) -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(REFERENCE_CFLAGS) -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
 
 test-reference:
 	@mkdir -p $(BUILD)/reference
@@ -100,6 +120,7 @@ test:
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain
 	@$(MAKE) --no-print-directory -j$(JOBS) test-reference
 	@$(MAKE) --no-print-directory -j$(JOBS) test-sanitize
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
 
 test-sanitize:
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain SANITIZE=1 BUILD=build/sanitize

@@ -67,7 +67,9 @@ def read_tensors(path):
 
 class Spec:
     """The fields of a spec that decide the computation, with the defaults of
-    specs/README.md."""
+    specs/README.md. resgen accepts one notation for numbers (plain decimal;
+    reals may have an exponent, 1e-4), which PyYAML reads as a string when
+    it has no '.': real fields go through float(), so both read the same."""
 
     def __init__(self, path):
         with open(path) as f:
@@ -88,21 +90,21 @@ class Spec:
         self.widths = net.get("widths", [16, 32, 64])
         self.shortcut = net.get("shortcut", "identity")
         scaling = net.get("scaling", {}) or {}
-        self.scale_shortcut = scaling.get("shortcut", 0.5)
-        self.scale_branch = scaling.get("branch", 1)
-        self.gate_bias = (net.get("gating", {}) or {}).get("bias", -6)
-        self.dropout_rate = (net.get("dropout", {}) or {}).get("rate", 0.5)
+        self.scale_shortcut = float(scaling.get("shortcut", 0.5))
+        self.scale_branch = float(scaling.get("branch", 1))
+        self.gate_bias = float((net.get("gating", {}) or {}).get("bias", -6))
+        self.dropout_rate = float((net.get("dropout", {}) or {}).get("rate", 0.5))
         self.shortcut_bn = net.get("shortcut_bn", False)
         self.projection = net.get("projection", "conv1x1")
         lr = train.get("lr", {}) or {}
         warmup = lr.get("warmup", {}) or {}
-        self.lr_base = lr.get("base", 0.1)
-        self.warmup_lr = warmup.get("lr", 0.01)
+        self.lr_base = float(lr.get("base", 0.1))
+        self.warmup_lr = float(warmup.get("lr", 0.01))
         self.warmup_iterations = warmup.get("iterations", 400)
         self.lr_steps = lr.get("steps", [32000, 48000])
-        self.lr_gamma = lr.get("gamma", 0.1)
-        self.momentum = train.get("momentum", 0.9)
-        self.weight_decay = train.get("weight_decay", 0.0001)
+        self.lr_gamma = float(lr.get("gamma", 0.1))
+        self.momentum = float(train.get("momentum", 0.9))
+        self.weight_decay = float(train.get("weight_decay", 0.0001))
         self.seed = train.get("seed", 1)
 
     def learning_rate(self, iteration):

@@ -1,0 +1,34 @@
+/* libFuzzer harness: any bytes through the spec loader, then, for a spec
+ * that passes, the graph and the plan (stages 1 to 3 of the generator).
+ * Built with AddressSanitizer and UBSan by `make fuzz`; a crash, a leak or
+ * undefined behaviour stops the run with the input that caused it. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "plan.h"
+#include "spec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct spec spec;
+	struct diag d = {{0}};
+	if (spec_parse(&spec, "fuzz.yaml", (const char *)data, size, &d) != 0)
+		return 0;
+	struct graph graph;
+	if (graph_build(&graph, &spec, &d) != 0)
+		return 0;
+	struct plan plan;
+	if (plan_build(&plan, &graph, &d) == 0) {
+		/* Every tensor's slot lies inside the arena. */
+		for (int t = 0; t < graph.tensor_count; t++)
+			if (plan.activation_offset[t] < 0 || plan.activation_offset[t] > plan.arena_per_image)
+				__builtin_trap();
+		(void)plan_memory_bytes(&plan, spec.train.batch, 2, 4);
+		plan_free(&plan);
+	}
+	graph_free(&graph);
+	return 0;
+}
