@@ -13,4 +13,8 @@ void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, con
 /* How many threads BLIS may use inside one call; set only by threads.c. */
 void gemm_set_threads(int threads);
 
+/* The name of the kernels BLIS runs on this machine (its sub-configuration,
+ * such as zen3, skx or generic). */
+const char *gemm_kernels(void);
+
 #endif

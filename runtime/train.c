@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "data.h"
+#include "gemm.h"
 #include "net_api.h"
 #include "rng.h"
 #include "state.h"
@@ -252,9 +253,9 @@ int train_run(const struct run_options *o)
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
 	printf("data: %s, %ld training and %ld test images of %dx%dx%d; batch %d, %ld iterations, "
-	       "%d threads\n",
+	       "%d threads, BLIS %s kernels\n",
 	       o->synthetic ? "synthetic" : d->data_set, s.train.count, s.test.count, net_info.channels,
-	       net_info.height, net_info.width, o->batch, o->iterations, s.threads);
+	       net_info.height, net_info.width, o->batch, o->iterations, s.threads, gemm_kernels());
 	fflush(stdout);
 
 	bool terminal = isatty(STDERR_FILENO);

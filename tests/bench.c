@@ -4,9 +4,11 @@
  * of forward), the usual convention. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "data.h"
+#include "gemm.h"
 #include "net_api.h"
 #include "state.h"
 #include "threads.h"
@@ -68,14 +70,18 @@ int main(int argc, char **argv)
 	}
 	double total = forward + backward + update;
 	double images_per_second = (double)batch * steps / total;
-	printf("%s, %s, batch %d, %d threads, %d timed steps\n", net_info.name, net_info.dtype, batch,
-	       threads, steps);
+	printf("%s, %s, batch %d, %d threads, BLIS %s kernels, %d timed steps\n", net_info.name,
+	       net_info.dtype, batch, threads, gemm_kernels(), steps);
 	printf("  forward   %8.1f ms/step\n", 1e3 * forward / steps);
 	printf("  backward  %8.1f ms/step\n", 1e3 * backward / steps);
 	printf("  sgd       %8.1f ms/step\n", 1e3 * update / steps);
 	printf("  training  %8.1f ms/step: %.1f images/s, %.1f GFLOP/s (%.0f MFLOP/image forward)\n",
 	       1e3 * total / steps, images_per_second,
 	       images_per_second * 3 * net_info.forward_flops / 1e9, net_info.forward_flops / 1e6);
+	struct rusage usage;
+	getrusage(RUSAGE_SELF, &usage);
+	printf("  peak RSS  %8.0f MiB (planned arena %.0f MiB)\n", usage.ru_maxrss / 1024.0,
+	       (double)net_info.arena_per_image * batch * sizeof(real) / (1 << 20));
 	free(indices);
 	free(labels);
 	state_free(&s);

@@ -103,14 +103,15 @@ $(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/o
 
 test-reference:
 	@mkdir -p $(BUILD)/reference
-	/usr/bin/python3 tests/reference/specs.py $(BUILD)/reference/specs
+	$(Q)/usr/bin/python3 tests/reference/specs.py $(BUILD)/reference/specs
 	@$(MAKE) --no-print-directory -j$(JOBS) reference-binaries
 	@$(MAKE) --no-print-directory reference-run
 
 reference-binaries: $(REFERENCE_BINARIES)
 
 reference-run:
-	/usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
+	@echo "PyTorch check: $(words $(REFERENCE_SPECS)) specs against float64 PyTorch (tests/reference/)"
+	$(Q)/usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
 
 # Builds use every core; the test programs then run one at a time.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)

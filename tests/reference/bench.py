@@ -3,13 +3,16 @@
 initial weights, trained by PyTorch (float32, CPU) on the same machine in the
 same run, so that the binary's speed can be read as a ratio.
 
-    bench.py SPEC BINARY [--against RESGEN_OUTPUT]
+    bench.py SPEC BINARY [--batch B] [--steps S] [--against RESGEN_OUTPUT]
 
 With --against, the output of the binary's benchmark (tests/bench.c), whose
-"training" line gives its images/s: the ratio of the two is printed last.
+"training" line gives its images/s and whose "peak RSS" line its memory: the
+ratios of the two are printed last.
 """
+import argparse
 import os
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -20,9 +23,15 @@ import reference
 
 
 def main():
-    spec_path, binary = sys.argv[1], sys.argv[2]
-    against = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--against" else None
-    batch, steps = 128, 4
+    parser = argparse.ArgumentParser()
+    parser.add_argument("spec")
+    parser.add_argument("binary")
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--against")
+    args = parser.parse_args()
+    spec_path, binary, against = args.spec, args.binary, args.against
+    batch, steps = args.batch, args.steps
     threads = int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 2))
     torch.set_num_threads(threads)
     spec = reference.Spec(spec_path)
@@ -48,12 +57,17 @@ def main():
         if step >= 0:
             elapsed += time.perf_counter() - start
     theirs = batch * steps / elapsed
+    their_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"PyTorch {torch.__version__}, float32, batch {batch}, {threads} threads, {steps} timed "
-          f"steps: {1e3 * elapsed / steps:.1f} ms/step, {theirs:.1f} images/s")
+          f"steps: {1e3 * elapsed / steps:.1f} ms/step, {theirs:.1f} images/s, "
+          f"peak RSS {their_rss:.0f} MiB")
     if against:
         with open(against) as f:
-            mine = float(re.search(r"training .*?([0-9.]+) images/s", f.read()).group(1))
-        print(f"resgen / PyTorch training speed: {mine / theirs:.2f} (above 1: resgen is faster)")
+            text = f.read()
+        mine = float(re.search(r"training .*?([0-9.]+) images/s", text).group(1))
+        my_rss = float(re.search(r"peak RSS +([0-9.]+) MiB", text).group(1))
+        print(f"resgen / PyTorch: training speed {mine / theirs:.2f} (above 1: resgen is faster), "
+              f"peak RSS {my_rss / their_rss:.2f} (below 1: resgen needs less)")
 
 
 if __name__ == "__main__":
