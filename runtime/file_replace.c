@@ -41,7 +41,9 @@ static const char *not_regular(const struct stat *st)
 	return "it exists and is not a regular file (a device, FIFO or socket); name a regular file";
 }
 
-int file_replace_check(const char *path, char *error, size_t size)
+/* replaced: the file will be replaced, so it must be absent or regular;
+ * else it is written in place (a log), and only a folder is refused. */
+static int check_output(const char *path, bool replaced, char *error, size_t size)
 {
 	char folder[PATH_MAX];
 	struct stat st;
@@ -49,8 +51,8 @@ int file_replace_check(const char *path, char *error, size_t size)
 		snprintf(error, size, "%s: cannot write: the path is empty or too long", path);
 		return -1;
 	}
-	if (lstat(path, &st) == 0) {
-		const char *why = not_regular(&st);
+	if ((replaced ? lstat(path, &st) : stat(path, &st)) == 0) {
+		const char *why = replaced || S_ISDIR(st.st_mode) ? not_regular(&st) : NULL;
 		if (why) {
 			snprintf(error, size, "%s: cannot write: %s", path, why);
 			return -1;
@@ -70,6 +72,16 @@ int file_replace_check(const char *path, char *error, size_t size)
 		return -1;
 	}
 	return 0;
+}
+
+int file_replace_check(const char *path, char *error, size_t size)
+{
+	return check_output(path, true, error, size);
+}
+
+int file_output_check(const char *path, char *error, size_t size)
+{
+	return check_output(path, false, error, size);
 }
 
 int file_replace_begin(struct file_replace *r, const char *path, char *error, size_t size)

@@ -24,6 +24,10 @@ struct file_replace {
  * path is absent or a regular file. Otherwise one line in error, -1. */
 int file_replace_check(const char *path, char *error, size_t size);
 
+/* The same for a file written in place as a run goes (a log, which may be
+ * a device such as /dev/stdout): only a folder is refused. */
+int file_output_check(const char *path, char *error, size_t size);
+
 /* Creates the new file; on failure fills error ("PATH: cannot write: ...")
  * and returns -1 with nothing left behind. */
 int file_replace_begin(struct file_replace *r, const char *path, char *error, size_t size);

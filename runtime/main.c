@@ -209,10 +209,11 @@ int main(int argc, char **argv)
 	if (command == INIT && !o.save_weights)
 		return bad(program, "init", "needs --save-weights FILE");
 	/* Outputs that could not be written are found now, not after the run. */
-	const char *outputs[] = {o.save_weights, o.dump_path};
-	for (int i = 0; i < 2; i++) {
+	const char *outputs[] = {o.save_weights, o.dump_path, o.log_path};
+	for (int i = 0; i < 3; i++) {
 		char error[PATH_MAX + 256];
-		if (outputs[i] && file_replace_check(outputs[i], error, sizeof error) != 0) {
+		if (outputs[i] && (outputs[i] == o.log_path ? file_output_check : file_replace_check)(
+					  outputs[i], error, sizeof error) != 0) {
 			fprintf(stderr, "%s: %s\n", net_info.name, error);
 			return 1;
 		}

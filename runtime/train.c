@@ -160,7 +160,7 @@ static void format_duration(char *out, size_t size, double seconds)
 
 static int log_check(FILE *log, const char *path);
 
-/* The CSV log: opened before anything else, every write checked, so a log
+/* The CSV log: opened before the first step, every write checked, so a log
  * that cannot be written stops the run at once instead of losing it. */
 static int log_open(FILE **log, const char *path)
 {
@@ -220,15 +220,17 @@ static const struct net_param *non_finite_param(const struct net_state *s)
 
 int train_run(const struct run_options *o)
 {
-	FILE *log;
-	int status = log_open(&log, o->log_path);
+	/* The log's path was checked before; it is truncated only once the
+	 * data and weights have loaded, so a run refused for its input leaves
+	 * an earlier log as it was. */
+	struct session s;
+	int status = session_open(&s, o);
 	if (status != 0)
 		return status;
-	struct session s;
-	status = session_open(&s, o);
+	FILE *log;
+	status = log_open(&log, o->log_path);
 	if (status != 0) {
-		if (log)
-			fclose(log);
+		session_free(&s);
 		return status;
 	}
 	const struct net_defaults *d = &net_info.defaults;

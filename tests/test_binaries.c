@@ -480,10 +480,28 @@ static void test_binary_save_follows_no_planted_link(void **unused)
 static void test_binary_log_to_a_full_disk_fails(void **unused)
 {
 	(void)unused;
-	char command[4096];
+	char command[4096], log[400], message[4096], out[4096];
 	snprintf(command, sizeof command,
 		 "%s/tests/bin/tiny-f32 train --synthetic --iterations 2 --batch 8 --log /dev/full", build);
 	expect_failure(command, 1, "tiny: /dev/full: cannot write the log: No space left on device\n");
+	/* A log that is a folder is refused before anything runs. */
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 train --synthetic --log %s", build,
+		 scratch);
+	snprintf(message, sizeof message, "tiny: %s: cannot write: it is a folder; name a file inside it\n",
+		 scratch);
+	expect_failure(command, 1, message);
+	/* A run refused for its data leaves an earlier log as it was. */
+	snprintf(log, sizeof log, "%s/earlier.csv", scratch);
+	write_text(log, "iteration,lr\n1,0.1\n");
+	snprintf(command, sizeof command, "%s/bin/demo train --data %s/nowhere --log %s", build,
+		 scratch, log);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 2);
+	FILE *file = fopen(log, "r");
+	assert_non_null(file);
+	size_t got = fread(out, 1, sizeof out - 1, file);
+	out[got] = '\0';
+	fclose(file);
+	assert_string_equal(out, "iteration,lr\n1,0.1\n");
 }
 
 /* Writes the initial weights of tiny, with one value of one tensor set to
