@@ -57,6 +57,12 @@ static int check_output(const char *path, bool replaced, char *error, size_t siz
 			snprintf(error, size, "%s: cannot write: %s", path, why);
 			return -1;
 		}
+		if (!replaced) { /* written in place: the file itself must be writable */
+			if (access(path, W_OK) == 0)
+				return 0;
+			snprintf(error, size, "%s: cannot write: %s", path, strerror(errno));
+			return -1;
+		}
 	} else if (errno != ENOENT) {
 		snprintf(error, size, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
