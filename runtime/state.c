@@ -1,6 +1,7 @@
 /* A network's memory: allocation, seeded initialisation, weights in and out. */
 #include "state.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,9 @@ static const char *unloadable(double value)
 		return "is NaN";
 	if (!isfinite(value))
 		return "is infinite";
-	if (!isfinite((real)value))
+	/* Compared, not converted: converting a double beyond float's range
+	 * to float is undefined behaviour. */
+	if (fabs(value) > (sizeof(real) == sizeof(float) ? FLT_MAX : DBL_MAX))
 		return "is too large for " REAL_NAME;
 	return NULL;
 }
