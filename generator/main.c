@@ -93,14 +93,14 @@ static int check_memory(const struct spec *spec, const struct plan *plan, enum d
 			double limit, struct diag *d)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int real_size = dtype == DTYPE_F64 ? 8 : 4;
-	double need = plan_memory_bytes(plan, spec->train.batch, cores > 0 ? (int)cores : 1, real_size);
+	int threads = cores > 0 ? (int)cores : 1, real_size = dtype == DTYPE_F64 ? 8 : 4;
+	double need = plan_memory_bytes(plan, spec->train.batch, threads, real_size);
 	if (need <= limit)
 		return 0;
 	char need_text[32], limit_text[32];
 	format_bytes(need_text, sizeof need_text, need);
 	format_bytes(limit_text, sizeof limit_text, limit);
-	double fixed = plan_memory_bytes(plan, 0, cores > 0 ? (int)cores : 1, real_size);
+	double fixed = plan_memory_bytes(plan, 0, threads, real_size);
 	double per_image = (need - fixed) / spec->train.batch;
 	long fitting = limit > fixed ? (long)((limit - fixed) / per_image) : 0;
 	char advice[96];

@@ -655,12 +655,11 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	    get_bool(c, augment, "flip", true, &spec->train.augment_flip) != 0)
 		return -1;
 	/* The binary draws each batch from the training set without repeats. */
-	if (spec->data.set == SET_SYNTHETIC && spec->train.batch > spec->data.train_images) {
+	if (spec->data.set == SET_SYNTHETIC && spec->train.batch > spec->data.train_images)
 		return error_at(c, batch_place,
 				"'batch' %d is larger than the synthetic set's %ld training "
 				"images; use a batch of at most %ld or more 'train_images'",
 				spec->train.batch, spec->data.train_images, spec->data.train_images);
-	}
 	return 0;
 }
 

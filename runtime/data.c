@@ -90,7 +90,7 @@ static int idx_open(struct idx_file *f, const char *path, int want_dims, struct 
 	f->path = path;
 	char message[sizeof error->text];
 	struct stat st;
-	FILE *plain = file_open_regular(path, message, sizeof message);
+	FILE *plain = file_open_regular(path, NULL, message, sizeof message);
 	if (!plain) {
 		if (stat(path, &st) != 0 && errno == ENOENT)
 			return fail(error,
@@ -238,22 +238,18 @@ static int load_cifar_file(const char *path, int label_bytes, int classes, struc
 			   struct data_error *error)
 {
 	const long pixels = 3L * 32 * 32, record = label_bytes + pixels;
-	struct stat st;
-	FILE *file = file_open_regular(path, error->text, sizeof error->text);
+	long bytes;
+	FILE *file = file_open_regular(path, &bytes, error->text, sizeof error->text);
 	if (!file)
 		return -1;
-	if (fstat(fileno(file), &st) != 0) {
-		fclose(file);
-		return fail(error, "%s: cannot open: %s", path, strerror(errno));
-	}
-	if (st.st_size <= 0 || st.st_size % record != 0 || st.st_size / record > MAX_IMAGES) {
+	if (bytes <= 0 || bytes % record != 0 || bytes / record > MAX_IMAGES) {
 		fclose(file);
 		return fail(error,
-			    "%s: %lld bytes is not a whole number of %ld-byte records; the file is "
+			    "%s: %ld bytes is not a whole number of %ld-byte records; the file is "
 			    "truncated or not in the CIFAR binary format",
-			    path, (long long)st.st_size, record);
+			    path, bytes, record);
 	}
-	long records = (long)(st.st_size / record);
+	long records = bytes / record;
 	uint8_t *images = realloc(d->images, (size_t)(d->count + records) * pixels);
 	if (images)
 		d->images = images;

@@ -203,7 +203,7 @@ int file_replace_commit(struct file_replace *r, char *error, size_t size)
 	return 0;
 }
 
-FILE *file_open_regular(const char *path, char *error, size_t size)
+FILE *file_open_regular(const char *path, long *bytes, char *error, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
@@ -221,6 +221,8 @@ FILE *file_open_regular(const char *path, char *error, size_t size)
 		return NULL;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (bytes)
+		*bytes = (long)st.st_size;
 	FILE *file = fdopen(fd, "rb");
 	if (!file) {
 		snprintf(error, size, "%s: cannot open: %s", path, strerror(errno));

@@ -40,8 +40,8 @@ int file_replace_commit(struct file_replace *r, char *error, size_t size);
 void file_replace_abort(struct file_replace *r);
 
 /* Opens path for reading only if it is a regular file (a FIFO would block,
- * a folder reads as an error later); else "PATH: cannot open: ..." in
- * error, NULL. */
-FILE *file_open_regular(const char *path, char *error, size_t size);
+ * a folder reads as an error later), and puts its size in *bytes unless
+ * bytes is NULL; else "PATH: cannot open: ..." in error, NULL. */
+FILE *file_open_regular(const char *path, long *bytes, char *error, size_t size);
 
 #endif

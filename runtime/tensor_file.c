@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "file_replace.h"
 
@@ -107,16 +106,10 @@ int tensor_file_save(const struct tensor_file *f, const char *path, char *error,
 int tensor_file_load(struct tensor_file *f, const char *path, char *error, size_t size)
 {
 	memset(f, 0, sizeof *f);
-	struct stat st;
-	FILE *file = file_open_regular(path, error, size);
+	long remaining;
+	FILE *file = file_open_regular(path, &remaining, error, size);
 	if (!file)
 		return -1;
-	if (fstat(fileno(file), &st) != 0) {
-		snprintf(error, size, "%s: cannot open: %s", path, strerror(errno));
-		fclose(file);
-		return -1;
-	}
-	long remaining = (long)st.st_size;
 	unsigned char header[12];
 	if (remaining < 12 || fread(header, 1, 12, file) != 12 || memcmp(header, magic, 8) != 0) {
 		snprintf(error, size, "%s: not a resgen tensor file (it should start with RESGENT1)", path);

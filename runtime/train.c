@@ -158,10 +158,17 @@ static void format_duration(char *out, size_t size, double seconds)
 		snprintf(out, size, "%ldm%02lds", s / 60, s % 60);
 }
 
-static int log_check(FILE *log, const char *path);
-
 /* The CSV log: opened before the first step, every write checked, so a log
  * that cannot be written stops the run at once instead of losing it. */
+static int log_check(FILE *log, const char *path)
+{
+	if (fflush(log) == 0 && !ferror(log))
+		return 0;
+	fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path,
+		strerror(errno ? errno : EIO));
+	return 1;
+}
+
 static int log_open(FILE **log, const char *path)
 {
 	*log = NULL;
@@ -178,15 +185,6 @@ static int log_open(FILE **log, const char *path)
 		return 0;
 	fclose(*log);
 	*log = NULL;
-	return 1;
-}
-
-static int log_check(FILE *log, const char *path)
-{
-	if (fflush(log) == 0 && !ferror(log))
-		return 0;
-	fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path,
-		strerror(errno ? errno : EIO));
 	return 1;
 }
 
