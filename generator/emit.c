@@ -117,7 +117,6 @@ static void kernel_vars(const struct emitter *e, const struct kernel *k, struct 
 	struct shape out = e->g->tensors[op->output].shape;
 	switch (k->kind) {
 	case OP_CONV:
-		template_set(v, "PRIVATE_AT", "%ld", k->private_at);
 		template_set(v, "K", "%d", op->kernel_size);
 		/* fall through */
 	case OP_PAD_SHORTCUT:

@@ -109,19 +109,36 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
 	}
 }
 
-/* Per-thread scratch of a conv: im2col of one image and its gradient, then
- * a private weight gradient that is summed across threads in a fixed order. */
+/* Per-thread scratch of a conv, as CONV_SCRATCH in templates/ops/conv.c.tmpl
+ * (which checks this figure at compile time): a private weight gradient,
+ * summed across threads in a fixed order, then the larger of the fast
+ * kernels' padded image and packed panels (forward, data gradient, weight
+ * gradient) and the
+ * reference kernels' columns with their gradient. */
+enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
+
+static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
+
+static long max_of(long a, long b) { return a > b ? a : b; }
+
 static void kernel_scratch(const struct graph *g, const struct op *op, struct kernel *kernel)
 {
 	if (op->kind != OP_CONV)
 		return;
 	struct shape in = g->tensors[op->inputs[0]].shape;
 	struct shape out = g->tensors[op->output].shape;
-	long patch = (long)in.channels * op->kernel_size * op->kernel_size;
-	long columns = (long)out.height * out.width;
-	bool direct = op->kernel_size == 1 && op->stride == 1;
-	kernel->private_at = align(direct ? 0 : 2 * patch * columns);
-	kernel->scratch_per_thread = kernel->private_at + align(patch * out.channels);
+	long kk = (long)op->kernel_size * op->kernel_size;
+	long patch = in.channels * kk, flipped_patch = out.channels * kk;
+	long pixels = (long)out.height * out.width;
+	long border = op->kernel_size / 2 * 2;
+	long padded_in = align(in.channels * (in.height + border) * (in.width + border));
+	long padded_out = align(out.channels * (out.height + border) * (out.width + border));
+	long forward = padded_in + packed_panels(out.channels, patch) + align(patch * PANEL_MAX);
+	long data_gradient = padded_out + packed_panels(in.channels, flipped_patch) + align(flipped_patch * PANEL_MAX);
+	long weight_gradient = padded_in + packed_panels(out.channels, pixels) + align(pixels * PANEL_MAX);
+	long reference = align(2 * patch * pixels);
+	kernel->scratch_per_thread = align(out.channels * patch) +
+				     max_of(max_of(forward, data_gradient), max_of(weight_gradient, reference));
 }
 
 static int find_kernels(struct plan *p, const struct graph *g)

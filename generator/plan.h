@@ -18,7 +18,6 @@ struct kernel {
 	char name[GRAPH_NAME_MAX]; /* encodes the shapes, e.g. conv3x3_s1_16x32x32_to_16 */
 	int op;                    /* the first op that uses it, for its shapes */
 	long scratch_per_thread;   /* reals */
-	long private_at;           /* conv: where a thread's own weight gradient starts in its scratch */
 };
 
 struct plan {

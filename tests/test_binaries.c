@@ -765,8 +765,8 @@ static void test_resgen_refuses_networks_too_big_for_memory(void **unused)
 
 /* On a processor with AVX2 and FMA, BLIS must run real kernels, not its
  * portable C ones: Debian's BLIS 0.9 takes Zen 4 and Zen 5 processors for
- * unknown, and runtime/gemm.c points them at the zen3 kernels (3.3 times
- * faster on a Zen 5). */
+ * unknown, and runtime/gemm.c points them at the skx or zen3 kernels (3.3
+ * times faster on a Zen 5). */
 static void test_binary_runs_vector_blis_kernels(void **unused)
 {
 	(void)unused;

@@ -63,6 +63,23 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) -lcmocka
 
+# The fast kernels against the reference kernels, in both precisions; the
+# kernels come from the emitted kernels.h of a test spec (its instances
+# unused here).
+$(TEST_BIN)/test_kernels-f32: tests/test_kernels.c $(BUILD)/generated/tiny-f32/net.c $(BUILD)/obj/f32/gemm.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -Wno-unused-function -I$(BUILD)/generated/tiny-f32 -o $@ tests/test_kernels.c \
+		$(BUILD)/obj/f32/gemm.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+
+$(TEST_BIN)/test_kernels-f64: tests/test_kernels.c $(BUILD)/generated/tiny-f64/net.c $(BUILD)/obj/f64/gemm.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -Wno-unused-function -I$(BUILD)/generated/tiny-f64 -o $@ tests/test_kernels.c \
+		$(BUILD)/obj/f64/gemm.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+
+KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
+
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries
@@ -126,8 +143,8 @@ test:
 test-sanitize:
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain SANITIZE=1 BUILD=build/sanitize
 
-test-plain: $(UNIT_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(SYSTEM_TEST_NEEDS)
-	@BUILD=$(BUILD) tests/run-all $(UNIT_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS)
+test-plain: $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(SYSTEM_TEST_NEEDS)
+	@BUILD=$(BUILD) tests/run-all $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS)
 
 golden: $(RESGEN)
 	@for spec in tests/golden/*.yaml; do \

@@ -18,6 +18,37 @@
 #include "gemm.h"
 #include "real.h"
 
+/* A convolution's sizes. Every instance passes constants, which the
+ * always-inlined helpers below fold. */
+struct conv_shape {
+	int c_in, h_in, w_in, c_out, h_out, w_out, k, stride;
+};
+
+#define CONV_ALIGN(reals) (((reals) + 15) / 16 * 16)
+#define CONV_PATCH(c_in, k) ((c_in) * (k) * (k))
+#define CONV_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* Operands packed into panels of up to GEMM_PANEL_MAX rows of k reals,
+ * each panel 64-byte aligned, as BLIS's kernels load them. */
+#define CONV_PACKED(channels, k) CONV_ALIGN(((channels) + GEMM_PANEL_MAX) * (k) + 16 * ((channels) + 1))
+#define CONV_PANEL(k) CONV_ALIGN((k) * GEMM_PANEL_MAX)
+/* An image with the convolution's zero border, as packing reads it. */
+#define CONV_PADDED(channels, height, width, k) CONV_ALIGN((channels) * ((height) + (k) / 2 * 2) * ((width) + (k) / 2 * 2))
+/* Per-thread scratch, in reals: a private weight gradient, then the
+ * largest of what the forward pass (padded X, packed W, a panel of
+ * columns), the data gradient (padded dY, packed flipped W, a panel), the
+ * weight gradient (padded X, packed dY, a panel of columns^T) and the
+ * reference kernels (columns and their gradient) use. generator/plan.c
+ * computes the same figure; each instance checks it at compile time. */
+#define CONV_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                   \
+	(CONV_ALIGN((c_out) * CONV_PATCH(c_in, k)) +                                                           \
+	 CONV_MAX(CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED(c_out, CONV_PATCH(c_in, k)) +         \
+				   CONV_PANEL(CONV_PATCH(c_in, k)),                                              \
+			   CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED(c_in, CONV_PATCH(c_out, k)) +       \
+				   CONV_PANEL(CONV_PATCH(c_out, k))),                                            \
+		  CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED(c_out, (h_out) * (w_out)) +            \
+				   CONV_PANEL((h_out) * (w_out)),                                                \
+			   CONV_ALIGN(2 * CONV_PATCH(c_in, k) * (h_out) * (w_out)))))
+
 /* The output columns [*lo, *hi) whose input column ox * stride - pad + kx
  * falls inside the image; the rest read the zero padding. */
 static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, int kx, int pad, int stride, int width, int width_out)
@@ -30,6 +61,13 @@ static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, 
 	*lo = first;
 	*hi = last;
 }
+
+/* The drivers below (conv_forward, conv_backward and their references) are
+ * called by every thread of a parallel region that the kernel instance
+ * opens, so that they are inlined there with the instance's constant
+ * shape; they share the images with orphaned omp for loops. */
+
+/* ---- reference kernels: im2col, then one gemm per image ---- */
 
 /* columns (C * K * K, H_OUT * W_OUT) of one image (C, H, W); zero outside */
 static inline __attribute__((always_inline)) void conv_im2col(real *columns, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
@@ -79,6 +117,334 @@ static inline __attribute__((always_inline)) void conv_col2im_add(real *image, c
 						out[ox * stride] += in[ox];
 				}
 			}
+}
+
+/* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)) */
+static inline __attribute__((always_inline)) void conv_forward_reference(real *out, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
+		const real *columns = image;
+		if (!direct) {
+			real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+			conv_im2col(own, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+			columns = own;
+		}
+		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
+		gemm(0, 0, s.c_out, pixels, patch, 1, weight, patch, columns, pixels, 0, out + (size_t)i * s.c_out * pixels, pixels);
+	}
+}
+
+/* din += the data gradient; dweight += the threads' weight gradients, in
+ * thread order */
+static inline __attribute__((always_inline)) void conv_backward_reference(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	bool direct = s.k == 1 && s.stride == 1;
+	size_t private_at = CONV_ALIGN(s.c_out * patch); /* a thread's own weight gradient, then its columns */
+	{
+		int threads = omp_get_num_threads();
+		real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+		real *dweight_own = own, *columns = own + private_at, *dcolumns = columns + (size_t)patch * pixels;
+		memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
+		#pragma omp for schedule(static)
+		for (int i = 0; i < n; i++) {
+			const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
+			real *dimage = din + (size_t)i * s.c_in * s.h_in * s.w_in;
+			const real *dy = dout + (size_t)i * s.c_out * pixels;
+			if (!direct)
+				conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+			/* dW += dY(i) . columns^T */
+			gemm(0, 1, s.c_out, patch, pixels, 1, dy, pixels, direct ? image : columns, pixels, 1, dweight_own, patch);
+			if (direct) {
+				/* dX(i) += W^T . dY(i) */
+				gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 1, dimage, pixels);
+			} else {
+				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
+				gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 0, dcolumns, pixels);
+				conv_col2im_add(dimage, dcolumns, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+			}
+		}
+		/* dW += the threads' sums, added in thread order */
+		#pragma omp for schedule(static)
+		for (int j = 0; j < s.c_out * patch; j++) {
+			real sum = 0;
+			for (int t = 0; t < threads; t++)
+				sum += scratch[(size_t)t * scratch_per_thread + j];
+			dweight[j] += sum;
+		}
+	}
+}
+
+/* ---- fast kernels: packed panels on BLIS's micro-kernel ---- */
+
+/* One block of C = (channels x pixels) on the micro-kernel: the weight
+ * panel on the side of C's rows if the kernel prefers row-stored C (the
+ * channel's pixels are contiguous), on the side of its columns if not. */
+static inline __attribute__((always_inline)) void conv_tile(const struct gemm_micro *micro, int channels, int pixels, int k, const real *channel_panel, const real *pixel_panel, real beta, real *c, long channel_stride, long pixel_stride)
+{
+	if (micro->prefers_rows)
+		gemm_micro_tile(channels, pixels, k, channel_panel, pixel_panel, beta, c, channel_stride, pixel_stride);
+	else
+		gemm_micro_tile(pixels, channels, k, pixel_panel, channel_panel, beta, c, pixel_stride, channel_stride);
+}
+
+/* Where panel b (of width rows of k reals) starts in a packed operand. */
+static inline __attribute__((always_inline)) size_t conv_panel_at(int c0, int width, int k) { return (size_t)(c0 / width) * CONV_ALIGN(width * k); }
+
+/* The panel widths: channels along one side of the kernel's block, pixels along the other. */
+static inline __attribute__((always_inline)) int conv_channel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->mr : micro->nr; }
+static inline __attribute__((always_inline)) int conv_pixel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->nr : micro->mr; }
+
+/* Weights (channels, patch) as panels of width channel rows: panel b holds,
+ * for each p, weight[b * width + i][p] for i < width (zero past the last
+ * channel). flipped: the weights of the data gradient's convolution, whose
+ * channels are the forward's inputs: weight'[ci][(co, ky, kx)] =
+ * weight[co][ci][K - 1 - ky][K - 1 - kx]. */
+static inline __attribute__((always_inline)) void conv_pack_weights(real *packed, const real *weight, int channels, int patch, int width, bool flipped, struct conv_shape s)
+{
+	int kk = s.k * s.k;
+	for (int c0 = 0; c0 < channels; c0 += width) {
+		real *panel = packed + conv_panel_at(c0, width, patch);
+		for (int p = 0; p < patch; p++)
+			for (int i = 0; i < width; i++) {
+				int c = c0 + i;
+				real value = 0;
+				if (c < channels && !flipped)
+					value = weight[(size_t)c * patch + p];
+				else if (c < channels) /* p = (co, ky, kx); c = ci */
+					value = weight[((size_t)(p / kk) * s.c_in + c) * kk + (kk - 1 - p % kk)];
+				panel[(size_t)p * width + i] = value;
+			}
+	}
+}
+
+/* One image (C, H, W) copied into the middle of (C, H + 2 pad, W + 2 pad),
+ * whose border was zeroed once, so that packing reads without bounds. */
+static inline __attribute__((always_inline)) void conv_pad(real *padded, const real *image, int channels, int height, int width, int pad)
+{
+	int padded_width = width + 2 * pad;
+	for (int c = 0; c < channels; c++)
+		for (int y = 0; y < height; y++)
+			memcpy(padded + ((size_t)c * (height + 2 * pad) + y + pad) * padded_width + pad,
+			       image + ((size_t)c * height + y) * width, sizeof(real) * width);
+}
+
+/* The columns of output pixels [first, first + count) of one padded image,
+ * as a panel: for each p = (c, ky, kx), width reals, zero past count. The
+ * pixels run along output rows; each row's run reads one input row. */
+static inline __attribute__((always_inline)) void conv_pack_pixels(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
+{
+	int pad = s.k / 2, padded_height = s.h_in + 2 * pad, padded_width = s.w_in + 2 * pad;
+	for (int j = 0; j < count;) {
+		int oy = (first + j) / s.w_out, ox = (first + j) % s.w_out;
+		int run = s.w_out - ox < count - j ? s.w_out - ox : count - j;
+		const real *source = padded + (size_t)oy * s.stride * padded_width + ox * s.stride;
+		for (int c = 0; c < s.c_in; c++)
+			for (int ky = 0; ky < s.k; ky++)
+				for (int kx = 0; kx < s.k; kx++) {
+					real *out = panel + (size_t)((c * s.k + ky) * s.k + kx) * width + j;
+					const real *in = source + ((size_t)c * padded_height + ky) * padded_width + kx;
+					if (run == width) /* the usual case, a constant-length copy */
+						for (int t = 0; t < width; t++)
+							out[t] = in[t * s.stride];
+					else
+						for (int t = 0; t < run; t++)
+							out[t] = in[t * s.stride];
+				}
+		j += run;
+	}
+	if (count < width)
+		for (int p = 0; p < CONV_PATCH(s.c_in, s.k); p++)
+			for (int j = count; j < width; j++)
+				panel[(size_t)p * width + j] = 0;
+}
+
+/* out (C_OUT, PIXELS) = beta out + W . columns(image), from the image
+ * padded by conv_pad and W packed by conv_pack_weights. Panel widths the
+ * machines have are passed as constants, so their copies unroll. */
+static inline __attribute__((always_inline)) void conv_implicit_gemm_of(real *out, const real *padded, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	int channel_width = conv_channel_width(micro);
+	for (int first = 0; first < pixels; first += pixel_width) {
+		int count = pixels - first < pixel_width ? pixels - first : pixel_width;
+		conv_pack_pixels(panel, padded, s, first, count, pixel_width);
+		for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
+			int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
+			conv_tile(micro, channels, count, patch, packed + conv_panel_at(c0, channel_width, patch), panel, beta,
+				  out + (size_t)c0 * pixels + first, pixels, 1);
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, const real *padded, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro)
+{
+	switch (conv_pixel_width(micro)) {
+	case 8:
+		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, 8);
+		break;
+	case 16:
+		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, 16);
+		break;
+	case 32:
+		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, 32);
+		break;
+	default:
+		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, conv_pixel_width(micro));
+	}
+}
+
+static inline __attribute__((always_inline)) void conv_forward(real *out, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	const struct gemm_micro *micro = gemm_micro();
+	if (!micro) {
+		conv_forward_reference(out, in, weight, n, s, scratch, scratch_per_thread);
+		return;
+	}
+	int patch = CONV_PATCH(s.c_in, s.k);
+	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
+	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+	real *panel = packed + CONV_PACKED(s.c_out, patch);
+	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	conv_pack_weights(packed, weight, s.c_out, patch, conv_channel_width(micro), false, s);
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
+		conv_implicit_gemm(out + (size_t)i * s.c_out * s.h_out * s.w_out, padded, packed, panel, s, 0, micro);
+	}
+}
+
+/* The rows of dY (C_OUT, PIXELS) of one image as panels of width channel
+ * rows: panel b holds, for each pixel q, dY[b * width + i][q]. */
+static inline __attribute__((always_inline)) void conv_pack_gradient(real *packed, const real *dy, int channels, int pixels, int width)
+{
+	for (int c0 = 0; c0 < channels; c0 += width) {
+		real *panel = packed + conv_panel_at(c0, width, pixels);
+		for (int i = 0; i < width; i++) {
+			if (c0 + i >= channels) {
+				for (int q = 0; q < pixels; q++)
+					panel[(size_t)q * width + i] = 0;
+				continue;
+			}
+			const real *row = dy + (size_t)(c0 + i) * pixels;
+			for (int q = 0; q < pixels; q++)
+				panel[(size_t)q * width + i] = row[q];
+		}
+	}
+}
+
+/* Columns [first, first + count) of one padded image's columns^T
+ * (PIXELS, PATCH) as a panel: for each pixel q, width reals, zero past count. */
+static inline __attribute__((always_inline)) void conv_pack_patches(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
+{
+	int pad = s.k / 2, padded_height = s.h_in + 2 * pad, padded_width = s.w_in + 2 * pad;
+	for (int j = 0; j < width; j++) {
+		real *column = panel + j;
+		if (j >= count) {
+			for (int q = 0; q < s.h_out * s.w_out; q++)
+				column[(size_t)q * width] = 0;
+			continue;
+		}
+		int p = first + j, c = p / (s.k * s.k), ky = p / s.k % s.k, kx = p % s.k;
+		const real *source = padded + ((size_t)c * padded_height + ky) * padded_width + kx;
+		for (int oy = 0; oy < s.h_out; oy++)
+			for (int ox = 0; ox < s.w_out; ox++)
+				column[(size_t)(oy * s.w_out + ox) * width] = source[(size_t)oy * s.stride * padded_width + ox * s.stride];
+	}
+}
+
+/* dW (C_OUT, PATCH) += dY(i) . columns(X(i))^T for one image, X padded by
+ * conv_pad and dY packed by conv_pack_gradient: the pixels are the sum's
+ * index. pixel_width is the panel width of the patches' side. */
+static inline __attribute__((always_inline)) void conv_weight_gradient_of(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro, int pixel_width)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	int channel_width = conv_channel_width(micro);
+	for (int first = 0; first < patch; first += pixel_width) {
+		int count = patch - first < pixel_width ? patch - first : pixel_width;
+		conv_pack_patches(panel, padded, s, first, count, pixel_width);
+		for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
+			int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
+			conv_tile(micro, channels, count, pixels, gradient + conv_panel_at(c0, channel_width, pixels), panel, 1,
+				  dweight + (size_t)c0 * patch + first, patch, 1);
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void conv_weight_gradient(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro)
+{
+	switch (conv_pixel_width(micro)) {
+	case 8:
+		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, 8);
+		break;
+	case 16:
+		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, 16);
+		break;
+	case 32:
+		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, 32);
+		break;
+	default:
+		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, conv_pixel_width(micro));
+	}
+}
+
+/* din += the data gradient, dweight += the weight gradient (summed per
+ * thread, then across threads in thread order). The data gradient of a
+ * stride-1 convolution is itself one: dX = conv(dY, W flipped and
+ * transposed), run as the forward pass is; a strided one (three convs of a
+ * network) takes the reference kernel's col2im. */
+static inline __attribute__((always_inline)) void conv_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	const struct gemm_micro *micro = gemm_micro();
+	if (!micro || s.stride != 1) {
+		conv_backward_reference(din, dweight, dout, in, weight, n, s, scratch, scratch_per_thread);
+		return;
+	}
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	int channel_width = conv_channel_width(micro);
+	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
+	{
+		int threads = omp_get_num_threads();
+		real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+		real *dweight_own = own, *work = own + CONV_ALIGN(s.c_out * patch);
+		memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
+
+		/* dW += dY(i) . columns(X(i))^T */
+		real *padded_in = work, *gradient = padded_in + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+		real *panel = gradient + CONV_PACKED(s.c_out, pixels);
+		memset(padded_in, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+		#pragma omp for schedule(static)
+		for (int i = 0; i < n; i++) {
+			conv_pad(padded_in, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
+			conv_pack_gradient(gradient, dout + (size_t)i * s.c_out * pixels, s.c_out, pixels, channel_width);
+			conv_weight_gradient(dweight_own, gradient, padded_in, panel, s, micro);
+		}
+
+		/* dX(i) += conv(dY(i), W flipped and transposed) */
+		int flipped_patch = CONV_PATCH(s.c_out, s.k);
+		real *padded = work, *packed = padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
+		real *dpanel = packed + CONV_PACKED(s.c_in, flipped_patch);
+		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
+		conv_pack_weights(packed, weight, s.c_in, flipped_patch, channel_width, true, s);
+		#pragma omp for schedule(static)
+		for (int i = 0; i < n; i++) {
+			conv_pad(padded, dout + (size_t)i * s.c_out * pixels, s.c_out, s.h_out, s.w_out, s.k / 2);
+			conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, dpanel, transposed, 1, micro);
+		}
+
+		/* dW += the threads' sums, added in thread order */
+		#pragma omp for schedule(static)
+		for (int j = 0; j < s.c_out * patch; j++) {
+			real sum = 0;
+			for (int t = 0; t < threads; t++)
+				sum += scratch[(size_t)t * scratch_per_thread + j];
+			dweight[j] += sum;
+		}
+	}
 }
 
 static const double batch_norm_epsilon = 1e-5, batch_norm_momentum = 0.1;
@@ -183,64 +549,21 @@ static void add_backward(real *dshortcut, real *dbranch, const real *dout, long 
 }
 
 /* conv3x3_s1_3x8x8_to_4: (n, 3, 8, 8) -> (n, 4, 8, 8) */
+static const struct conv_shape conv3x3_s1_3x8x8_to_4_shape = {
+	.c_in = 3, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+};
+_Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_3x8x8_to_4: scratch too small");
+
 static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 3, H_IN = 8, W_IN = 8, C_OUT = 4, H_OUT = 8, W_OUT = 8 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 3, H_IN = 8, W_IN = 8, C_OUT = 4, H_OUT = 8, W_OUT = 8 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 3456 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* batch_norm_4x8x8: (n, 4, 8, 8) */
@@ -255,125 +578,39 @@ static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, cons
 }
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
+static const struct conv_shape conv3x3_s1_4x8x8_to_4_shape = {
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+};
+_Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_4x8x8_to_4: scratch too small");
+
 static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 4, H_IN = 8, W_IN = 8, C_OUT = 4, H_OUT = 8, W_OUT = 8 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 4, H_IN = 8, W_IN = 8, C_OUT = 4, H_OUT = 8, W_OUT = 8 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 4608 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* conv3x3_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
+static const struct conv_shape conv3x3_s2_4x8x8_to_8_shape = {
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 2,
+};
+_Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_4x8x8_to_8: scratch too small");
+
 static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 4, H_IN = 8, W_IN = 8, C_OUT = 8, H_OUT = 4, W_OUT = 4 };
-	enum { K = 3, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 4, H_IN = 8, W_IN = 8, C_OUT = 8, H_OUT = 4, W_OUT = 4 };
-	enum { K = 3, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 1152 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* batch_norm_8x4x4: (n, 8, 4, 4) */
@@ -388,186 +625,57 @@ static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, cons
 }
 
 /* conv3x3_s1_8x4x4_to_8: (n, 8, 4, 4) -> (n, 8, 4, 4) */
+static const struct conv_shape conv3x3_s1_8x4x4_to_8_shape = {
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 1,
+};
+_Static_assert(CONV_SCRATCH(8, 4, 4, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_8x4x4_to_8: scratch too small");
+
 static void conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 8, H_IN = 4, W_IN = 4, C_OUT = 8, H_OUT = 4, W_OUT = 4 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv3x3_s1_8x4x4_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 8, H_IN = 4, W_IN = 4, C_OUT = 8, H_OUT = 4, W_OUT = 4 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 2304 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* conv1x1_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
+static const struct conv_shape conv1x1_s2_4x8x8_to_8_shape = {
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 1, .stride = 2,
+};
+_Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_4x8x8_to_8: scratch too small");
+
 static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 4, H_IN = 8, W_IN = 8, C_OUT = 8, H_OUT = 4, W_OUT = 4 };
-	enum { K = 1, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 4, H_IN = 8, W_IN = 8, C_OUT = 8, H_OUT = 4, W_OUT = 4 };
-	enum { K = 1, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 128 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
+static const struct conv_shape conv3x3_s2_8x4x4_to_16_shape = {
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 2,
+};
+_Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_8x4x4_to_16: scratch too small");
+
 static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 8, H_IN = 4, W_IN = 4, C_OUT = 16, H_OUT = 2, W_OUT = 2 };
-	enum { K = 3, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 8, H_IN = 4, W_IN = 4, C_OUT = 16, H_OUT = 2, W_OUT = 2 };
-	enum { K = 3, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 576 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* batch_norm_16x2x2: (n, 16, 2, 2) */
@@ -582,125 +690,39 @@ static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, con
 }
 
 /* conv3x3_s1_16x2x2_to_16: (n, 16, 2, 2) -> (n, 16, 2, 2) */
+static const struct conv_shape conv3x3_s1_16x2x2_to_16_shape = {
+	.c_in = 16, .h_in = 2, .w_in = 2, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 1,
+};
+_Static_assert(CONV_SCRATCH(16, 2, 2, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_16x2x2_to_16: scratch too small");
+
 static void conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 16, H_IN = 2, W_IN = 2, C_OUT = 16, H_OUT = 2, W_OUT = 2 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv3x3_s1_16x2x2_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 16, H_IN = 2, W_IN = 2, C_OUT = 16, H_OUT = 2, W_OUT = 2 };
-	enum { K = 3, STRIDE = 1, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 1152 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* conv1x1_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
+static const struct conv_shape conv1x1_s2_8x4x4_to_16_shape = {
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 1, .stride = 2,
+};
+_Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_8x4x4_to_16: scratch too small");
+
 static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 8, H_IN = 4, W_IN = 4, C_OUT = 16, H_OUT = 2, W_OUT = 2 };
-	enum { K = 1, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 }; /* the image is its own columns */
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-		const real *columns = image;
-		if (!DIRECT) {
-			real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-			conv_im2col(own, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			columns = own;
-		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, C_OUT, PIXELS, PATCH, 1, weight, PATCH, columns, PIXELS, 0, out + (size_t)i * C_OUT * PIXELS, PIXELS);
-	}
+	#pragma omp parallel
+	conv_forward(out, in, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
-	enum { C_IN = 8, H_IN = 4, W_IN = 4, C_OUT = 16, H_OUT = 2, W_OUT = 2 };
-	enum { K = 1, STRIDE = 2, PATCH = C_IN * K * K, PIXELS = H_OUT * W_OUT };
-	enum { DIRECT = K == 1 && STRIDE == 1 };
-	enum { PRIVATE_AT = 64 }; /* a thread's own weight gradient, after its columns */
 	#pragma omp parallel
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD;
-		real *columns = own, *dcolumns = own + (size_t)PATCH * PIXELS, *dweight_own = own + PRIVATE_AT;
-		memset(dweight_own, 0, sizeof(real) * C_OUT * PATCH);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * C_IN * H_IN * W_IN;
-			real *dimage = din + (size_t)i * C_IN * H_IN * W_IN;
-			const real *dy = dout + (size_t)i * C_OUT * PIXELS;
-			if (!DIRECT)
-				conv_im2col(columns, image, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, C_OUT, PATCH, PIXELS, 1, dy, PIXELS, DIRECT ? image : columns, PIXELS, 1, dweight_own, PATCH);
-			if (DIRECT) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 1, dimage, PIXELS);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, PATCH, PIXELS, C_OUT, 1, weight, PATCH, dy, PIXELS, 0, dcolumns, PIXELS);
-				conv_col2im_add(dimage, dcolumns, C_IN, H_IN, W_IN, K, STRIDE, H_OUT, W_OUT);
-			}
-		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < C_OUT * PATCH; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * NET_SCRATCH_PER_THREAD + PRIVATE_AT + j];
-			dweight[j] += sum;
-		}
-	}
+	conv_backward(din, dweight, dout, in, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* average_pool_16x2x2: (n, 16, 2, 2) -> (n, 16, 1, 1) */
