@@ -111,10 +111,10 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
 
 /* Per-thread scratch of a conv, as CONV_SCRATCH in templates/ops/conv.c.tmpl
  * (which checks this figure at compile time): a private weight gradient,
- * summed across threads in a fixed order, then the larger of the fast
- * kernels' padded image and packed panels (forward, data gradient, weight
- * gradient) and the
- * reference kernels' columns with their gradient. */
+ * summed across threads in a fixed order, then the largest of what the fast
+ * kernels use (a padded image, packed operands and a panel, for the forward
+ * pass, the data gradient and the weight gradient) and the reference
+ * kernels' columns with their gradient. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
 
 static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
