@@ -395,8 +395,8 @@ static inline __attribute__((always_inline)) void conv_weight_gradient(real *dwe
 /* din += the data gradient, dweight += the weight gradient (summed per
  * thread, then across threads in thread order). The data gradient of a
  * stride-1 convolution is itself one: dX = conv(dY, W flipped and
- * transposed), run as the forward pass is; a strided one (three convs of a
- * network) takes the reference kernel's col2im. */
+ * transposed), run as the forward pass is. A strided convolution (three of
+ * a network) runs the reference kernels for both gradients. */
 static inline __attribute__((always_inline)) void conv_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	const struct gemm_micro *micro = gemm_micro();
@@ -407,43 +407,41 @@ static inline __attribute__((always_inline)) void conv_backward(real *din, real 
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	int channel_width = conv_channel_width(micro);
 	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
-		real *dweight_own = own, *work = own + CONV_ALIGN(s.c_out * patch);
-		memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
+	int threads = omp_get_num_threads();
+	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+	real *dweight_own = own, *work = own + CONV_ALIGN(s.c_out * patch);
+	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
 
-		/* dW += dY(i) . columns(X(i))^T */
-		real *padded_in = work, *gradient = padded_in + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
-		real *panel = gradient + CONV_PACKED(s.c_out, pixels);
-		memset(padded_in, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			conv_pad(padded_in, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
-			conv_pack_gradient(gradient, dout + (size_t)i * s.c_out * pixels, s.c_out, pixels, channel_width);
-			conv_weight_gradient(dweight_own, gradient, padded_in, panel, s, micro);
-		}
+	/* dW += dY(i) . columns(X(i))^T */
+	real *padded_in = work, *gradient = padded_in + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+	real *panel = gradient + CONV_PACKED(s.c_out, pixels);
+	memset(padded_in, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		conv_pad(padded_in, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
+		conv_pack_gradient(gradient, dout + (size_t)i * s.c_out * pixels, s.c_out, pixels, channel_width);
+		conv_weight_gradient(dweight_own, gradient, padded_in, panel, s, micro);
+	}
 
-		/* dX(i) += conv(dY(i), W flipped and transposed) */
-		int flipped_patch = CONV_PATCH(s.c_out, s.k);
-		real *padded = work, *packed = padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
-		real *dpanel = packed + CONV_PACKED(s.c_in, flipped_patch);
-		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
-		conv_pack_weights(packed, weight, s.c_in, flipped_patch, channel_width, true, s);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			conv_pad(padded, dout + (size_t)i * s.c_out * pixels, s.c_out, s.h_out, s.w_out, s.k / 2);
-			conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, dpanel, transposed, 1, micro);
-		}
+	/* dX(i) += conv(dY(i), W flipped and transposed) */
+	int flipped_patch = CONV_PATCH(s.c_out, s.k);
+	real *padded = work, *packed = padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
+	real *dpanel = packed + CONV_PACKED(s.c_in, flipped_patch);
+	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
+	conv_pack_weights(packed, weight, s.c_in, flipped_patch, channel_width, true, s);
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		conv_pad(padded, dout + (size_t)i * s.c_out * pixels, s.c_out, s.h_out, s.w_out, s.k / 2);
+		conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, dpanel, transposed, 1, micro);
+	}
 
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < s.c_out * patch; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * scratch_per_thread + j];
-			dweight[j] += sum;
-		}
+	/* dW += the threads' sums, added in thread order */
+	#pragma omp for schedule(static)
+	for (int j = 0; j < s.c_out * patch; j++) {
+		real sum = 0;
+		for (int t = 0; t < threads; t++)
+			sum += scratch[(size_t)t * scratch_per_thread + j];
+		dweight[j] += sum;
 	}
 }
 
