@@ -318,43 +318,97 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 	}
 }
 
+/* Eight reals as one vector (one register or two, as the machine has):
+ * the unit of the transposes that packing for the weight gradient needs,
+ * whose operands both run along the pixels in memory. */
+typedef real conv_vector __attribute__((vector_size(8 * sizeof(real))));
+
+/* out[t * out_stride + i] = rows[i][t] for t < 8 and i < stored, zero for
+ * the rows from valid on: an 8 x 8 block transposed in registers
+ * (interleave pairs of rows, then pairs of pairs, then halves). */
+static inline __attribute__((always_inline)) void conv_transpose8(real *out, long out_stride, const real *const rows[8], int valid, int stored)
+{
+	conv_vector r[8], t[8], u[8];
+	for (int i = 0; i < 8; i++)
+		if (i < valid)
+			memcpy(&r[i], rows[i], sizeof r[i]);
+		else
+			r[i] = (conv_vector){0};
+	for (int i = 0; i < 8; i += 2) {
+		t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+		t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+	}
+	for (int i = 0; i < 8; i += 4)
+		for (int h = 0; h < 2; h++) {
+			u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+			u[i + 2 * h + 1] = __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+		}
+	for (int i = 0; i < 4; i++) {
+		r[i] = __builtin_shufflevector(u[i], u[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+		r[i + 4] = __builtin_shufflevector(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+	}
+	for (int i = 0; i < 8; i++)
+		memcpy(out + i * out_stride, &r[i], sizeof(real) * (size_t)stored);
+}
+
+static inline __attribute__((always_inline)) int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
+
 /* The rows of dY (C_OUT, PIXELS) of one image as panels of width channel
- * rows: panel b holds, for each pixel q, dY[b * width + i][q]. */
+ * rows: panel b holds, for each pixel q, dY[b * width + i][q] (zero past
+ * the last channel), transposed eight channels and eight pixels at a time
+ * when the pixels come in eights. */
 static inline __attribute__((always_inline)) void conv_pack_gradient(real *packed, const real *dy, int channels, int pixels, int width)
 {
 	for (int c0 = 0; c0 < channels; c0 += width) {
 		real *panel = packed + conv_panel_at(c0, width, pixels);
-		for (int i = 0; i < width; i++) {
-			if (c0 + i >= channels) {
-				for (int q = 0; q < pixels; q++)
-					panel[(size_t)q * width + i] = 0;
-				continue;
+		if (pixels % 8 == 0) {
+			for (int i = 0; i < width; i += 8) {
+				int valid = conv_clamp8(channels - c0 - i), stored = width - i < 8 ? width - i : 8;
+				for (int q = 0; q < pixels; q += 8) {
+					const real *at[8];
+					for (int r = 0; r < valid; r++)
+						at[r] = dy + (size_t)(c0 + i + r) * pixels + q;
+					conv_transpose8(panel + (size_t)q * width + i, width, at, valid, stored);
+				}
 			}
-			const real *row = dy + (size_t)(c0 + i) * pixels;
-			for (int q = 0; q < pixels; q++)
-				panel[(size_t)q * width + i] = row[q];
+			continue;
 		}
+		for (int i = 0; i < width; i++)
+			for (int q = 0; q < pixels; q++)
+				panel[(size_t)q * width + i] = c0 + i < channels ? dy[(size_t)(c0 + i) * pixels + q] : 0;
 	}
 }
 
 /* Columns [first, first + count) of one padded image's columns^T
- * (PIXELS, PATCH) as a panel: for each pixel q, width reals, zero past count. */
+ * (PIXELS, PATCH) as a panel: for each pixel q, width reals, zero past
+ * count; transposed eight columns and eight pixels at a time when a
+ * stride-1 convolution's output rows come in eights. */
 static inline __attribute__((always_inline)) void conv_pack_patches(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
 {
 	int pad = s.k / 2, padded_height = s.h_in + 2 * pad, padded_width = s.w_in + 2 * pad;
-	for (int j = 0; j < width; j++) {
-		real *column = panel + j;
-		if (j >= count) {
-			for (int q = 0; q < s.h_out * s.w_out; q++)
-				column[(size_t)q * width] = 0;
-			continue;
-		}
+	const real *source[GEMM_PANEL_MAX];
+	for (int j = 0; j < count; j++) {
 		int p = first + j, c = p / (s.k * s.k), ky = p / s.k % s.k, kx = p % s.k;
-		const real *source = padded + ((size_t)c * padded_height + ky) * padded_width + kx;
+		source[j] = padded + ((size_t)c * padded_height + ky) * padded_width + kx;
+	}
+	if (s.stride == 1 && s.w_out % 8 == 0) {
+		for (int j = 0; j < width; j += 8) {
+			int valid = conv_clamp8(count - j), stored = width - j < 8 ? width - j : 8;
+			for (int oy = 0; oy < s.h_out; oy++)
+				for (int ox = 0; ox < s.w_out; ox += 8) {
+					const real *at[8];
+					for (int r = 0; r < valid; r++)
+						at[r] = source[j + r] + (size_t)oy * padded_width + ox;
+					conv_transpose8(panel + (size_t)(oy * s.w_out + ox) * width + j, width, at, valid, stored);
+				}
+		}
+		return;
+	}
+	for (int j = 0; j < width; j++)
 		for (int oy = 0; oy < s.h_out; oy++)
 			for (int ox = 0; ox < s.w_out; ox++)
-				column[(size_t)(oy * s.w_out + ox) * width] = source[(size_t)oy * s.stride * padded_width + ox * s.stride];
-	}
+				panel[(size_t)(oy * s.w_out + ox) * width + j] =
+					j < count ? source[j][(size_t)oy * s.stride * padded_width + ox * s.stride] : 0;
 }
 
 /* dW (C_OUT, PATCH) += dY(i) . columns(X(i))^T for one image, X padded by
