@@ -159,24 +159,22 @@ diff:
 
 # ---- benchmark -----------------------------------------------------------------
 
-# For each network of BENCH: resgen's training steps, then PyTorch training
-# the same network from the same weights in the same run, and the ratios of
-# speed and peak memory; first the machine's FMA limit, measured now. The
-# paper's ResNet-1001 runs at batch 16 (BENCH_BATCH_NAME sets a batch).
+# For each network of BENCH: resgen's training steps with their time split
+# by kind of kernel, the same steps through train (data included), then
+# PyTorch training the same network from the same weights in the same run,
+# and the ratios of speed and peak memory; first the machine's FMA limit,
+# measured now; BENCH_SCALING's network also runs on one thread. The paper's
+# ResNet-1001 runs at batch 16 (BENCH_BATCH_NAME sets a batch).
 BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001
+BENCH_SCALING ?= preact-110
 BENCH_BATCH_paper/t4-c10-preact-1001 := 16
 BENCH_STEPS_paper/t4-c10-preact-1001 := 2
 bench_batch = $(or $(BENCH_BATCH_$(1)),128)
 bench_steps = $(or $(BENCH_STEPS_$(1)),4)
 
 bench: $(BUILD)/bench/fma-peak $(foreach n,$(BENCH),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
-	@$(BUILD)/bench/fma-peak
-	@$(foreach n,$(BENCH),echo; \
-		$(BUILD)/bench/bench-$(n) $(call bench_batch,$(n)) $(call bench_steps,$(n)) \
-			| tee $(BUILD)/bench/resgen.txt && \
-		/usr/bin/python3 tests/reference/bench.py specs/$(n).yaml $(BUILD)/bin/$(n) \
-			--batch $(call bench_batch,$(n)) --steps $(call bench_steps,$(n)) \
-			--against $(BUILD)/bench/resgen.txt || exit 1;)
+	@tests/run-bench $(BUILD) "$(BENCH_SCALING)" \
+		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n)))
 
 $(BUILD)/bench/fma-peak: tests/fma_peak.c
 	@mkdir -p $(@D)

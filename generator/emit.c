@@ -510,10 +510,14 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "CLASSES", "%d", s->data.classes);
 		template_set(&v, "INPUT", "%s", g->tensors[g->input].name);
 		template_set(&v, "LOGITS", "%s", g->tensors[g->logits].name);
-		double flops = 0;
-		for (int i = 0; i < g->op_count; i++)
+		double flops = 0, conv_flops = 0;
+		for (int i = 0; i < g->op_count; i++) {
 			flops += op_flops(g, &g->ops[i]);
+			if (g->ops[i].kind == OP_CONV)
+				conv_flops += op_flops(g, &g->ops[i]);
+		}
 		template_set(&v, "FORWARD_FLOPS", "%.0f", flops);
+		template_set(&v, "CONV_FLOPS", "%.0f", conv_flops);
 		defaults_vars(e, &v);
 		template_set(&v, "PARAM_TABLE", "%s", table.text ? table.text : "");
 		template_set(&v, "GROUP_FUNCTIONS", "%s", groups.text ? groups.text : "");

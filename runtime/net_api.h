@@ -80,6 +80,7 @@ struct net_info {
 	long scratch_per_thread; /* reals */
 	long input_offset, logits_offset, input_gradient_offset; /* reals per image */
 	double forward_flops; /* per image: 2 x multiply-adds of convs and classifier, plus BN, ReLU, sums */
+	double conv_flops;    /* per image: 2 x multiply-adds of the convolutions alone */
 	int param_tensor_count;
 	const struct net_param *params;
 	int group_count;

@@ -1,7 +1,10 @@
 /* make bench: the speed of training steps of one network, on synthetic data
- * of its input shape, split into forward, backward and SGD. FLOP rates count
- * a training step as 3 forward passes (backward does about twice the work
- * of forward), the usual convention. */
+ * of its input shape, split into forward, backward and SGD, and by kind of
+ * kernel (runtime/profile.h). FLOP rates count a training step as 3 forward
+ * passes (backward does about twice the work of forward), the usual
+ * convention; each of a convolution's three products does a forward pass's
+ * convolution work. With BENCH_FMA_LIMIT set (GFLOP/s, as fma-peak
+ * measured it), rates are also given as a fraction of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -10,6 +13,7 @@
 #include "data.h"
 #include "gemm.h"
 #include "net_api.h"
+#include "profile.h"
 #include "state.h"
 #include "threads.h"
 
@@ -52,8 +56,12 @@ int main(int argc, char **argv)
 	data_fill_batch(&train, indices, batch, mean, std, NULL, NULL, state_input(&s, batch), labels);
 	s.labels = labels;
 
+	const char *limit_text = getenv("BENCH_FMA_LIMIT");
+	double limit = limit_text ? atof(limit_text) : 0;
 	double forward = 0, backward = 0, update = 0;
 	for (int step = -2; step < steps; step++) { /* two warm-up steps, not timed */
+		if (step == 0)
+			profile_reset();
 		double t0 = now();
 		net_forward(&s, batch);
 		double t1 = now();
@@ -75,9 +83,31 @@ int main(int argc, char **argv)
 	printf("  forward   %8.1f ms/step\n", 1e3 * forward / steps);
 	printf("  backward  %8.1f ms/step\n", 1e3 * backward / steps);
 	printf("  sgd       %8.1f ms/step\n", 1e3 * update / steps);
-	printf("  training  %8.1f ms/step: %.1f images/s, %.1f GFLOP/s (%.0f MFLOP/image forward)\n",
-	       1e3 * total / steps, images_per_second,
-	       images_per_second * 3 * net_info.forward_flops / 1e9, net_info.forward_flops / 1e6);
+	double gflops = images_per_second * 3 * net_info.forward_flops / 1e9;
+	printf("  training  %8.1f ms/step: %.1f images/s, %.1f GFLOP/s", 1e3 * total / steps,
+	       images_per_second, gflops);
+	if (limit > 0)
+		printf(", %.0f%% of the FMA limit", 100 * gflops / limit);
+	printf(" (%.0f MFLOP/image forward)\n", net_info.forward_flops / 1e6);
+	printf("  by kind of kernel:\n");
+	double kernels = 0;
+	for (int k = 0; k < PROFILE_KIND_COUNT; k++) {
+		double seconds = profile_seconds[k];
+		kernels += seconds;
+		printf("    %-22s %8.1f ms/step %5.1f%%", profile_kind_names[k], 1e3 * seconds / steps,
+		       100 * seconds / total);
+		if (k <= PROFILE_CONV_WEIGHT_GRADIENT) {
+			double rate = net_info.conv_flops * batch * steps / seconds / 1e9;
+			printf(" %6.1f GFLOP/s", rate);
+			if (limit > 0)
+				printf(", %.0f%% of the FMA limit", 100 * rate / limit);
+		}
+		printf("\n");
+	}
+	double rest = forward + backward - kernels;
+	printf("    %-22s %8.1f ms/step %5.1f%% (gradient zeroing, pooling, classifier, loss)\n",
+	       "rest", 1e3 * rest / steps, 100 * rest / total);
+	printf("    %-22s %8.1f ms/step %5.1f%%\n", "sgd", 1e3 * update / steps, 100 * update / total);
 	struct rusage usage;
 	getrusage(RUSAGE_SELF, &usage);
 	printf("  peak RSS  %8.0f MiB (planned arena %.0f MiB)\n", usage.ru_maxrss / 1024.0,

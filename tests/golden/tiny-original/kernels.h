@@ -16,6 +16,7 @@
 
 #include "arena.h"
 #include "gemm.h"
+#include "profile.h"
 #include "real.h"
 
 /* A convolution's sizes. Every instance passes constants, which the
@@ -62,7 +63,8 @@ static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, 
 	*hi = last;
 }
 
-/* The drivers below (conv_forward, conv_backward and their references) are
+/* The drivers below (conv_forward, conv_backward_weights,
+ * conv_backward_data and their references) are
  * called by every thread of a parallel region that the kernel instance
  * opens, so that they are inlined there with the instance's constant
  * shape; they share the images with orphaned omp for loops. */
@@ -138,44 +140,54 @@ static inline __attribute__((always_inline)) void conv_forward_reference(real *o
 	}
 }
 
-/* din += the data gradient; dweight += the threads' weight gradients, in
- * thread order */
-static inline __attribute__((always_inline)) void conv_backward_reference(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* dW (C_OUT, PATCH) += the threads' sums, added in thread order; each
+ * thread's own sum sits at the start of its scratch. */
+static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, int count)
+{
+	int threads = omp_get_num_threads();
+	#pragma omp for schedule(static)
+	for (int j = 0; j < count; j++) {
+		real sum = 0;
+		for (int t = 0; t < threads; t++)
+			sum += scratch[(size_t)t * scratch_per_thread + j];
+		dweight[j] += sum;
+	}
+}
+
+/* dweight += sum over images of dY(i) . columns(X(i))^T */
+static inline __attribute__((always_inline)) void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
-	size_t private_at = CONV_ALIGN(s.c_out * patch); /* a thread's own weight gradient, then its columns */
-	{
-		int threads = omp_get_num_threads();
-		real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
-		real *dweight_own = own, *columns = own + private_at, *dcolumns = columns + (size_t)patch * pixels;
-		memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
-			real *dimage = din + (size_t)i * s.c_in * s.h_in * s.w_in;
-			const real *dy = dout + (size_t)i * s.c_out * pixels;
-			if (!direct)
-				conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
-			/* dW += dY(i) . columns^T */
-			gemm(0, 1, s.c_out, patch, pixels, 1, dy, pixels, direct ? image : columns, pixels, 1, dweight_own, patch);
-			if (direct) {
-				/* dX(i) += W^T . dY(i) */
-				gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 1, dimage, pixels);
-			} else {
-				/* dcolumns = W^T . dY(i), folded back onto dX(i) */
-				gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 0, dcolumns, pixels);
-				conv_col2im_add(dimage, dcolumns, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
-			}
+	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+	real *columns = dweight_own + CONV_ALIGN(s.c_out * patch);
+	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
+		if (!direct)
+			conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+		gemm(0, 1, s.c_out, patch, pixels, 1, dout + (size_t)i * s.c_out * pixels, pixels, direct ? image : columns, pixels, 1, dweight_own, patch);
+	}
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s.c_out * patch);
+}
+
+/* din += W^T . dY(i), folded back onto the pixels the columns came from */
+static inline __attribute__((always_inline)) void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	bool direct = s.k == 1 && s.stride == 1;
+	real *dcolumns = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		real *dimage = din + (size_t)i * s.c_in * s.h_in * s.w_in;
+		const real *dy = dout + (size_t)i * s.c_out * pixels;
+		if (direct) {
+			gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 1, dimage, pixels);
+			continue;
 		}
-		/* dW += the threads' sums, added in thread order */
-		#pragma omp for schedule(static)
-		for (int j = 0; j < s.c_out * patch; j++) {
-			real sum = 0;
-			for (int t = 0; t < threads; t++)
-				sum += scratch[(size_t)t * scratch_per_thread + j];
-			dweight[j] += sum;
-		}
+		gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 0, dcolumns, pixels);
+		conv_col2im_add(dimage, dcolumns, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 	}
 }
 
@@ -446,82 +458,113 @@ static inline __attribute__((always_inline)) void conv_weight_gradient(real *dwe
 	}
 }
 
-/* din += the data gradient, dweight += the weight gradient (summed per
- * thread, then across threads in thread order). The data gradient of a
- * stride-1 convolution is itself one: dX = conv(dY, W flipped and
- * transposed), run as the forward pass is. A strided convolution (three of
- * a network) runs the reference kernels for both gradients. */
-static inline __attribute__((always_inline)) void conv_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* dweight += the weight gradient, summed per thread, then across threads
+ * in thread order. A strided convolution (three of a network) runs the
+ * reference kernel. */
+static inline __attribute__((always_inline)) void conv_backward_weights(real *dweight, const real *dout, const real *in, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	if (!micro || s.stride != 1) {
-		conv_backward_reference(din, dweight, dout, in, weight, n, s, scratch, scratch_per_thread);
+		conv_weight_gradient_reference(dweight, dout, in, n, s, scratch, scratch_per_thread);
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
-	int channel_width = conv_channel_width(micro);
-	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
-	int threads = omp_get_num_threads();
-	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
-	real *dweight_own = own, *work = own + CONV_ALIGN(s.c_out * patch);
-	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
-
-	/* dW += dY(i) . columns(X(i))^T */
-	real *padded_in = work, *gradient = padded_in + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+	real *padded = dweight_own + CONV_ALIGN(s.c_out * patch);
+	real *gradient = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 	real *panel = gradient + CONV_PACKED(s.c_out, pixels);
-	memset(padded_in, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
+	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	/* dW += dY(i) . columns(X(i))^T */
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		conv_pad(padded_in, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
-		conv_pack_gradient(gradient, dout + (size_t)i * s.c_out * pixels, s.c_out, pixels, channel_width);
-		conv_weight_gradient(dweight_own, gradient, padded_in, panel, s, micro);
+		conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
+		conv_pack_gradient(gradient, dout + (size_t)i * s.c_out * pixels, s.c_out, pixels, conv_channel_width(micro));
+		conv_weight_gradient(dweight_own, gradient, padded, panel, s, micro);
 	}
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s.c_out * patch);
+}
 
-	/* dX(i) += conv(dY(i), W flipped and transposed) */
-	int flipped_patch = CONV_PATCH(s.c_out, s.k);
-	real *padded = work, *packed = padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
-	real *dpanel = packed + CONV_PACKED(s.c_in, flipped_patch);
+/* din += the data gradient. That of a stride-1 convolution is itself one:
+ * dX = conv(dY, W flipped and transposed), run as the forward pass is. A
+ * strided convolution runs the reference kernel. */
+static inline __attribute__((always_inline)) void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	const struct gemm_micro *micro = gemm_micro();
+	if (!micro || s.stride != 1) {
+		conv_data_gradient_reference(din, dout, weight, n, s, scratch, scratch_per_thread);
+		return;
+	}
+	int patch = CONV_PATCH(s.c_in, s.k), flipped_patch = CONV_PATCH(s.c_out, s.k);
+	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
+	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
+	real *packed = padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
+	real *panel = packed + CONV_PACKED(s.c_in, flipped_patch);
 	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
-	conv_pack_weights(packed, weight, s.c_in, flipped_patch, channel_width, true, s);
+	conv_pack_weights(packed, weight, s.c_in, flipped_patch, conv_channel_width(micro), true, s);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		conv_pad(padded, dout + (size_t)i * s.c_out * pixels, s.c_out, s.h_out, s.w_out, s.k / 2);
-		conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, dpanel, transposed, 1, micro);
-	}
-
-	/* dW += the threads' sums, added in thread order */
-	#pragma omp for schedule(static)
-	for (int j = 0; j < s.c_out * patch; j++) {
-		real sum = 0;
-		for (int t = 0; t < threads; t++)
-			sum += scratch[(size_t)t * scratch_per_thread + j];
-		dweight[j] += sum;
+		conv_pad(padded, dout + (size_t)i * s.c_out * s.h_out * s.w_out, s.c_out, s.h_out, s.w_out, s.k / 2);
+		conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, panel, transposed, 1, micro);
 	}
 }
 
 static const double batch_norm_epsilon = 1e-5, batch_norm_momentum = 0.1;
 
+/* BATCH_NORM_LANES reals as one vector: one register or two, as the
+ * machine has. */
+enum { BATCH_NORM_LANES = 16 };
+typedef real batch_norm_vector __attribute__((vector_size(BATCH_NORM_LANES * sizeof(real))));
+
+/* The sums over one image's pixels of a channel: of x - shift and of its
+ * square, or (dy given) of dy and of dy (x - shift). */
+static inline __attribute__((always_inline)) void batch_norm_sums(const real *x, const real *dy, real shift, int pixels, double *first, double *second)
+{
+	batch_norm_vector a = {0}, b = {0};
+	int p = 0;
+	for (; p + BATCH_NORM_LANES <= pixels; p += BATCH_NORM_LANES) {
+		batch_norm_vector centred, weight;
+		memcpy(&centred, x + p, sizeof centred);
+		centred -= shift;
+		weight = centred;
+		if (dy)
+			memcpy(&weight, dy + p, sizeof weight);
+		a += weight;
+		b += weight * centred;
+	}
+	for (int l = 0; p < pixels; p++, l++) {
+		real centred = x[p] - shift, weight = dy ? dy[p] : centred;
+		a[l] += weight;
+		b[l] += weight * centred;
+	}
+	real sum_a = 0, sum_b = 0;
+	for (int l = 0; l < BATCH_NORM_LANES; l++) {
+		sum_a += a[l];
+		sum_b += b[l];
+	}
+	*first += sum_a;
+	*second += sum_b;
+}
+
 static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels)
 {
+	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (int c = 0; c < channels; c++) {
 		double mean, inverse_std;
 		if (training) {
-			/* One pass: sum and sum of squares, in double. var = E[x^2] - mean^2
-			 * loses digits only when |mean| / std approaches 1e8, far beyond
-			 * what activations reach. */
+			/* One pass over x - shift, shift one of the channel's values:
+			 * var = E[(x - shift)^2] - E[x - shift]^2 then loses digits only
+			 * when the mean lies many standard deviations from that value. */
+			real shift = in[(size_t)c * pixels];
 			double count = (double)n * pixels, sum = 0, squares = 0;
-			for (int i = 0; i < n; i++) {
-				const real *x = in + ((size_t)i * channels + c) * pixels;
-				for (int p = 0; p < pixels; p++) {
-					sum += x[p];
-					squares += (double)x[p] * x[p];
-				}
-			}
-			mean = sum / count;
-			double variance = squares / count - mean * mean;
+			for (int i = 0; i < n; i++)
+				batch_norm_sums(in + ((size_t)i * channels + c) * pixels, NULL, shift, pixels, &sum, &squares);
+			double centred_mean = sum / count;
+			double variance = squares / count - centred_mean * centred_mean;
 			if (variance < 0)
 				variance = 0;
+			mean = shift + centred_mean;
 			inverse_std = 1 / sqrt(variance + batch_norm_epsilon);
 			saved[c] = (real)mean;
 			saved[channels + c] = (real)inverse_std;
@@ -542,62 +585,76 @@ static inline __attribute__((always_inline)) void batch_norm_forward(real *out, 
 				y[p] = x[p] * scale + shift;
 		}
 	}
+	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
 static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels)
 {
+	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (int c = 0; c < channels; c++) {
-		double mean = saved[c], inverse_std = saved[channels + c];
-		double count = (double)n * pixels, sum_dy = 0, sum_dy_xhat = 0;
-		for (int i = 0; i < n; i++)
-			for (int p = 0; p < pixels; p++) {
-				size_t at = ((size_t)i * channels + c) * pixels + p;
-				sum_dy += dout[at];
-				sum_dy_xhat += dout[at] * (in[at] - mean) * inverse_std;
-			}
+		real mean = saved[c];
+		double inverse_std = saved[channels + c];
+		double count = (double)n * pixels, sum_dy = 0, sum_dy_centred = 0;
+		for (int i = 0; i < n; i++) {
+			size_t at = ((size_t)i * channels + c) * pixels;
+			batch_norm_sums(in + at, dout + at, mean, pixels, &sum_dy, &sum_dy_centred);
+		}
+		double sum_dy_xhat = sum_dy_centred * inverse_std;
 		dgamma[c] += (real)sum_dy_xhat;
 		dbeta[c] += (real)sum_dy;
-		/* dx = gamma / std * (dy - mean(dy) - xhat * mean(dy * xhat)) */
+		/* dx = gamma / std * (dy - mean(dy) - xhat * mean(dy * xhat))
+		 *    = k dy + slope (x - mean) + offset */
 		double k = gamma[c] * inverse_std;
-		double mean_dy = sum_dy / count, mean_dy_xhat = sum_dy_xhat / count;
-		for (int i = 0; i < n; i++)
-			for (int p = 0; p < pixels; p++) {
-				size_t at = ((size_t)i * channels + c) * pixels + p;
-				double xhat = (in[at] - mean) * inverse_std;
-				din[at] += (real)(k * (dout[at] - mean_dy - xhat * mean_dy_xhat));
-			}
+		real scale = (real)k, slope = (real)(-k * inverse_std * sum_dy_xhat / count);
+		real offset = (real)(-k * sum_dy / count);
+		for (int i = 0; i < n; i++) {
+			size_t at = ((size_t)i * channels + c) * pixels;
+			const real *x = in + at, *dy = dout + at;
+			real *dx = din + at;
+			for (int p = 0; p < pixels; p++)
+				dx[p] += scale * dy[p] + slope * (x[p] - mean) + offset;
+		}
 	}
+	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
 static void relu_forward(real *out, const real *in, long count)
 {
+	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (long j = 0; j < count; j++)
 		out[j] = in[j] > 0 ? in[j] : 0;
+	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
 static void relu_backward(real *din, const real *dout, const real *out, long count)
 {
+	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (long j = 0; j < count; j++)
 		din[j] += out[j] > 0 ? dout[j] : 0;
+	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
 static void add_forward(real *out, const real *shortcut, const real *branch, long count)
 {
+	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (long j = 0; j < count; j++)
 		out[j] = shortcut[j] + branch[j];
+	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
 static void add_backward(real *dshortcut, real *dbranch, const real *dout, long count)
 {
+	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (long j = 0; j < count; j++) {
 		dshortcut[j] += dout[j];
 		dbranch[j] += dout[j];
 	}
+	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
 /* conv3x3_s1_3x8x8_to_4: (n, 3, 8, 8) -> (n, 4, 8, 8) */
@@ -608,14 +665,21 @@ _Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "con
 
 static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* batch_norm_4x8x8: (n, 4, 8, 8) */
@@ -637,14 +701,21 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "con
 
 static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* conv3x3_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
@@ -655,14 +726,21 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "con
 
 static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* batch_norm_8x4x4: (n, 8, 4, 4) */
@@ -684,14 +762,21 @@ _Static_assert(CONV_SCRATCH(8, 4, 4, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "con
 
 static void conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv3x3_s1_8x4x4_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* conv1x1_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
@@ -702,14 +787,21 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "con
 
 static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
@@ -720,14 +812,21 @@ _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "co
 
 static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* batch_norm_16x2x2: (n, 16, 2, 2) */
@@ -749,14 +848,21 @@ _Static_assert(CONV_SCRATCH(16, 2, 2, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "c
 
 static void conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv3x3_s1_16x2x2_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* conv1x1_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
@@ -767,14 +873,21 @@ _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "co
 
 static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
 static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
 {
+	double started = profile_clock();
 	#pragma omp parallel
-	conv_backward(din, dweight, dout, in, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_weights(dweight, dout, in, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
+	#pragma omp parallel
+	conv_backward_data(din, dout, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
 /* average_pool_16x2x2: (n, 16, 2, 2) -> (n, 16, 1, 1) */

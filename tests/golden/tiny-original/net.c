@@ -249,6 +249,7 @@ const struct net_info net_info = {
 	.logits_offset = ACT_head_fc,
 	.input_gradient_offset = GRAD_input,
 	.forward_flops = 112132,
+	.conv_flops = 108032,
 	.param_tensor_count = (int)(sizeof params / sizeof params[0]),
 	.params = params,
 	.group_count = (int)(sizeof groups / sizeof groups[0]),
