@@ -140,16 +140,18 @@ static inline __attribute__((always_inline)) void conv_forward_reference(real *o
 	}
 }
 
-/* dW (C_OUT, PATCH) += the threads' sums, added in thread order; each
- * thread's own sum sits at the start of its scratch. */
-static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, int count)
+/* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
+ * thread's own sum sits at the start of its scratch, with its patches in
+ * the order (ky, kx, c) if channels_last. */
+static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, bool channels_last)
 {
-	int threads = omp_get_num_threads();
+	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k), kk = s.k * s.k;
 	#pragma omp for schedule(static)
-	for (int j = 0; j < count; j++) {
+	for (int j = 0; j < s.c_out * patch; j++) {
+		int p = j % patch, from = channels_last ? j - p + p % kk * s.c_in + p / kk : j;
 		real sum = 0;
 		for (int t = 0; t < threads; t++)
-			sum += scratch[(size_t)t * scratch_per_thread + j];
+			sum += scratch[(size_t)t * scratch_per_thread + from];
 		dweight[j] += sum;
 	}
 }
@@ -169,7 +171,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_reference
 			conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 		gemm(0, 1, s.c_out, patch, pixels, 1, dout + (size_t)i * s.c_out * pixels, pixels, direct ? image : columns, pixels, 1, dweight_own, patch);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s.c_out * patch);
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, false);
 }
 
 /* din += W^T . dY(i), folded back onto the pixels the columns came from */
@@ -359,8 +361,26 @@ static inline __attribute__((always_inline)) void conv_transpose8(real *out, lon
 		r[i] = __builtin_shufflevector(u[i], u[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
 		r[i + 4] = __builtin_shufflevector(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
 	}
-	for (int i = 0; i < 8; i++)
-		memcpy(out + i * out_stride, &r[i], sizeof(real) * (size_t)stored);
+	for (int i = 0; i < 8; i++) {
+		if (stored == 8) { /* the usual case */
+			memcpy(out + i * out_stride, &r[i], sizeof r[i]);
+			continue;
+		}
+		/* in pieces of constant size, which are plain moves */
+		real *to = out + i * out_stride, lanes[8];
+		memcpy(lanes, &r[i], sizeof lanes);
+		int l = 0;
+		if (stored & 4) {
+			memcpy(to, lanes, sizeof(real) * 4);
+			l = 4;
+		}
+		if (stored & 2) {
+			memcpy(to + l, lanes + l, sizeof(real) * 2);
+			l += 2;
+		}
+		if (stored & 1)
+			to[l] = lanes[l];
+	}
 }
 
 static inline __attribute__((always_inline)) int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
@@ -391,41 +411,76 @@ static inline __attribute__((always_inline)) void conv_pack_gradient(real *packe
 	}
 }
 
-/* Columns [first, first + count) of one padded image's columns^T
- * (PIXELS, PATCH) as a panel: for each pixel q, width reals, zero past
- * count; transposed eight columns and eight pixels at a time when a
- * stride-1 convolution's output rows come in eights. */
-static inline __attribute__((always_inline)) void conv_pack_patches(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
+/* One image (C, H, W) copied into the middle of a (H + 2 pad, W + 2 pad, C)
+ * buffer, whose border was zeroed once: pixel by pixel, the channels
+ * innermost, so that each pixel's channels are one run for the weight
+ * gradient's patches. Eight channels of eight pixels are transposed at a
+ * time when the rows come in eights. */
+static inline __attribute__((always_inline)) void conv_pad_transposed(real *padded, const real *image, int channels, int height, int width, int pad)
 {
-	int pad = s.k / 2, padded_height = s.h_in + 2 * pad, padded_width = s.w_in + 2 * pad;
-	const real *source[GEMM_PANEL_MAX];
-	for (int j = 0; j < count; j++) {
-		int p = first + j, c = p / (s.k * s.k), ky = p / s.k % s.k, kx = p % s.k;
-		source[j] = padded + ((size_t)c * padded_height + ky) * padded_width + kx;
-	}
-	if (s.stride == 1 && s.w_out % 8 == 0) {
-		for (int j = 0; j < width; j += 8) {
-			int valid = conv_clamp8(count - j), stored = width - j < 8 ? width - j : 8;
-			for (int oy = 0; oy < s.h_out; oy++)
-				for (int ox = 0; ox < s.w_out; ox += 8) {
-					const real *at[8];
-					for (int r = 0; r < valid; r++)
-						at[r] = source[j + r] + (size_t)oy * padded_width + ox;
-					conv_transpose8(panel + (size_t)(oy * s.w_out + ox) * width + j, width, at, valid, stored);
-				}
+	int padded_width = width + 2 * pad;
+	for (int y = 0; y < height; y++) {
+		real *row = padded + ((size_t)(y + pad) * padded_width + pad) * channels;
+		if (width % 8 != 0) {
+			for (int x = 0; x < width; x++)
+				for (int c = 0; c < channels; c++)
+					row[(size_t)x * channels + c] = image[((size_t)c * height + y) * width + x];
+			continue;
 		}
-		return;
+		for (int x = 0; x < width; x += 8)
+			for (int c = 0; c < channels; c += 8) {
+				int valid = conv_clamp8(channels - c);
+				const real *at[8];
+				for (int r = 0; r < valid; r++)
+					at[r] = image + ((size_t)(c + r) * height + y) * width + x;
+				conv_transpose8(row + (size_t)x * channels + c, channels, at, valid, valid);
+			}
 	}
-	for (int j = 0; j < width; j++)
-		for (int oy = 0; oy < s.h_out; oy++)
-			for (int ox = 0; ox < s.w_out; ox++)
-				panel[(size_t)(oy * s.w_out + ox) * width + j] =
-					j < count ? source[j][(size_t)oy * s.stride * padded_width + ox * s.stride] : 0;
 }
 
-/* dW (C_OUT, PATCH) += dY(i) . columns(X(i))^T for one image, X padded by
- * conv_pad and dY packed by conv_pack_gradient: the pixels are the sum's
- * index. pixel_width is the panel width of the patches' side. */
+/* out[0, count) = in[0, count); the run lengths packing meets most are
+ * constants, so that their copies are a few vector moves. */
+static inline __attribute__((always_inline)) void conv_copy(real *out, const real *in, int count)
+{
+	if (count == 16)
+		memcpy(out, in, sizeof(real) * 16);
+	else if (count == 32)
+		memcpy(out, in, sizeof(real) * 32);
+	else
+		for (int t = 0; t < count; t++)
+			out[t] = in[t];
+}
+
+/* Entries [first, first + count) of every output pixel's patch, the patch
+ * in the order (ky, kx, c), from an image padded by conv_pad_transposed: a
+ * panel of width reals per pixel, zero past count. The entries of one
+ * (ky, kx) are consecutive channels of one padded pixel: one run each. */
+static inline __attribute__((always_inline)) void conv_pack_patches(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
+{
+	int padded_width = s.w_in + 2 * (s.k / 2);
+	int run_at[GEMM_PANEL_MAX], run_from[GEMM_PANEL_MAX], run_length[GEMM_PANEL_MAX], runs = 0;
+	for (int j = 0; j < count; runs++) {
+		int p = first + j, c = p % s.c_in, kx = p / s.c_in % s.k, ky = p / s.c_in / s.k;
+		run_at[runs] = j;
+		run_from[runs] = (ky * padded_width + kx) * s.c_in + c;
+		run_length[runs] = s.c_in - c < count - j ? s.c_in - c : count - j;
+		j += run_length[runs];
+	}
+	for (int oy = 0; oy < s.h_out; oy++)
+		for (int ox = 0; ox < s.w_out; ox++) {
+			real *out = panel + (size_t)(oy * s.w_out + ox) * width;
+			const real *pixel = padded + ((size_t)oy * s.stride * padded_width + ox * s.stride) * s.c_in;
+			for (int r = 0; r < runs; r++)
+				conv_copy(out + run_at[r], pixel + run_from[r], run_length[r]);
+			for (int j = count; j < width; j++)
+				out[j] = 0;
+		}
+}
+
+/* dW (C_OUT, PATCH) += dY(i) . columns(X(i))^T for one image, the patch in
+ * the order (ky, kx, c), X padded by conv_pad_transposed and dY packed by
+ * conv_pack_gradient: the pixels are the sum's index. pixel_width is the
+ * panel width of the patches' side. */
 static inline __attribute__((always_inline)) void conv_weight_gradient_of(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro, int pixel_width)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
@@ -475,14 +530,14 @@ static inline __attribute__((always_inline)) void conv_backward_weights(real *dw
 	real *panel = gradient + CONV_PACKED(s.c_out, pixels);
 	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
 	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-	/* dW += dY(i) . columns(X(i))^T */
+	/* dW += dY(i) . columns(X(i))^T, the patches in the order (ky, kx, c) */
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
+		conv_pad_transposed(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
 		conv_pack_gradient(gradient, dout + (size_t)i * s.c_out * pixels, s.c_out, pixels, conv_channel_width(micro));
 		conv_weight_gradient(dweight_own, gradient, padded, panel, s, micro);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s.c_out * patch);
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, true);
 }
 
 /* din += the data gradient. That of a stride-1 convolution is itself one:
