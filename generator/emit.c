@@ -13,19 +13,39 @@
 #include "real_text.h"
 #include "template.h"
 
-static const char *const op_template_names[OP_KIND_COUNT] = {
-	[OP_CONV] = "conv",
-	[OP_BATCH_NORM] = "batch_norm",
-	[OP_RELU] = "relu",
-	[OP_ADD] = "add",
-	[OP_PAD_SHORTCUT] = "pad_shortcut",
-	[OP_AVERAGE_POOL] = "average_pool",
-	[OP_LINEAR] = "linear",
-	[OP_SOFTMAX_CROSS_ENTROPY] = "softmax_cross_entropy",
-	[OP_SCALE] = "scale",
-	[OP_GATED_ADD] = "gated_add",
-	[OP_DROPOUT] = "dropout",
+/* Per op kind: its template in templates/ops/, and for each input whose
+ * gradient its backward can set instead of adding to it (zeroed first), the
+ * template value that says which: GRADIENT_SET or GRADIENT_ADD. */
+static const struct {
+	const char *template_name;
+	const char *write[2];
+} op_table[OP_KIND_COUNT] = {
+	[OP_CONV] = {"conv", {"WRITE"}},
+	[OP_BATCH_NORM] = {"batch_norm", {"WRITE"}},
+	[OP_RELU] = {"relu", {"WRITE"}},
+	[OP_ADD] = {"add", {"SHORTCUT_WRITE", "BRANCH_WRITE"}},
+	[OP_PAD_SHORTCUT] = {"pad_shortcut", {NULL}},
+	[OP_AVERAGE_POOL] = {"average_pool", {NULL}},
+	[OP_LINEAR] = {"linear", {NULL}},
+	[OP_SOFTMAX_CROSS_ENTROPY] = {"softmax_cross_entropy", {NULL}},
+	[OP_SCALE] = {"scale", {NULL}},
+	[OP_GATED_ADD] = {"gated_add", {NULL}},
+	[OP_DROPOUT] = {"dropout", {NULL}},
 };
+
+/* Whether op index's backward sets the gradient of its input k: it writes
+ * it first, its kind can, and no earlier input of the op is the same
+ * tensor (whose gradient it must then add to). */
+static bool sets_gradient(const struct plan *p, int index, int k)
+{
+	const struct op *op = &p->graph->ops[index];
+	if (k >= 2 || !op_table[op->kind].write[k] || p->zero_gradient_at[op->inputs[k]] != index)
+		return false;
+	for (int j = 0; j < k; j++)
+		if (op->inputs[j] == op->inputs[k])
+			return false;
+	return true;
+}
 
 struct emitter {
 	const struct plan *plan;
@@ -85,7 +105,7 @@ static int load_templates(struct emitter *e, const char *dir)
 	if (template_load(&e->arena, path, e->d) != 0)
 		return -1;
 	for (int k = 0; k < OP_KIND_COUNT; k++) {
-		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, op_template_names[k]);
+		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, op_table[k].template_name);
 		if (template_load(&e->ops[k], path, e->d) != 0)
 			return -1;
 	}
@@ -326,7 +346,7 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		const struct op *op = &g->ops[i];
 		for (int k = 0; k < op->input_count && status == 0; k++) {
 			int t = op->inputs[k];
-			if (p->zero_gradient_at[t] != i)
+			if (p->zero_gradient_at[t] != i || sets_gradient(p, i, k))
 				continue;
 			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
 			template_set(&v, "COUNT", "%ld", tensor_size(g, t));
@@ -334,6 +354,9 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		}
 		if (status == 0) {
 			call_vars(e, i, &v);
+			for (int k = 0; k < 2 && op_table[op->kind].write[k]; k++)
+				template_set(&v, op_table[op->kind].write[k], "%s",
+					     sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
 			status = render(e, &e->ops[op->kind], "backward", &v, &backward);
 		}
 	}

@@ -112,9 +112,9 @@ static void check_shape(struct conv_shape s, int n)
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_reference, dout, in, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, s, scratch, per_thread);
+	conv_backward_data(din, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD);
 	#pragma omp parallel
-	conv_data_gradient_reference(din_reference, dout, weight, n, s, scratch, per_thread);
+	conv_data_gradient_reference(din_reference, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD);
 
 	double forward = difference(out, out_reference, out_count);
 	double data = difference(din, din_reference, in_count);

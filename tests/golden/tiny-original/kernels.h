@@ -19,6 +19,11 @@
 #include "profile.h"
 #include "real.h"
 
+/* How a backward kernel writes the gradient of its input: the first of the
+ * input's consumers to run backward sets it, so that no pass zeroes it
+ * first; the others add to it. */
+enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
+
 /* A convolution's sizes. Every instance passes constants, which the
  * always-inlined helpers below fold. */
 struct conv_shape {
@@ -174,8 +179,8 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_reference
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, false);
 }
 
-/* din += W^T . dY(i), folded back onto the pixels the columns came from */
-static inline __attribute__((always_inline)) void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* din (+)= W^T . dY(i), folded back onto the pixels the columns came from */
+static inline __attribute__((always_inline)) void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
@@ -185,9 +190,11 @@ static inline __attribute__((always_inline)) void conv_data_gradient_reference(r
 		real *dimage = din + (size_t)i * s.c_in * s.h_in * s.w_in;
 		const real *dy = dout + (size_t)i * s.c_out * pixels;
 		if (direct) {
-			gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 1, dimage, pixels);
+			gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, write == GRADIENT_ADD, dimage, pixels);
 			continue;
 		}
+		if (write == GRADIENT_SET)
+			memset(dimage, 0, sizeof(real) * s.c_in * s.h_in * s.w_in);
 		gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 0, dcolumns, pixels);
 		conv_col2im_add(dimage, dcolumns, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 	}
@@ -540,14 +547,14 @@ static inline __attribute__((always_inline)) void conv_backward_weights(real *dw
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, true);
 }
 
-/* din += the data gradient. That of a stride-1 convolution is itself one:
- * dX = conv(dY, W flipped and transposed), run as the forward pass is. A
- * strided convolution runs the reference kernel. */
-static inline __attribute__((always_inline)) void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* din (+)= the data gradient. That of a stride-1 convolution is itself
+ * one: dX = conv(dY, W flipped and transposed), run as the forward pass is.
+ * A strided convolution runs the reference kernel. */
+static inline __attribute__((always_inline)) void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	if (!micro || s.stride != 1) {
-		conv_data_gradient_reference(din, dout, weight, n, s, scratch, scratch_per_thread);
+		conv_data_gradient_reference(din, dout, weight, n, s, scratch, scratch_per_thread, write);
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k), flipped_patch = CONV_PATCH(s.c_out, s.k);
@@ -560,7 +567,7 @@ static inline __attribute__((always_inline)) void conv_backward_data(real *din, 
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
 		conv_pad(padded, dout + (size_t)i * s.c_out * s.h_out * s.w_out, s.c_out, s.h_out, s.w_out, s.k / 2);
-		conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, panel, transposed, 1, micro);
+		conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, panel, transposed, write == GRADIENT_ADD, micro);
 	}
 }
 
@@ -643,7 +650,7 @@ static inline __attribute__((always_inline)) void batch_norm_forward(real *out, 
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
-static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels)
+static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
@@ -668,7 +675,7 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 			const real *x = in + at, *dy = dout + at;
 			real *dx = din + at;
 			for (int p = 0; p < pixels; p++)
-				dx[p] += scale * dy[p] + slope * (x[p] - mean) + offset;
+				dx[p] = (write == GRADIENT_ADD ? dx[p] : 0) + scale * dy[p] + slope * (x[p] - mean) + offset;
 		}
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
@@ -683,12 +690,12 @@ static void relu_forward(real *out, const real *in, long count)
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
-static void relu_backward(real *din, const real *dout, const real *out, long count)
+static void relu_backward(real *din, const real *dout, const real *out, long count, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (long j = 0; j < count; j++)
-		din[j] += out[j] > 0 ? dout[j] : 0;
+		din[j] = (write == GRADIENT_ADD ? din[j] : 0) + (out[j] > 0 ? dout[j] : 0);
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
@@ -701,13 +708,13 @@ static void add_forward(real *out, const real *shortcut, const real *branch, lon
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
-static void add_backward(real *dshortcut, real *dbranch, const real *dout, long count)
+static void add_backward(real *dshortcut, real *dbranch, const real *dout, long count, enum gradient_write shortcut_write, enum gradient_write branch_write)
 {
 	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (long j = 0; j < count; j++) {
-		dshortcut[j] += dout[j];
-		dbranch[j] += dout[j];
+		dshortcut[j] = (shortcut_write == GRADIENT_ADD ? dshortcut[j] : 0) + dout[j];
+		dbranch[j] = (branch_write == GRADIENT_ADD ? dbranch[j] : 0) + dout[j];
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -726,14 +733,14 @@ static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
@@ -743,9 +750,9 @@ static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamm
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8);
 }
 
-static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n)
+static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, write);
 }
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
@@ -762,14 +769,14 @@ static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
@@ -787,14 +794,14 @@ static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
@@ -804,9 +811,9 @@ static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamm
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4);
 }
 
-static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n)
+static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, write);
 }
 
 /* conv3x3_s1_8x4x4_to_8: (n, 8, 4, 4) -> (n, 8, 4, 4) */
@@ -823,14 +830,14 @@ static void conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv3x3_s1_8x4x4_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv3x3_s1_8x4x4_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
@@ -848,14 +855,14 @@ static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
@@ -873,14 +880,14 @@ static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
@@ -890,9 +897,9 @@ static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gam
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2);
 }
 
-static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n)
+static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, write);
 }
 
 /* conv3x3_s1_16x2x2_to_16: (n, 16, 2, 2) -> (n, 16, 2, 2) */
@@ -909,14 +916,14 @@ static void conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const rea
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv3x3_s1_16x2x2_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv3x3_s1_16x2x2_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 
@@ -934,14 +941,14 @@ static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch)
+static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_backward_data(din, dout, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write);
 	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
 }
 

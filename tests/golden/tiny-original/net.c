@@ -98,12 +98,9 @@ static void stem_forward(struct net_state *s, int n)
 
 static void stem_backward(struct net_state *s, int n)
 {
-	zero_gradient(GRAD(stem_bn), (long)n * 256);
-	relu_backward(GRAD(stem_bn), GRAD(stem_relu), ACT(stem_relu), (long)n * 256);
-	zero_gradient(GRAD(stem_conv), (long)n * 256);
-	batch_norm_4x8x8_backward(GRAD(stem_conv), DPARAM(stem_bn_gamma), DPARAM(stem_bn_beta), GRAD(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), STATS(stem_bn), n);
-	zero_gradient(GRAD(input), (long)n * 192);
-	conv3x3_s1_3x8x8_to_4_backward(GRAD(input), DPARAM(stem_conv_weight), GRAD(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch);
+	relu_backward(GRAD(stem_bn), GRAD(stem_relu), ACT(stem_relu), (long)n * 256, GRADIENT_SET);
+	batch_norm_4x8x8_backward(GRAD(stem_conv), DPARAM(stem_bn_gamma), DPARAM(stem_bn_beta), GRAD(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), STATS(stem_bn), n, GRADIENT_SET);
+	conv3x3_s1_3x8x8_to_4_backward(GRAD(input), DPARAM(stem_conv_weight), GRAD(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch, GRADIENT_SET);
 }
 
 /* stage1_unit01: (n, 4, 8, 8) -> (n, 4, 8, 8)
@@ -121,20 +118,13 @@ static void stage1_unit01_forward(struct net_state *s, int n)
 
 static void stage1_unit01_backward(struct net_state *s, int n)
 {
-	zero_gradient(GRAD(stage1_unit01_add), (long)n * 256);
-	relu_backward(GRAD(stage1_unit01_add), GRAD(stage1_unit01_post_relu), ACT(stage1_unit01_post_relu), (long)n * 256);
-	zero_gradient(GRAD(stem_relu), (long)n * 256);
-	zero_gradient(GRAD(stage1_unit01_bn2), (long)n * 256);
-	add_backward(GRAD(stem_relu), GRAD(stage1_unit01_bn2), GRAD(stage1_unit01_add), (long)n * 256);
-	zero_gradient(GRAD(stage1_unit01_conv2), (long)n * 256);
-	batch_norm_4x8x8_backward(GRAD(stage1_unit01_conv2), DPARAM(stage1_unit01_bn2_gamma), DPARAM(stage1_unit01_bn2_beta), GRAD(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), STATS(stage1_unit01_bn2), n);
-	zero_gradient(GRAD(stage1_unit01_relu1), (long)n * 256);
-	conv3x3_s1_4x8x8_to_4_backward(GRAD(stage1_unit01_relu1), DPARAM(stage1_unit01_conv2_weight), GRAD(stage1_unit01_conv2), ACT(stage1_unit01_relu1), PARAM(stage1_unit01_conv2_weight), n, s->scratch);
-	zero_gradient(GRAD(stage1_unit01_bn1), (long)n * 256);
-	relu_backward(GRAD(stage1_unit01_bn1), GRAD(stage1_unit01_relu1), ACT(stage1_unit01_relu1), (long)n * 256);
-	zero_gradient(GRAD(stage1_unit01_conv1), (long)n * 256);
-	batch_norm_4x8x8_backward(GRAD(stage1_unit01_conv1), DPARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_beta), GRAD(stage1_unit01_bn1), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), STATS(stage1_unit01_bn1), n);
-	conv3x3_s1_4x8x8_to_4_backward(GRAD(stem_relu), DPARAM(stage1_unit01_conv1_weight), GRAD(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch);
+	relu_backward(GRAD(stage1_unit01_add), GRAD(stage1_unit01_post_relu), ACT(stage1_unit01_post_relu), (long)n * 256, GRADIENT_SET);
+	add_backward(GRAD(stem_relu), GRAD(stage1_unit01_bn2), GRAD(stage1_unit01_add), (long)n * 256, GRADIENT_SET, GRADIENT_SET);
+	batch_norm_4x8x8_backward(GRAD(stage1_unit01_conv2), DPARAM(stage1_unit01_bn2_gamma), DPARAM(stage1_unit01_bn2_beta), GRAD(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), STATS(stage1_unit01_bn2), n, GRADIENT_SET);
+	conv3x3_s1_4x8x8_to_4_backward(GRAD(stage1_unit01_relu1), DPARAM(stage1_unit01_conv2_weight), GRAD(stage1_unit01_conv2), ACT(stage1_unit01_relu1), PARAM(stage1_unit01_conv2_weight), n, s->scratch, GRADIENT_SET);
+	relu_backward(GRAD(stage1_unit01_bn1), GRAD(stage1_unit01_relu1), ACT(stage1_unit01_relu1), (long)n * 256, GRADIENT_SET);
+	batch_norm_4x8x8_backward(GRAD(stage1_unit01_conv1), DPARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_beta), GRAD(stage1_unit01_bn1), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), STATS(stage1_unit01_bn1), n, GRADIENT_SET);
+	conv3x3_s1_4x8x8_to_4_backward(GRAD(stem_relu), DPARAM(stage1_unit01_conv1_weight), GRAD(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 }
 
 /* stage2_unit01: (n, 4, 8, 8) -> (n, 8, 4, 4)
@@ -153,22 +143,14 @@ static void stage2_unit01_forward(struct net_state *s, int n)
 
 static void stage2_unit01_backward(struct net_state *s, int n)
 {
-	zero_gradient(GRAD(stage2_unit01_add), (long)n * 128);
-	relu_backward(GRAD(stage2_unit01_add), GRAD(stage2_unit01_post_relu), ACT(stage2_unit01_post_relu), (long)n * 128);
-	zero_gradient(GRAD(stage2_unit01_shortcut_conv), (long)n * 128);
-	zero_gradient(GRAD(stage2_unit01_bn2), (long)n * 128);
-	add_backward(GRAD(stage2_unit01_shortcut_conv), GRAD(stage2_unit01_bn2), GRAD(stage2_unit01_add), (long)n * 128);
-	zero_gradient(GRAD(stage1_unit01_post_relu), (long)n * 256);
-	conv1x1_s2_4x8x8_to_8_backward(GRAD(stage1_unit01_post_relu), DPARAM(stage2_unit01_shortcut_conv_weight), GRAD(stage2_unit01_shortcut_conv), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch);
-	zero_gradient(GRAD(stage2_unit01_conv2), (long)n * 128);
-	batch_norm_8x4x4_backward(GRAD(stage2_unit01_conv2), DPARAM(stage2_unit01_bn2_gamma), DPARAM(stage2_unit01_bn2_beta), GRAD(stage2_unit01_bn2), ACT(stage2_unit01_conv2), PARAM(stage2_unit01_bn2_gamma), STATS(stage2_unit01_bn2), n);
-	zero_gradient(GRAD(stage2_unit01_relu1), (long)n * 128);
-	conv3x3_s1_8x4x4_to_8_backward(GRAD(stage2_unit01_relu1), DPARAM(stage2_unit01_conv2_weight), GRAD(stage2_unit01_conv2), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv2_weight), n, s->scratch);
-	zero_gradient(GRAD(stage2_unit01_bn1), (long)n * 128);
-	relu_backward(GRAD(stage2_unit01_bn1), GRAD(stage2_unit01_relu1), ACT(stage2_unit01_relu1), (long)n * 128);
-	zero_gradient(GRAD(stage2_unit01_conv1), (long)n * 128);
-	batch_norm_8x4x4_backward(GRAD(stage2_unit01_conv1), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), GRAD(stage2_unit01_bn1), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn1_gamma), STATS(stage2_unit01_bn1), n);
-	conv3x3_s2_4x8x8_to_8_backward(GRAD(stage1_unit01_post_relu), DPARAM(stage2_unit01_conv1_weight), GRAD(stage2_unit01_conv1), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_conv1_weight), n, s->scratch);
+	relu_backward(GRAD(stage2_unit01_add), GRAD(stage2_unit01_post_relu), ACT(stage2_unit01_post_relu), (long)n * 128, GRADIENT_SET);
+	add_backward(GRAD(stage2_unit01_shortcut_conv), GRAD(stage2_unit01_bn2), GRAD(stage2_unit01_add), (long)n * 128, GRADIENT_SET, GRADIENT_SET);
+	conv1x1_s2_4x8x8_to_8_backward(GRAD(stage1_unit01_post_relu), DPARAM(stage2_unit01_shortcut_conv_weight), GRAD(stage2_unit01_shortcut_conv), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch, GRADIENT_SET);
+	batch_norm_8x4x4_backward(GRAD(stage2_unit01_conv2), DPARAM(stage2_unit01_bn2_gamma), DPARAM(stage2_unit01_bn2_beta), GRAD(stage2_unit01_bn2), ACT(stage2_unit01_conv2), PARAM(stage2_unit01_bn2_gamma), STATS(stage2_unit01_bn2), n, GRADIENT_SET);
+	conv3x3_s1_8x4x4_to_8_backward(GRAD(stage2_unit01_relu1), DPARAM(stage2_unit01_conv2_weight), GRAD(stage2_unit01_conv2), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv2_weight), n, s->scratch, GRADIENT_SET);
+	relu_backward(GRAD(stage2_unit01_bn1), GRAD(stage2_unit01_relu1), ACT(stage2_unit01_relu1), (long)n * 128, GRADIENT_SET);
+	batch_norm_8x4x4_backward(GRAD(stage2_unit01_conv1), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), GRAD(stage2_unit01_bn1), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn1_gamma), STATS(stage2_unit01_bn1), n, GRADIENT_SET);
+	conv3x3_s2_4x8x8_to_8_backward(GRAD(stage1_unit01_post_relu), DPARAM(stage2_unit01_conv1_weight), GRAD(stage2_unit01_conv1), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 }
 
 /* stage3_unit01: (n, 8, 4, 4) -> (n, 16, 2, 2)
@@ -187,22 +169,14 @@ static void stage3_unit01_forward(struct net_state *s, int n)
 
 static void stage3_unit01_backward(struct net_state *s, int n)
 {
-	zero_gradient(GRAD(stage3_unit01_add), (long)n * 64);
-	relu_backward(GRAD(stage3_unit01_add), GRAD(stage3_unit01_post_relu), ACT(stage3_unit01_post_relu), (long)n * 64);
-	zero_gradient(GRAD(stage3_unit01_shortcut_conv), (long)n * 64);
-	zero_gradient(GRAD(stage3_unit01_bn2), (long)n * 64);
-	add_backward(GRAD(stage3_unit01_shortcut_conv), GRAD(stage3_unit01_bn2), GRAD(stage3_unit01_add), (long)n * 64);
-	zero_gradient(GRAD(stage2_unit01_post_relu), (long)n * 128);
-	conv1x1_s2_8x4x4_to_16_backward(GRAD(stage2_unit01_post_relu), DPARAM(stage3_unit01_shortcut_conv_weight), GRAD(stage3_unit01_shortcut_conv), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch);
-	zero_gradient(GRAD(stage3_unit01_conv2), (long)n * 64);
-	batch_norm_16x2x2_backward(GRAD(stage3_unit01_conv2), DPARAM(stage3_unit01_bn2_gamma), DPARAM(stage3_unit01_bn2_beta), GRAD(stage3_unit01_bn2), ACT(stage3_unit01_conv2), PARAM(stage3_unit01_bn2_gamma), STATS(stage3_unit01_bn2), n);
-	zero_gradient(GRAD(stage3_unit01_relu1), (long)n * 64);
-	conv3x3_s1_16x2x2_to_16_backward(GRAD(stage3_unit01_relu1), DPARAM(stage3_unit01_conv2_weight), GRAD(stage3_unit01_conv2), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv2_weight), n, s->scratch);
-	zero_gradient(GRAD(stage3_unit01_bn1), (long)n * 64);
-	relu_backward(GRAD(stage3_unit01_bn1), GRAD(stage3_unit01_relu1), ACT(stage3_unit01_relu1), (long)n * 64);
-	zero_gradient(GRAD(stage3_unit01_conv1), (long)n * 64);
-	batch_norm_16x2x2_backward(GRAD(stage3_unit01_conv1), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), GRAD(stage3_unit01_bn1), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn1_gamma), STATS(stage3_unit01_bn1), n);
-	conv3x3_s2_8x4x4_to_16_backward(GRAD(stage2_unit01_post_relu), DPARAM(stage3_unit01_conv1_weight), GRAD(stage3_unit01_conv1), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_conv1_weight), n, s->scratch);
+	relu_backward(GRAD(stage3_unit01_add), GRAD(stage3_unit01_post_relu), ACT(stage3_unit01_post_relu), (long)n * 64, GRADIENT_SET);
+	add_backward(GRAD(stage3_unit01_shortcut_conv), GRAD(stage3_unit01_bn2), GRAD(stage3_unit01_add), (long)n * 64, GRADIENT_SET, GRADIENT_SET);
+	conv1x1_s2_8x4x4_to_16_backward(GRAD(stage2_unit01_post_relu), DPARAM(stage3_unit01_shortcut_conv_weight), GRAD(stage3_unit01_shortcut_conv), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch, GRADIENT_SET);
+	batch_norm_16x2x2_backward(GRAD(stage3_unit01_conv2), DPARAM(stage3_unit01_bn2_gamma), DPARAM(stage3_unit01_bn2_beta), GRAD(stage3_unit01_bn2), ACT(stage3_unit01_conv2), PARAM(stage3_unit01_bn2_gamma), STATS(stage3_unit01_bn2), n, GRADIENT_SET);
+	conv3x3_s1_16x2x2_to_16_backward(GRAD(stage3_unit01_relu1), DPARAM(stage3_unit01_conv2_weight), GRAD(stage3_unit01_conv2), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv2_weight), n, s->scratch, GRADIENT_SET);
+	relu_backward(GRAD(stage3_unit01_bn1), GRAD(stage3_unit01_relu1), ACT(stage3_unit01_relu1), (long)n * 64, GRADIENT_SET);
+	batch_norm_16x2x2_backward(GRAD(stage3_unit01_conv1), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), GRAD(stage3_unit01_bn1), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn1_gamma), STATS(stage3_unit01_bn1), n, GRADIENT_SET);
+	conv3x3_s2_8x4x4_to_16_backward(GRAD(stage2_unit01_post_relu), DPARAM(stage3_unit01_conv1_weight), GRAD(stage3_unit01_conv1), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 }
 
 /* head: (n, 16, 2, 2) -> (n, 4, 1, 1)
