@@ -39,7 +39,7 @@ static const struct {
 static bool sets_gradient(const struct plan *p, int index, int k)
 {
 	const struct op *op = &p->graph->ops[index];
-	if (k >= 2 || !op_table[op->kind].write[k] || p->zero_gradient_at[op->inputs[k]] != index)
+	if (k >= 2 || !op_table[op->kind].write[k] || p->first_gradient_writer[op->inputs[k]] != index)
 		return false;
 	for (int j = 0; j < k; j++)
 		if (op->inputs[j] == op->inputs[k])
@@ -346,7 +346,7 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		const struct op *op = &g->ops[i];
 		for (int k = 0; k < op->input_count && status == 0; k++) {
 			int t = op->inputs[k];
-			if (p->zero_gradient_at[t] != i || sets_gradient(p, i, k))
+			if (p->first_gradient_writer[t] != i || sets_gradient(p, i, k))
 				continue;
 			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
 			template_set(&v, "COUNT", "%ld", tensor_size(g, t));

@@ -192,13 +192,13 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	int tensors = g->tensor_count, ops = g->op_count;
 	p->activation_offset = malloc((size_t)tensors * sizeof(long));
 	p->gradient_offset = malloc((size_t)tensors * sizeof(long));
-	p->zero_gradient_at = malloc((size_t)tensors * sizeof(int));
+	p->first_gradient_writer = malloc((size_t)tensors * sizeof(int));
 	p->param_offset = malloc((size_t)(g->param_count ? g->param_count : 1) * sizeof(long));
 	p->stats_offset = malloc((size_t)ops * sizeof(long));
 	struct interval *intervals = malloc((size_t)tensors * 2 * sizeof *intervals);
 	long *last_use = malloc((size_t)tensors * sizeof(long));
 	int *last_consumer = malloc((size_t)tensors * sizeof(int));
-	bool ok = p->activation_offset && p->gradient_offset && p->zero_gradient_at &&
+	bool ok = p->activation_offset && p->gradient_offset && p->first_gradient_writer &&
 		  p->param_offset && p->stats_offset && intervals && last_use && last_consumer;
 	if (!ok || find_kernels(p, g) != 0) {
 		free(intervals);
@@ -238,7 +238,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 						     &p->activation_offset[t], count};
 		count++;
 		p->gradient_offset[t] = -1;
-		p->zero_gradient_at[t] = last_consumer[t];
+		p->first_gradient_writer[t] = last_consumer[t];
 		if (last_consumer[t] < 0)
 			continue; /* the loss op's output: nothing flows back into it */
 		/* The gradient lives from the last consumer's backward to the
@@ -271,7 +271,7 @@ void plan_free(struct plan *p)
 {
 	free(p->activation_offset);
 	free(p->gradient_offset);
-	free(p->zero_gradient_at);
+	free(p->first_gradient_writer);
 	free(p->param_offset);
 	free(p->stats_offset);
 	free(p->op_kernel);

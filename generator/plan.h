@@ -24,8 +24,9 @@ struct plan {
 	const struct graph *graph;
 	long *activation_offset; /* per tensor */
 	long *gradient_offset;   /* per tensor; -1: no gradient */
-	int *zero_gradient_at;   /* per tensor: the op whose backward writes it first (sets it, or adds
-				    to it zeroed just before, as the op kind can); -1: none */
+	int *first_gradient_writer; /* per tensor: the op whose backward writes its gradient first
+				       (sets it, or adds to it zeroed just before, as the op kind
+				       can); -1: none */
 	long arena_per_image;
 	long *param_offset; /* per param: into params (trained) or buffers */
 	long param_count, buffer_count;

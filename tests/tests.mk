@@ -66,19 +66,13 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 # The fast kernels against the reference kernels, in both precisions; the
 # kernels come from the emitted kernels.h of a test spec (its instances
 # unused here).
-$(TEST_BIN)/test_kernels-f32: tests/test_kernels.c $(BUILD)/generated/tiny-f32/net.c $(BUILD)/obj/f32/gemm.o \
-		$(BUILD)/obj/f32/profile.o
+$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/generated/tiny-%/net.c $(BUILD)/obj/%/gemm.o \
+		$(BUILD)/obj/%/profile.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(RUNTIME_CFLAGS) -Wno-unused-function -I$(BUILD)/generated/tiny-f32 -o $@ tests/test_kernels.c \
-		$(BUILD)/obj/f32/gemm.o $(BUILD)/obj/f32/profile.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
-
-$(TEST_BIN)/test_kernels-f64: tests/test_kernels.c $(BUILD)/generated/tiny-f64/net.c $(BUILD)/obj/f64/gemm.o \
-		$(BUILD)/obj/f64/profile.o
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -Wno-unused-function -I$(BUILD)/generated/tiny-f64 -o $@ tests/test_kernels.c \
-		$(BUILD)/obj/f64/gemm.o $(BUILD)/obj/f64/profile.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function \
+		-I$(BUILD)/generated/tiny-$* -o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o \
+		$(BUILD)/obj/$*/profile.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 

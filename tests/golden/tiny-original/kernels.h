@@ -243,15 +243,19 @@ static inline __attribute__((always_inline)) void conv_pack_weights(real *packed
 	}
 }
 
-/* One image (C, H, W) copied into the middle of (C, H + 2 pad, W + 2 pad),
- * whose border was zeroed once, so that packing reads without bounds. */
-static inline __attribute__((always_inline)) void conv_pad(real *padded, const real *image, int channels, int height, int width, int pad)
+/* One image (C, H, W) as packing reads it, without bounds: copied into the
+ * middle of padded (C, H + 2 pad, W + 2 pad), whose border was zeroed once;
+ * or, with no border (a 1x1 convolution), the image itself. */
+static inline __attribute__((always_inline)) const real *conv_pad(real *padded, const real *image, int channels, int height, int width, int pad)
 {
+	if (pad == 0)
+		return image;
 	int padded_width = width + 2 * pad;
 	for (int c = 0; c < channels; c++)
 		for (int y = 0; y < height; y++)
 			memcpy(padded + ((size_t)c * (height + 2 * pad) + y + pad) * padded_width + pad,
 			       image + ((size_t)c * height + y) * width, sizeof(real) * width);
+	return padded;
 }
 
 /* The columns of output pixels [first, first + count) of one padded image,
@@ -302,21 +306,29 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm_of(real *ou
 	}
 }
 
+/* function(arguments..., width) with the micro-kernel's pixel panel width,
+ * passed as a constant when it is one the machines have, so that the
+ * packing copies unroll. */
+#define CONV_WITH_PIXEL_WIDTH(micro, function, ...)                          \
+	do {                                                                 \
+		switch (conv_pixel_width(micro)) {                           \
+		case 8:                                                      \
+			function(__VA_ARGS__, 8);                            \
+			break;                                               \
+		case 16:                                                     \
+			function(__VA_ARGS__, 16);                           \
+			break;                                               \
+		case 32:                                                     \
+			function(__VA_ARGS__, 32);                           \
+			break;                                               \
+		default:                                                     \
+			function(__VA_ARGS__, conv_pixel_width(micro));      \
+		}                                                            \
+	} while (0)
+
 static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, const real *padded, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro)
 {
-	switch (conv_pixel_width(micro)) {
-	case 8:
-		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, 8);
-		break;
-	case 16:
-		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, 16);
-		break;
-	case 32:
-		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, 32);
-		break;
-	default:
-		conv_implicit_gemm_of(out, padded, packed, panel, s, beta, micro, conv_pixel_width(micro));
-	}
+	CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, out, padded, packed, panel, s, beta, micro);
 }
 
 static inline __attribute__((always_inline)) void conv_forward(real *out, const real *in, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
@@ -330,12 +342,13 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 	real *panel = packed + CONV_PACKED(s.c_out, patch);
-	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	if (s.k > 1)
+		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	conv_pack_weights(packed, weight, s.c_out, patch, conv_channel_width(micro), false, s);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
-		conv_implicit_gemm(out + (size_t)i * s.c_out * s.h_out * s.w_out, padded, packed, panel, s, 0, micro);
+		const real *image = conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, s.c_in, s.h_in, s.w_in, s.k / 2);
+		conv_implicit_gemm(out + (size_t)i * s.c_out * s.h_out * s.w_out, image, packed, panel, s, 0, micro);
 	}
 }
 
@@ -505,19 +518,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_of(real *
 
 static inline __attribute__((always_inline)) void conv_weight_gradient(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro)
 {
-	switch (conv_pixel_width(micro)) {
-	case 8:
-		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, 8);
-		break;
-	case 16:
-		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, 16);
-		break;
-	case 32:
-		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, 32);
-		break;
-	default:
-		conv_weight_gradient_of(dweight, gradient, padded, panel, s, micro, conv_pixel_width(micro));
-	}
+	CONV_WITH_PIXEL_WIDTH(micro, conv_weight_gradient_of, dweight, gradient, padded, panel, s, micro);
 }
 
 /* dweight += the weight gradient, summed per thread, then across threads
@@ -562,12 +563,13 @@ static inline __attribute__((always_inline)) void conv_backward_data(real *din, 
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *packed = padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
 	real *panel = packed + CONV_PACKED(s.c_in, flipped_patch);
-	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
+	if (s.k > 1)
+		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
 	conv_pack_weights(packed, weight, s.c_in, flipped_patch, conv_channel_width(micro), true, s);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		conv_pad(padded, dout + (size_t)i * s.c_out * s.h_out * s.w_out, s.c_out, s.h_out, s.w_out, s.k / 2);
-		conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, padded, packed, panel, transposed, write == GRADIENT_ADD, micro);
+		const real *gradient = conv_pad(padded, dout + (size_t)i * s.c_out * s.h_out * s.w_out, s.c_out, s.h_out, s.w_out, s.k / 2);
+		conv_implicit_gemm(din + (size_t)i * s.c_in * s.h_in * s.w_in, gradient, packed, panel, transposed, write == GRADIENT_ADD, micro);
 	}
 }
 
