@@ -33,6 +33,15 @@ static const struct {
 	[OP_DROPOUT] = {"dropout", {NULL}},
 };
 
+/* Per fused step kind (generator/lower.h): its template in templates/ops/,
+ * and the op kinds whose helpers that template uses. */
+static const struct {
+	const char *template_name;
+	enum op_kind helpers[2];
+} step_table[STEP_KIND_COUNT] = {
+	[STEP_BN_RELU_CONV] = {"batch_norm_relu_conv", {OP_BATCH_NORM, OP_CONV}},
+};
+
 /* Whether op index's backward sets the gradient of its input k: it writes
  * it first, its kind can, and no earlier input of the op is the same
  * tensor (whose gradient it must then add to). */
@@ -54,6 +63,7 @@ struct emitter {
 	enum dtype dtype;
 	struct template net, kernels, arena;
 	struct template ops[OP_KIND_COUNT];
+	struct template fused[STEP_KIND_COUNT]; /* STEP_OP's unused */
 	struct diag *d;
 };
 
@@ -109,6 +119,13 @@ static int load_templates(struct emitter *e, const char *dir)
 		if (template_load(&e->ops[k], path, e->d) != 0)
 			return -1;
 	}
+	for (int k = 0; k < STEP_KIND_COUNT; k++) {
+		if (!step_table[k].template_name)
+			continue;
+		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, step_table[k].template_name);
+		if (template_load(&e->fused[k], path, e->d) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -119,6 +136,14 @@ static void free_templates(struct emitter *e)
 	template_free(&e->arena);
 	for (int k = 0; k < OP_KIND_COUNT; k++)
 		template_free(&e->ops[k]);
+	for (int k = 0; k < STEP_KIND_COUNT; k++)
+		template_free(&e->fused[k]);
+}
+
+/* The template of a kernel: its op kind's, or its fusion's. */
+static const struct template *kernel_template(const struct emitter *e, const struct kernel *k)
+{
+	return k->step == STEP_OP ? &e->ops[k->kind] : &e->fused[k->step];
 }
 
 static void header_vars(const struct emitter *e, struct template_vars *v)
@@ -245,22 +270,32 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 	const struct plan *p = e->plan;
 	struct strbuf body = {0};
 	struct template_vars v = {0};
-	bool used[OP_KIND_COUNT] = {false};
-	for (int k = 0; k < p->kernel_count; k++)
-		used[p->kernels[k].kind] = true;
+	/* Each kind's helpers once, a fusion's and those of the ops it fuses. */
+	bool used[OP_KIND_COUNT] = {false}, fused[STEP_KIND_COUNT] = {false};
+	for (int k = 0; k < p->kernel_count; k++) {
+		enum step_kind step = p->kernels[k].step;
+		if (step == STEP_OP) {
+			used[p->kernels[k].kind] = true;
+			continue;
+		}
+		fused[step] = true;
+		for (int h = 0; h < 2; h++)
+			used[step_table[step].helpers[h]] = true;
+	}
 	int status = 0;
-	for (int kind = 0; kind < OP_KIND_COUNT && status == 0; kind++) {
-		if (!used[kind])
+	for (int kind = 0; kind < OP_KIND_COUNT + STEP_KIND_COUNT && status == 0; kind++) {
+		const struct template *t = kind < OP_KIND_COUNT ? &e->ops[kind] : &e->fused[kind - OP_KIND_COUNT];
+		if (kind < OP_KIND_COUNT ? !used[kind] : !fused[kind - OP_KIND_COUNT])
 			continue;
 		size_t before = body.length;
-		status = render(e, &e->ops[kind], "common", &v, &body);
+		status = render(e, t, "common", &v, &body);
 		if (body.length > before)
 			strbuf_puts(&body, "\n");
 	}
 	for (int k = 0; k < p->kernel_count && status == 0; k++) {
 		size_t before = body.length;
 		kernel_vars(e, &p->kernels[k], &v);
-		status = render(e, &e->ops[p->kernels[k].kind], "kernel", &v, &body);
+		status = render(e, kernel_template(e, &p->kernels[k]), "kernel", &v, &body);
 		if (body.length > before)
 			strbuf_puts(&body, "\n");
 	}
@@ -291,7 +326,8 @@ static int emit_arena(const struct emitter *e, struct strbuf *out)
 	struct strbuf activations = {0}, gradients = {0}, params = {0}, buffers = {0}, stats = {0};
 	int status = 0;
 	for (int t = 0; t < g->tensor_count && status == 0; t++) {
-		status = define(e, &activations, "ACT_", g->tensors[t].name, p->activation_offset[t]);
+		if (p->activation_offset[t] >= 0)
+			status = define(e, &activations, "ACT_", g->tensors[t].name, p->activation_offset[t]);
 		if (status == 0 && p->gradient_offset[t] >= 0)
 			status = define(e, &gradients, "GRAD_", g->tensors[t].name, p->gradient_offset[t]);
 	}
@@ -330,35 +366,88 @@ static void shape_text(char *out, size_t size, struct shape s)
 	snprintf(out, size, "(n, %d, %d, %d)", s.channels, s.height, s.width);
 }
 
+/* Values of a fused step's forward and backward call: the names of its
+ * ops, and of every tensor and parameter its kernel reads or writes. */
+static void fused_vars(const struct emitter *e, const struct step *step, struct template_vars *v)
+{
+	const struct graph *g = e->g;
+	const struct plan *p = e->plan;
+	const struct op *bn = &g->ops[step->first_op], *relu = bn + 1, *conv = bn + 2;
+	int index = step->first_op + step->op_count - 1;
+	template_set(v, "KERNEL", "%s", p->kernels[p->op_kernel[index]].name);
+	template_set(v, "BN", "%s", bn->name);
+	template_set(v, "RELU", "%s", relu->name);
+	template_set(v, "CONV", "%s", conv->name);
+	template_set(v, "IN", "%s", g->tensors[bn->inputs[0]].name);
+	template_set(v, "ACTIVATED", "%s", g->tensors[relu->output].name);
+	template_set(v, "OUT", "%s", g->tensors[conv->output].name);
+	template_set(v, "GAMMA", "%s", g->params[bn->params[0]].name);
+	template_set(v, "BETA", "%s", g->params[bn->params[1]].name);
+	template_set(v, "MEAN", "%s", g->params[bn->params[2]].name);
+	template_set(v, "VAR", "%s", g->params[bn->params[3]].name);
+	template_set(v, "WEIGHT", "%s", g->params[conv->params[0]].name);
+	template_set(v, "WRITE", "%s", sets_gradient(p, step->first_op, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
+}
+
+/* Before a step's backward: zeroes the stored gradients of its inputs that
+ * it writes first but cannot set. */
+static int emit_zeroing(const struct emitter *e, const struct step *step, struct strbuf *out)
+{
+	const struct graph *g = e->g;
+	const struct plan *p = e->plan;
+	struct template_vars v = {0};
+	int status = 0;
+	for (int i = step->first_op + step->op_count - 1; i >= step->first_op && status == 0; i--) {
+		const struct op *op = &g->ops[i];
+		for (int k = 0; k < op->input_count && status == 0; k++) {
+			int t = op->inputs[k];
+			if (p->gradient_offset[t] < 0 || p->first_gradient_writer[t] != i || sets_gradient(p, i, k))
+				continue;
+			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
+			template_set(&v, "COUNT", "%ld", tensor_size(g, t));
+			status = render(e, &e->net, "zero", &v, out);
+		}
+	}
+	return status;
+}
+
 static int emit_group(const struct emitter *e, const struct group *group, struct strbuf *out)
 {
 	const struct graph *g = e->g;
 	const struct plan *p = e->plan;
+	const struct lowering *l = &p->lowering;
 	struct strbuf forward = {0}, backward = {0};
 	struct template_vars v = {0};
 	int status = 0;
 	int first = group->first_op, last = group->first_op + group->op_count - 1;
-	for (int i = first; i <= last && status == 0; i++) {
-		call_vars(e, i, &v);
-		status = render(e, &e->ops[g->ops[i].kind], "forward", &v, &forward);
+	int first_step = l->step_of_op[first], last_step = l->step_of_op[last];
+	for (int j = first_step; j <= last_step && status == 0; j++) {
+		const struct step *step = &l->steps[j];
+		if (step->kind == STEP_OP) {
+			call_vars(e, step->first_op, &v);
+			status = render(e, &e->ops[g->ops[step->first_op].kind], "forward", &v, &forward);
+		} else {
+			fused_vars(e, step, &v);
+			status = render(e, &e->fused[step->kind], "forward", &v, &forward);
+		}
 	}
-	for (int i = last; i >= first && status == 0; i--) {
+	for (int j = last_step; j >= first_step && status == 0; j--) {
+		const struct step *step = &l->steps[j];
+		status = emit_zeroing(e, step, &backward);
+		if (status != 0)
+			break;
+		if (step->kind != STEP_OP) {
+			fused_vars(e, step, &v);
+			status = render(e, &e->fused[step->kind], "backward", &v, &backward);
+			continue;
+		}
+		int i = step->first_op;
 		const struct op *op = &g->ops[i];
-		for (int k = 0; k < op->input_count && status == 0; k++) {
-			int t = op->inputs[k];
-			if (p->first_gradient_writer[t] != i || sets_gradient(p, i, k))
-				continue;
-			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
-			template_set(&v, "COUNT", "%ld", tensor_size(g, t));
-			status = render(e, &e->net, "zero", &v, &backward);
-		}
-		if (status == 0) {
-			call_vars(e, i, &v);
-			for (int k = 0; k < 2 && op_table[op->kind].write[k]; k++)
-				template_set(&v, op_table[op->kind].write[k], "%s",
-					     sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
-			status = render(e, &e->ops[op->kind], "backward", &v, &backward);
-		}
+		call_vars(e, i, &v);
+		for (int k = 0; k < 2 && op_table[op->kind].write[k]; k++)
+			template_set(&v, op_table[op->kind].write[k], "%s",
+				     sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
+		status = render(e, &e->ops[op->kind], l->passes_gradient[i] ? "backward_passed" : "backward", &v, &backward);
 	}
 	if (status == 0) {
 		char in[64], result[64];

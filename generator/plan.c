@@ -113,8 +113,9 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * (which checks this figure at compile time): a private weight gradient,
  * summed across threads in a fixed order, then the largest of what the fast
  * kernels use (a padded image, packed operands and a panel, for the forward
- * pass, the data gradient and the weight gradient) and the reference
- * kernels' columns with their gradient. */
+ * pass, the data gradient and the weight gradient, and for the first two
+ * the row split's partial outputs) and the reference
+ * kernels' columns with the image a prologue computes. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
 
 static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
@@ -133,29 +134,45 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long border = op->kernel_size / 2 * 2;
 	long padded_in = align(in.channels * (in.height + border) * (in.width + border));
 	long padded_out = align(out.channels * (out.height + border) * (out.width + border));
-	long forward = padded_in + packed_panels(out.channels, patch) + align(patch * PANEL_MAX);
-	long data_gradient = padded_out + packed_panels(in.channels, flipped_patch) + align(flipped_patch * PANEL_MAX);
+	/* either packing of the weights, and the row split's partial outputs */
+	long k = op->kernel_size;
+	long packed_forward = max_of(packed_panels(out.channels, patch), packed_panels(out.channels * k, in.channels * k));
+	long packed_data = max_of(packed_panels(in.channels, flipped_patch), packed_panels(in.channels * k, out.channels * k));
+	long rows_forward = align(out.channels * k * (in.height + border) * out.width);
+	long rows_data = align(in.channels * k * (out.height + border) * in.width);
+	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward;
+	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data;
 	long weight_gradient = padded_in + packed_panels(out.channels, pixels) + align(pixels * PANEL_MAX);
-	long reference = align(2 * patch * pixels);
+	long reference = align(patch * pixels) + align(in.channels * in.height * in.width);
 	kernel->scratch_per_thread = align(out.channels * patch) +
 				     max_of(max_of(forward, data_gradient), max_of(weight_gradient, reference));
 }
 
 static int find_kernels(struct plan *p, const struct graph *g)
 {
+	const struct lowering *l = &p->lowering;
 	p->op_kernel = malloc((size_t)g->op_count * sizeof *p->op_kernel);
 	p->kernels = calloc((size_t)g->op_count, sizeof *p->kernels);
 	if (!p->op_kernel || !p->kernels)
 		return -1;
-	for (int i = 0; i < g->op_count; i++) {
-		char name[GRAPH_NAME_MAX];
-		kernel_name(g, &g->ops[i], name, sizeof name);
+	for (int i = 0; i < g->op_count; i++)
+		p->op_kernel[i] = -1;
+	for (int j = 0; j < l->step_count; j++) {
+		const struct step *step = &l->steps[j];
+		int i = step->first_op + step->op_count - 1; /* the op whose kernel runs */
+		char name[GRAPH_NAME_MAX], op_name[GRAPH_NAME_MAX];
+		kernel_name(g, &g->ops[i], op_name, sizeof op_name);
+		if (step->kind == STEP_BN_RELU_CONV) /* conv names stay far below the limit */
+			snprintf(name, sizeof name, "bn_relu_%.55s", op_name);
+		else
+			snprintf(name, sizeof name, "%s", op_name);
 		int k = 0;
 		while (k < p->kernel_count && strcmp(p->kernels[k].name, name) != 0)
 			k++;
 		if (k == p->kernel_count) {
 			struct kernel *kernel = &p->kernels[p->kernel_count++];
 			kernel->kind = g->ops[i].kind;
+			kernel->step = step->kind;
 			snprintf(kernel->name, sizeof kernel->name, "%s", name);
 			kernel->op = i;
 			kernel_scratch(g, &g->ops[i], kernel);
@@ -179,16 +196,28 @@ static void place_params(struct plan *p, const struct graph *g)
 		p->stats_offset[i] = -1;
 		if (g->ops[i].kind == OP_BATCH_NORM) {
 			p->stats_offset[i] = p->stats_count;
-			/* mean and 1/std per channel */
-			p->stats_count += 2L * g->tensors[g->ops[i].output].shape.channels;
+			/* mean, 1/std, and the scale and shift BN applies, per channel */
+			p->stats_count += 4L * g->tensors[g->ops[i].output].shape.channels;
 		}
 	}
+}
+
+/* The tensor whose slot holds t's gradient, following the additions that
+ * pass gradients down the chain. */
+static int gradient_slot(const struct lowering *l, int t)
+{
+	while (l->gradient_slot[t] != t)
+		t = l->gradient_slot[t];
+	return t;
 }
 
 int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 {
 	memset(p, 0, sizeof *p);
 	p->graph = g;
+	if (lower(&p->lowering, g) != 0)
+		return diag_file(d, g->spec->path, "out of memory planning the network");
+	const struct lowering *l = &p->lowering;
 	int tensors = g->tensor_count, ops = g->op_count;
 	p->activation_offset = malloc((size_t)tensors * sizeof(long));
 	p->gradient_offset = malloc((size_t)tensors * sizeof(long));
@@ -197,60 +226,92 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	p->stats_offset = malloc((size_t)ops * sizeof(long));
 	struct interval *intervals = malloc((size_t)tensors * 2 * sizeof *intervals);
 	long *last_use = malloc((size_t)tensors * sizeof(long));
+	long *gradient_start = malloc((size_t)tensors * sizeof(long));
+	long *gradient_end = malloc((size_t)tensors * sizeof(long));
 	int *last_consumer = malloc((size_t)tensors * sizeof(int));
 	bool ok = p->activation_offset && p->gradient_offset && p->first_gradient_writer &&
-		  p->param_offset && p->stats_offset && intervals && last_use && last_consumer;
+		  p->param_offset && p->stats_offset && intervals && last_use && gradient_start &&
+		  gradient_end && last_consumer;
 	if (!ok || find_kernels(p, g) != 0) {
 		free(intervals);
 		free(last_use);
+		free(gradient_start);
+		free(gradient_end);
 		free(last_consumer);
 		plan_free(p);
 		return diag_file(d, g->spec->path, "out of memory planning the network");
 	}
 	place_params(p, g);
 
-	/* Step s < ops is forward op s; step 2 * ops - 1 - s is its backward. */
-	long backward_of_op_base = 2L * ops - 1;
+	/* Time s < steps is forward step s; 2 * steps - 1 - s is its backward.
+	 * The ops of a fused step all run at its times. */
+	long steps = l->step_count, backward_base = 2 * steps - 1;
 	for (int t = 0; t < tensors; t++) {
-		last_use[t] = g->tensors[t].producer;
+		int producer = g->tensors[t].producer;
+		last_use[t] = producer < 0 ? -1 : l->step_of_op[producer];
 		last_consumer[t] = -1;
 	}
 	for (int i = 0; i < ops; i++) {
 		const struct op *op = &g->ops[i];
+		long forward = l->step_of_op[i], backward = backward_base - forward;
 		for (int k = 0; k < op->input_count; k++) {
 			int t = op->inputs[k];
-			long use = op_backward_reads_inputs(op->kind) ? backward_of_op_base - i : i;
+			long use = op_backward_reads_inputs(op->kind) ? backward : forward;
 			if (use > last_use[t])
 				last_use[t] = use;
 			last_consumer[t] = i;
 		}
-		if (op_backward_reads_output(op->kind) && backward_of_op_base - i > last_use[op->output])
-			last_use[op->output] = backward_of_op_base - i;
+		if (op_backward_reads_output(op->kind) && backward > last_use[op->output])
+			last_use[op->output] = backward;
 	}
-	long end_of_step = 2L * ops;
+	long end_of_step = 2 * steps;
 	last_use[g->logits] = end_of_step; /* read by the runtime after forward */
 
+	/* A gradient lives from its tensor's last consumer's backward to its
+	 * producer's; the input's gradient is kept for the caller. Gradients
+	 * that share a slot (lower.h) give it the union of their lives. */
+	for (int t = 0; t < tensors; t++) {
+		int producer = g->tensors[t].producer;
+		long produced = producer < 0 ? -1 : l->step_of_op[producer];
+		gradient_start[t] = last_consumer[t] < 0 ? -1 : backward_base - l->step_of_op[last_consumer[t]];
+		gradient_end[t] = t == g->input ? end_of_step : backward_base - produced;
+	}
+	for (int t = 0; t < tensors; t++) {
+		int slot = gradient_slot(l, t);
+		if (slot == t || last_consumer[t] < 0)
+			continue;
+		if (gradient_start[t] < gradient_start[slot])
+			gradient_start[slot] = gradient_start[t];
+		if (gradient_end[t] > gradient_end[slot])
+			gradient_end[slot] = gradient_end[t];
+	}
 	int count = 0;
 	for (int t = 0; t < tensors; t++) {
 		long size = align(shape_size(g->tensors[t].shape));
-		long produced = g->tensors[t].producer;
-		intervals[count] = (struct interval){produced, last_use[t], size,
-						     &p->activation_offset[t], count};
-		count++;
+		int producer = g->tensors[t].producer;
+		long produced = producer < 0 ? -1 : l->step_of_op[producer];
+		p->activation_offset[t] = -1;
+		if (l->stored[t]) {
+			intervals[count] = (struct interval){produced, last_use[t], size,
+							     &p->activation_offset[t], count};
+			count++;
+		}
 		p->gradient_offset[t] = -1;
 		p->first_gradient_writer[t] = last_consumer[t];
-		if (last_consumer[t] < 0)
-			continue; /* the loss op's output: nothing flows back into it */
-		/* The gradient lives from the last consumer's backward to the
-		 * producer's; the input's gradient is kept for the caller. */
-		long gradient_end = t == g->input ? end_of_step : backward_of_op_base - produced;
-		intervals[count] = (struct interval){backward_of_op_base - last_consumer[t],
-						     gradient_end, size, &p->gradient_offset[t], count};
+		if (last_consumer[t] < 0 || !l->gradient_stored[t] || gradient_slot(l, t) != t)
+			continue; /* the loss op's output, a gradient no kernel stores, or one in another's slot */
+		intervals[count] = (struct interval){gradient_start[t], gradient_end[t], size,
+						     &p->gradient_offset[t], count};
 		count++;
 	}
 	p->arena_per_image = pack(intervals, count);
+	for (int t = 0; t < tensors; t++)
+		if (last_consumer[t] >= 0 && l->gradient_stored[t] && gradient_slot(l, t) != t)
+			p->gradient_offset[t] = p->gradient_offset[gradient_slot(l, t)];
 	free(intervals);
 	free(last_use);
+	free(gradient_start);
+	free(gradient_end);
 	free(last_consumer);
 	if (p->arena_per_image < 0) {
 		plan_free(p);
@@ -276,5 +337,6 @@ void plan_free(struct plan *p)
 	free(p->stats_offset);
 	free(p->op_kernel);
 	free(p->kernels);
+	lowering_free(&p->lowering);
 	memset(p, 0, sizeof *p);
 }

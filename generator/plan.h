@@ -5,16 +5,19 @@
  * Activations and their gradients share one arena. Offsets are in reals per
  * image: a tensor of a batch of n images sits at arena + n * offset, so one
  * plan serves every batch size. A tensor's slot is reused once nothing in
- * the forward or backward pass reads it any more. */
+ * the forward or backward pass reads it any more. Lifetimes count in the
+ * lowering's steps; a tensor a fused step computes inside has no slot. */
 #ifndef RESGEN_PLAN_H
 #define RESGEN_PLAN_H
 
 #include "graph.h"
+#include "lower.h"
 
 enum { PLAN_ALIGN = 16 }; /* reals; keeps every tensor 64-byte aligned */
 
 struct kernel {
 	enum op_kind kind;
+	enum step_kind step;       /* STEP_OP, or the fusion whose last op it runs */
 	char name[GRAPH_NAME_MAX]; /* encodes the shapes, e.g. conv3x3_s1_16x32x32_to_16 */
 	int op;                    /* the first op that uses it, for its shapes */
 	long scratch_per_thread;   /* reals */
@@ -22,17 +25,19 @@ struct kernel {
 
 struct plan {
 	const struct graph *graph;
-	long *activation_offset; /* per tensor */
-	long *gradient_offset;   /* per tensor; -1: no gradient */
+	struct lowering lowering; /* the steps that run */
+	long *activation_offset; /* per tensor; -1: not stored (computed inside a fused step) */
+	long *gradient_offset;   /* per tensor; -1: no gradient, or not stored */
 	int *first_gradient_writer; /* per tensor: the op whose backward writes its gradient first
 				       (sets it, or adds to it zeroed just before, as the op kind
 				       can); -1: none */
 	long arena_per_image;
 	long *param_offset; /* per param: into params (trained) or buffers */
 	long param_count, buffer_count;
-	long *stats_offset; /* per op: BN batch statistics saved for backward; -1: none */
+	long *stats_offset; /* per op: BN's statistics, saved for backward and for a fused
+			       convolution's prologue; -1: none */
 	long stats_count;
-	int *op_kernel;     /* per op: index into kernels */
+	int *op_kernel;     /* per op: index into kernels; -1: runs inside a fused step's kernel */
 	struct kernel *kernels;
 	int kernel_count;
 	long scratch_per_thread;

@@ -214,6 +214,39 @@ static void test_graph_deep_net_needs_few_kernels(void **unused)
 	graph_free(&g);
 }
 
+/* In every ordering of Fig. 4, with either projection, each residual
+ * addition hands its gradient on without a copy: its inputs' gradients sit
+ * in its output gradient's slot. */
+static void test_plan_additions_pass_gradients_in_one_slot(void **unused)
+{
+	(void)unused;
+	const char *orderings[] = {"original", "bn-after-add", "relu-before-add", "relu-only-preact", "full-preact"};
+	const char *projections[] = {"projection: zero-pad", "projection: conv1x1"};
+	for (size_t o = 0; o < sizeof orderings / sizeof *orderings; o++)
+		for (int j = 0; j < 2; j++) {
+			struct spec spec;
+			struct graph g;
+			struct plan p;
+			struct diag d = {{0}};
+			build(&spec, &g, "basic", orderings[o], 20, projections[j]);
+			assert_int_equal(plan_build(&p, &g, &d), 0);
+			int additions = 0;
+			for (int i = 0; i < g.op_count; i++) {
+				const struct op *op = &g.ops[i];
+				if (op->kind != OP_ADD)
+					continue;
+				additions++;
+				assert_true(p.lowering.passes_gradient[i]);
+				assert_true(p.gradient_offset[op->output] >= 0);
+				assert_int_equal(p.gradient_offset[op->inputs[0]], p.gradient_offset[op->output]);
+				assert_int_equal(p.gradient_offset[op->inputs[1]], p.gradient_offset[op->output]);
+			}
+			assert_int_equal(additions, 9);
+			plan_free(&p);
+			graph_free(&g);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_graph_gate_reads_what_the_shortcut_reads),
 		cmocka_unit_test(test_graph_parameter_counts_match_the_paper),
 		cmocka_unit_test(test_graph_deep_net_needs_few_kernels),
+		cmocka_unit_test(test_plan_additions_pass_gradients_in_one_slot),
 	};
 	return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 /* The fast convolution kernels (packed panels on BLIS's micro-kernel)
  * against the reference kernels (im2col, then BLIS's gemm), on random
  * shapes: forward, data gradient and weight gradient, built once in f32
- * and once in f64. The kernels are the shape-generic helpers of
- * templates/ops/conv.c.tmpl, taken from a generated kernels.h.
+ * and once in f64; with a BN + ReLU prologue, against the same kernels
+ * run on the activated input; and BN's backward through ReLU's mask
+ * against ReLU's backward, then BN's. The kernels are the shape-generic
+ * helpers of templates/ops/, taken from a generated kernels.h.
  *
  * The two compute the same sums in different orders, so they agree to
  * rounding: the largest difference, over the largest magnitude of the
@@ -91,7 +93,27 @@ static struct conv_shape random_shape(void)
 	return s;
 }
 
-static void check_shape(struct conv_shape s, int n)
+/* Each computed result against its reference (data gradient skipped when
+ * din is NULL): the relative difference within rounding. */
+static void check_close(const char *what, struct conv_shape s, int n, const real *out, const real *out_reference,
+			size_t out_count, const real *din, const real *din_reference, size_t in_count,
+			const real *dweight, const real *dweight_reference, size_t weight_count)
+{
+	double forward = difference(out, out_reference, out_count);
+	double data = din ? difference(din, din_reference, in_count) : 0;
+	double weights = difference(dweight, dweight_reference, weight_count);
+	double bound = 64 * epsilon;
+	if (forward > bound || data > bound || weights > bound)
+		print_error("%sconv%dx%d stride %d, n %d, (%d, %d, %d) -> (%d, %d, %d): relative differences "
+			    "forward %.3g, data gradient %.3g, weight gradient %.3g; bound %.3g\n",
+			    what, s.k, s.k, s.stride, n, s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, forward,
+			    data, weights, bound);
+	assert_true(forward <= bound);
+	assert_true(data <= bound);
+	assert_true(weights <= bound);
+}
+
+static void check_shape_once(struct conv_shape s, int n)
 {
 	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
 	size_t weight_count = (size_t)s.c_out * CONV_PATCH(s.c_in, s.k);
@@ -104,31 +126,52 @@ static void check_shape(struct conv_shape s, int n)
 	real *dweight = random_tensor(weight_count), *dweight_reference = copy_of(dweight, weight_count);
 
 	#pragma omp parallel
-	conv_forward(out, in, weight, n, s, scratch, per_thread);
+	conv_forward(out, in, weight, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_forward_reference(out_reference, in, weight, n, s, scratch, per_thread);
+	conv_forward_reference(out_reference, in, weight, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, n, s, scratch, per_thread);
+	conv_backward_weights(dweight, dout, in, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_weight_gradient_reference(dweight_reference, dout, in, n, s, scratch, per_thread);
+	conv_weight_gradient_reference(dweight_reference, dout, in, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
 	conv_backward_data(din, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD);
 	#pragma omp parallel
 	conv_data_gradient_reference(din_reference, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD);
+	check_close("", s, n, out, out_reference, out_count, din, din_reference, in_count, dweight, dweight_reference,
+		    weight_count);
 
-	double forward = difference(out, out_reference, out_count);
-	double data = difference(din, din_reference, in_count);
-	double weights = difference(dweight, dweight_reference, weight_count);
-	double bound = 64 * epsilon;
-	if (forward > bound || data > bound || weights > bound)
-		print_error("conv%dx%d stride %d, n %d, (%d, %d, %d) -> (%d, %d, %d): relative differences "
-			    "forward %.3g, data gradient %.3g, weight gradient %.3g; bound %.3g\n",
-			    s.k, s.k, s.stride, n, s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, forward, data,
-			    weights, bound);
-	assert_true(forward <= bound);
-	assert_true(data <= bound);
-	assert_true(weights <= bound);
+	/* With a prologue, both kernels against the reference kernel run on
+	 * the input activated beforehand: pre = BN's scale and shift, some
+	 * negative so that ReLU clips. */
+	real *pre = random_tensor(2 * (size_t)s.c_in), *activated = random_tensor(in_count);
+	real *out_fused = random_tensor(out_count), *dweight_fused = copy_of(dweight, weight_count);
+	real *dweight_fused_reference = copy_of(dweight, weight_count), *dweight_activated = copy_of(dweight, weight_count);
+	for (int i = 0; i < n; i++)
+		conv_activate(activated + (size_t)i * s.c_in * s.h_in * s.w_in, in + (size_t)i * s.c_in * s.h_in * s.w_in,
+			      pre, s.c_in, s.h_in * s.w_in);
+	#pragma omp parallel
+	conv_forward_reference(out_reference, activated, weight, NULL, n, s, scratch, per_thread);
+	#pragma omp parallel
+	conv_weight_gradient_reference(dweight_activated, dout, activated, NULL, n, s, scratch, per_thread);
+	#pragma omp parallel
+	conv_forward(out, in, weight, pre, n, s, scratch, per_thread);
+	#pragma omp parallel
+	conv_forward_reference(out_fused, in, weight, pre, n, s, scratch, per_thread);
+	#pragma omp parallel
+	conv_backward_weights(dweight_fused, dout, in, pre, n, s, scratch, per_thread);
+	#pragma omp parallel
+	conv_weight_gradient_reference(dweight_fused_reference, dout, in, pre, n, s, scratch, per_thread);
+	check_close("fast, with BN + ReLU prologue: ", s, n, out, out_reference, out_count, NULL, NULL, 0,
+		    dweight_fused, dweight_activated, weight_count);
+	check_close("reference, with BN + ReLU prologue: ", s, n, out_fused, out_reference, out_count, NULL, NULL, 0,
+		    dweight_fused_reference, dweight_activated, weight_count);
 
+	free(pre);
+	free(activated);
+	free(out_fused);
+	free(dweight_fused);
+	free(dweight_fused_reference);
+	free(dweight_activated);
 	free(scratch);
 	free(in);
 	free(weight);
@@ -139,6 +182,15 @@ static void check_shape(struct conv_shape s, int n)
 	free(din_reference);
 	free(dweight);
 	free(dweight_reference);
+}
+
+/* Both ways the fast kernels can run a stride-1 convolution: plain, and
+ * by the row split (conv.c.tmpl), whichever this machine would choose. */
+static void check_shape(struct conv_shape s, int n)
+{
+	for (conv_row_split = 0; conv_row_split <= 1; conv_row_split++)
+		check_shape_once(s, n);
+	conv_row_split = -1;
 }
 
 static void test_conv_fast_matches_reference_on_random_shapes(void **unused)
@@ -166,6 +218,47 @@ static void test_conv_fast_matches_reference_on_network_shapes(void **unused)
 		check_shape(shapes[i], 3);
 }
 
+/* BN's backward through ReLU's mask, as a fused step runs it, against the
+ * unfused ops: BN forward, ReLU forward, ReLU backward, BN backward. */
+static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
+{
+	(void)unused;
+	for (int trial = 0; trial < 20; trial++) {
+		int n = random_int(1, 5), channels = random_int(1, 24), pixels = random_int(1, 70);
+		size_t count = (size_t)n * channels * pixels;
+		real *in = random_tensor(count), *dactivated = random_tensor(count), *gamma = random_tensor(channels);
+		real *beta = random_tensor(channels), *running_mean = random_tensor(channels);
+		real *running_var = random_tensor(channels), *saved = random_tensor(4 * (size_t)channels);
+		real *normalised = random_tensor(count), *activated = random_tensor(count), *dnormalised = random_tensor(count);
+		for (int c = 0; c < channels; c++)
+			running_var[c] = (real)fabs((double)running_var[c]);
+		real *din = random_tensor(count), *din_reference = copy_of(din, count);
+		real *dgamma = random_tensor(channels), *dgamma_reference = copy_of(dgamma, channels);
+		real *dbeta = random_tensor(channels), *dbeta_reference = copy_of(dbeta, channels);
+
+		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels);
+		relu_forward(activated, normalised, (long)count);
+		relu_backward(dnormalised, dactivated, activated, (long)count, GRADIENT_SET);
+		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dnormalised, in, gamma, saved, n,
+				    channels, pixels, false, GRADIENT_ADD);
+		batch_norm_backward(din, dgamma, dbeta, dactivated, in, gamma, saved, n, channels, pixels, true,
+				    GRADIENT_ADD);
+		double data = difference(din, din_reference, count);
+		double parameters = fmax(difference(dgamma, dgamma_reference, channels),
+					 difference(dbeta, dbeta_reference, channels));
+		if (data > 64 * epsilon || parameters > 64 * epsilon)
+			print_error("BN + ReLU backward, n %d, %d channels of %d pixels: relative differences "
+				    "input gradient %.3g, parameter gradients %.3g\n",
+				    n, channels, pixels, data, parameters);
+		assert_true(data <= 64 * epsilon);
+		assert_true(parameters <= 64 * epsilon);
+		real *tensors[] = {in, dactivated, gamma, beta, running_mean, running_var, saved, normalised, activated,
+				   dnormalised, din, din_reference, dgamma, dgamma_reference, dbeta, dbeta_reference};
+		for (size_t t = 0; t < sizeof tensors / sizeof tensors[0]; t++)
+			free(tensors[t]);
+	}
+}
+
 /* Kernels of the other preference, that this processor runs: the portable
  * sandybridge kernels (AVX, column-stored) or haswell's (AVX2 and FMA,
  * row-stored). */
@@ -186,6 +279,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conv_fast_matches_reference_on_random_shapes),
 		cmocka_unit_test(test_conv_fast_matches_reference_on_network_shapes),
+		cmocka_unit_test(test_batch_norm_relu_backward_matches_unfused_ops),
 	};
 	int failed = cmocka_run_group_tests_name(dtype, tests, NULL, NULL);
 	const char *other = other_kernels();

@@ -22,10 +22,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct plan plan;
 	if (plan_build(&plan, &graph, &d) == 0) {
-		/* Every tensor's slot lies inside the arena. */
-		for (int t = 0; t < graph.tensor_count; t++)
-			if (plan.activation_offset[t] < 0 || plan.activation_offset[t] > plan.arena_per_image)
-				__builtin_trap();
+		/* Every stored activation and gradient lies inside the arena;
+		 * -1 marks a tensor a fused step computes inside, or no
+		 * gradient. */
+		for (int t = 0; t < graph.tensor_count; t++) {
+			struct shape s = graph.tensors[t].shape;
+			long size = (long)s.channels * s.height * s.width;
+			long at[2] = {plan.activation_offset[t], plan.gradient_offset[t]};
+			for (int i = 0; i < 2; i++)
+				if (at[i] < -1 || (at[i] >= 0 && at[i] + size > plan.arena_per_image))
+					__builtin_trap();
+		}
 		(void)plan_memory_bytes(&plan, spec.train.batch, 2, 4);
 		plan_free(&plan);
 	}

@@ -7,11 +7,11 @@
 #ifndef RESGEN_ARENA_H
 #define RESGEN_ARENA_H
 
-#define NET_ARENA_PER_IMAGE 2752L
-#define NET_SCRATCH_PER_THREAD 14352L
+#define NET_ARENA_PER_IMAGE 2368L
+#define NET_SCRATCH_PER_THREAD 14736L
 #define NET_PARAM_COUNT 5064L
 #define NET_BUFFER_COUNT 120L
-#define NET_STATS_COUNT 120L
+#define NET_STATS_COUNT 240L
 
 /* Activations */
 #define ACT_input 0L
@@ -19,28 +19,22 @@
 #define ACT_stem_bn 448L
 #define ACT_stem_relu 704L
 #define ACT_stage1_unit01_conv1 448L
-#define ACT_stage1_unit01_bn1 960L
-#define ACT_stage1_unit01_relu1 1216L
 #define ACT_stage1_unit01_conv2 960L
-#define ACT_stage1_unit01_add 1472L
+#define ACT_stage1_unit01_add 1216L
 #define ACT_stage2_unit01_bn1 960L
-#define ACT_stage2_unit01_relu1 1728L
+#define ACT_stage2_unit01_relu1 1472L
 #define ACT_stage2_unit01_conv1 960L
-#define ACT_stage2_unit01_bn2 1088L
-#define ACT_stage2_unit01_relu2 1984L
 #define ACT_stage2_unit01_conv2 1088L
-#define ACT_stage2_unit01_shortcut_conv 2112L
-#define ACT_stage2_unit01_add 2240L
+#define ACT_stage2_unit01_shortcut_conv 1728L
+#define ACT_stage2_unit01_add 1856L
 #define ACT_stage3_unit01_bn1 1088L
-#define ACT_stage3_unit01_relu1 2112L
+#define ACT_stage3_unit01_relu1 1728L
 #define ACT_stage3_unit01_conv1 1088L
-#define ACT_stage3_unit01_bn2 1152L
-#define ACT_stage3_unit01_relu2 2368L
 #define ACT_stage3_unit01_conv2 1152L
-#define ACT_stage3_unit01_shortcut_conv 2432L
-#define ACT_stage3_unit01_add 2496L
+#define ACT_stage3_unit01_shortcut_conv 1984L
+#define ACT_stage3_unit01_add 2048L
 #define ACT_head_bn 1152L
-#define ACT_head_relu 2432L
+#define ACT_head_relu 1984L
 #define ACT_head_pool 1152L
 #define ACT_head_fc 1168L
 #define ACT_head_loss 1184L
@@ -51,28 +45,25 @@
 #define GRAD_stem_bn 448L
 #define GRAD_stem_relu 1472L
 #define GRAD_stage1_unit01_conv1 1184L
-#define GRAD_stage1_unit01_bn1 1984L
 #define GRAD_stage1_unit01_relu1 1728L
-#define GRAD_stage1_unit01_conv2 1984L
-#define GRAD_stage1_unit01_add 1728L
-#define GRAD_stage2_unit01_bn1 1984L
-#define GRAD_stage2_unit01_relu1 2496L
-#define GRAD_stage2_unit01_conv1 1984L
-#define GRAD_stage2_unit01_bn2 2240L
-#define GRAD_stage2_unit01_relu2 2112L
-#define GRAD_stage2_unit01_conv2 2240L
-#define GRAD_stage2_unit01_shortcut_conv 2368L
-#define GRAD_stage2_unit01_add 2112L
-#define GRAD_stage3_unit01_bn1 2368L
-#define GRAD_stage3_unit01_relu1 2624L
-#define GRAD_stage3_unit01_conv1 2368L
-#define GRAD_stage3_unit01_bn2 2496L
-#define GRAD_stage3_unit01_relu2 2432L
-#define GRAD_stage3_unit01_conv2 2496L
-#define GRAD_stage3_unit01_shortcut_conv 2560L
-#define GRAD_stage3_unit01_add 2432L
-#define GRAD_head_bn 2624L
-#define GRAD_head_relu 2560L
+#define GRAD_stage1_unit01_conv2 1472L
+#define GRAD_stage1_unit01_add 1472L
+#define GRAD_stage2_unit01_bn1 2112L
+#define GRAD_stage2_unit01_relu1 1856L
+#define GRAD_stage2_unit01_conv1 2112L
+#define GRAD_stage2_unit01_relu2 2240L
+#define GRAD_stage2_unit01_conv2 1728L
+#define GRAD_stage2_unit01_shortcut_conv 1728L
+#define GRAD_stage2_unit01_add 1728L
+#define GRAD_stage3_unit01_bn1 2176L
+#define GRAD_stage3_unit01_relu1 2048L
+#define GRAD_stage3_unit01_conv1 2176L
+#define GRAD_stage3_unit01_relu2 2240L
+#define GRAD_stage3_unit01_conv2 1984L
+#define GRAD_stage3_unit01_shortcut_conv 1984L
+#define GRAD_stage3_unit01_add 1984L
+#define GRAD_head_bn 2176L
+#define GRAD_head_relu 2112L
 #define GRAD_head_pool 1184L
 #define GRAD_head_fc 1200L
 
@@ -121,11 +112,11 @@
 
 /* BN batch statistics saved for backward: mean, then 1/std, per channel */
 #define STATS_stem_bn 0L
-#define STATS_stage1_unit01_bn1 8L
-#define STATS_stage2_unit01_bn1 16L
-#define STATS_stage2_unit01_bn2 24L
-#define STATS_stage3_unit01_bn1 40L
-#define STATS_stage3_unit01_bn2 56L
-#define STATS_head_bn 88L
+#define STATS_stage1_unit01_bn1 16L
+#define STATS_stage2_unit01_bn1 32L
+#define STATS_stage2_unit01_bn2 48L
+#define STATS_stage3_unit01_bn1 80L
+#define STATS_stage3_unit01_bn2 112L
+#define STATS_head_bn 176L
 
 #endif

@@ -7,11 +7,11 @@
 #ifndef RESGEN_ARENA_H
 #define RESGEN_ARENA_H
 
-#define NET_ARENA_PER_IMAGE 2784L
-#define NET_SCRATCH_PER_THREAD 14352L
+#define NET_ARENA_PER_IMAGE 2352L
+#define NET_SCRATCH_PER_THREAD 14736L
 #define NET_PARAM_COUNT 5064L
 #define NET_BUFFER_COUNT 120L
-#define NET_STATS_COUNT 120L
+#define NET_STATS_COUNT 240L
 
 /* Activations */
 #define ACT_input 0L
@@ -19,31 +19,25 @@
 #define ACT_stem_bn 448L
 #define ACT_stem_relu 704L
 #define ACT_stage1_unit01_conv1 448L
-#define ACT_stage1_unit01_bn1 960L
-#define ACT_stage1_unit01_relu1 1216L
 #define ACT_stage1_unit01_conv2 960L
-#define ACT_stage1_unit01_bn2 1472L
-#define ACT_stage1_unit01_add 1728L
-#define ACT_stage1_unit01_post_relu 1472L
-#define ACT_stage2_unit01_conv1 1728L
-#define ACT_stage2_unit01_bn1 1856L
-#define ACT_stage2_unit01_relu1 1984L
-#define ACT_stage2_unit01_conv2 1856L
-#define ACT_stage2_unit01_bn2 2112L
-#define ACT_stage2_unit01_shortcut_conv 2240L
-#define ACT_stage2_unit01_add 2368L
-#define ACT_stage2_unit01_post_relu 2112L
-#define ACT_stage3_unit01_conv1 2240L
-#define ACT_stage3_unit01_bn1 2304L
-#define ACT_stage3_unit01_relu1 2368L
-#define ACT_stage3_unit01_conv2 2304L
-#define ACT_stage3_unit01_bn2 2432L
-#define ACT_stage3_unit01_shortcut_conv 2496L
-#define ACT_stage3_unit01_add 2560L
-#define ACT_stage3_unit01_post_relu 2432L
-#define ACT_head_pool 2496L
-#define ACT_head_fc 2512L
-#define ACT_head_loss 2528L
+#define ACT_stage1_unit01_bn2 1216L
+#define ACT_stage1_unit01_add 1472L
+#define ACT_stage1_unit01_post_relu 1216L
+#define ACT_stage2_unit01_conv1 1472L
+#define ACT_stage2_unit01_conv2 1600L
+#define ACT_stage2_unit01_bn2 1728L
+#define ACT_stage2_unit01_shortcut_conv 1856L
+#define ACT_stage2_unit01_add 1984L
+#define ACT_stage2_unit01_post_relu 1728L
+#define ACT_stage3_unit01_conv1 1856L
+#define ACT_stage3_unit01_conv2 1920L
+#define ACT_stage3_unit01_bn2 1984L
+#define ACT_stage3_unit01_shortcut_conv 2048L
+#define ACT_stage3_unit01_add 2112L
+#define ACT_stage3_unit01_post_relu 1984L
+#define ACT_head_pool 2048L
+#define ACT_head_fc 2064L
+#define ACT_head_loss 2080L
 
 /* Gradients of the activations */
 #define GRAD_input 192L
@@ -51,30 +45,27 @@
 #define GRAD_stem_bn 448L
 #define GRAD_stem_relu 1472L
 #define GRAD_stage1_unit01_conv1 960L
-#define GRAD_stage1_unit01_bn1 1728L
-#define GRAD_stage1_unit01_relu1 960L
-#define GRAD_stage1_unit01_conv2 1728L
-#define GRAD_stage1_unit01_bn2 1984L
-#define GRAD_stage1_unit01_add 1728L
-#define GRAD_stage1_unit01_post_relu 2528L
-#define GRAD_stage2_unit01_conv1 1856L
-#define GRAD_stage2_unit01_bn1 2112L
+#define GRAD_stage1_unit01_relu1 1728L
+#define GRAD_stage1_unit01_conv2 1216L
+#define GRAD_stage1_unit01_bn2 1472L
+#define GRAD_stage1_unit01_add 1472L
+#define GRAD_stage1_unit01_post_relu 2080L
+#define GRAD_stage2_unit01_conv1 1600L
 #define GRAD_stage2_unit01_relu1 1856L
-#define GRAD_stage2_unit01_conv2 2240L
-#define GRAD_stage2_unit01_bn2 2112L
-#define GRAD_stage2_unit01_shortcut_conv 2368L
-#define GRAD_stage2_unit01_add 2240L
-#define GRAD_stage2_unit01_post_relu 2592L
-#define GRAD_stage3_unit01_conv1 2304L
-#define GRAD_stage3_unit01_bn1 2432L
-#define GRAD_stage3_unit01_relu1 2304L
-#define GRAD_stage3_unit01_conv2 2528L
-#define GRAD_stage3_unit01_bn2 2432L
-#define GRAD_stage3_unit01_shortcut_conv 2528L
-#define GRAD_stage3_unit01_add 2608L
-#define GRAD_stage3_unit01_post_relu 2544L
-#define GRAD_head_pool 2528L
-#define GRAD_head_fc 2544L
+#define GRAD_stage2_unit01_conv2 1728L
+#define GRAD_stage2_unit01_bn2 1856L
+#define GRAD_stage2_unit01_shortcut_conv 1856L
+#define GRAD_stage2_unit01_add 1856L
+#define GRAD_stage2_unit01_post_relu 2224L
+#define GRAD_stage3_unit01_conv1 1920L
+#define GRAD_stage3_unit01_relu1 2080L
+#define GRAD_stage3_unit01_conv2 1984L
+#define GRAD_stage3_unit01_bn2 2160L
+#define GRAD_stage3_unit01_shortcut_conv 2160L
+#define GRAD_stage3_unit01_add 2160L
+#define GRAD_stage3_unit01_post_relu 2096L
+#define GRAD_head_pool 2080L
+#define GRAD_head_fc 2096L
 
 /* Trained parameters (their gradients and velocities share the offsets) */
 #define PARAM_stem_conv_weight 0L
@@ -121,11 +112,11 @@
 
 /* BN batch statistics saved for backward: mean, then 1/std, per channel */
 #define STATS_stem_bn 0L
-#define STATS_stage1_unit01_bn1 8L
-#define STATS_stage1_unit01_bn2 16L
-#define STATS_stage2_unit01_bn1 24L
-#define STATS_stage2_unit01_bn2 40L
-#define STATS_stage3_unit01_bn1 56L
-#define STATS_stage3_unit01_bn2 88L
+#define STATS_stage1_unit01_bn1 16L
+#define STATS_stage1_unit01_bn2 32L
+#define STATS_stage2_unit01_bn1 48L
+#define STATS_stage2_unit01_bn2 80L
+#define STATS_stage3_unit01_bn1 112L
+#define STATS_stage3_unit01_bn2 176L
 
 #endif

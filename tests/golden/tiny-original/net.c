@@ -108,9 +108,8 @@ static void stem_backward(struct net_state *s, int n)
 static void stage1_unit01_forward(struct net_state *s, int n)
 {
 	conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch);
-	batch_norm_4x8x8_forward(ACT(stage1_unit01_bn1), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_bn1_beta), BUFFER(stage1_unit01_bn1_running_mean), BUFFER(stage1_unit01_bn1_running_var), STATS(stage1_unit01_bn1), n, s->training);
-	relu_forward(ACT(stage1_unit01_relu1), ACT(stage1_unit01_bn1), (long)n * 256);
-	conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv2), ACT(stage1_unit01_relu1), PARAM(stage1_unit01_conv2_weight), n, s->scratch);
+	/* stage1_unit01_bn1 + stage1_unit01_relu1 + stage1_unit01_conv2 */
+	bn_relu_conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv2), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_bn1_beta), BUFFER(stage1_unit01_bn1_running_mean), BUFFER(stage1_unit01_bn1_running_var), STATS(stage1_unit01_bn1), PARAM(stage1_unit01_conv2_weight), n, s->training, s->scratch);
 	batch_norm_4x8x8_forward(ACT(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), PARAM(stage1_unit01_bn2_beta), BUFFER(stage1_unit01_bn2_running_mean), BUFFER(stage1_unit01_bn2_running_var), STATS(stage1_unit01_bn2), n, s->training);
 	add_forward(ACT(stage1_unit01_add), ACT(stem_relu), ACT(stage1_unit01_bn2), (long)n * 256);
 	relu_forward(ACT(stage1_unit01_post_relu), ACT(stage1_unit01_add), (long)n * 256);
@@ -119,11 +118,10 @@ static void stage1_unit01_forward(struct net_state *s, int n)
 static void stage1_unit01_backward(struct net_state *s, int n)
 {
 	relu_backward(GRAD(stage1_unit01_add), GRAD(stage1_unit01_post_relu), ACT(stage1_unit01_post_relu), (long)n * 256, GRADIENT_SET);
-	add_backward(GRAD(stem_relu), GRAD(stage1_unit01_bn2), GRAD(stage1_unit01_add), (long)n * 256, GRADIENT_SET, GRADIENT_SET);
+	/* add: GRAD(stem_relu) and GRAD(stage1_unit01_bn2) are GRAD(stage1_unit01_add), one slot */
 	batch_norm_4x8x8_backward(GRAD(stage1_unit01_conv2), DPARAM(stage1_unit01_bn2_gamma), DPARAM(stage1_unit01_bn2_beta), GRAD(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), STATS(stage1_unit01_bn2), n, GRADIENT_SET);
-	conv3x3_s1_4x8x8_to_4_backward(GRAD(stage1_unit01_relu1), DPARAM(stage1_unit01_conv2_weight), GRAD(stage1_unit01_conv2), ACT(stage1_unit01_relu1), PARAM(stage1_unit01_conv2_weight), n, s->scratch, GRADIENT_SET);
-	relu_backward(GRAD(stage1_unit01_bn1), GRAD(stage1_unit01_relu1), ACT(stage1_unit01_relu1), (long)n * 256, GRADIENT_SET);
-	batch_norm_4x8x8_backward(GRAD(stage1_unit01_conv1), DPARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_beta), GRAD(stage1_unit01_bn1), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), STATS(stage1_unit01_bn1), n, GRADIENT_SET);
+	/* stage1_unit01_conv2 + stage1_unit01_relu1 + stage1_unit01_bn1 */
+	bn_relu_conv3x3_s1_4x8x8_to_4_backward(GRAD(stage1_unit01_conv1), DPARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_beta), DPARAM(stage1_unit01_conv2_weight), GRAD(stage1_unit01_relu1), GRAD(stage1_unit01_conv2), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_conv2_weight), STATS(stage1_unit01_bn1), n, s->scratch, GRADIENT_SET);
 	conv3x3_s1_4x8x8_to_4_backward(GRAD(stem_relu), DPARAM(stage1_unit01_conv1_weight), GRAD(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 }
 
@@ -132,9 +130,8 @@ static void stage1_unit01_backward(struct net_state *s, int n)
 static void stage2_unit01_forward(struct net_state *s, int n)
 {
 	conv3x3_s2_4x8x8_to_8_forward(ACT(stage2_unit01_conv1), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_conv1_weight), n, s->scratch);
-	batch_norm_8x4x4_forward(ACT(stage2_unit01_bn1), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), n, s->training);
-	relu_forward(ACT(stage2_unit01_relu1), ACT(stage2_unit01_bn1), (long)n * 128);
-	conv3x3_s1_8x4x4_to_8_forward(ACT(stage2_unit01_conv2), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv2_weight), n, s->scratch);
+	/* stage2_unit01_bn1 + stage2_unit01_relu1 + stage2_unit01_conv2 */
+	bn_relu_conv3x3_s1_8x4x4_to_8_forward(ACT(stage2_unit01_conv2), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), PARAM(stage2_unit01_conv2_weight), n, s->training, s->scratch);
 	batch_norm_8x4x4_forward(ACT(stage2_unit01_bn2), ACT(stage2_unit01_conv2), PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_bn2_beta), BUFFER(stage2_unit01_bn2_running_mean), BUFFER(stage2_unit01_bn2_running_var), STATS(stage2_unit01_bn2), n, s->training);
 	conv1x1_s2_4x8x8_to_8_forward(ACT(stage2_unit01_shortcut_conv), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch);
 	add_forward(ACT(stage2_unit01_add), ACT(stage2_unit01_shortcut_conv), ACT(stage2_unit01_bn2), (long)n * 128);
@@ -144,12 +141,11 @@ static void stage2_unit01_forward(struct net_state *s, int n)
 static void stage2_unit01_backward(struct net_state *s, int n)
 {
 	relu_backward(GRAD(stage2_unit01_add), GRAD(stage2_unit01_post_relu), ACT(stage2_unit01_post_relu), (long)n * 128, GRADIENT_SET);
-	add_backward(GRAD(stage2_unit01_shortcut_conv), GRAD(stage2_unit01_bn2), GRAD(stage2_unit01_add), (long)n * 128, GRADIENT_SET, GRADIENT_SET);
+	/* add: GRAD(stage2_unit01_shortcut_conv) and GRAD(stage2_unit01_bn2) are GRAD(stage2_unit01_add), one slot */
 	conv1x1_s2_4x8x8_to_8_backward(GRAD(stage1_unit01_post_relu), DPARAM(stage2_unit01_shortcut_conv_weight), GRAD(stage2_unit01_shortcut_conv), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch, GRADIENT_SET);
 	batch_norm_8x4x4_backward(GRAD(stage2_unit01_conv2), DPARAM(stage2_unit01_bn2_gamma), DPARAM(stage2_unit01_bn2_beta), GRAD(stage2_unit01_bn2), ACT(stage2_unit01_conv2), PARAM(stage2_unit01_bn2_gamma), STATS(stage2_unit01_bn2), n, GRADIENT_SET);
-	conv3x3_s1_8x4x4_to_8_backward(GRAD(stage2_unit01_relu1), DPARAM(stage2_unit01_conv2_weight), GRAD(stage2_unit01_conv2), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv2_weight), n, s->scratch, GRADIENT_SET);
-	relu_backward(GRAD(stage2_unit01_bn1), GRAD(stage2_unit01_relu1), ACT(stage2_unit01_relu1), (long)n * 128, GRADIENT_SET);
-	batch_norm_8x4x4_backward(GRAD(stage2_unit01_conv1), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), GRAD(stage2_unit01_bn1), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn1_gamma), STATS(stage2_unit01_bn1), n, GRADIENT_SET);
+	/* stage2_unit01_conv2 + stage2_unit01_relu1 + stage2_unit01_bn1 */
+	bn_relu_conv3x3_s1_8x4x4_to_8_backward(GRAD(stage2_unit01_conv1), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), DPARAM(stage2_unit01_conv2_weight), GRAD(stage2_unit01_relu1), GRAD(stage2_unit01_conv2), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_conv2_weight), STATS(stage2_unit01_bn1), n, s->scratch, GRADIENT_SET);
 	conv3x3_s2_4x8x8_to_8_backward(GRAD(stage1_unit01_post_relu), DPARAM(stage2_unit01_conv1_weight), GRAD(stage2_unit01_conv1), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 }
 
@@ -158,9 +154,8 @@ static void stage2_unit01_backward(struct net_state *s, int n)
 static void stage3_unit01_forward(struct net_state *s, int n)
 {
 	conv3x3_s2_8x4x4_to_16_forward(ACT(stage3_unit01_conv1), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_conv1_weight), n, s->scratch);
-	batch_norm_16x2x2_forward(ACT(stage3_unit01_bn1), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), n, s->training);
-	relu_forward(ACT(stage3_unit01_relu1), ACT(stage3_unit01_bn1), (long)n * 64);
-	conv3x3_s1_16x2x2_to_16_forward(ACT(stage3_unit01_conv2), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv2_weight), n, s->scratch);
+	/* stage3_unit01_bn1 + stage3_unit01_relu1 + stage3_unit01_conv2 */
+	bn_relu_conv3x3_s1_16x2x2_to_16_forward(ACT(stage3_unit01_conv2), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), PARAM(stage3_unit01_conv2_weight), n, s->training, s->scratch);
 	batch_norm_16x2x2_forward(ACT(stage3_unit01_bn2), ACT(stage3_unit01_conv2), PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_bn2_beta), BUFFER(stage3_unit01_bn2_running_mean), BUFFER(stage3_unit01_bn2_running_var), STATS(stage3_unit01_bn2), n, s->training);
 	conv1x1_s2_8x4x4_to_16_forward(ACT(stage3_unit01_shortcut_conv), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch);
 	add_forward(ACT(stage3_unit01_add), ACT(stage3_unit01_shortcut_conv), ACT(stage3_unit01_bn2), (long)n * 64);
@@ -170,12 +165,11 @@ static void stage3_unit01_forward(struct net_state *s, int n)
 static void stage3_unit01_backward(struct net_state *s, int n)
 {
 	relu_backward(GRAD(stage3_unit01_add), GRAD(stage3_unit01_post_relu), ACT(stage3_unit01_post_relu), (long)n * 64, GRADIENT_SET);
-	add_backward(GRAD(stage3_unit01_shortcut_conv), GRAD(stage3_unit01_bn2), GRAD(stage3_unit01_add), (long)n * 64, GRADIENT_SET, GRADIENT_SET);
+	/* add: GRAD(stage3_unit01_shortcut_conv) and GRAD(stage3_unit01_bn2) are GRAD(stage3_unit01_add), one slot */
 	conv1x1_s2_8x4x4_to_16_backward(GRAD(stage2_unit01_post_relu), DPARAM(stage3_unit01_shortcut_conv_weight), GRAD(stage3_unit01_shortcut_conv), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch, GRADIENT_SET);
 	batch_norm_16x2x2_backward(GRAD(stage3_unit01_conv2), DPARAM(stage3_unit01_bn2_gamma), DPARAM(stage3_unit01_bn2_beta), GRAD(stage3_unit01_bn2), ACT(stage3_unit01_conv2), PARAM(stage3_unit01_bn2_gamma), STATS(stage3_unit01_bn2), n, GRADIENT_SET);
-	conv3x3_s1_16x2x2_to_16_backward(GRAD(stage3_unit01_relu1), DPARAM(stage3_unit01_conv2_weight), GRAD(stage3_unit01_conv2), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv2_weight), n, s->scratch, GRADIENT_SET);
-	relu_backward(GRAD(stage3_unit01_bn1), GRAD(stage3_unit01_relu1), ACT(stage3_unit01_relu1), (long)n * 64, GRADIENT_SET);
-	batch_norm_16x2x2_backward(GRAD(stage3_unit01_conv1), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), GRAD(stage3_unit01_bn1), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn1_gamma), STATS(stage3_unit01_bn1), n, GRADIENT_SET);
+	/* stage3_unit01_conv2 + stage3_unit01_relu1 + stage3_unit01_bn1 */
+	bn_relu_conv3x3_s1_16x2x2_to_16_backward(GRAD(stage3_unit01_conv1), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), DPARAM(stage3_unit01_conv2_weight), GRAD(stage3_unit01_relu1), GRAD(stage3_unit01_conv2), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_conv2_weight), STATS(stage3_unit01_bn1), n, s->scratch, GRADIENT_SET);
 	conv3x3_s2_8x4x4_to_16_backward(GRAD(stage2_unit01_post_relu), DPARAM(stage3_unit01_conv1_weight), GRAD(stage3_unit01_conv1), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 }
 

@@ -1,0 +1,133 @@
+/* Graph -> steps: which consecutive ops run as one fused kernel. */
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether ops first.. are BN -> ReLU -> convolution of one group, each
+ * reading the one before, with no other reader of BN's or ReLU's output. */
+static bool bn_relu_conv_at(const struct graph *g, const int *readers, int first)
+{
+	if (first + 2 >= g->op_count)
+		return false;
+	const struct op *bn = &g->ops[first], *relu = bn + 1, *conv = bn + 2;
+	return bn->kind == OP_BATCH_NORM && relu->kind == OP_RELU && conv->kind == OP_CONV &&
+	       relu->group == bn->group && conv->group == bn->group && relu->inputs[0] == bn->output &&
+	       conv->inputs[0] == relu->output && readers[bn->output] == 1 && readers[relu->output] == 1;
+}
+
+static long tensor_size(const struct graph *g, int t)
+{
+	struct shape s = g->tensors[t].shape;
+	return (long)s.channels * s.height * s.width;
+}
+
+/* Whether addition i can pass its output's gradient to its inputs by
+ * sharing its slot (see lower.h). Both inputs differ, have the output's
+ * shape and a producer, and the addition is the last to read them, so its
+ * backward writes their gradients first. After it, the slot is still read
+ * as the gradient of one input (y) until y's producer's backward, so
+ * nothing may add to it before then: y has no other reader and does not
+ * extend the slot upwards, and the other input (x), which may, has its
+ * producer and its other readers earlier than y's producer, whose backward
+ * therefore comes first. */
+static bool passes_gradient_at(const struct graph *g, const struct lowering *l, const int *readers,
+			       const int *last_reader, int i)
+{
+	const struct op *add = &g->ops[i];
+	if (add->kind != OP_ADD || add->inputs[0] == add->inputs[1] || !l->gradient_stored[add->output] ||
+	    readers[add->output] == 0)
+		return false;
+	bool extends[2];
+	for (int k = 0; k < 2; k++) {
+		int t = add->inputs[k], producer = g->tensors[t].producer;
+		if (tensor_size(g, t) != tensor_size(g, add->output) || producer < 0 || last_reader[t] != i ||
+		    !l->gradient_stored[t])
+			return false;
+		extends[k] = readers[t] > 1 || l->passes_gradient[producer];
+	}
+	if (extends[0] && extends[1])
+		return false;
+	int x = add->inputs[extends[0] ? 0 : 1], y = add->inputs[extends[0] ? 1 : 0];
+	int y_step = l->step_of_op[g->tensors[y].producer];
+	if (!extends[0] && !extends[1])
+		return true;
+	if (l->step_of_op[g->tensors[x].producer] >= y_step)
+		return false;
+	for (int j = 0; j < i; j++)
+		for (int k = 0; k < g->ops[j].input_count; k++)
+			if (g->ops[j].inputs[k] == x && l->step_of_op[j] >= y_step)
+				return false;
+	return true;
+}
+
+int lower(struct lowering *l, const struct graph *g)
+{
+	memset(l, 0, sizeof *l);
+	l->graph = g;
+	int ops = g->op_count, tensors = g->tensor_count;
+	l->steps = malloc((size_t)(ops ? ops : 1) * sizeof *l->steps);
+	l->step_of_op = malloc((size_t)(ops ? ops : 1) * sizeof *l->step_of_op);
+	l->stored = malloc((size_t)tensors * sizeof *l->stored);
+	l->gradient_stored = malloc((size_t)tensors * sizeof *l->gradient_stored);
+	l->gradient_slot = malloc((size_t)tensors * sizeof *l->gradient_slot);
+	l->passes_gradient = calloc((size_t)(ops ? ops : 1), sizeof *l->passes_gradient);
+	int *readers = calloc((size_t)tensors, sizeof *readers);
+	int *last_reader = malloc((size_t)tensors * sizeof *last_reader);
+	if (!l->steps || !l->step_of_op || !l->stored || !l->gradient_stored || !l->gradient_slot ||
+	    !l->passes_gradient || !readers || !last_reader) {
+		free(readers);
+		free(last_reader);
+		lowering_free(l);
+		return -1;
+	}
+	for (int t = 0; t < tensors; t++) {
+		l->stored[t] = l->gradient_stored[t] = true;
+		l->gradient_slot[t] = t;
+		last_reader[t] = -1;
+	}
+	for (int i = 0; i < ops; i++)
+		for (int k = 0; k < g->ops[i].input_count; k++) {
+			readers[g->ops[i].inputs[k]]++;
+			last_reader[g->ops[i].inputs[k]] = i;
+		}
+	for (int i = 0; i < ops;) {
+		struct step *step = &l->steps[l->step_count];
+		*step = (struct step){STEP_OP, i, 1};
+		if (bn_relu_conv_at(g, readers, i)) {
+			const struct op *bn = &g->ops[i], *relu = bn + 1;
+			*step = (struct step){STEP_BN_RELU_CONV, i, 3};
+			/* Neither output is kept, nor BN's output gradient: BN's
+			 * backward reads the convolution's input gradient through
+			 * ReLU's mask. */
+			l->stored[bn->output] = l->stored[relu->output] = false;
+			l->gradient_stored[bn->output] = false;
+		}
+		for (int j = 0; j < step->op_count; j++)
+			l->step_of_op[i + j] = l->step_count;
+		i += step->op_count;
+		l->step_count++;
+	}
+	/* In forward order, so that an addition sees whether the ones before
+	 * it pass their gradients. */
+	for (int i = 0; i < ops; i++)
+		if (passes_gradient_at(g, l, readers, last_reader, i)) {
+			const struct op *add = &g->ops[i];
+			l->passes_gradient[i] = true;
+			l->gradient_slot[add->inputs[0]] = l->gradient_slot[add->inputs[1]] = add->output;
+		}
+	free(readers);
+	free(last_reader);
+	return 0;
+}
+
+void lowering_free(struct lowering *l)
+{
+	free(l->steps);
+	free(l->step_of_op);
+	free(l->stored);
+	free(l->gradient_stored);
+	free(l->gradient_slot);
+	free(l->passes_gradient);
+	memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,50 @@
+/* Lowering: the graph's ops grouped into the steps the emitted code runs,
+ * each step one kernel call in forward and one in backward. Between the
+ * graph and the plan (plan_build runs it first); reads only the graph,
+ * which stays the paper's network.
+ *
+ * A step is one op, or consecutive ops of one group fused into one kernel:
+ * a BN whose output only a ReLU reads, and that ReLU's output only a
+ * convolution reads, become one convolution that applies BN and ReLU while
+ * it packs its input (a prologue). Backward computes them again from BN's
+ * input, so neither output is ever stored: of the three ops' tensors the
+ * arena holds BN's input, the convolution's output and the gradient of the
+ * convolution's input, which BN's backward (with ReLU's mask) reads.
+ *
+ * An addition's backward only hands its output's gradient to both inputs.
+ * Where that can be done without a copy, the inputs' gradients share the
+ * output gradient's slot and the backward does nothing: the gradient of a
+ * pre-activation network's residual stream is then one buffer per stage,
+ * which each unit's first op adds its part to. */
+#ifndef RESGEN_LOWER_H
+#define RESGEN_LOWER_H
+
+#include "graph.h"
+
+enum step_kind {
+	STEP_OP,           /* one op, its own kernel */
+	STEP_BN_RELU_CONV, /* BN, ReLU, convolution: the convolution's kernel with a BN + ReLU prologue */
+	STEP_KIND_COUNT
+};
+
+struct step {
+	enum step_kind kind;
+	int first_op, op_count; /* consecutive ops of one group; the last one's kernel runs */
+};
+
+struct lowering {
+	const struct graph *graph;
+	struct step *steps;
+	int step_count;
+	int *step_of_op;        /* per op */
+	bool *stored;           /* per tensor: the arena holds it (false: a fused step computes it inside) */
+	bool *gradient_stored;  /* per tensor: the arena holds its gradient, if it has one */
+	int *gradient_slot;     /* per tensor: the tensor whose gradient slot holds its gradient
+				   (itself, or the output of an addition that passes it on) */
+	bool *passes_gradient;  /* per op: an addition whose inputs' gradients are its output's */
+};
+
+int lower(struct lowering *l, const struct graph *g);
+void lowering_free(struct lowering *l);
+
+#endif
