@@ -13,14 +13,16 @@
 #include "real_text.h"
 #include "template.h"
 
-/* Per op kind: its template in templates/ops/, and for each input whose
+/* Per op kind: its template in templates/ops/; for each input whose
  * gradient its backward can set instead of adding to it (zeroed first), the
- * template value that says which: GRADIENT_SET or GRADIENT_ADD. */
+ * template value that says which: GRADIENT_SET or GRADIENT_ADD; and
+ * whether its helpers call BN's, which then come first. */
 static const struct {
 	const char *template_name;
 	const char *write[2];
+	bool needs_batch_norm;
 } op_table[OP_KIND_COUNT] = {
-	[OP_CONV] = {"conv", {"WRITE"}},
+	[OP_CONV] = {"conv", {"WRITE"}, true}, /* the forward epilogue takes BN's sums */
 	[OP_BATCH_NORM] = {"batch_norm", {"WRITE"}},
 	[OP_RELU] = {"relu", {"WRITE"}},
 	[OP_ADD] = {"add", {"SHORTCUT_WRITE", "BRANCH_WRITE"}},
@@ -270,7 +272,8 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 	const struct plan *p = e->plan;
 	struct strbuf body = {0};
 	struct template_vars v = {0};
-	/* Each kind's helpers once, a fusion's and those of the ops it fuses. */
+	/* Each kind's helpers once, a fusion's and those of the ops it fuses;
+	 * BN's before the kinds that call them. */
 	bool used[OP_KIND_COUNT] = {false}, fused[STEP_KIND_COUNT] = {false};
 	for (int k = 0; k < p->kernel_count; k++) {
 		enum step_kind step = p->kernels[k].step;
@@ -282,8 +285,14 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 		for (int h = 0; h < 2; h++)
 			used[step_table[step].helpers[h]] = true;
 	}
+	for (int kind = 0; kind < OP_KIND_COUNT; kind++)
+		if (used[kind] && op_table[kind].needs_batch_norm)
+			used[OP_BATCH_NORM] = true;
 	int status = 0;
-	for (int kind = 0; kind < OP_KIND_COUNT + STEP_KIND_COUNT && status == 0; kind++) {
+	for (int order = -1; order < OP_KIND_COUNT + STEP_KIND_COUNT && status == 0; order++) {
+		int kind = order < 0 ? OP_BATCH_NORM : order;
+		if (order == OP_BATCH_NORM)
+			continue;
 		const struct template *t = kind < OP_KIND_COUNT ? &e->ops[kind] : &e->fused[kind - OP_KIND_COUNT];
 		if (kind < OP_KIND_COUNT ? !used[kind] : !fused[kind - OP_KIND_COUNT])
 			continue;
@@ -346,6 +355,8 @@ static int emit_arena(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "PARAM_COUNT", "%ld", p->param_count);
 		template_set(&v, "BUFFER_COUNT", "%ld", p->buffer_count);
 		template_set(&v, "STATS_COUNT", "%ld", p->stats_count);
+		template_set(&v, "SUMS_OFFSET", "%ld", p->sums_offset);
+		template_set(&v, "SUMS_PER_IMAGE", "%ld", p->sums_per_image);
 		template_set(&v, "ACTIVATIONS", "%s", activations.text ? activations.text : "");
 		template_set(&v, "GRADIENTS", "%s", gradients.text ? gradients.text : "");
 		template_set(&v, "PARAMS", "%s", params.text ? params.text : "");
@@ -366,27 +377,54 @@ static void shape_text(char *out, size_t size, struct shape s)
 	snprintf(out, size, "(n, %d, %d, %d)", s.channels, s.height, s.width);
 }
 
+/* Whether the BN that starts step j takes its statistics from the sums
+ * the step before took (lower.h), as batch_norm.c.tmpl says it; and where
+ * step j's convolution puts the next BN's sums. */
+static const char *sums_given(const struct lowering *l, int j)
+{
+	return j > 0 && l->steps[j - 1].sums_for_next ? "SUMS_TAKEN" : "SUMS_TO_TAKE";
+}
+
+static const char *next_sums(const struct lowering *l, int j)
+{
+	return l->steps[j].sums_for_next ? "IMAGE_SUMS" : "NULL";
+}
+
 /* Values of a fused step's forward and backward call: the names of its
  * ops, and of every tensor and parameter its kernel reads or writes. */
-static void fused_vars(const struct emitter *e, const struct step *step, struct template_vars *v)
+static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 {
 	const struct graph *g = e->g;
 	const struct plan *p = e->plan;
+	const struct step *step = &p->lowering.steps[j];
 	const struct op *bn = &g->ops[step->first_op], *relu = bn + 1, *conv = bn + 2;
-	int index = step->first_op + step->op_count - 1;
-	template_set(v, "KERNEL", "%s", p->kernels[p->op_kernel[index]].name);
+	const struct op *last = &g->ops[step->first_op + step->op_count - 1];
+	char shortcut[GRAPH_NAME_MAX + 8] = "NULL", names[4][GRAPH_NAME_MAX];
+	for (int k = 0; k < step->op_count; k++)
+		snprintf(names[k], sizeof names[k], "%s", g->ops[step->first_op + k].name);
+	if (step->op_count == 4) { /* the addition: out = shortcut + the convolution */
+		int other = last->inputs[0] == conv->output ? last->inputs[1] : last->inputs[0];
+		snprintf(shortcut, sizeof shortcut, "ACT(%s)", g->tensors[other].name);
+		template_set(v, "FORWARD_NAMES", "%s + %s + %s + %s", names[0], names[1], names[2], names[3]);
+		template_set(v, "BACKWARD_NAMES", "%s (passes its gradient) + %s + %s + %s", names[3], names[2], names[1], names[0]);
+	} else {
+		template_set(v, "FORWARD_NAMES", "%s + %s + %s", names[0], names[1], names[2]);
+		template_set(v, "BACKWARD_NAMES", "%s + %s + %s", names[2], names[1], names[0]);
+	}
+	template_set(v, "KERNEL", "%s", p->kernels[p->op_kernel[step->kernel_op]].name);
 	template_set(v, "BN", "%s", bn->name);
-	template_set(v, "RELU", "%s", relu->name);
-	template_set(v, "CONV", "%s", conv->name);
 	template_set(v, "IN", "%s", g->tensors[bn->inputs[0]].name);
 	template_set(v, "ACTIVATED", "%s", g->tensors[relu->output].name);
-	template_set(v, "OUT", "%s", g->tensors[conv->output].name);
+	template_set(v, "OUT", "%s", g->tensors[last->output].name);
+	template_set(v, "SHORTCUT", "%s", shortcut);
 	template_set(v, "GAMMA", "%s", g->params[bn->params[0]].name);
 	template_set(v, "BETA", "%s", g->params[bn->params[1]].name);
 	template_set(v, "MEAN", "%s", g->params[bn->params[2]].name);
 	template_set(v, "VAR", "%s", g->params[bn->params[3]].name);
 	template_set(v, "WEIGHT", "%s", g->params[conv->params[0]].name);
 	template_set(v, "WRITE", "%s", sets_gradient(p, step->first_op, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
+	template_set(v, "SUMS_GIVEN", "%s", sums_given(&p->lowering, j));
+	template_set(v, "NEXT_SUMS", "%s", next_sums(&p->lowering, j));
 }
 
 /* Before a step's backward: zeroes the stored gradients of its inputs that
@@ -425,9 +463,13 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		const struct step *step = &l->steps[j];
 		if (step->kind == STEP_OP) {
 			call_vars(e, step->first_op, &v);
+			if (g->ops[step->first_op].kind == OP_CONV)
+				template_set(&v, "NEXT_SUMS", "%s", next_sums(l, j));
+			if (g->ops[step->first_op].kind == OP_BATCH_NORM)
+				template_set(&v, "SUMS_GIVEN", "%s", sums_given(l, j));
 			status = render(e, &e->ops[g->ops[step->first_op].kind], "forward", &v, &forward);
 		} else {
-			fused_vars(e, step, &v);
+			fused_vars(e, j, &v);
 			status = render(e, &e->fused[step->kind], "forward", &v, &forward);
 		}
 	}
@@ -437,7 +479,7 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		if (status != 0)
 			break;
 		if (step->kind != STEP_OP) {
-			fused_vars(e, step, &v);
+			fused_vars(e, j, &v);
 			status = render(e, &e->fused[step->kind], "backward", &v, &backward);
 			continue;
 		}

@@ -61,6 +61,47 @@ static bool passes_gradient_at(const struct graph *g, const struct lowering *l, 
 	return true;
 }
 
+/* Whether step j, a fused step, can take the addition that is step j + 1
+ * as its epilogue (see lower.h): that addition alone reads the
+ * convolution's output, passes its gradient, and its other input is
+ * computed before step j (whose new index, the steps before it already
+ * renumbered, is kept). */
+static bool takes_addition(const struct lowering *l, const int *readers, int j, int kept)
+{
+	const struct graph *g = l->graph;
+	const struct step *step = &l->steps[j], *next = step + 1;
+	if (j + 1 >= l->step_count || step->kind != STEP_BN_RELU_CONV || step->op_count != 3 || next->kind != STEP_OP)
+		return false;
+	const struct op *conv = &g->ops[step->kernel_op], *add = &g->ops[next->first_op];
+	if (add->kind != OP_ADD || add->group != conv->group || !l->passes_gradient[next->first_op] ||
+	    readers[conv->output] != 1 || add->inputs[0] == add->inputs[1])
+		return false;
+	if (add->inputs[0] != conv->output && add->inputs[1] != conv->output)
+		return false;
+	int other = add->inputs[0] == conv->output ? add->inputs[1] : add->inputs[0];
+	int producer = g->tensors[other].producer;
+	return producer < 0 || l->step_of_op[producer] < kept;
+}
+
+/* Each fused step takes the addition after it where it can; the steps
+ * after move up by one. */
+static void fuse_additions(struct lowering *l, const int *readers)
+{
+	int kept = 0;
+	for (int j = 0; j < l->step_count; j++) {
+		struct step step = l->steps[j];
+		if (takes_addition(l, readers, j, kept)) {
+			step.op_count = 4;
+			l->stored[l->graph->ops[step.kernel_op].output] = false;
+			j++;
+		}
+		for (int k = 0; k < step.op_count; k++)
+			l->step_of_op[step.first_op + k] = kept;
+		l->steps[kept++] = step;
+	}
+	l->step_count = kept;
+}
+
 int lower(struct lowering *l, const struct graph *g)
 {
 	memset(l, 0, sizeof *l);
@@ -93,10 +134,10 @@ int lower(struct lowering *l, const struct graph *g)
 		}
 	for (int i = 0; i < ops;) {
 		struct step *step = &l->steps[l->step_count];
-		*step = (struct step){STEP_OP, i, 1};
+		*step = (struct step){STEP_OP, i, 1, i, false};
 		if (bn_relu_conv_at(g, readers, i)) {
 			const struct op *bn = &g->ops[i], *relu = bn + 1;
-			*step = (struct step){STEP_BN_RELU_CONV, i, 3};
+			*step = (struct step){STEP_BN_RELU_CONV, i, 3, i + 2, false};
 			/* Neither output is kept, nor BN's output gradient: BN's
 			 * backward reads the convolution's input gradient through
 			 * ReLU's mask. */
@@ -116,6 +157,13 @@ int lower(struct lowering *l, const struct graph *g)
 			l->passes_gradient[i] = true;
 			l->gradient_slot[add->inputs[0]] = l->gradient_slot[add->inputs[1]] = add->output;
 		}
+	fuse_additions(l, readers);
+	for (int j = 0; j + 1 < l->step_count; j++) {
+		const struct step *step = &l->steps[j], *next = step + 1;
+		const struct op *kernel = &g->ops[step->kernel_op], *bn = &g->ops[next->first_op];
+		int result = g->ops[step->first_op + step->op_count - 1].output;
+		l->steps[j].sums_for_next = kernel->kind == OP_CONV && bn->kind == OP_BATCH_NORM && bn->inputs[0] == result;
+	}
 	free(readers);
 	free(last_reader);
 	return 0;

@@ -11,6 +11,14 @@
  * arena holds BN's input, the convolution's output and the gradient of the
  * convolution's input, which BN's backward (with ReLU's mask) reads.
  *
+ * A fused step's convolution may also take, as its epilogue, the addition
+ * that alone reads its output when that addition passes its gradient (see
+ * below): the output then starts as the addition's other input and the
+ * convolution adds to it, so the convolution's own output is never stored.
+ * And a convolution's epilogue takes the sums per image that a BN starting
+ * the next step computes its statistics from, sparing BN a pass over its
+ * input.
+ *
  * An addition's backward only hands its output's gradient to both inputs.
  * Where that can be done without a copy, the inputs' gradients share the
  * output gradient's slot and the backward does nothing: the gradient of a
@@ -23,13 +31,16 @@
 
 enum step_kind {
 	STEP_OP,           /* one op, its own kernel */
-	STEP_BN_RELU_CONV, /* BN, ReLU, convolution: the convolution's kernel with a BN + ReLU prologue */
+	STEP_BN_RELU_CONV, /* BN, ReLU, convolution (+ addition): the convolution's kernel with a BN +
+			      ReLU prologue (and the addition as its epilogue) */
 	STEP_KIND_COUNT
 };
 
 struct step {
 	enum step_kind kind;
-	int first_op, op_count; /* consecutive ops of one group; the last one's kernel runs */
+	int first_op, op_count; /* consecutive ops of one group */
+	int kernel_op;          /* the op whose kernel runs */
+	bool sums_for_next;     /* its convolution takes the sums of the BN that starts the next step */
 };
 
 struct lowering {

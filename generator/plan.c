@@ -122,6 +122,10 @@ static long packed_panels(long channels, long k) { return align((channels + PANE
 
 static long max_of(long a, long b) { return a > b ? a : b; }
 
+/* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
+ * templates/ops/batch_norm.c.tmpl, two reals each in f32. */
+enum { SUMS_PER_CHANNEL = 3 * 2 };
+
 static void kernel_scratch(const struct graph *g, const struct op *op, struct kernel *kernel)
 {
 	if (op->kind != OP_CONV)
@@ -159,7 +163,7 @@ static int find_kernels(struct plan *p, const struct graph *g)
 		p->op_kernel[i] = -1;
 	for (int j = 0; j < l->step_count; j++) {
 		const struct step *step = &l->steps[j];
-		int i = step->first_op + step->op_count - 1; /* the op whose kernel runs */
+		int i = step->kernel_op;
 		char name[GRAPH_NAME_MAX], op_name[GRAPH_NAME_MAX];
 		kernel_name(g, &g->ops[i], op_name, sizeof op_name);
 		if (step->kind == STEP_BN_RELU_CONV) /* conv names stay far below the limit */
@@ -224,7 +228,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	p->first_gradient_writer = malloc((size_t)tensors * sizeof(int));
 	p->param_offset = malloc((size_t)(g->param_count ? g->param_count : 1) * sizeof(long));
 	p->stats_offset = malloc((size_t)ops * sizeof(long));
-	struct interval *intervals = malloc((size_t)tensors * 2 * sizeof *intervals);
+	struct interval *intervals = malloc(((size_t)tensors * 2 + 1) * sizeof *intervals);
 	long *last_use = malloc((size_t)tensors * sizeof(long));
 	long *gradient_start = malloc((size_t)tensors * sizeof(long));
 	long *gradient_end = malloc((size_t)tensors * sizeof(long));
@@ -302,6 +306,18 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 			continue; /* the loss op's output, a gradient no kernel stores, or one in another's slot */
 		intervals[count] = (struct interval){gradient_start[t], gradient_end[t], size,
 						     &p->gradient_offset[t], count};
+		count++;
+	}
+	/* BN's sums per image live through the forward pass. */
+	p->sums_offset = -1;
+	p->sums_per_image = 0;
+	for (int i = 0; i < ops; i++)
+		if (g->ops[i].kind == OP_BATCH_NORM) {
+			long sums = align(SUMS_PER_CHANNEL * g->tensors[g->ops[i].inputs[0]].shape.channels);
+			p->sums_per_image = max_of(p->sums_per_image, sums);
+		}
+	if (p->sums_per_image > 0) {
+		intervals[count] = (struct interval){0, steps - 1, p->sums_per_image, &p->sums_offset, count};
 		count++;
 	}
 	p->arena_per_image = pack(intervals, count);

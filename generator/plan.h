@@ -31,6 +31,8 @@ struct plan {
 	int *first_gradient_writer; /* per tensor: the op whose backward writes its gradient first
 				       (sets it, or adds to it zeroed just before, as the op kind
 				       can); -1: none */
+	long sums_offset, sums_per_image; /* BN's sums of each image (batch_norm_image_sums in
+					     templates/ops/batch_norm.c.tmpl) in the arena; -1, 0: no BN */
 	long arena_per_image;
 	long *param_offset; /* per param: into params (trained) or buffers */
 	long param_count, buffer_count;

@@ -247,6 +247,51 @@ static void test_plan_additions_pass_gradients_in_one_slot(void **unused)
 		}
 }
 
+/* Pre-activation ResNet-20: every unit's second convolution takes its
+ * addition as epilogue (but the two projection units', whose shortcut
+ * convolution runs after it), whose output is then never stored; and every
+ * BN after a convolution or a fused step's addition takes its statistics
+ * from the sums that step's epilogue took. */
+static void test_lowering_fuses_additions_and_batch_norm_sums(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct graph g;
+	struct plan p;
+	struct diag d = {{0}};
+	build(&spec, &g, "basic", "full-preact", 20, "projection: conv1x1");
+	assert_int_equal(plan_build(&p, &g, &d), 0);
+	const struct lowering *l = &p.lowering;
+	int fused = 0, summed = 0, batch_norms = 0;
+	for (int j = 0; j < l->step_count; j++) {
+		const struct step *step = &l->steps[j];
+		const struct op *first = &g.ops[step->first_op];
+		if (step->op_count == 4) {
+			const struct op *conv = &g.ops[step->kernel_op], *add = &g.ops[step->first_op + 3];
+			assert_int_equal(step->kind, STEP_BN_RELU_CONV);
+			assert_int_equal(add->kind, OP_ADD);
+			assert_int_equal(p.activation_offset[conv->output], -1);
+			assert_int_equal(p.gradient_offset[conv->output], p.gradient_offset[add->output]);
+			fused++;
+		}
+		if (first->kind == OP_BATCH_NORM) {
+			batch_norms++;
+			if (j > 0 && l->steps[j - 1].sums_for_next) {
+				assert_int_equal(g.ops[l->steps[j - 1].kernel_op].kind, OP_CONV);
+				summed++;
+			}
+		}
+	}
+	print_message("preact-20: %d of 9 additions fused, %d of %d BN take their sums from the step before\n", fused,
+		      summed, batch_norms);
+	assert_int_equal(fused, 7);
+	/* all but the two projection units' first BNs, which read an addition
+	 * that ran as its own step */
+	assert_int_equal(summed, batch_norms - 2);
+	plan_free(&p);
+	graph_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_graph_parameter_counts_match_the_paper),
 		cmocka_unit_test(test_graph_deep_net_needs_few_kernels),
 		cmocka_unit_test(test_plan_additions_pass_gradients_in_one_slot),
+		cmocka_unit_test(test_lowering_fuses_additions_and_batch_norm_sums),
 	};
 	return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }

@@ -2,8 +2,10 @@
  * against the reference kernels (im2col, then BLIS's gemm), on random
  * shapes: forward, data gradient and weight gradient, built once in f32
  * and once in f64; with a BN + ReLU prologue, against the same kernels
- * run on the activated input; and BN's backward through ReLU's mask
- * against ReLU's backward, then BN's. The kernels are the shape-generic
+ * run on the activated input; with the forward epilogue (a residual sum
+ * and BN's sums), against the sum done after and BN taking its own sums;
+ * BN's backward through ReLU's mask against ReLU's backward, then BN's;
+ * and BN's statistics against a two-pass computation in long double. The kernels are the shape-generic
  * helpers of templates/ops/, taken from a generated kernels.h.
  *
  * The two compute the same sums in different orders, so they agree to
@@ -39,6 +41,8 @@ static const char *const dtype = "f32";
 #endif
 
 enum { SHAPES = 60 };
+
+static const struct conv_epilogue no_epilogue = {NULL, NULL};
 
 static unsigned long long random_state = 0x9e3779b97f4a7c15ull;
 
@@ -113,6 +117,70 @@ static void check_close(const char *what, struct conv_shape s, int n, const real
 	assert_true(weights <= bound);
 }
 
+/* BN's statistics from the sums of each image as the epilogue takes them,
+ * against those BN takes itself of the same tensor. */
+static void check_statistics(const char *what, struct conv_shape s, int n, const real *out, double *sums)
+{
+	int channels = s.c_out, pixels = s.h_out * s.w_out;
+	real *gamma = random_tensor(channels), *beta = random_tensor(channels), *saved[2];
+	double *own_sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * n * channels);
+	assert_non_null(own_sums);
+	for (int k = 0; k < 2; k++) {
+		real *running_mean = random_tensor(channels), *running_var = random_tensor(channels);
+		saved[k] = random_tensor(4 * (size_t)channels);
+		batch_norm_statistics(saved[k], out, gamma, beta, running_mean, running_var, n, 1, channels, pixels,
+				      k == 0 ? sums : own_sums, k == 0 ? SUMS_TAKEN : SUMS_TO_TAKE);
+		free(running_mean);
+		free(running_var);
+	}
+	double worst = difference(saved[0], saved[1], 4 * (size_t)channels);
+	if (worst > 64 * epsilon)
+		print_error("%sconv%dx%d, n %d, (%d, %d, %d) -> (%d, %d, %d): BN statistics from the epilogue's "
+			    "sums differ by %.3g\n", what, s.k, s.k, n, s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out,
+			    worst);
+	assert_true(worst <= 64 * epsilon);
+	free(gamma);
+	free(beta);
+	free(saved[0]);
+	free(saved[1]);
+	free(own_sums);
+}
+
+/* The forward pass with the epilogue, fast and reference, against the
+ * convolution with prologue (out_reference) plus a shortcut added after;
+ * and the sums each kernel took, through BN's statistics. */
+static void check_epilogue(struct conv_shape s, int n, const real *in, const real *weight, const real *pre,
+			   const real *out_reference, real *scratch, size_t per_thread)
+{
+	size_t out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
+	size_t sums_count = (size_t)BATCH_NORM_IMAGE_SUMS * n * s.c_out;
+	real *shortcut = random_tensor(out_count), *expected = copy_of(out_reference, out_count);
+	real *out[2] = {random_tensor(out_count), random_tensor(out_count)};
+	double *sums[2] = {malloc(sizeof(double) * sums_count), malloc(sizeof(double) * sums_count)};
+	assert_non_null(sums[0]);
+	assert_non_null(sums[1]);
+	for (size_t j = 0; j < out_count; j++)
+		expected[j] += shortcut[j];
+	#pragma omp parallel
+	conv_forward(out[0], in, weight, pre, (struct conv_epilogue){shortcut, sums[0]}, n, s, scratch, per_thread);
+	#pragma omp parallel
+	conv_forward_reference(out[1], in, weight, pre, (struct conv_epilogue){shortcut, sums[1]}, n, s, scratch,
+			       per_thread);
+	for (int k = 0; k < 2; k++) {
+		const char *what = k == 0 ? "fast, with epilogue: " : "reference, with epilogue: ";
+		double forward = difference(out[k], expected, out_count);
+		if (forward > 64 * epsilon)
+			print_error("%sconv%dx%d, n %d, (%d, %d, %d) -> (%d, %d, %d): relative difference %.3g\n", what,
+				    s.k, s.k, n, s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, forward);
+		assert_true(forward <= 64 * epsilon);
+		check_statistics(what, s, n, out[k], sums[k]);
+		free(out[k]);
+		free(sums[k]);
+	}
+	free(shortcut);
+	free(expected);
+}
+
 static void check_shape_once(struct conv_shape s, int n)
 {
 	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
@@ -126,9 +194,9 @@ static void check_shape_once(struct conv_shape s, int n)
 	real *dweight = random_tensor(weight_count), *dweight_reference = copy_of(dweight, weight_count);
 
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, n, s, scratch, per_thread);
+	conv_forward(out, in, weight, NULL, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_forward_reference(out_reference, in, weight, NULL, n, s, scratch, per_thread);
+	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
 	conv_backward_weights(dweight, dout, in, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
@@ -150,13 +218,13 @@ static void check_shape_once(struct conv_shape s, int n)
 		conv_activate(activated + (size_t)i * s.c_in * s.h_in * s.w_in, in + (size_t)i * s.c_in * s.h_in * s.w_in,
 			      pre, s.c_in, s.h_in * s.w_in);
 	#pragma omp parallel
-	conv_forward_reference(out_reference, activated, weight, NULL, n, s, scratch, per_thread);
+	conv_forward_reference(out_reference, activated, weight, NULL, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_activated, dout, activated, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_forward(out, in, weight, pre, n, s, scratch, per_thread);
+	conv_forward(out, in, weight, pre, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_forward_reference(out_fused, in, weight, pre, n, s, scratch, per_thread);
+	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
 	conv_backward_weights(dweight_fused, dout, in, pre, n, s, scratch, per_thread);
 	#pragma omp parallel
@@ -165,6 +233,7 @@ static void check_shape_once(struct conv_shape s, int n)
 		    dweight_fused, dweight_activated, weight_count);
 	check_close("reference, with BN + ReLU prologue: ", s, n, out_fused, out_reference, out_count, NULL, NULL, 0,
 		    dweight_fused_reference, dweight_activated, weight_count);
+	check_epilogue(s, n, in, weight, pre, out_reference, scratch, per_thread);
 
 	free(pre);
 	free(activated);
@@ -236,7 +305,10 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 		real *dgamma = random_tensor(channels), *dgamma_reference = copy_of(dgamma, channels);
 		real *dbeta = random_tensor(channels), *dbeta_reference = copy_of(dbeta, channels);
 
-		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels);
+		double *sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * count / pixels);
+		assert_non_null(sums);
+		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE);
+		free(sums);
 		relu_forward(activated, normalised, (long)count);
 		relu_backward(dnormalised, dactivated, activated, (long)count, GRADIENT_SET);
 		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dnormalised, in, gamma, saved, n,
@@ -256,6 +328,54 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 				   dnormalised, din, din_reference, dgamma, dgamma_reference, dbeta, dbeta_reference};
 		for (size_t t = 0; t < sizeof tensors / sizeof tensors[0]; t++)
 			free(tensors[t]);
+	}
+}
+
+/* BN's statistics, merged from sums per image, against a two-pass
+ * computation in long double; on channels whose mean lies far from zero
+ * (where one pass over x and x^2 would lose every digit in f32) and images
+ * of one pixel. */
+static void test_batch_norm_statistics_match_two_pass(void **unused)
+{
+	(void)unused;
+	for (int trial = 0; trial < 20; trial++) {
+		int n = random_int(1, 9), channels = random_int(1, 12), pixels = trial % 4 == 0 ? 1 : random_int(1, 300);
+		size_t count = (size_t)n * channels * pixels;
+		real *in = random_tensor(count), *gamma = random_tensor(channels), *beta = random_tensor(channels);
+		real *running_mean = random_tensor(channels), *running_var = random_tensor(channels);
+		real *saved = random_tensor(4 * (size_t)channels);
+		double *sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * n * channels);
+		assert_non_null(sums);
+		for (int c = 0; c < channels; c++) /* offsets up to 1000 standard deviations */
+			for (int i = 0; i < n; i++)
+				for (int p = 0; p < pixels; p++)
+					in[((size_t)i * channels + c) * pixels + p] += (real)(c * 100);
+		batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, 1, channels, pixels, sums, SUMS_TO_TAKE);
+		for (int c = 0; c < channels; c++) {
+			long double sum = 0, squares = 0, total = (long double)n * pixels;
+			for (int i = 0; i < n; i++)
+				for (int p = 0; p < pixels; p++)
+					sum += in[((size_t)i * channels + c) * pixels + p];
+			long double mean = sum / total;
+			for (int i = 0; i < n; i++)
+				for (int p = 0; p < pixels; p++) {
+					long double d = in[((size_t)i * channels + c) * pixels + p] - mean;
+					squares += d * d;
+				}
+			double inverse_std = (double)(1 / sqrtl(squares / total + 1e-5L));
+			double mean_error = fabs((double)saved[c] - (double)mean) / fmax(fabs((double)mean), 1);
+			double std_error = fabs((double)saved[channels + c] - inverse_std) / inverse_std;
+			if (mean_error > 4 * epsilon || std_error > 64 * epsilon)
+				print_error("BN statistics, n %d, channel %d of %d pixels: mean %.17g against %.17Lg, 1/std "
+					    "%.17g against %.17g\n", n, c, pixels, (double)saved[c], mean,
+					    (double)saved[channels + c], inverse_std);
+			assert_true(mean_error <= 4 * epsilon);
+			assert_true(std_error <= 64 * epsilon);
+		}
+		real *tensors[] = {in, gamma, beta, running_mean, running_var, saved};
+		for (size_t t = 0; t < sizeof tensors / sizeof tensors[0]; t++)
+			free(tensors[t]);
+		free(sums);
 	}
 }
 
@@ -280,6 +400,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_conv_fast_matches_reference_on_random_shapes),
 		cmocka_unit_test(test_conv_fast_matches_reference_on_network_shapes),
 		cmocka_unit_test(test_batch_norm_relu_backward_matches_unfused_ops),
+		cmocka_unit_test(test_batch_norm_statistics_match_two_pass),
 	};
 	int failed = cmocka_run_group_tests_name(dtype, tests, NULL, NULL);
 	const char *other = other_kernels();

@@ -24,6 +24,197 @@
  * first; the others add to it. */
 enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
 
+static const double batch_norm_epsilon = 1e-5, batch_norm_momentum = 0.1;
+
+/* BATCH_NORM_LANES reals as one vector: one register or two, as the
+ * machine has. */
+enum { BATCH_NORM_LANES = 16 };
+typedef real batch_norm_vector __attribute__((vector_size(BATCH_NORM_LANES * sizeof(real))));
+
+/* The sums over one image's pixels of a channel: of x - shift and of its
+ * square, or (dy given) of dy and of dy (x - shift). With relu, dy counts
+ * only where BN's output x * relu_scale + relu_shift is positive: where the
+ * ReLU after it passed the gradient. */
+static inline __attribute__((always_inline)) void batch_norm_sums(const real *x, const real *dy, real shift, bool relu, real relu_scale, real relu_shift, int pixels, double *first, double *second)
+{
+	typedef __typeof__((batch_norm_vector){0} > (batch_norm_vector){0}) mask;
+	batch_norm_vector a = {0}, b = {0};
+	int p = 0;
+	for (; p + BATCH_NORM_LANES <= pixels; p += BATCH_NORM_LANES) {
+		batch_norm_vector value, centred, weight;
+		memcpy(&value, x + p, sizeof value);
+		centred = value - shift;
+		weight = centred;
+		if (dy)
+			memcpy(&weight, dy + p, sizeof weight);
+		if (relu)
+			weight = (batch_norm_vector)((mask)weight & (value * relu_scale + relu_shift > 0));
+		a += weight;
+		b += weight * centred;
+	}
+	for (int l = 0; p < pixels; p++, l++) {
+		real centred = x[p] - shift, weight = dy ? dy[p] : centred;
+		if (relu && !(x[p] * relu_scale + relu_shift > 0))
+			weight = 0;
+		a[l] += weight;
+		b[l] += weight * centred;
+	}
+	real sum_a = 0, sum_b = 0;
+	for (int l = 0; l < BATCH_NORM_LANES; l++) {
+		sum_a += a[l];
+		sum_b += b[l];
+	}
+	*first += sum_a;
+	*second += sum_b;
+}
+
+/* Whether BN's sums of each image are there already, taken by the
+ * convolution before it as its epilogue, or BN takes them itself. */
+enum batch_norm_sums { SUMS_TO_TAKE, SUMS_TAKEN };
+
+/* Per channel of one image, at sums + BATCH_NORM_IMAGE_SUMS * c: a value
+ * of the channel (its first, the shift) and the sums over the image of
+ * x - shift and of its square. */
+enum { BATCH_NORM_IMAGE_SUMS = 3 };
+static inline __attribute__((always_inline)) void batch_norm_image_sums(double *sums, const real *image, int channels, int pixels)
+{
+	for (int c = 0; c < channels; c++) {
+		const real *x = image + (size_t)c * pixels;
+		double *own = sums + BATCH_NORM_IMAGE_SUMS * c;
+		own[0] = x[0];
+		own[1] = own[2] = 0;
+		batch_norm_sums(x, NULL, x[0], false, 0, 0, pixels, &own[1], &own[2]);
+	}
+}
+
+/* saved = (mean, 1/std, scale, shift) per channel, BN's output being
+ * x * scale + shift: the batch's statistics in training (the running ones
+ * moved towards them), the running statistics in evaluation. In training,
+ * BN's statistics come from n images' batch_norm_image_sums at sums, taken
+ * here first unless given is SUMS_TAKEN. */
+static inline __attribute__((always_inline)) void batch_norm_statistics(real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given)
+{
+	double started = profile_clock();
+	#pragma omp parallel
+	{
+		if (training && given == SUMS_TO_TAKE) {
+			#pragma omp for schedule(static)
+			for (int i = 0; i < n; i++)
+				batch_norm_image_sums(sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * channels, in + (size_t)i * channels * pixels, channels, pixels);
+		}
+		#pragma omp for schedule(static)
+		for (int c = 0; c < channels; c++) {
+			double mean, inverse_std;
+			if (training) {
+				/* Two passes over the images' sums: the mean, then
+				 * each image's squared deviations about its own mean
+				 * plus its pixels' count times its mean's squared
+				 * deviation from the batch's. Each image's shift
+				 * keeps digits where the mean lies many standard
+				 * deviations from zero; a rounding of the mean changes
+				 * the sum of squares only to second order. */
+				double count = (double)n * pixels, sum = 0, squares = 0;
+				for (int i = 0; i < n; i++) {
+					const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
+					sum += own[0] * pixels + own[1];
+				}
+				mean = sum / count;
+				for (int i = 0; i < n; i++) {
+					const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
+					double centred_mean = own[1] / pixels, deviation = own[0] - mean + centred_mean;
+					double image_squares = own[2] - own[1] * centred_mean;
+					squares += (image_squares > 0 ? image_squares : 0) + pixels * deviation * deviation;
+				}
+				double variance = squares / count;
+				inverse_std = 1 / sqrt(variance + batch_norm_epsilon);
+				double unbiased = count > 1 ? variance * count / (count - 1) : variance;
+				running_mean[c] = (real)((1 - batch_norm_momentum) * running_mean[c] + batch_norm_momentum * mean);
+				running_var[c] = (real)((1 - batch_norm_momentum) * running_var[c] + batch_norm_momentum * unbiased);
+			} else {
+				mean = running_mean[c];
+				inverse_std = 1 / sqrt((double)running_var[c] + batch_norm_epsilon);
+			}
+			/* y = gamma (x - mean) / std + beta = x * scale + shift */
+			saved[c] = (real)mean;
+			saved[channels + c] = (real)inverse_std;
+			saved[2 * channels + c] = (real)(gamma[c] * inverse_std);
+			saved[3 * channels + c] = (real)(beta[c] - mean * gamma[c] * inverse_std);
+		}
+	}
+	profile_add(PROFILE_ELEMENTWISE, started);
+}
+
+static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given)
+{
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given);
+	double started = profile_clock();
+	#pragma omp parallel for schedule(static)
+	for (int c = 0; c < channels; c++) {
+		real scale = saved[2 * channels + c], shift = saved[3 * channels + c];
+		for (int i = 0; i < n; i++) {
+			const real *x = in + ((size_t)i * channels + c) * pixels;
+			real *y = out + ((size_t)i * channels + c) * pixels;
+			for (int p = 0; p < pixels; p++)
+				y[p] = x[p] * scale + shift;
+		}
+	}
+	profile_add(PROFILE_ELEMENTWISE, started);
+}
+
+/* The sums BN's backward needs, added to sums[c] and sums[channels + c]
+ * for one image: of dy and of dy (x - mean), dy counting only where ReLU
+ * passed it if relu. */
+static inline __attribute__((always_inline)) void batch_norm_gradient_sums(double *sums, const real *x, const real *dy, const real *saved, int channels, int pixels, bool relu)
+{
+	for (int c = 0; c < channels; c++)
+		batch_norm_sums(x + (size_t)c * pixels, dy + (size_t)c * pixels, saved[c], relu, saved[2 * channels + c],
+				saved[3 * channels + c], pixels, &sums[c], &sums[channels + c]);
+}
+
+/* Channel c of BN's backward, given the sums over the batch of dy and of
+ * dy (x - mean) (dy through ReLU's mask if relu): dgamma, dbeta, and
+ * din (+)= dx. */
+static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, int c, double sum_dy, double sum_dy_centred)
+{
+	real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
+	double inverse_std = saved[channels + c], count = (double)n * pixels;
+	double sum_dy_xhat = sum_dy_centred * inverse_std;
+	dgamma[c] += (real)sum_dy_xhat;
+	dbeta[c] += (real)sum_dy;
+	/* dx = gamma / std * (dy - mean(dy) - xhat * mean(dy * xhat))
+	 *    = k dy + slope (x - mean) + offset */
+	double k = gamma[c] * inverse_std;
+	real scale = (real)k, slope = (real)(-k * inverse_std * sum_dy_xhat / count);
+	real offset = (real)(-k * sum_dy / count);
+	for (int i = 0; i < n; i++) {
+		size_t at = ((size_t)i * channels + c) * pixels;
+		const real *x = in + at, *dy = dout + at;
+		real *dx = din + at;
+		for (int p = 0; p < pixels; p++) {
+			real gradient = relu && !(x[p] * relu_scale + relu_shift > 0) ? 0 : dy[p];
+			dx[p] = (write == GRADIENT_ADD ? dx[p] : 0) + scale * gradient + slope * (x[p] - mean) + offset;
+		}
+	}
+}
+
+/* With relu, dout is the gradient of ReLU's output, ReLU applied to BN's:
+ * the mask is computed again from x, as the forward pass did. */
+static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write)
+{
+	double started = profile_clock();
+	#pragma omp parallel for schedule(static)
+	for (int c = 0; c < channels; c++) {
+		real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
+		double sum_dy = 0, sum_dy_centred = 0;
+		for (int i = 0; i < n; i++) {
+			size_t at = ((size_t)i * channels + c) * pixels;
+			batch_norm_sums(in + at, dout + at, mean, relu, relu_scale, relu_shift, pixels, &sum_dy, &sum_dy_centred);
+		}
+		batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c, sum_dy, sum_dy_centred);
+	}
+	profile_add(PROFILE_ELEMENTWISE, started);
+}
+
 /* A convolution's sizes. Every instance passes constants, which the
  * always-inlined helpers below fold. */
 struct conv_shape {
@@ -61,6 +252,31 @@ struct conv_shape {
 		  CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED(c_out, (h_out) * (w_out)) +            \
 				   CONV_PANEL((h_out) * (w_out)),                                                \
 			   CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))))
+
+/* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
+ * output's shape that the output adds the convolution to; sums, if not
+ * NULL, where each output image's batch_norm_image_sums go. */
+struct conv_epilogue {
+	const real *shortcut;
+	double *sums;
+};
+
+/* Before output image i is computed: the beta its convolution runs with. */
+static inline __attribute__((always_inline)) real conv_epilogue_start(struct conv_epilogue e, real *out, int i, struct conv_shape s)
+{
+	size_t image = (size_t)s.c_out * s.h_out * s.w_out;
+	if (!e.shortcut)
+		return 0;
+	memcpy(out, e.shortcut + i * image, sizeof(real) * image);
+	return 1;
+}
+
+/* After output image i is computed. */
+static inline __attribute__((always_inline)) void conv_epilogue_end(struct conv_epilogue e, const real *out, int i, struct conv_shape s)
+{
+	if (e.sums)
+		batch_norm_image_sums(e.sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * s.c_out, out, s.c_out, s.h_out * s.w_out);
+}
 
 /* A convolution's prologue, pre: BN's scale and shift of every input
  * channel (scale[c_in], then shift[c_in]), with ReLU after it. The
@@ -162,8 +378,8 @@ static inline __attribute__((always_inline)) void conv_col2im_add(real *image, c
 			}
 }
 
-/* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)) */
-static inline __attribute__((always_inline)) void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue */
+static inline __attribute__((always_inline)) void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
@@ -177,8 +393,11 @@ static inline __attribute__((always_inline)) void conv_forward_reference(real *o
 			conv_im2col(own, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 			columns = own;
 		}
-		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		gemm(0, 0, s.c_out, pixels, patch, 1, weight, patch, columns, pixels, 0, out + (size_t)i * s.c_out * pixels, pixels);
+		/* Y(i) (C_OUT, PIXELS) (+)= W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
+		real *result = out + (size_t)i * s.c_out * pixels;
+		real beta = conv_epilogue_start(epilogue, result, i, s);
+		gemm(0, 0, s.c_out, pixels, patch, 1, weight, patch, columns, pixels, beta, result, pixels);
+		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
 
@@ -483,11 +702,11 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, 
 		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, out, padded, packed, panel, s, beta, micro);
 }
 
-static inline __attribute__((always_inline)) void conv_forward(real *out, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+static inline __attribute__((always_inline)) void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	if (!micro) {
-		conv_forward_reference(out, in, weight, pre, n, s, scratch, scratch_per_thread);
+		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread);
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
@@ -505,7 +724,10 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
 		const real *image = conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
-		conv_implicit_gemm(out + (size_t)i * s.c_out * s.h_out * s.w_out, image, packed, panel, rows, split, s, 0, micro);
+		real *result = out + (size_t)i * s.c_out * s.h_out * s.w_out;
+		real beta = conv_epilogue_start(epilogue, result, i, s);
+		conv_implicit_gemm(result, image, packed, panel, rows, split, s, beta, micro);
+		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
 
@@ -781,160 +1003,6 @@ static inline __attribute__((always_inline)) void conv_backward_data(real *din, 
 		conv_data_gradient_image(&d, din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, write);
 }
 
-static const double batch_norm_epsilon = 1e-5, batch_norm_momentum = 0.1;
-
-/* BATCH_NORM_LANES reals as one vector: one register or two, as the
- * machine has. */
-enum { BATCH_NORM_LANES = 16 };
-typedef real batch_norm_vector __attribute__((vector_size(BATCH_NORM_LANES * sizeof(real))));
-
-/* The sums over one image's pixels of a channel: of x - shift and of its
- * square, or (dy given) of dy and of dy (x - shift). With relu, dy counts
- * only where BN's output x * relu_scale + relu_shift is positive: where the
- * ReLU after it passed the gradient. */
-static inline __attribute__((always_inline)) void batch_norm_sums(const real *x, const real *dy, real shift, bool relu, real relu_scale, real relu_shift, int pixels, double *first, double *second)
-{
-	typedef __typeof__((batch_norm_vector){0} > (batch_norm_vector){0}) mask;
-	batch_norm_vector a = {0}, b = {0};
-	int p = 0;
-	for (; p + BATCH_NORM_LANES <= pixels; p += BATCH_NORM_LANES) {
-		batch_norm_vector value, centred, weight;
-		memcpy(&value, x + p, sizeof value);
-		centred = value - shift;
-		weight = centred;
-		if (dy)
-			memcpy(&weight, dy + p, sizeof weight);
-		if (relu)
-			weight = (batch_norm_vector)((mask)weight & (value * relu_scale + relu_shift > 0));
-		a += weight;
-		b += weight * centred;
-	}
-	for (int l = 0; p < pixels; p++, l++) {
-		real centred = x[p] - shift, weight = dy ? dy[p] : centred;
-		if (relu && !(x[p] * relu_scale + relu_shift > 0))
-			weight = 0;
-		a[l] += weight;
-		b[l] += weight * centred;
-	}
-	real sum_a = 0, sum_b = 0;
-	for (int l = 0; l < BATCH_NORM_LANES; l++) {
-		sum_a += a[l];
-		sum_b += b[l];
-	}
-	*first += sum_a;
-	*second += sum_b;
-}
-
-/* saved = (mean, 1/std, scale, shift) per channel, BN's output being
- * x * scale + shift: the batch's statistics in training (the running ones
- * moved towards them), the running statistics in evaluation. */
-static inline __attribute__((always_inline)) void batch_norm_statistics(real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels)
-{
-	double started = profile_clock();
-	#pragma omp parallel for schedule(static)
-	for (int c = 0; c < channels; c++) {
-		double mean, inverse_std;
-		if (training) {
-			/* One pass over x - shift, shift one of the channel's values:
-			 * var = E[(x - shift)^2] - E[x - shift]^2 then loses digits only
-			 * when the mean lies many standard deviations from that value. */
-			real shift = in[(size_t)c * pixels];
-			double count = (double)n * pixels, sum = 0, squares = 0;
-			for (int i = 0; i < n; i++)
-				batch_norm_sums(in + ((size_t)i * channels + c) * pixels, NULL, shift, false, 0, 0, pixels, &sum, &squares);
-			double centred_mean = sum / count;
-			double variance = squares / count - centred_mean * centred_mean;
-			if (variance < 0)
-				variance = 0;
-			mean = shift + centred_mean;
-			inverse_std = 1 / sqrt(variance + batch_norm_epsilon);
-			double unbiased = count > 1 ? variance * count / (count - 1) : variance;
-			running_mean[c] = (real)((1 - batch_norm_momentum) * running_mean[c] + batch_norm_momentum * mean);
-			running_var[c] = (real)((1 - batch_norm_momentum) * running_var[c] + batch_norm_momentum * unbiased);
-		} else {
-			mean = running_mean[c];
-			inverse_std = 1 / sqrt((double)running_var[c] + batch_norm_epsilon);
-		}
-		/* y = gamma (x - mean) / std + beta = x * scale + shift */
-		saved[c] = (real)mean;
-		saved[channels + c] = (real)inverse_std;
-		saved[2 * channels + c] = (real)(gamma[c] * inverse_std);
-		saved[3 * channels + c] = (real)(beta[c] - mean * gamma[c] * inverse_std);
-	}
-	profile_add(PROFILE_ELEMENTWISE, started);
-}
-
-static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels)
-{
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels);
-	double started = profile_clock();
-	#pragma omp parallel for schedule(static)
-	for (int c = 0; c < channels; c++) {
-		real scale = saved[2 * channels + c], shift = saved[3 * channels + c];
-		for (int i = 0; i < n; i++) {
-			const real *x = in + ((size_t)i * channels + c) * pixels;
-			real *y = out + ((size_t)i * channels + c) * pixels;
-			for (int p = 0; p < pixels; p++)
-				y[p] = x[p] * scale + shift;
-		}
-	}
-	profile_add(PROFILE_ELEMENTWISE, started);
-}
-
-/* The sums BN's backward needs, added to sums[c] and sums[channels + c]
- * for one image: of dy and of dy (x - mean), dy counting only where ReLU
- * passed it if relu. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_sums(double *sums, const real *x, const real *dy, const real *saved, int channels, int pixels, bool relu)
-{
-	for (int c = 0; c < channels; c++)
-		batch_norm_sums(x + (size_t)c * pixels, dy + (size_t)c * pixels, saved[c], relu, saved[2 * channels + c],
-				saved[3 * channels + c], pixels, &sums[c], &sums[channels + c]);
-}
-
-/* Channel c of BN's backward, given the sums over the batch of dy and of
- * dy (x - mean) (dy through ReLU's mask if relu): dgamma, dbeta, and
- * din (+)= dx. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, int c, double sum_dy, double sum_dy_centred)
-{
-	real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
-	double inverse_std = saved[channels + c], count = (double)n * pixels;
-	double sum_dy_xhat = sum_dy_centred * inverse_std;
-	dgamma[c] += (real)sum_dy_xhat;
-	dbeta[c] += (real)sum_dy;
-	/* dx = gamma / std * (dy - mean(dy) - xhat * mean(dy * xhat))
-	 *    = k dy + slope (x - mean) + offset */
-	double k = gamma[c] * inverse_std;
-	real scale = (real)k, slope = (real)(-k * inverse_std * sum_dy_xhat / count);
-	real offset = (real)(-k * sum_dy / count);
-	for (int i = 0; i < n; i++) {
-		size_t at = ((size_t)i * channels + c) * pixels;
-		const real *x = in + at, *dy = dout + at;
-		real *dx = din + at;
-		for (int p = 0; p < pixels; p++) {
-			real gradient = relu && !(x[p] * relu_scale + relu_shift > 0) ? 0 : dy[p];
-			dx[p] = (write == GRADIENT_ADD ? dx[p] : 0) + scale * gradient + slope * (x[p] - mean) + offset;
-		}
-	}
-}
-
-/* With relu, dout is the gradient of ReLU's output, ReLU applied to BN's:
- * the mask is computed again from x, as the forward pass did. */
-static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write)
-{
-	double started = profile_clock();
-	#pragma omp parallel for schedule(static)
-	for (int c = 0; c < channels; c++) {
-		real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
-		double sum_dy = 0, sum_dy_centred = 0;
-		for (int i = 0; i < n; i++) {
-			size_t at = ((size_t)i * channels + c) * pixels;
-			batch_norm_sums(in + at, dout + at, mean, relu, relu_scale, relu_shift, pixels, &sum_dy, &sum_dy_centred);
-		}
-		batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c, sum_dy, sum_dy_centred);
-	}
-	profile_add(PROFILE_ELEMENTWISE, started);
-}
-
 static void relu_forward(real *out, const real *in, long count)
 {
 	double started = profile_clock();
@@ -979,11 +1047,12 @@ static const struct conv_shape conv3x3_s1_3x8x8_to_4_shape = {
 };
 _Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_3x8x8_to_4: scratch too small");
 
-static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch)
+/* out = conv(in); sums, if not NULL: the next BN's sums of each image */
+static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -999,9 +1068,10 @@ static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real 
 }
 
 /* batch_norm_4x8x8: (n, 4, 8, 8) */
-static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training)
+_Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_4x8x8: no room for BN's sums");
+static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given);
 }
 
 static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
@@ -1015,11 +1085,12 @@ static const struct conv_shape conv3x3_s1_4x8x8_to_4_shape = {
 };
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_4x8x8_to_4: scratch too small");
 
-static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch)
+/* out = conv(in); sums, if not NULL: the next BN's sums of each image */
+static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1039,14 +1110,18 @@ static const struct conv_shape bn_relu_conv3x3_s1_4x8x8_to_4_shape = {
 	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
 };
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_4x8x8_to_4: scratch too small");
+_Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_4x8x8_to_4: no room for BN's sums");
 
-/* out = conv(relu(bn(in))); saved: BN's (mean, 1/std, scale, shift) */
-static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch)
+/* out = conv(relu(bn(in))), plus shortcut if not NULL; saved: BN's (mean,
+ * 1/std, scale, shift), from its sums at sums (taken here first unless
+ * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
+ * of out there. */
+static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8);
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8, sums, given);
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1098,11 +1173,12 @@ static const struct conv_shape conv3x3_s2_4x8x8_to_8_shape = {
 };
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_4x8x8_to_8: scratch too small");
 
-static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
+/* out = conv(in); sums, if not NULL: the next BN's sums of each image */
+static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1122,14 +1198,18 @@ static const struct conv_shape bn_relu_conv3x3_s1_8x4x4_to_8_shape = {
 	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 1,
 };
 _Static_assert(CONV_SCRATCH(8, 4, 4, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_8x4x4_to_8: scratch too small");
+_Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_8x4x4_to_8: no room for BN's sums");
 
-/* out = conv(relu(bn(in))); saved: BN's (mean, 1/std, scale, shift) */
-static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch)
+/* out = conv(relu(bn(in))), plus shortcut if not NULL; saved: BN's (mean,
+ * 1/std, scale, shift), from its sums at sums (taken here first unless
+ * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
+ * of out there. */
+static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4);
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4, sums, given);
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1181,11 +1261,12 @@ static const struct conv_shape conv1x1_s2_4x8x8_to_8_shape = {
 };
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_4x8x8_to_8: scratch too small");
 
-static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch)
+/* out = conv(in); sums, if not NULL: the next BN's sums of each image */
+static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1201,9 +1282,10 @@ static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 }
 
 /* batch_norm_8x4x4: (n, 8, 4, 4) */
-static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training)
+_Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_8x4x4: no room for BN's sums");
+static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given);
 }
 
 static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
@@ -1217,11 +1299,12 @@ static const struct conv_shape conv3x3_s2_8x4x4_to_16_shape = {
 };
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_8x4x4_to_16: scratch too small");
 
-static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
+/* out = conv(in); sums, if not NULL: the next BN's sums of each image */
+static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1241,14 +1324,18 @@ static const struct conv_shape bn_relu_conv3x3_s1_16x2x2_to_16_shape = {
 	.c_in = 16, .h_in = 2, .w_in = 2, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 1,
 };
 _Static_assert(CONV_SCRATCH(16, 2, 2, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_16x2x2_to_16: scratch too small");
+_Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_16x2x2_to_16: no room for BN's sums");
 
-/* out = conv(relu(bn(in))); saved: BN's (mean, 1/std, scale, shift) */
-static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch)
+/* out = conv(relu(bn(in))), plus shortcut if not NULL; saved: BN's (mean,
+ * 1/std, scale, shift), from its sums at sums (taken here first unless
+ * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
+ * of out there. */
+static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2);
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2, sums, given);
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1300,11 +1387,12 @@ static const struct conv_shape conv1x1_s2_8x4x4_to_16_shape = {
 };
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_8x4x4_to_16: scratch too small");
 
-static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch)
+/* out = conv(in); sums, if not NULL: the next BN's sums of each image */
+static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -1320,9 +1408,10 @@ static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 }
 
 /* batch_norm_16x2x2: (n, 16, 2, 2) */
-static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training)
+_Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_16x2x2: no room for BN's sums");
+static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given);
 }
 
 static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)

@@ -26,6 +26,8 @@ _Static_assert(sizeof(real) == sizeof(float), "tiny-full-preact was generated fo
 #define VELOCITY(param) (s->velocity + PARAM_##param)
 #define BUFFER(param) (s->buffers + BUFFER_##param)
 #define STATS(op) (s->stats + STATS_##op)
+/* BN's sums of the batch's images (kernels.h), in the arena through forward */
+#define IMAGE_SUMS ((double *)(s->arena + (size_t)n * NET_SUMS_OFFSET))
 
 static const struct net_param params[] = {
 	{"stem_bn_beta", "(4)", PARAM_stem_bn_beta, 4, 1, NET_INIT_ZEROS, 0},
@@ -91,8 +93,8 @@ static __attribute__((noinline)) void sgd_update(real *param, const real *grad, 
  * conv bn relu */
 static void stem_forward(struct net_state *s, int n)
 {
-	conv3x3_s1_3x8x8_to_4_forward(ACT(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch);
-	batch_norm_4x8x8_forward(ACT(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), PARAM(stem_bn_beta), BUFFER(stem_bn_running_mean), BUFFER(stem_bn_running_var), STATS(stem_bn), n, s->training);
+	conv3x3_s1_3x8x8_to_4_forward(ACT(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch, IMAGE_SUMS);
+	batch_norm_4x8x8_forward(ACT(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), PARAM(stem_bn_beta), BUFFER(stem_bn_running_mean), BUFFER(stem_bn_running_var), STATS(stem_bn), n, s->training, IMAGE_SUMS, SUMS_TAKEN);
 	relu_forward(ACT(stem_relu), ACT(stem_bn), (long)n * 256);
 }
 
@@ -107,17 +109,15 @@ static void stem_backward(struct net_state *s, int n)
  * conv1 bn1 relu1 conv2 add */
 static void stage1_unit01_forward(struct net_state *s, int n)
 {
-	conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch);
-	/* stage1_unit01_bn1 + stage1_unit01_relu1 + stage1_unit01_conv2 */
-	bn_relu_conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv2), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_bn1_beta), BUFFER(stage1_unit01_bn1_running_mean), BUFFER(stage1_unit01_bn1_running_var), STATS(stage1_unit01_bn1), PARAM(stage1_unit01_conv2_weight), n, s->training, s->scratch);
-	add_forward(ACT(stage1_unit01_add), ACT(stem_relu), ACT(stage1_unit01_conv2), (long)n * 256);
+	conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
+	/* stage1_unit01_bn1 + stage1_unit01_relu1 + stage1_unit01_conv2 + stage1_unit01_add */
+	bn_relu_conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_add), ACT(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_bn1_beta), BUFFER(stage1_unit01_bn1_running_mean), BUFFER(stage1_unit01_bn1_running_var), STATS(stage1_unit01_bn1), PARAM(stage1_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, IMAGE_SUMS);
 }
 
 static void stage1_unit01_backward(struct net_state *s, int n)
 {
-	/* add: GRAD(stem_relu) and GRAD(stage1_unit01_conv2) are GRAD(stage1_unit01_add), one slot */
-	/* stage1_unit01_conv2 + stage1_unit01_relu1 + stage1_unit01_bn1 */
-	bn_relu_conv3x3_s1_4x8x8_to_4_backward(GRAD(stage1_unit01_conv1), DPARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_beta), DPARAM(stage1_unit01_conv2_weight), GRAD(stage1_unit01_relu1), GRAD(stage1_unit01_conv2), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_conv2_weight), STATS(stage1_unit01_bn1), n, s->scratch, GRADIENT_SET);
+	/* stage1_unit01_add (passes its gradient) + stage1_unit01_conv2 + stage1_unit01_relu1 + stage1_unit01_bn1 */
+	bn_relu_conv3x3_s1_4x8x8_to_4_backward(GRAD(stage1_unit01_conv1), DPARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_beta), DPARAM(stage1_unit01_conv2_weight), GRAD(stage1_unit01_relu1), GRAD(stage1_unit01_add), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_conv2_weight), STATS(stage1_unit01_bn1), n, s->scratch, GRADIENT_SET);
 	conv3x3_s1_4x8x8_to_4_backward(GRAD(stem_relu), DPARAM(stage1_unit01_conv1_weight), GRAD(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 }
 
@@ -125,12 +125,12 @@ static void stage1_unit01_backward(struct net_state *s, int n)
  * bn1 relu1 conv1 bn2 relu2 conv2 shortcut_conv add */
 static void stage2_unit01_forward(struct net_state *s, int n)
 {
-	batch_norm_4x8x8_forward(ACT(stage2_unit01_bn1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), n, s->training);
+	batch_norm_4x8x8_forward(ACT(stage2_unit01_bn1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), n, s->training, IMAGE_SUMS, SUMS_TAKEN);
 	relu_forward(ACT(stage2_unit01_relu1), ACT(stage2_unit01_bn1), (long)n * 256);
-	conv3x3_s2_4x8x8_to_8_forward(ACT(stage2_unit01_conv1), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv1_weight), n, s->scratch);
+	conv3x3_s2_4x8x8_to_8_forward(ACT(stage2_unit01_conv1), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage2_unit01_bn2 + stage2_unit01_relu2 + stage2_unit01_conv2 */
-	bn_relu_conv3x3_s1_8x4x4_to_8_forward(ACT(stage2_unit01_conv2), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_bn2_beta), BUFFER(stage2_unit01_bn2_running_mean), BUFFER(stage2_unit01_bn2_running_var), STATS(stage2_unit01_bn2), PARAM(stage2_unit01_conv2_weight), n, s->training, s->scratch);
-	conv1x1_s2_4x8x8_to_8_forward(ACT(stage2_unit01_shortcut_conv), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch);
+	bn_relu_conv3x3_s1_8x4x4_to_8_forward(ACT(stage2_unit01_conv2), ACT(stage2_unit01_conv1), NULL, PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_bn2_beta), BUFFER(stage2_unit01_bn2_running_mean), BUFFER(stage2_unit01_bn2_running_var), STATS(stage2_unit01_bn2), PARAM(stage2_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, NULL);
+	conv1x1_s2_4x8x8_to_8_forward(ACT(stage2_unit01_shortcut_conv), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch, NULL);
 	add_forward(ACT(stage2_unit01_add), ACT(stage2_unit01_shortcut_conv), ACT(stage2_unit01_conv2), (long)n * 128);
 }
 
@@ -149,12 +149,12 @@ static void stage2_unit01_backward(struct net_state *s, int n)
  * bn1 relu1 conv1 bn2 relu2 conv2 shortcut_conv add */
 static void stage3_unit01_forward(struct net_state *s, int n)
 {
-	batch_norm_8x4x4_forward(ACT(stage3_unit01_bn1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), n, s->training);
+	batch_norm_8x4x4_forward(ACT(stage3_unit01_bn1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), n, s->training, IMAGE_SUMS, SUMS_TO_TAKE);
 	relu_forward(ACT(stage3_unit01_relu1), ACT(stage3_unit01_bn1), (long)n * 128);
-	conv3x3_s2_8x4x4_to_16_forward(ACT(stage3_unit01_conv1), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv1_weight), n, s->scratch);
+	conv3x3_s2_8x4x4_to_16_forward(ACT(stage3_unit01_conv1), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage3_unit01_bn2 + stage3_unit01_relu2 + stage3_unit01_conv2 */
-	bn_relu_conv3x3_s1_16x2x2_to_16_forward(ACT(stage3_unit01_conv2), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_bn2_beta), BUFFER(stage3_unit01_bn2_running_mean), BUFFER(stage3_unit01_bn2_running_var), STATS(stage3_unit01_bn2), PARAM(stage3_unit01_conv2_weight), n, s->training, s->scratch);
-	conv1x1_s2_8x4x4_to_16_forward(ACT(stage3_unit01_shortcut_conv), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch);
+	bn_relu_conv3x3_s1_16x2x2_to_16_forward(ACT(stage3_unit01_conv2), ACT(stage3_unit01_conv1), NULL, PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_bn2_beta), BUFFER(stage3_unit01_bn2_running_mean), BUFFER(stage3_unit01_bn2_running_var), STATS(stage3_unit01_bn2), PARAM(stage3_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, NULL);
+	conv1x1_s2_8x4x4_to_16_forward(ACT(stage3_unit01_shortcut_conv), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch, NULL);
 	add_forward(ACT(stage3_unit01_add), ACT(stage3_unit01_shortcut_conv), ACT(stage3_unit01_conv2), (long)n * 64);
 }
 
@@ -173,7 +173,7 @@ static void stage3_unit01_backward(struct net_state *s, int n)
  * bn relu pool fc loss */
 static void head_forward(struct net_state *s, int n)
 {
-	batch_norm_16x2x2_forward(ACT(head_bn), ACT(stage3_unit01_add), PARAM(head_bn_gamma), PARAM(head_bn_beta), BUFFER(head_bn_running_mean), BUFFER(head_bn_running_var), STATS(head_bn), n, s->training);
+	batch_norm_16x2x2_forward(ACT(head_bn), ACT(stage3_unit01_add), PARAM(head_bn_gamma), PARAM(head_bn_beta), BUFFER(head_bn_running_mean), BUFFER(head_bn_running_var), STATS(head_bn), n, s->training, IMAGE_SUMS, SUMS_TO_TAKE);
 	relu_forward(ACT(head_relu), ACT(head_bn), (long)n * 64);
 	average_pool_16x2x2_forward(ACT(head_pool), ACT(head_relu), n);
 	linear_16_to_4_forward(ACT(head_fc), ACT(head_pool), PARAM(head_fc_weight), PARAM(head_fc_bias), n);

@@ -7,65 +7,68 @@
 #ifndef RESGEN_ARENA_H
 #define RESGEN_ARENA_H
 
-#define NET_ARENA_PER_IMAGE 2352L
+#define NET_ARENA_PER_IMAGE 2432L
 #define NET_SCRATCH_PER_THREAD 14736L
 #define NET_PARAM_COUNT 5064L
 #define NET_BUFFER_COUNT 120L
 #define NET_STATS_COUNT 240L
+/* BN's sums of each image, per image (-1, 0: no BN) */
+#define NET_SUMS_OFFSET 448L
+#define NET_SUMS_PER_IMAGE 96L
 
 /* Activations */
 #define ACT_input 0L
 #define ACT_stem_conv 192L
-#define ACT_stem_bn 448L
-#define ACT_stem_relu 704L
-#define ACT_stage1_unit01_conv1 448L
-#define ACT_stage1_unit01_conv2 960L
-#define ACT_stage1_unit01_bn2 1216L
-#define ACT_stage1_unit01_add 1472L
-#define ACT_stage1_unit01_post_relu 1216L
-#define ACT_stage2_unit01_conv1 1472L
-#define ACT_stage2_unit01_conv2 1600L
-#define ACT_stage2_unit01_bn2 1728L
-#define ACT_stage2_unit01_shortcut_conv 1856L
-#define ACT_stage2_unit01_add 1984L
-#define ACT_stage2_unit01_post_relu 1728L
-#define ACT_stage3_unit01_conv1 1856L
-#define ACT_stage3_unit01_conv2 1920L
-#define ACT_stage3_unit01_bn2 1984L
-#define ACT_stage3_unit01_shortcut_conv 2048L
-#define ACT_stage3_unit01_add 2112L
-#define ACT_stage3_unit01_post_relu 1984L
-#define ACT_head_pool 2048L
-#define ACT_head_fc 2064L
-#define ACT_head_loss 2080L
+#define ACT_stem_bn 544L
+#define ACT_stem_relu 800L
+#define ACT_stage1_unit01_conv1 544L
+#define ACT_stage1_unit01_conv2 1056L
+#define ACT_stage1_unit01_bn2 1312L
+#define ACT_stage1_unit01_add 1568L
+#define ACT_stage1_unit01_post_relu 1312L
+#define ACT_stage2_unit01_conv1 1568L
+#define ACT_stage2_unit01_conv2 1696L
+#define ACT_stage2_unit01_bn2 1824L
+#define ACT_stage2_unit01_shortcut_conv 1952L
+#define ACT_stage2_unit01_add 2080L
+#define ACT_stage2_unit01_post_relu 1824L
+#define ACT_stage3_unit01_conv1 1952L
+#define ACT_stage3_unit01_conv2 2016L
+#define ACT_stage3_unit01_bn2 2080L
+#define ACT_stage3_unit01_shortcut_conv 2144L
+#define ACT_stage3_unit01_add 2208L
+#define ACT_stage3_unit01_post_relu 2080L
+#define ACT_head_pool 2144L
+#define ACT_head_fc 2160L
+#define ACT_head_loss 2176L
 
 /* Gradients of the activations */
 #define GRAD_input 192L
 #define GRAD_stem_conv 704L
 #define GRAD_stem_bn 448L
-#define GRAD_stem_relu 1472L
-#define GRAD_stage1_unit01_conv1 960L
-#define GRAD_stage1_unit01_relu1 1728L
-#define GRAD_stage1_unit01_conv2 1216L
-#define GRAD_stage1_unit01_bn2 1472L
-#define GRAD_stage1_unit01_add 1472L
-#define GRAD_stage1_unit01_post_relu 2080L
-#define GRAD_stage2_unit01_conv1 1600L
-#define GRAD_stage2_unit01_relu1 1856L
-#define GRAD_stage2_unit01_conv2 1728L
-#define GRAD_stage2_unit01_bn2 1856L
-#define GRAD_stage2_unit01_shortcut_conv 1856L
-#define GRAD_stage2_unit01_add 1856L
-#define GRAD_stage2_unit01_post_relu 2224L
-#define GRAD_stage3_unit01_conv1 1920L
+#define GRAD_stem_relu 1568L
+#define GRAD_stage1_unit01_conv1 1056L
+#define GRAD_stage1_unit01_relu1 1824L
+#define GRAD_stage1_unit01_conv2 1312L
+#define GRAD_stage1_unit01_bn2 1568L
+#define GRAD_stage1_unit01_add 1568L
+#define GRAD_stage1_unit01_post_relu 2176L
+#define GRAD_stage2_unit01_conv1 1696L
+#define GRAD_stage2_unit01_relu1 1952L
+#define GRAD_stage2_unit01_conv2 1824L
+#define GRAD_stage2_unit01_bn2 1952L
+#define GRAD_stage2_unit01_shortcut_conv 1952L
+#define GRAD_stage2_unit01_add 1952L
+#define GRAD_stage2_unit01_post_relu 2240L
+#define GRAD_stage3_unit01_conv1 2016L
 #define GRAD_stage3_unit01_relu1 2080L
-#define GRAD_stage3_unit01_conv2 1984L
-#define GRAD_stage3_unit01_bn2 2160L
-#define GRAD_stage3_unit01_shortcut_conv 2160L
-#define GRAD_stage3_unit01_add 2160L
-#define GRAD_stage3_unit01_post_relu 2096L
-#define GRAD_head_pool 2080L
-#define GRAD_head_fc 2096L
+#define GRAD_stage3_unit01_conv2 448L
+#define GRAD_stage3_unit01_bn2 2176L
+#define GRAD_stage3_unit01_shortcut_conv 2176L
+#define GRAD_stage3_unit01_add 2176L
+#define GRAD_stage3_unit01_post_relu 480L
+#define GRAD_head_pool 464L
+#define GRAD_head_fc 448L
 
 /* Trained parameters (their gradients and velocities share the offsets) */
 #define PARAM_stem_conv_weight 0L
@@ -110,7 +113,7 @@
 #define BUFFER_stage3_unit01_bn2_running_mean 88L
 #define BUFFER_stage3_unit01_bn2_running_var 104L
 
-/* BN batch statistics saved for backward: mean, then 1/std, per channel */
+/* BN batch statistics saved for backward: mean, 1/std, scale and shift, per channel */
 #define STATS_stem_bn 0L
 #define STATS_stage1_unit01_bn1 16L
 #define STATS_stage1_unit01_bn2 32L

@@ -26,6 +26,8 @@ _Static_assert(sizeof(real) == sizeof(float), "tiny-original was generated for f
 #define VELOCITY(param) (s->velocity + PARAM_##param)
 #define BUFFER(param) (s->buffers + BUFFER_##param)
 #define STATS(op) (s->stats + STATS_##op)
+/* BN's sums of the batch's images (kernels.h), in the arena through forward */
+#define IMAGE_SUMS ((double *)(s->arena + (size_t)n * NET_SUMS_OFFSET))
 
 static const struct net_param params[] = {
 	{"stem_bn_beta", "(4)", PARAM_stem_bn_beta, 4, 1, NET_INIT_ZEROS, 0},
@@ -91,8 +93,8 @@ static __attribute__((noinline)) void sgd_update(real *param, const real *grad, 
  * conv bn relu */
 static void stem_forward(struct net_state *s, int n)
 {
-	conv3x3_s1_3x8x8_to_4_forward(ACT(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch);
-	batch_norm_4x8x8_forward(ACT(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), PARAM(stem_bn_beta), BUFFER(stem_bn_running_mean), BUFFER(stem_bn_running_var), STATS(stem_bn), n, s->training);
+	conv3x3_s1_3x8x8_to_4_forward(ACT(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch, IMAGE_SUMS);
+	batch_norm_4x8x8_forward(ACT(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), PARAM(stem_bn_beta), BUFFER(stem_bn_running_mean), BUFFER(stem_bn_running_var), STATS(stem_bn), n, s->training, IMAGE_SUMS, SUMS_TAKEN);
 	relu_forward(ACT(stem_relu), ACT(stem_bn), (long)n * 256);
 }
 
@@ -107,10 +109,10 @@ static void stem_backward(struct net_state *s, int n)
  * conv1 bn1 relu1 conv2 bn2 add post_relu */
 static void stage1_unit01_forward(struct net_state *s, int n)
 {
-	conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch);
+	conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage1_unit01_bn1 + stage1_unit01_relu1 + stage1_unit01_conv2 */
-	bn_relu_conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv2), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_bn1_beta), BUFFER(stage1_unit01_bn1_running_mean), BUFFER(stage1_unit01_bn1_running_var), STATS(stage1_unit01_bn1), PARAM(stage1_unit01_conv2_weight), n, s->training, s->scratch);
-	batch_norm_4x8x8_forward(ACT(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), PARAM(stage1_unit01_bn2_beta), BUFFER(stage1_unit01_bn2_running_mean), BUFFER(stage1_unit01_bn2_running_var), STATS(stage1_unit01_bn2), n, s->training);
+	bn_relu_conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv2), ACT(stage1_unit01_conv1), NULL, PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_bn1_beta), BUFFER(stage1_unit01_bn1_running_mean), BUFFER(stage1_unit01_bn1_running_var), STATS(stage1_unit01_bn1), PARAM(stage1_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, IMAGE_SUMS);
+	batch_norm_4x8x8_forward(ACT(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), PARAM(stage1_unit01_bn2_beta), BUFFER(stage1_unit01_bn2_running_mean), BUFFER(stage1_unit01_bn2_running_var), STATS(stage1_unit01_bn2), n, s->training, IMAGE_SUMS, SUMS_TAKEN);
 	add_forward(ACT(stage1_unit01_add), ACT(stem_relu), ACT(stage1_unit01_bn2), (long)n * 256);
 	relu_forward(ACT(stage1_unit01_post_relu), ACT(stage1_unit01_add), (long)n * 256);
 }
@@ -129,11 +131,11 @@ static void stage1_unit01_backward(struct net_state *s, int n)
  * conv1 bn1 relu1 conv2 bn2 shortcut_conv add post_relu */
 static void stage2_unit01_forward(struct net_state *s, int n)
 {
-	conv3x3_s2_4x8x8_to_8_forward(ACT(stage2_unit01_conv1), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_conv1_weight), n, s->scratch);
+	conv3x3_s2_4x8x8_to_8_forward(ACT(stage2_unit01_conv1), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage2_unit01_bn1 + stage2_unit01_relu1 + stage2_unit01_conv2 */
-	bn_relu_conv3x3_s1_8x4x4_to_8_forward(ACT(stage2_unit01_conv2), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), PARAM(stage2_unit01_conv2_weight), n, s->training, s->scratch);
-	batch_norm_8x4x4_forward(ACT(stage2_unit01_bn2), ACT(stage2_unit01_conv2), PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_bn2_beta), BUFFER(stage2_unit01_bn2_running_mean), BUFFER(stage2_unit01_bn2_running_var), STATS(stage2_unit01_bn2), n, s->training);
-	conv1x1_s2_4x8x8_to_8_forward(ACT(stage2_unit01_shortcut_conv), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch);
+	bn_relu_conv3x3_s1_8x4x4_to_8_forward(ACT(stage2_unit01_conv2), ACT(stage2_unit01_conv1), NULL, PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), PARAM(stage2_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, IMAGE_SUMS);
+	batch_norm_8x4x4_forward(ACT(stage2_unit01_bn2), ACT(stage2_unit01_conv2), PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_bn2_beta), BUFFER(stage2_unit01_bn2_running_mean), BUFFER(stage2_unit01_bn2_running_var), STATS(stage2_unit01_bn2), n, s->training, IMAGE_SUMS, SUMS_TAKEN);
+	conv1x1_s2_4x8x8_to_8_forward(ACT(stage2_unit01_shortcut_conv), ACT(stage1_unit01_post_relu), PARAM(stage2_unit01_shortcut_conv_weight), n, s->scratch, NULL);
 	add_forward(ACT(stage2_unit01_add), ACT(stage2_unit01_shortcut_conv), ACT(stage2_unit01_bn2), (long)n * 128);
 	relu_forward(ACT(stage2_unit01_post_relu), ACT(stage2_unit01_add), (long)n * 128);
 }
@@ -153,11 +155,11 @@ static void stage2_unit01_backward(struct net_state *s, int n)
  * conv1 bn1 relu1 conv2 bn2 shortcut_conv add post_relu */
 static void stage3_unit01_forward(struct net_state *s, int n)
 {
-	conv3x3_s2_8x4x4_to_16_forward(ACT(stage3_unit01_conv1), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_conv1_weight), n, s->scratch);
+	conv3x3_s2_8x4x4_to_16_forward(ACT(stage3_unit01_conv1), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage3_unit01_bn1 + stage3_unit01_relu1 + stage3_unit01_conv2 */
-	bn_relu_conv3x3_s1_16x2x2_to_16_forward(ACT(stage3_unit01_conv2), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), PARAM(stage3_unit01_conv2_weight), n, s->training, s->scratch);
-	batch_norm_16x2x2_forward(ACT(stage3_unit01_bn2), ACT(stage3_unit01_conv2), PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_bn2_beta), BUFFER(stage3_unit01_bn2_running_mean), BUFFER(stage3_unit01_bn2_running_var), STATS(stage3_unit01_bn2), n, s->training);
-	conv1x1_s2_8x4x4_to_16_forward(ACT(stage3_unit01_shortcut_conv), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch);
+	bn_relu_conv3x3_s1_16x2x2_to_16_forward(ACT(stage3_unit01_conv2), ACT(stage3_unit01_conv1), NULL, PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), PARAM(stage3_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, IMAGE_SUMS);
+	batch_norm_16x2x2_forward(ACT(stage3_unit01_bn2), ACT(stage3_unit01_conv2), PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_bn2_beta), BUFFER(stage3_unit01_bn2_running_mean), BUFFER(stage3_unit01_bn2_running_var), STATS(stage3_unit01_bn2), n, s->training, IMAGE_SUMS, SUMS_TAKEN);
+	conv1x1_s2_8x4x4_to_16_forward(ACT(stage3_unit01_shortcut_conv), ACT(stage2_unit01_post_relu), PARAM(stage3_unit01_shortcut_conv_weight), n, s->scratch, NULL);
 	add_forward(ACT(stage3_unit01_add), ACT(stage3_unit01_shortcut_conv), ACT(stage3_unit01_bn2), (long)n * 64);
 	relu_forward(ACT(stage3_unit01_post_relu), ACT(stage3_unit01_add), (long)n * 64);
 }
