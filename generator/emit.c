@@ -69,12 +69,6 @@ struct emitter {
 	struct diag *d;
 };
 
-static long tensor_size(const struct graph *g, int t)
-{
-	struct shape s = g->tensors[t].shape;
-	return (long)s.channels * s.height * s.width;
-}
-
 /* Text from outside (a path) as it may appear inside a comment of emitted
  * code: characters that cannot end, nest or splice a comment stay as they
  * are; everything else, '*', '\\', '?', quotes and every byte outside
@@ -208,12 +202,12 @@ static void call_vars(const struct emitter *e, int index, struct template_vars *
 	const char *out = g->tensors[op->output].name, *in = g->tensors[op->inputs[0]].name;
 	switch (op->kind) {
 	case OP_RELU:
-		template_set(v, "COUNT", "%ld", tensor_size(g, op->output));
+		template_set(v, "COUNT", "%ld", graph_tensor_size(g, op->output));
 		break;
 	case OP_ADD:
 		template_set(v, "SHORTCUT", "%s", in);
 		template_set(v, "BRANCH", "%s", g->tensors[op->inputs[1]].name);
-		template_set(v, "COUNT", "%ld", tensor_size(g, op->output));
+		template_set(v, "COUNT", "%ld", graph_tensor_size(g, op->output));
 		template_set(v, "OUT", "%s", out);
 		return;
 	case OP_SCALE:
@@ -223,7 +217,7 @@ static void call_vars(const struct emitter *e, int index, struct template_vars *
 			     real_text(number, op->factor));
 		if (op->kind == OP_DROPOUT)
 			template_set(v, "SALT", "%d", op->salt);
-		template_set(v, "COUNT", "%ld", tensor_size(g, op->output));
+		template_set(v, "COUNT", "%ld", graph_tensor_size(g, op->output));
 		template_set(v, "OUT", "%s", out);
 		template_set(v, "IN", "%s", in);
 		return;
@@ -267,13 +261,24 @@ static int render(const struct emitter *e, const struct template *t, const char 
 	return status;
 }
 
+/* A section, and a blank line after it if it wrote anything. */
+static int render_block(const struct emitter *e, const struct template *t, const char *section,
+			struct template_vars *v, struct strbuf *out)
+{
+	size_t before = out->length;
+	int status = render(e, t, section, v, out);
+	if (status == 0 && out->length > before)
+		strbuf_puts(out, "\n");
+	return status;
+}
+
 static int emit_kernels(const struct emitter *e, struct strbuf *out)
 {
 	const struct plan *p = e->plan;
 	struct strbuf body = {0};
 	struct template_vars v = {0};
-	/* Each kind's helpers once, a fusion's and those of the ops it fuses;
-	 * BN's before the kinds that call them. */
+	/* Each kind's helpers once, a fusion's and those of the ops it fuses,
+	 * and BN's for the kinds that call them. */
 	bool used[OP_KIND_COUNT] = {false}, fused[STEP_KIND_COUNT] = {false};
 	for (int k = 0; k < p->kernel_count; k++) {
 		enum step_kind step = p->kernels[k].step;
@@ -289,24 +294,17 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 		if (used[kind] && op_table[kind].needs_batch_norm)
 			used[OP_BATCH_NORM] = true;
 	int status = 0;
-	for (int order = -1; order < OP_KIND_COUNT + STEP_KIND_COUNT && status == 0; order++) {
-		int kind = order < 0 ? OP_BATCH_NORM : order;
-		if (order == OP_BATCH_NORM)
-			continue;
-		const struct template *t = kind < OP_KIND_COUNT ? &e->ops[kind] : &e->fused[kind - OP_KIND_COUNT];
-		if (kind < OP_KIND_COUNT ? !used[kind] : !fused[kind - OP_KIND_COUNT])
-			continue;
-		size_t before = body.length;
-		status = render(e, t, "common", &v, &body);
-		if (body.length > before)
-			strbuf_puts(&body, "\n");
-	}
+	if (used[OP_BATCH_NORM]) /* first: others call them */
+		status = render_block(e, &e->ops[OP_BATCH_NORM], "common", &v, &body);
+	for (int kind = 0; kind < OP_KIND_COUNT && status == 0; kind++)
+		if (used[kind] && kind != OP_BATCH_NORM)
+			status = render_block(e, &e->ops[kind], "common", &v, &body);
+	for (int step = 0; step < STEP_KIND_COUNT && status == 0; step++)
+		if (fused[step])
+			status = render_block(e, &e->fused[step], "common", &v, &body);
 	for (int k = 0; k < p->kernel_count && status == 0; k++) {
-		size_t before = body.length;
 		kernel_vars(e, &p->kernels[k], &v);
-		status = render(e, kernel_template(e, &p->kernels[k]), "kernel", &v, &body);
-		if (body.length > before)
-			strbuf_puts(&body, "\n");
+		status = render_block(e, kernel_template(e, &p->kernels[k]), "kernel", &v, &body);
 	}
 	if (status == 0) {
 		header_vars(e, &v);
@@ -442,7 +440,7 @@ static int emit_zeroing(const struct emitter *e, const struct step *step, struct
 			if (p->gradient_offset[t] < 0 || p->first_gradient_writer[t] != i || sets_gradient(p, i, k))
 				continue;
 			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
-			template_set(&v, "COUNT", "%ld", tensor_size(g, t));
+			template_set(&v, "COUNT", "%ld", graph_tensor_size(g, t));
 			status = render(e, &e->net, "zero", &v, out);
 		}
 	}
@@ -623,9 +621,9 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 			int output = g->ops[group->first_op + group->op_count - 1].output;
 			template_set(&v, "GROUP", "%s", group->name);
 			template_set(&v, "OUTPUT", "%s", g->tensors[output].name);
-			template_set(&v, "OUTPUT_SIZE", "%ld", tensor_size(g, output));
+			template_set(&v, "OUTPUT_SIZE", "%ld", graph_tensor_size(g, output));
 			template_set(&v, "INPUT", "%s", g->tensors[input].name);
-			template_set(&v, "INPUT_SIZE", "%ld", tensor_size(g, input));
+			template_set(&v, "INPUT_SIZE", "%ld", graph_tensor_size(g, input));
 			status = render(e, &e->net, "group_entry", &v, &group_table);
 		}
 	}

@@ -429,6 +429,12 @@ bool op_backward_reads_output(enum op_kind kind)
 	return kind == OP_RELU || kind == OP_SOFTMAX_CROSS_ENTROPY;
 }
 
+long graph_tensor_size(const struct graph *g, int t)
+{
+	struct shape s = g->tensors[t].shape;
+	return (long)s.channels * s.height * s.width;
+}
+
 double op_flops(const struct graph *g, const struct op *op)
 {
 	struct shape in = g->tensors[op->inputs[0]].shape;

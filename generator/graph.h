@@ -95,6 +95,9 @@ void graph_free(struct graph *g);
 bool op_backward_reads_inputs(enum op_kind kind);
 bool op_backward_reads_output(enum op_kind kind);
 
+/* Elements of tensor t for one image. */
+long graph_tensor_size(const struct graph *g, int t);
+
 /* Multiply-adds of one op for one image, times two. */
 double op_flops(const struct graph *g, const struct op *op);
 

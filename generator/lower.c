@@ -16,12 +16,6 @@ static bool bn_relu_conv_at(const struct graph *g, const int *readers, int first
 	       conv->inputs[0] == relu->output && readers[bn->output] == 1 && readers[relu->output] == 1;
 }
 
-static long tensor_size(const struct graph *g, int t)
-{
-	struct shape s = g->tensors[t].shape;
-	return (long)s.channels * s.height * s.width;
-}
-
 /* Whether addition i can pass its output's gradient to its inputs by
  * sharing its slot (see lower.h). Both inputs differ, have the output's
  * shape and a producer, and the addition is the last to read them, so its
@@ -41,7 +35,7 @@ static bool passes_gradient_at(const struct graph *g, const struct lowering *l, 
 	bool extends[2];
 	for (int k = 0; k < 2; k++) {
 		int t = add->inputs[k], producer = g->tensors[t].producer;
-		if (tensor_size(g, t) != tensor_size(g, add->output) || producer < 0 || last_reader[t] != i ||
+		if (graph_tensor_size(g, t) != graph_tensor_size(g, add->output) || producer < 0 || last_reader[t] != i ||
 		    !l->gradient_stored[t])
 			return false;
 		extends[k] = readers[t] > 1 || l->passes_gradient[producer];

@@ -16,8 +16,6 @@ struct interval {
 
 static long align(long reals) { return (reals + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
 
-static long shape_size(struct shape s) { return (long)s.channels * s.height * s.width; }
-
 static int by_start(const void *a, const void *b)
 {
 	const struct interval *x = a, *y = b;
@@ -291,7 +289,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	}
 	int count = 0;
 	for (int t = 0; t < tensors; t++) {
-		long size = align(shape_size(g->tensors[t].shape));
+		long size = align(graph_tensor_size(g, t));
 		int producer = g->tensors[t].producer;
 		long produced = producer < 0 ? -1 : l->step_of_op[producer];
 		p->activation_offset[t] = -1;

@@ -26,8 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * -1 marks a tensor a fused step computes inside, or no
 		 * gradient. */
 		for (int t = 0; t < graph.tensor_count; t++) {
-			struct shape s = graph.tensors[t].shape;
-			long size = (long)s.channels * s.height * s.width;
+			long size = graph_tensor_size(&graph, t);
 			long at[2] = {plan.activation_offset[t], plan.gradient_offset[t]};
 			for (int i = 0; i < 2; i++)
 				if (at[i] < -1 || (at[i] >= 0 && at[i] + size > plan.arena_per_image))
