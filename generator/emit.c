@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,11 @@ struct emitter {
 	struct template ops[OP_KIND_COUNT];
 	struct template fused[STEP_KIND_COUNT]; /* STEP_OP's unused */
 	struct diag *d;
+	/* The network's identity (net_info.identity): a hash of its three
+	 * files as emitted with the spec's name and path left blank and the
+	 * identity 0, so that only what the code computes counts. */
+	uint64_t identity;
+	bool hashing; /* emitting the text that identity hashes */
 };
 
 /* Text from outside (a path) as it may appear inside a comment of emitted
@@ -146,8 +153,8 @@ static void header_vars(const struct emitter *e, struct template_vars *v)
 {
 	char path[4 * SPEC_PATH_MAX + 1];
 	comment_text(path, sizeof path, e->spec->path);
-	template_set(v, "SPEC_NAME", "%s", e->spec->name);
-	template_set(v, "SPEC_PATH", "%s", path);
+	template_set(v, "SPEC_NAME", "%s", e->hashing ? "" : e->spec->name);
+	template_set(v, "SPEC_PATH", "%s", e->hashing ? "" : path);
 }
 
 /* Values that describe a kernel instance's shapes. */
@@ -655,6 +662,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "SPEC_VALUES", "%s", values);
 		template_set(&v, "REAL", "%s", e->dtype == DTYPE_F64 ? "double" : "float");
 		template_set(&v, "DTYPE", "%s", e->dtype == DTYPE_F64 ? "f64" : "f32");
+		template_set(&v, "IDENTITY", "0x%016llxULL", e->hashing ? 0ULL : (unsigned long long)e->identity);
 		template_set(&v, "NET_SUMMARY", "%s", summary);
 		template_set(&v, "CHANNELS", "%d", s->data.channels);
 		template_set(&v, "HEIGHT", "%d", s->data.height);
@@ -738,6 +746,16 @@ static int write_files(const char *dir, const char *const *names, struct strbuf 
 	return status;
 }
 
+/* FNV-1a, 64 bits, over the texts in order, each followed by a zero byte. */
+static uint64_t identity_of(const struct strbuf *texts, int count)
+{
+	uint64_t hash = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < count; i++)
+		for (size_t j = 0; j <= texts[i].length; j++)
+			hash = (hash ^ (unsigned char)(j < texts[i].length ? texts[i].text[j] : 0)) * 0x100000001b3ULL;
+	return hash;
+}
+
 int emit_network(const struct plan *plan, const char *templates_dir, const char *out_dir,
 		 enum dtype dtype, struct diag *d)
 {
@@ -746,12 +764,21 @@ int emit_network(const struct plan *plan, const char *templates_dir, const char 
 	static const char *const names[] = {"net.c", "kernels.h", "arena.h"};
 	struct strbuf texts[3] = {{0}};
 	int status = load_templates(&e, templates_dir);
-	if (status == 0)
+	/* Twice: the text whose hash is the identity, then the files. */
+	for (int pass = 0; pass < 2 && status == 0; pass++) {
+		e.hashing = pass == 0;
+		for (int i = 0; i < 3; i++) {
+			strbuf_free(&texts[i]);
+			texts[i] = (struct strbuf){0};
+		}
 		status = emit_net(&e, &texts[0]);
-	if (status == 0)
-		status = emit_kernels(&e, &texts[1]);
-	if (status == 0)
-		status = emit_arena(&e, &texts[2]);
+		if (status == 0)
+			status = emit_kernels(&e, &texts[1]);
+		if (status == 0)
+			status = emit_arena(&e, &texts[2]);
+		if (status == 0 && e.hashing)
+			e.identity = identity_of(texts, 3);
+	}
 	if (status == 0)
 		status = write_files(out_dir, names, texts, 3, d);
 	for (int i = 0; i < 3; i++)

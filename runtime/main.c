@@ -41,6 +41,16 @@ static void print_help(const char *program)
 	       "  --test-limit N       evaluate on only the first N test images\n"
 	       "  --load-weights FILE  start from exported weights instead of a random start\n"
 	       "  --save-weights FILE  export the weights at the end\n"
+	       "  --checkpoint FILE    keep a checkpoint of the whole run in FILE, replaced\n"
+	       "                       atomically; SIGINT or SIGTERM then writes one and exits 4\n"
+	       "  --checkpoint-every N every N iterations (default: at every evaluation),\n"
+	       "                       and at the end\n"
+	       "  --resume FILE        continue the run FILE was written by, with its settings\n"
+	       "                       (iterations, batch, seed, limits...; an option given\n"
+	       "                       must agree), checkpointing to FILE unless --checkpoint;\n"
+	       "                       the log given by --log is cut back to the checkpoint's\n"
+	       "                       rows and continued. With the same thread count the\n"
+	       "                       result is bitwise that of a run never stopped\n"
 	       "  --steps K            step: how many steps (default 1)\n"
 	       "  --dump FILE          step: where to write the dump\n\n",
 	       d->data_dir[0] ? d->data_dir : "(none: synthetic)", d->iterations, d->batch, d->seed,
@@ -55,7 +65,8 @@ static void print_help(const char *program)
 	printf("Data: CIFAR-10/100 in their binary versions (data_batch_1.bin... or train.bin,\n"
 	       "test.bin), MNIST and Fashion-MNIST as IDX files, gzip-compressed or not.\n"
 	       "Weights files hold named float64 tensors (see runtime/tensor_file.h).\n"
-	       "Exit status: 0 done, 1 input/output failure, 2 bad arguments or data, 3 diverged.\n");
+	       "Exit status: 0 done, 1 input/output failure, 2 bad arguments, data or\n"
+	       "checkpoint, 3 diverged, 4 stopped by a signal after writing a checkpoint.\n");
 }
 
 static int bad(const char *program, const char *option, const char *what)
@@ -88,24 +99,29 @@ struct option {
 	long min, max; /* NUMBER */
 	size_t offset; /* into struct run_options */
 	int size;      /* NUMBER: sizeof the field */
+	unsigned setting; /* its enum run_setting bit: a checkpoint keeps it */
 };
 
 #define FIELD(name, kind_size) offsetof(struct run_options, name), kind_size
 static const struct option options[] = {
-	{"--data", TRAIN | STEP, TEXT, 0, 0, FIELD(data_dir, 0)},
-	{"--synthetic", TRAIN | STEP, FLAG, 0, 0, FIELD(synthetic, 0)},
-	{"--iterations", TRAIN, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long))},
-	{"--batch", TRAIN | STEP, NUMBER, 1, 4096, FIELD(batch, sizeof(int))},
-	{"--threads", TRAIN | STEP, NUMBER, 1, 1024, FIELD(threads, sizeof(int))},
-	{"--seed", TRAIN | STEP | INIT, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long))},
-	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0)},
-	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long))},
-	{"--train-limit", TRAIN, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long))},
-	{"--test-limit", TRAIN, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long))},
-	{"--load-weights", TRAIN | STEP, TEXT, 0, 0, FIELD(load_weights, 0)},
-	{"--save-weights", TRAIN | STEP | INIT, TEXT, 0, 0, FIELD(save_weights, 0)},
-	{"--steps", STEP, NUMBER, 1, 1000, FIELD(steps, sizeof(int))},
-	{"--dump", STEP, TEXT, 0, 0, FIELD(dump_path, 0)},
+	{"--data", TRAIN | STEP, TEXT, 0, 0, FIELD(data_dir, 0), 0},
+	{"--synthetic", TRAIN | STEP, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
+	{"--iterations", TRAIN, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long)), SETTING_ITERATIONS},
+	{"--batch", TRAIN | STEP, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
+	{"--threads", TRAIN | STEP, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
+	{"--seed", TRAIN | STEP | INIT, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
+	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0), 0},
+	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
+	{"--train-limit", TRAIN, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)), SETTING_TRAIN_LIMIT},
+	{"--test-limit", TRAIN, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
+	{"--checkpoint", TRAIN, TEXT, 0, 0, FIELD(checkpoint_path, 0), 0},
+	{"--checkpoint-every", TRAIN, NUMBER, 1, 1000000000, FIELD(checkpoint_every, sizeof(long)),
+	 SETTING_CHECKPOINT_EVERY},
+	{"--resume", TRAIN, TEXT, 0, 0, FIELD(resume_path, 0), 0},
+	{"--load-weights", TRAIN | STEP, TEXT, 0, 0, FIELD(load_weights, 0), 0},
+	{"--save-weights", TRAIN | STEP | INIT, TEXT, 0, 0, FIELD(save_weights, 0), 0},
+	{"--steps", STEP, NUMBER, 1, 1000, FIELD(steps, sizeof(int)), 0},
+	{"--dump", STEP, TEXT, 0, 0, FIELD(dump_path, 0), 0},
 };
 
 static const char *command_names(int commands)
@@ -137,6 +153,7 @@ static int parse_options(const char *program, enum command command, int argc, ch
 		if (seen[k])
 			return bad(program, argv[i], "is given twice; give it once");
 		seen[k] = true;
+		o->given |= option->setting;
 		if (option->kind == FLAG) {
 			*(bool *)field = true;
 			continue;
@@ -208,9 +225,14 @@ int main(int argc, char **argv)
 		return bad(program, "step", "needs --dump FILE");
 	if (command == INIT && !o.save_weights)
 		return bad(program, "init", "needs --save-weights FILE");
+	if (o.resume_path && o.load_weights)
+		return bad(program, "--load-weights", "cannot start a resumed run; give --resume or --load-weights");
+	if (o.checkpoint_every && !o.checkpoint_path && !o.resume_path)
+		return bad(program, "--checkpoint-every", "needs --checkpoint FILE");
 	/* Outputs that could not be written are found now, not after the run. */
-	const char *outputs[] = {o.save_weights, o.dump_path, o.log_path};
-	for (int i = 0; i < 3; i++) {
+	const char *outputs[] = {o.save_weights, o.dump_path, o.log_path,
+				 o.checkpoint_path ? o.checkpoint_path : o.resume_path};
+	for (int i = 0; i < 4; i++) {
 		char error[PATH_MAX + 256];
 		if (outputs[i] && (outputs[i] == o.log_path ? file_output_check : file_replace_check)(
 					  outputs[i], error, sizeof error) != 0) {

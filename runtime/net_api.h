@@ -5,6 +5,7 @@
 #define RESGEN_NET_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "real.h"
 
@@ -73,6 +74,7 @@ struct net_group {
 struct net_info {
 	const char *name;   /* the spec's name */
 	const char *dtype;  /* "f32" or "f64" */
+	uint64_t identity;  /* a hash of the emitted code (spec name and path aside): checkpoints of another network are refused */
 	const char *summary; /* unit, ordering, depth, widths, shortcut, projection */
 	int channels, height, width, classes;
 	long param_count, buffer_count, stats_count;

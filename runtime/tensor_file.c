@@ -69,33 +69,60 @@ static uint64_t get_u64(const unsigned char *b, int bytes)
 	return v;
 }
 
-int tensor_file_save(const struct tensor_file *f, const char *path, char *error, size_t size)
+/* FNV-1a, 64 bits: the checksum that seals a file. */
+static uint64_t checksum_add(uint64_t hash, const unsigned char *bytes, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+	return hash;
+}
+
+static const uint64_t checksum_basis = 0xcbf29ce484222325ULL;
+
+/* Writes, keeping the running checksum of what was written. */
+struct sink {
+	FILE *file;
+	uint64_t hash;
+	int ok;
+};
+
+static void sink_put(struct sink *s, const unsigned char *bytes, size_t count)
+{
+	s->ok = s->ok && fwrite(bytes, 1, count, s->file) == count;
+	s->hash = checksum_add(s->hash, bytes, count);
+}
+
+static int save(const struct tensor_file *f, const char *path, const char *magic, int sealed, char *error,
+		size_t size)
 {
 	struct file_replace replace;
 	if (file_replace_begin(&replace, path, error, size) != 0)
 		return -1;
-	FILE *file = replace.file;
-	unsigned char header[12];
-	memcpy(header, magic, 8);
-	put_u32(header + 8, (uint32_t)f->count);
-	int ok = fwrite(header, 1, 12, file) == 12;
-	for (int i = 0; ok && i < f->count; i++) {
+	struct sink out = {replace.file, checksum_basis, 1};
+	unsigned char b[12];
+	memcpy(b, magic, 8);
+	put_u32(b + 8, (uint32_t)f->count);
+	sink_put(&out, b, 12);
+	for (int i = 0; out.ok && i < f->count; i++) {
 		const struct tensor_file_entry *e = &f->entries[i];
-		unsigned char lengths[12];
 		uint32_t name_length = (uint32_t)strlen(e->name);
-		put_u32(lengths, name_length);
-		ok = fwrite(lengths, 1, 4, file) == 4 && fwrite(e->name, 1, name_length, file) == name_length;
-		put_u64(lengths, (uint64_t)e->count);
-		ok = ok && fwrite(lengths, 1, 8, file) == 8;
-		for (long j = 0; ok && j < e->count; j++) {
+		put_u32(b, name_length);
+		sink_put(&out, b, 4);
+		sink_put(&out, (const unsigned char *)e->name, name_length);
+		put_u64(b, (uint64_t)e->count);
+		sink_put(&out, b, 8);
+		for (long j = 0; out.ok && j < e->count; j++) {
 			uint64_t bits;
 			memcpy(&bits, &e->values[j], 8);
-			unsigned char b[8];
 			put_u64(b, bits);
-			ok = fwrite(b, 1, 8, file) == 8;
+			sink_put(&out, b, 8);
 		}
 	}
-	if (!ok) {
+	if (sealed) {
+		put_u64(b, out.hash);
+		sink_put(&out, b, 8);
+	}
+	if (!out.ok) {
 		snprintf(error, size, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
 		file_replace_abort(&replace);
 		return -1;
@@ -103,7 +130,38 @@ int tensor_file_save(const struct tensor_file *f, const char *path, char *error,
 	return file_replace_commit(&replace, error, size);
 }
 
-int tensor_file_load(struct tensor_file *f, const char *path, char *error, size_t size)
+int tensor_file_save(const struct tensor_file *f, const char *path, char *error, size_t size)
+{
+	return save(f, path, magic, 0, error, size);
+}
+
+int tensor_file_save_sealed(const struct tensor_file *f, const char *path, const char magic_of_kind[8],
+			    char *error, size_t size)
+{
+	return save(f, path, magic_of_kind, 1, error, size);
+}
+
+/* Whether the last 8 bytes of the file (of bytes bytes) are the checksum of
+ * the rest; reads it all once, and leaves the file at its start. */
+static int checksum_matches(FILE *file, long bytes)
+{
+	unsigned char buffer[1 << 16];
+	uint64_t hash = checksum_basis;
+	long left = bytes - 8;
+	while (left > 0) {
+		size_t want = left < (long)sizeof buffer ? (size_t)left : sizeof buffer;
+		if (fread(buffer, 1, want, file) != want)
+			return 0;
+		hash = checksum_add(hash, buffer, want);
+		left -= (long)want;
+	}
+	int matches = fread(buffer, 1, 8, file) == 8 && get_u64(buffer, 8) == hash;
+	rewind(file);
+	return matches;
+}
+
+static int load(struct tensor_file *f, const char *path, const char *magic_of_kind, const char *kind,
+		int sealed, char *error, size_t size)
 {
 	memset(f, 0, sizeof *f);
 	long remaining;
@@ -111,10 +169,22 @@ int tensor_file_load(struct tensor_file *f, const char *path, char *error, size_
 	if (!file)
 		return -1;
 	unsigned char header[12];
-	if (remaining < 12 || fread(header, 1, 12, file) != 12 || memcmp(header, magic, 8) != 0) {
-		snprintf(error, size, "%s: not a resgen tensor file (it should start with RESGENT1)", path);
+	if (remaining < 12 + 8 * sealed || fread(header, 1, 12, file) != 12 ||
+	    memcmp(header, magic_of_kind, 8) != 0) {
+		snprintf(error, size, "%s: not a resgen %s (it should start with %.8s)", path, kind, magic_of_kind);
 		fclose(file);
 		return -1;
+	}
+	if (sealed) {
+		rewind(file);
+		if (!checksum_matches(file, remaining)) {
+			snprintf(error, size, "%s: its checksum does not match its contents; the file is damaged", path);
+			fclose(file);
+			return -1;
+		}
+		remaining -= 8;
+		if (fread(header, 1, 12, file) != 12)
+			goto truncated;
 	}
 	remaining -= 12;
 	long count = (long)get_u64(header + 8, 4);
@@ -164,6 +234,17 @@ failed:
 	fclose(file);
 	tensor_file_free(f);
 	return -1;
+}
+
+int tensor_file_load(struct tensor_file *f, const char *path, char *error, size_t size)
+{
+	return load(f, path, magic, "tensor file", 0, error, size);
+}
+
+int tensor_file_load_sealed(struct tensor_file *f, const char *path, const char magic_of_kind[8],
+			    const char *kind, char *error, size_t size)
+{
+	return load(f, path, magic_of_kind, kind, 1, error, size);
 }
 
 const struct tensor_file_entry *tensor_file_find(const struct tensor_file *f, const char *name)

@@ -4,7 +4,9 @@
  * and an f64 build read each other's files exactly.
  *
  * Layout: "RESGENT1", uint32 tensor count, then per tensor: uint32 name
- * length, the name, uint64 value count, the values. */
+ * length, the name, uint64 value count, the values. A sealed file (a
+ * checkpoint) has the same layout under its own magic, followed by a
+ * uint64 FNV-1a checksum of everything before it. */
 #ifndef RESGEN_TENSOR_FILE_H
 #define RESGEN_TENSOR_FILE_H
 
@@ -30,6 +32,12 @@ int tensor_file_add_double(struct tensor_file *f, const char *name, const double
 			   long count);
 int tensor_file_save(const struct tensor_file *f, const char *path, char *error, size_t size);
 int tensor_file_load(struct tensor_file *f, const char *path, char *error, size_t size);
+/* The same under another magic, sealed by a checksum, which loading checks
+ * before it reads anything else; kind names such files in errors. */
+int tensor_file_save_sealed(const struct tensor_file *f, const char *path, const char magic[8], char *error,
+			    size_t size);
+int tensor_file_load_sealed(struct tensor_file *f, const char *path, const char magic[8], const char *kind,
+			    char *error, size_t size);
 const struct tensor_file_entry *tensor_file_find(const struct tensor_file *f, const char *name);
 void tensor_file_free(struct tensor_file *f);
 

@@ -2,6 +2,9 @@
 #include "train.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "data.h"
 #include "gemm.h"
 #include "net_api.h"
@@ -216,39 +220,131 @@ static const struct net_param *non_finite_param(const struct net_state *s)
 	return NULL;
 }
 
-int train_run(const struct run_options *o)
+/* SIGINT and SIGTERM, while a run keeps checkpoints: noted here, acted on
+ * between iterations (a checkpoint, then exit status 4). A second signal
+ * ends the process at once; the last checkpoint stays whole. */
+static volatile sig_atomic_t stop_signal;
+
+static void note_signal(int signal) { stop_signal = signal; }
+
+static void catch_stop_signals(void)
+{
+	struct sigaction action;
+	memset(&action, 0, sizeof action);
+	action.sa_handler = note_signal;
+	action.sa_flags = SA_RESETHAND;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+}
+
+/* For the tests of resuming: RESGEN_TEST_RAISE=SIGNAL@K raises SIGNAL once
+ * iteration K and its evaluation and checkpoint are done. */
+static void test_raise(long iteration)
+{
+	const char *text = getenv("RESGEN_TEST_RAISE");
+	int signal;
+	long at;
+	if (text && sscanf(text, "%d@%ld", &signal, &at) == 2 && at == iteration)
+		raise(signal);
+}
+
+/* The log of a resumed run: cut back to its length at the checkpoint (rows
+ * written after it are written again), then appended to. */
+static int log_reopen(FILE **log, const char *path, long bytes)
+{
+	*log = NULL;
+	if (!path)
+		return 0;
+	if (bytes < 0)
+		return log_open(log, path);
+	struct stat info;
+	int found = stat(path, &info) == 0 ? 0 : errno;
+	if (found == 0 && S_ISREG(info.st_mode)) {
+		if (info.st_size < bytes) {
+			fprintf(stderr,
+				"%s: %s: the log is shorter (%lld bytes) than at the checkpoint (%ld); resume "
+				"with the log the run was writing\n",
+				net_info.name, path, (long long)info.st_size, bytes);
+			return 2;
+		}
+		if (truncate(path, bytes) != 0) {
+			fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
+			return 1;
+		}
+	} else if (found == ENOENT) {
+		fprintf(stderr, "%s: %s: no such log; resume with the log the run was writing, or without --log\n",
+			net_info.name, path);
+		return 2;
+	}
+	*log = fopen(path, "a");
+	if (!*log) {
+		fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+int train_run(const struct run_options *options)
 {
 	/* The log's path was checked before; it is truncated only once the
 	 * data and weights have loaded, so a run refused for its input leaves
-	 * an earlier log as it was. */
+	 * an earlier log as it was. A resumed run takes its settings from its
+	 * checkpoint. */
+	struct run_options run = *options;
+	const struct run_options *o = &run;
+	char message[PATH_MAX + 512];
+	struct tensor_file checkpoint = {0};
+	int checkpoint_threads = 0;
+	if (o->resume_path) {
+		if (checkpoint_open(&checkpoint, o->resume_path, &run, &checkpoint_threads, message, sizeof message) != 0) {
+			fprintf(stderr, "%s: %s\n", net_info.name, message);
+			return 2;
+		}
+		if (!run.checkpoint_path)
+			run.checkpoint_path = run.resume_path;
+	}
 	struct session s;
 	int status = session_open(&s, o);
-	if (status != 0)
-		return status;
-	FILE *log;
-	status = log_open(&log, o->log_path);
 	if (status != 0) {
-		session_free(&s);
+		tensor_file_free(&checkpoint);
 		return status;
 	}
 	const struct net_defaults *d = &net_info.defaults;
 	struct augment augment = {d->augment_pad, d->augment_flip};
-	struct rng rng;
-	rng_seed(&rng, (uint64_t)o->seed, 0xba7c);
+	struct progress at = {.log_bytes = -1};
+	rng_seed(&at.rng, (uint64_t)o->seed, 0xba7c);
 	long *order = malloc((size_t)s.train.count * sizeof *order);
 	int *labels = malloc((size_t)o->batch * sizeof *labels);
+	FILE *log = NULL;
 	if (!order || !labels) {
 		fprintf(stderr, "%s: out of memory\n", net_info.name);
-		free(order);
-		free(labels);
-		if (log)
-			fclose(log);
-		session_free(&s);
-		return 1;
+		status = 1;
+		goto done;
 	}
 	for (long i = 0; i < s.train.count; i++)
 		order[i] = i;
-	shuffle(order, s.train.count, &rng);
+	shuffle(order, s.train.count, &at.rng);
+	if (o->resume_path) {
+		status = checkpoint_restore(&checkpoint, o->resume_path, s.train.count, &s.state, &at, order, message,
+					    sizeof message);
+		tensor_file_free(&checkpoint);
+		if (status != 0) {
+			fprintf(stderr, "%s: %s\n", net_info.name, message);
+			status = 2;
+			goto done;
+		}
+		if (checkpoint_threads != s.threads)
+			fprintf(stderr,
+				"%s: note: the run had %d threads and resumes on %d; its weights will not be bitwise "
+				"those of an unbroken run\n",
+				net_info.name, checkpoint_threads, s.threads);
+	}
+	status = o->resume_path ? log_reopen(&log, o->log_path, at.log_bytes) : log_open(&log, o->log_path);
+	if (status != 0)
+		goto done;
+	if (o->checkpoint_path)
+		catch_stop_signals();
 
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
@@ -256,20 +352,21 @@ int train_run(const struct run_options *o)
 	       "%d threads, BLIS %s kernels\n",
 	       o->synthetic ? "synthetic" : d->data_set, s.train.count, s.test.count, net_info.channels,
 	       net_info.height, net_info.width, o->batch, o->iterations, s.threads, gemm_kernels());
+	if (o->resume_path)
+		printf("resumed from %s after iteration %ld\n", o->resume_path, at.iteration);
 	fflush(stdout);
 
 	bool terminal = isatty(STDERR_FILENO);
-	double start = now(), interval_start = start, last_progress = 0;
-	double interval_loss = 0;
-	long interval_errors = 0, interval_images = 0, position = 0;
-	for (long it = 0; it < o->iterations; it++) {
-		if (position + o->batch > s.train.count) {
-			shuffle(order, s.train.count, &rng);
-			position = 0;
+	long first = at.iteration;
+	double start = now() - at.seconds, resumed = now(), interval_start = resumed, last_progress = 0;
+	for (long it = first; it < o->iterations; it++) {
+		if (at.position + o->batch > s.train.count) {
+			shuffle(order, s.train.count, &at.rng);
+			at.position = 0;
 		}
-		data_fill_batch(&s.train, order + position, o->batch, s.mean, s.std, &augment, &rng,
+		data_fill_batch(&s.train, order + at.position, o->batch, s.mean, s.std, &augment, &at.rng,
 				state_input(&s.state, o->batch), labels);
-		position += o->batch;
+		at.position += o->batch;
 		double lr = learning_rate(it);
 		s.state.labels = labels;
 		s.state.step = it;
@@ -282,28 +379,30 @@ int train_run(const struct run_options *o)
 			status = 3;
 			break;
 		}
-		interval_loss += s.state.loss * o->batch;
-		interval_errors += count_errors(state_logits(&s.state, o->batch), labels, o->batch);
-		interval_images += o->batch;
+		at.interval_loss += s.state.loss * o->batch;
+		at.interval_errors += count_errors(state_logits(&s.state, o->batch), labels, o->batch);
+		at.interval_images += o->batch;
 		state_zero_grads(&s.state);
 		net_backward(&s.state, o->batch);
 		net_sgd(&s.state, (real)lr, (real)d->momentum, (real)d->weight_decay);
+		at.iteration = it + 1;
 
 		double t = now();
 		if (terminal && t - last_progress > 0.25) {
 			char eta[32];
-			double rate = (double)(it + 1) / (t - start);
+			double rate = (double)(it + 1 - first) / (t - resumed);
 			format_duration(eta, sizeof eta, (double)(o->iterations - it - 1) / rate);
 			fprintf(stderr, "\r  iteration %ld/%ld  loss %.4f  lr %g  %.0f images/s  ETA %s   ",
 				it + 1, o->iterations, s.state.loss, lr, rate * o->batch, eta);
 			last_progress = t;
 		}
-		if ((it + 1) % o->eval_every == 0 || it + 1 == o->iterations) {
-			double images_per_second = (double)interval_images / (t - interval_start);
+		bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
+		if (evaluated) {
+			double images_per_second = (double)at.interval_images / (t - interval_start);
 			double test_loss, test_error;
 			evaluate(&s, o->batch, &test_loss, &test_error);
-			double train_loss = interval_loss / (double)interval_images;
-			double train_error = (double)interval_errors / (double)interval_images;
+			double train_loss = at.interval_loss / (double)at.interval_images;
+			double train_error = (double)at.interval_errors / (double)at.interval_images;
 			if (terminal)
 				fprintf(stderr, "\r%*s\r", 78, "");
 			printf("iteration %ld: lr %g | train loss %.4f, error %.2f%% | test loss %.4f, "
@@ -330,8 +429,8 @@ int train_run(const struct run_options *o)
 				status = 3;
 				break;
 			}
-			interval_loss = 0;
-			interval_errors = interval_images = 0;
+			at.interval_loss = 0;
+			at.interval_errors = at.interval_images = 0;
 			interval_start = now();
 			if (it + 1 == o->iterations) {
 				char took[32];
@@ -340,13 +439,38 @@ int train_run(const struct run_options *o)
 				       100 * test_error, s.test.count, o->iterations, took);
 			}
 		}
+		test_raise(it + 1);
+		bool due = o->checkpoint_every ? (it + 1) % o->checkpoint_every == 0 || it + 1 == o->iterations
+					       : evaluated;
+		if (o->checkpoint_path && (due || stop_signal)) {
+			at.seconds = now() - start;
+			at.log_bytes = log ? ftell(log) : -1;
+			if (checkpoint_save(o->checkpoint_path, o, s.threads, &s.state, &at, order, s.train.count,
+					    message, sizeof message) != 0) {
+				fprintf(stderr, "%s: %s\n", net_info.name, message);
+				status = 1;
+				break;
+			}
+		}
+		if (stop_signal) {
+			if (terminal)
+				fprintf(stderr, "\r%*s\r", 78, "");
+			fprintf(stderr, "%s: stopped by %s after iteration %ld; resume with --resume %s\n",
+				net_info.name, stop_signal == SIGINT ? "SIGINT" : "SIGTERM", it + 1,
+				o->checkpoint_path);
+			status = 4;
+			break;
+		}
 	}
-	char message[512];
+	if (first >= o->iterations)
+		printf("the run had already finished all %ld iterations\n", o->iterations);
 	if (status == 0 && o->save_weights &&
 	    state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0) {
 		fprintf(stderr, "%s: %s\n", net_info.name, message);
 		status = 1;
 	}
+done:
+	tensor_file_free(&checkpoint);
 	if (log_close(log, o->log_path) != 0 && status == 0)
 		status = 1;
 	free(order);

@@ -5,6 +5,18 @@
 
 #include <stdbool.h>
 
+/* The settings a checkpoint keeps; given marks those on the command line. */
+enum run_setting {
+	SETTING_ITERATIONS = 1 << 0,
+	SETTING_BATCH = 1 << 1,
+	SETTING_SEED = 1 << 2,
+	SETTING_EVAL_EVERY = 1 << 3,
+	SETTING_TRAIN_LIMIT = 1 << 4,
+	SETTING_TEST_LIMIT = 1 << 5,
+	SETTING_SYNTHETIC = 1 << 6,
+	SETTING_CHECKPOINT_EVERY = 1 << 7,
+};
+
 struct run_options {
 	const char *data_dir;
 	bool synthetic;
@@ -18,6 +30,9 @@ struct run_options {
 	const char *save_weights, *load_weights;
 	int steps;             /* step: how many SGD steps on the first batch */
 	const char *dump_path; /* step: where the dump goes */
+	const char *checkpoint_path, *resume_path;
+	long checkpoint_every; /* 0: at every evaluation */
+	unsigned given;        /* enum run_setting */
 };
 
 /* Both return the process exit status, having printed any error. */

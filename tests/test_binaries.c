@@ -263,6 +263,133 @@ static void test_binary_same_seed_and_threads_give_identical_weights(void **unus
 	assert_false(same_file(first, second));
 }
 
+/* A short run of tiny-f64 (12 iterations, evaluations at 4, 8 and 12) with
+ * the given extra options and environment; returns the exit status. */
+static int run_tiny(const char *environment, const char *options)
+{
+	char command[4096];
+	snprintf(command, sizeof command,
+		 "%s %s/tests/bin/tiny-f64 train --synthetic --iterations 12 --eval-every 4 --batch 16 --threads 2 %s",
+		 environment, build, options);
+	return run(command, NULL, 0, NULL, 0);
+}
+
+/* Whether two logs have the same rows, the timing columns (seconds and
+ * images/s) aside. */
+static bool same_rows(const char *a, const char *b)
+{
+	char command[4096];
+	snprintf(command, sizeof command, "cmp -s <(cut -d, -f1-6 %s) <(cut -d, -f1-6 %s)", a, b);
+	char quoted[4200];
+	snprintf(quoted, sizeof quoted, "bash -c '%s'", command);
+	return system(quoted) == 0;
+}
+
+/* Killed (SIGKILL) or stopped (SIGTERM) at several points, mid-interval,
+ * right after an evaluation, right after a checkpoint, and twice in one
+ * run, then resumed: the weights are bitwise and the log's rows exactly
+ * those of the run that was never stopped. */
+static void test_binary_resumes_exactly(void **unused)
+{
+	(void)unused;
+	char options[2048], whole[400], whole_log[400], weights[400], log[400], checkpoint[400];
+	snprintf(whole, sizeof whole, "%s/whole.w", scratch);
+	snprintf(whole_log, sizeof whole_log, "%s/whole.csv", scratch);
+	snprintf(weights, sizeof weights, "%s/resumed.w", scratch);
+	snprintf(log, sizeof log, "%s/resumed.csv", scratch);
+	snprintf(checkpoint, sizeof checkpoint, "%s/run.ckpt", scratch);
+	snprintf(options, sizeof options, "--log %s --save-weights %s", whole_log, whole);
+	assert_int_equal(run_tiny("", options), 0);
+	/* kill points: after iteration 6 (mid-interval; checkpoint at 5, a
+	 * row at 4), 8 (an evaluation after the checkpoint), 10 (a
+	 * checkpoint); then 6 and 11 in one run; then SIGTERM at 7. */
+	static const struct {
+		int signal;
+		long at, again;
+	} stops[] = {{9, 6, 0}, {9, 8, 0}, {9, 10, 0}, {9, 6, 11}, {15, 7, 0}};
+	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+		char environment[64];
+		remove(checkpoint);
+		snprintf(environment, sizeof environment, "RESGEN_TEST_RAISE=%d@%ld", stops[i].signal, stops[i].at);
+		snprintf(options, sizeof options, "--log %s --checkpoint %s --checkpoint-every 5 --save-weights %s", log,
+			 checkpoint, weights);
+		int stopped = run_tiny(environment, options);
+		/* the shell reports a kill as 128 + the signal */
+		assert_int_equal(stopped, stops[i].signal == 9 ? 128 + 9 : 4);
+		snprintf(options, sizeof options, "--log %s --resume %s --save-weights %s", log, checkpoint, weights);
+		if (stops[i].again) {
+			snprintf(environment, sizeof environment, "RESGEN_TEST_RAISE=9@%ld", stops[i].again);
+			assert_int_equal(run_tiny(environment, options), 128 + 9);
+		}
+		assert_int_equal(run_tiny("", options), 0);
+		if (!same_file(whole, weights) || !same_rows(whole_log, log))
+			print_error("stopped by signal %d after iteration %ld (and %ld)\n", stops[i].signal, stops[i].at,
+				    stops[i].again);
+		assert_true(same_file(whole, weights));
+		assert_true(same_rows(whole_log, log));
+	}
+	/* The comparison can fail: a run with another seed differs. */
+	snprintf(options, sizeof options, "--seed 5 --log %s --save-weights %s", log, weights);
+	assert_int_equal(run_tiny("", options), 0);
+	assert_false(same_file(whole, weights));
+	assert_false(same_rows(whole_log, log));
+}
+
+/* A damaged, truncated, foreign or other network's checkpoint, or options
+ * that contradict it: one line, exit 2, and neither the checkpoint nor the
+ * log is touched. */
+static void test_binary_refuses_bad_checkpoints(void **unused)
+{
+	(void)unused;
+	char options[2048], good[400], bad_file[400], log[400], saved_log[400], copy[400], command[4096];
+	char message[4096];
+	snprintf(good, sizeof good, "%s/good.ckpt", scratch);
+	snprintf(bad_file, sizeof bad_file, "%s/bad.ckpt", scratch);
+	snprintf(log, sizeof log, "%s/bad.csv", scratch);
+	snprintf(saved_log, sizeof saved_log, "%s/bad-saved.csv", scratch);
+	snprintf(copy, sizeof copy, "%s/bad-copy.ckpt", scratch);
+	snprintf(options, sizeof options, "--log %s --checkpoint %s --iterations 4", log, good);
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 train --synthetic --batch 16 --eval-every 4 %s",
+		 build, options);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	snprintf(command, sizeof command, "cp %s %s", log, saved_log);
+	assert_int_equal(system(command), 0);
+	static const struct {
+		const char *make; /* shell text: %1$s the good checkpoint, %2$s the bad one */
+		const char *binary, *options, *problem;
+	} cases[] = {
+		{"cp %1$s %2$s && printf 'X' | dd of=%2$s bs=1 seek=4000 conv=notrunc status=none", "tiny-f64", "",
+		 "its checksum does not match its contents; the file is damaged"},
+		{"head -c 3000 %1$s > %2$s", "tiny-f64", "",
+		 "its checksum does not match its contents; the file is damaged"},
+		{"head -c 10 %1$s > %2$s", "tiny-f64", "", "not a resgen checkpoint (it should start with RESGENK1)"},
+		{"%3$s/tests/bin/tiny-f64 init --save-weights %2$s", "tiny-f64", "",
+		 "not a resgen checkpoint (it should start with RESGENK1)"},
+		{"cp %1$s %2$s", "tiny-f32", "", "a checkpoint of another network"},
+		{"cp %1$s %2$s", "tiny-f64", "--batch 8",
+		 "the run was started with --batch 16, which this command gives as 8; leave the option out to resume"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(command, sizeof command, cases[i].make, good, bad_file, build);
+		assert_int_equal(system(command), 0);
+		snprintf(command, sizeof command, "cp %s %s", bad_file, copy);
+		assert_int_equal(system(command), 0);
+		snprintf(command, sizeof command, "%s/tests/bin/%s train --resume %s --log %s %s", build, cases[i].binary,
+			 bad_file, log, cases[i].options);
+		char err[2048];
+		int status = run(command, NULL, 0, err, sizeof err);
+		snprintf(message, sizeof message, "tiny: %s: %s", bad_file, cases[i].problem);
+		bool one_line = strchr(err, '\n') == err + strlen(err) - 1;
+		if (status != 2 || strncmp(err, message, strlen(message)) != 0 || !one_line)
+			print_error("case %zu: %s\nexpected 2: %s...\ngot %d: %s", i, command, message, status, err);
+		assert_int_equal(status, 2);
+		assert_memory_equal(err, message, strlen(message));
+		assert_true(one_line);
+		assert_true(same_file(bad_file, copy));
+		assert_true(same_file(log, saved_log));
+	}
+}
+
 /* |a - b| / max(|a|, |b|) over a whole tensor, in the Euclidean norm. */
 static double relative_error(const struct tensor_file_entry *a, const struct tensor_file_entry *b)
 {
@@ -799,6 +926,8 @@ int main(void)
 		cmocka_unit_test(test_binary_same_seed_and_threads_give_identical_weights),
 		cmocka_unit_test(test_binary_f32_agrees_with_f64),
 		cmocka_unit_test(test_binary_rejects_weights_of_another_network),
+		cmocka_unit_test(test_binary_resumes_exactly),
+		cmocka_unit_test(test_binary_refuses_bad_checkpoints),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_options_belong_to_their_command),
 		cmocka_unit_test(test_binary_checks_outputs_before_training),

@@ -203,6 +203,7 @@ static const struct net_group groups[] = {
 const struct net_info net_info = {
 	.name = "tiny-full-preact",
 	.dtype = "f32",
+	.identity = 0x5a0beaba51d8e45dULL,
 	.summary = "basic units, full-preact ordering, depth 8, identity shortcut, conv1x1 projection",
 	.channels = 3,
 	.height = 8,

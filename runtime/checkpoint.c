@@ -1,0 +1,259 @@
+/* Checkpoints; see checkpoint.h for what they hold. */
+#include "checkpoint.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'K', '1'};
+enum { VERSION = 1 };
+
+/* The settings, in the order of their bits in enum run_setting. */
+enum { SETTING_COUNT = 8 };
+static const char *const setting_options[SETTING_COUNT] = {
+	"--iterations", "--batch", "--seed", "--eval-every", "--train-limit", "--test-limit", "--synthetic",
+	"--checkpoint-every",
+};
+
+static long *setting_field(struct run_options *o, int i)
+{
+	long *fields[SETTING_COUNT] = {&o->iterations, NULL, &o->seed, &o->eval_every, &o->train_limit,
+				       &o->test_limit, NULL, &o->checkpoint_every};
+	return fields[i];
+}
+
+static double setting_value(const struct run_options *o, int i)
+{
+	if (i == 1)
+		return o->batch;
+	if (i == 6)
+		return o->synthetic;
+	return (double)*setting_field((struct run_options *)o, i);
+}
+
+/* A 64-bit word as two exact doubles, and back. */
+static void put_word(double *out, uint64_t v)
+{
+	out[0] = (double)(v >> 32);
+	out[1] = (double)(v & 0xffffffffu);
+}
+
+static int get_word(const double *in, uint64_t *v)
+{
+	for (int i = 0; i < 2; i++)
+		if (!(in[i] >= 0 && in[i] <= 4294967295.0 && in[i] == floor(in[i])))
+			return -1;
+	*v = (uint64_t)in[0] << 32 | (uint64_t)in[1];
+	return 0;
+}
+
+static int is_whole(double v, double min, double max) { return v >= min && v <= max && v == floor(v); }
+
+int checkpoint_save(const char *path, const struct run_options *o, int threads, const struct net_state *s,
+		    const struct progress *p, const long *order, long train_count, char *error, size_t size)
+{
+	struct tensor_file f = {0};
+	double header[3] = {VERSION};
+	put_word(header + 1, net_info.identity);
+	double settings[SETTING_COUNT + 2];
+	for (int i = 0; i < SETTING_COUNT; i++)
+		settings[i] = setting_value(o, i);
+	settings[SETTING_COUNT] = threads;
+	settings[SETTING_COUNT + 1] = (double)train_count;
+	double position[9] = {(double)p->iteration, (double)p->position, p->interval_loss,
+			      (double)p->interval_errors, (double)p->interval_images, p->seconds, (double)p->log_bytes};
+	double random[8];
+	for (int i = 0; i < 4; i++)
+		put_word(random + 2 * i, p->rng.s[i]);
+	double *indices = malloc((size_t)(train_count ? train_count : 1) * sizeof *indices);
+	int failed = !indices;
+	for (long i = 0; !failed && i < train_count; i++)
+		indices[i] = (double)order[i];
+	failed = failed || tensor_file_add_double(&f, "checkpoint/header", header, 3) ||
+		 tensor_file_add_double(&f, "checkpoint/settings", settings, SETTING_COUNT + 2) ||
+		 tensor_file_add_double(&f, "checkpoint/progress", position, 7) ||
+		 tensor_file_add_double(&f, "checkpoint/rng", random, 8) ||
+		 tensor_file_add_double(&f, "checkpoint/order", indices, train_count);
+	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
+		const struct net_param *q = &net_info.params[i];
+		char name[300];
+		failed = tensor_file_add(&f, q->name, (q->trained ? s->params : s->buffers) + q->offset, q->count);
+		snprintf(name, sizeof name, "velocity/%s", q->name);
+		if (!failed && q->trained)
+			failed = tensor_file_add(&f, name, s->velocity + q->offset, q->count);
+	}
+	free(indices);
+	int status = -1;
+	if (failed)
+		snprintf(error, size, "%s: out of memory", path);
+	else
+		status = tensor_file_save_sealed(&f, path, magic, error, size);
+	tensor_file_free(&f);
+	return status;
+}
+
+/* The entry called name with count values, or NULL and a message. */
+static const struct tensor_file_entry *entry(const struct tensor_file *f, const char *path, const char *name,
+					     long count, char *error, size_t size)
+{
+	const struct tensor_file_entry *e = tensor_file_find(f, name);
+	if (!e)
+		snprintf(error, size, "%s: no %s; the checkpoint is incomplete", path, name);
+	else if (e->count != count)
+		snprintf(error, size, "%s: %s has %ld values where %ld belong; the checkpoint is damaged", path, name,
+			 e->count, count);
+	return e && e->count == count ? e : NULL;
+}
+
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, char *error,
+		    size_t size)
+{
+	if (tensor_file_load_sealed(f, path, magic, "checkpoint", error, size) != 0)
+		return -1;
+	const struct tensor_file_entry *header = entry(f, path, "checkpoint/header", 3, error, size);
+	const struct tensor_file_entry *settings =
+		header ? entry(f, path, "checkpoint/settings", SETTING_COUNT + 2, error, size) : NULL;
+	uint64_t identity = 0;
+	if (!settings)
+		goto refused;
+	if (header->values[0] != VERSION) {
+		snprintf(error, size, "%s: a checkpoint of format version %g; this binary reads version %d", path,
+			 header->values[0], VERSION);
+		goto refused;
+	}
+	if (get_word(header->values + 1, &identity) != 0 || identity != net_info.identity) {
+		snprintf(error, size,
+			 "%s: a checkpoint of another network (identity %016llx; %s %s is %016llx); resume it with "
+			 "the binary that wrote it",
+			 path, (unsigned long long)identity, net_info.name, net_info.dtype,
+			 (unsigned long long)net_info.identity);
+		goto refused;
+	}
+	static const double limits[SETTING_COUNT][2] = {
+		{1, 1e9}, {1, 4096}, {0, 2147483647}, {1, 1e9}, {0, 1e8}, {0, 1e8}, {0, 1}, {0, 1e9},
+	};
+	for (int i = 0; i < SETTING_COUNT; i++) {
+		double v = settings->values[i];
+		if (!is_whole(v, limits[i][0], limits[i][1])) {
+			snprintf(error, size, "%s: its %s setting is %g; the checkpoint is damaged", path,
+				 setting_options[i], v);
+			goto refused;
+		}
+		if (i == 7 && (o->given & SETTING_CHECKPOINT_EVERY))
+			continue; /* how often to checkpoint may change */
+		if ((o->given & (1u << i)) && v != setting_value(o, i)) {
+			snprintf(error, size, "%s: the run was started with %s %g, which this command gives as %g; "
+					      "leave the option out to resume",
+				 path, setting_options[i], v, setting_value(o, i));
+			goto refused;
+		}
+		if (i == 1)
+			o->batch = (int)v;
+		else if (i == 6)
+			o->synthetic = v != 0;
+		else
+			*setting_field(o, i) = (long)v;
+	}
+	if (!is_whole(settings->values[SETTING_COUNT], 1, 1024)) {
+		snprintf(error, size, "%s: its thread count is %g; the checkpoint is damaged", path,
+			 settings->values[SETTING_COUNT]);
+		goto refused;
+	}
+	*threads = (int)settings->values[SETTING_COUNT];
+	return 0;
+refused:
+	tensor_file_free(f);
+	return -1;
+}
+
+int checkpoint_restore(const struct tensor_file *f, const char *path, long train_count, struct net_state *s,
+		       struct progress *p, long *order, char *error, size_t size)
+{
+	const struct tensor_file_entry *settings = tensor_file_find(f, "checkpoint/settings");
+	const struct tensor_file_entry *position = entry(f, path, "checkpoint/progress", 7, error, size);
+	const struct tensor_file_entry *random = position ? entry(f, path, "checkpoint/rng", 8, error, size) : NULL;
+	const struct tensor_file_entry *indices =
+		random ? entry(f, path, "checkpoint/order", train_count, error, size) : NULL;
+	if (!indices)
+		return -1;
+	if (settings->values[SETTING_COUNT + 1] != (double)train_count) {
+		snprintf(error, size, "%s: the run trained on %g images, this data has %ld; resume with the same data",
+			 path, settings->values[SETTING_COUNT + 1], train_count);
+		return -1;
+	}
+	struct progress q = {0};
+	const double *v = position->values;
+	double iterations = settings->values[0];
+	if (!is_whole(v[0], 0, iterations) || !is_whole(v[1], 0, (double)train_count) || !isfinite(v[2]) ||
+	    !is_whole(v[3], 0, 1e18) || !is_whole(v[4], 0, 1e18) || !(v[5] >= 0 && isfinite(v[5])) ||
+	    !is_whole(v[6], -1, 1e18)) {
+		snprintf(error, size, "%s: its position in the run is out of range; the checkpoint is damaged", path);
+		return -1;
+	}
+	q.iteration = (long)v[0];
+	q.position = (long)v[1];
+	q.interval_loss = v[2];
+	q.interval_errors = (long)v[3];
+	q.interval_images = (long)v[4];
+	q.seconds = v[5];
+	q.log_bytes = (long)v[6];
+	for (int i = 0; i < 4; i++)
+		if (get_word(random->values + 2 * i, &q.rng.s[i]) != 0) {
+			snprintf(error, size, "%s: its random state is out of range; the checkpoint is damaged", path);
+			return -1;
+		}
+	/* The order must be a permutation of the images. */
+	unsigned char *seen = calloc((size_t)(train_count ? train_count : 1), 1);
+	if (!seen) {
+		snprintf(error, size, "%s: out of memory", path);
+		return -1;
+	}
+	int status = 0;
+	for (long i = 0; status == 0 && i < train_count; i++) {
+		double index = indices->values[i];
+		if (!is_whole(index, 0, (double)train_count - 1) || seen[(long)index]++) {
+			snprintf(error, size,
+				 "%s: its data order is not a permutation of the images; the checkpoint is damaged",
+				 path);
+			status = -1;
+		}
+	}
+	free(seen);
+	/* Every tensor, with its momentum, of its size and finite. */
+	for (int i = 0; status == 0 && i < 2 * net_info.param_tensor_count; i++) {
+		const struct net_param *t = &net_info.params[i / 2];
+		char name[300];
+		snprintf(name, sizeof name, i % 2 ? "velocity/%s" : "%s", t->name);
+		if (i % 2 && !t->trained)
+			continue;
+		const struct tensor_file_entry *e = entry(f, path, name, t->count, error, size);
+		for (long j = 0; e && j < e->count; j++)
+			if (!isfinite(e->values[j]) || fabs(e->values[j]) > (sizeof(real) == sizeof(float) ? 3.4e38 : 1.7e308)) {
+				snprintf(error, size, "%s: %s value %ld is not a finite " REAL_NAME "; the checkpoint is damaged",
+					 path, name, j);
+				e = NULL;
+			}
+		if (!e)
+			status = -1;
+	}
+	if (status != 0)
+		return -1;
+	for (int i = 0; i < net_info.param_tensor_count; i++) {
+		const struct net_param *t = &net_info.params[i];
+		char name[300];
+		const struct tensor_file_entry *e = tensor_file_find(f, t->name);
+		real *values = (t->trained ? s->params : s->buffers) + t->offset;
+		for (long j = 0; j < t->count; j++)
+			values[j] = (real)e->values[j];
+		snprintf(name, sizeof name, "velocity/%s", t->name);
+		e = tensor_file_find(f, name);
+		for (long j = 0; t->trained && j < t->count; j++)
+			s->velocity[t->offset + j] = (real)e->values[j];
+	}
+	for (long i = 0; i < train_count; i++)
+		order[i] = (long)indices->values[i];
+	*p = q;
+	return 0;
+}

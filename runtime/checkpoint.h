@@ -1,0 +1,48 @@
+/* Checkpoints: everything the rest of a training run depends on, so that a
+ * run stopped at any instant and resumed gives bitwise the weights and the
+ * log rows of the run that never stopped (with the same thread count).
+ *
+ * A checkpoint is a sealed tensor file (tensor_file.h) under the magic
+ * RESGENK1: the format's version, the network's identity (net_info's hash
+ * of the emitted code), the run's settings, its position (iterations done,
+ * the data order and its cursor, the random state of shuffling and
+ * augmentation, the open interval's sums, the log's length), then every
+ * parameter, its momentum, and the BN running statistics. Dropout needs no
+ * state: its masks are a function of the seed and the step. */
+#ifndef RESGEN_CHECKPOINT_H
+#define RESGEN_CHECKPOINT_H
+
+#include <stddef.h>
+
+#include "net_api.h"
+#include "rng.h"
+#include "tensor_file.h"
+#include "train.h"
+
+/* Where a run stands between two iterations. */
+struct progress {
+	long iteration; /* iterations done */
+	long position;  /* the next index into the order */
+	struct rng rng; /* shuffling and augmentation */
+	double interval_loss;
+	long interval_errors, interval_images;
+	double seconds;  /* training time so far, for the log */
+	long log_bytes;  /* the log's length, -1 without a log */
+};
+
+int checkpoint_save(const char *path, const struct run_options *o, int threads, const struct net_state *s,
+		    const struct progress *p, const long *order, long train_count, char *error, size_t size);
+
+/* Reads and checks a checkpoint's header: its version, that it is this
+ * network's, and its settings, which fill *o (those the user gave must
+ * agree); *threads: the run's thread count. 0, or one line in error and
+ * -1; f then holds nothing. */
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, char *error,
+		    size_t size);
+
+/* Checks the rest of an opened checkpoint against the loaded data (train
+ * images), then, only if all of it is sound, puts it into s, *p and order. */
+int checkpoint_restore(const struct tensor_file *f, const char *path, long train_count, struct net_state *s,
+		       struct progress *p, long *order, char *error, size_t size);
+
+#endif
