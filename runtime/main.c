@@ -25,9 +25,16 @@ static void print_help(const char *program)
 	       "                               gradients, and the final weights to FILE\n"
 	       "       %s init --save-weights FILE [--seed S]\n"
 	       "                               export the seeded initial weights\n"
+	       "       %s gradflow --csv FILE [--iterations K] [--every N] [options]\n"
+	       "                               the gradient's flow through the units: at\n"
+	       "                               initialisation and every N of K training\n"
+	       "                               iterations, per unit l on the first batch:\n"
+	       "                               ||x_l||, ||x_l+1 - x_l|| (= ||F(x_l)|| for\n"
+	       "                               identity shortcut and after-addition),\n"
+	       "                               ||dL/dx_l|| and its ratio to ||dL/dx_L||\n"
 	       "       %s info                 list the parameter tensors\n"
 	       "       %s --help\n\n",
-	       program, program, program, program, program);
+	       program, program, program, program, program, program);
 	printf("Options (defaults come from the spec this binary was generated from):\n"
 	       "  --data DIR           data folder (default %s)\n"
 	       "  --synthetic          generated data of the network's input shape instead\n"
@@ -89,12 +96,12 @@ static int parse_long(const char *text, long min, long max, long *out)
 	return 0;
 }
 
-enum command { TRAIN = 1, STEP = 2, INIT = 4 };
+enum command { TRAIN = 1, STEP = 2, INIT = 4, GRADFLOW = 8 };
 
 /* Every option, the commands that take it, and where its value goes. */
 struct option {
 	const char *name;
-	int commands; /* TRAIN | STEP | INIT */
+	int commands; /* TRAIN | STEP | INIT | GRADFLOW */
 	enum { FLAG, TEXT, NUMBER } kind;
 	long min, max; /* NUMBER */
 	size_t offset; /* into struct run_options */
@@ -104,31 +111,43 @@ struct option {
 
 #define FIELD(name, kind_size) offsetof(struct run_options, name), kind_size
 static const struct option options[] = {
-	{"--data", TRAIN | STEP, TEXT, 0, 0, FIELD(data_dir, 0), 0},
-	{"--synthetic", TRAIN | STEP, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
-	{"--iterations", TRAIN, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long)), SETTING_ITERATIONS},
-	{"--batch", TRAIN | STEP, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
-	{"--threads", TRAIN | STEP, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
-	{"--seed", TRAIN | STEP | INIT, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
+	{"--data", TRAIN | GRADFLOW | STEP, TEXT, 0, 0, FIELD(data_dir, 0), 0},
+	{"--synthetic", TRAIN | GRADFLOW | STEP, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
+	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long)), SETTING_ITERATIONS},
+	{"--batch", TRAIN | GRADFLOW | STEP, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
+	{"--threads", TRAIN | GRADFLOW | STEP, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
+	{"--seed", TRAIN | STEP | INIT | GRADFLOW, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
 	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0), 0},
 	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
-	{"--train-limit", TRAIN, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)), SETTING_TRAIN_LIMIT},
+	{"--train-limit", TRAIN | GRADFLOW, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
+	 SETTING_TRAIN_LIMIT},
 	{"--test-limit", TRAIN, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
 	{"--checkpoint", TRAIN, TEXT, 0, 0, FIELD(checkpoint_path, 0), 0},
 	{"--checkpoint-every", TRAIN, NUMBER, 1, 1000000000, FIELD(checkpoint_every, sizeof(long)),
 	 SETTING_CHECKPOINT_EVERY},
 	{"--resume", TRAIN, TEXT, 0, 0, FIELD(resume_path, 0), 0},
-	{"--load-weights", TRAIN | STEP, TEXT, 0, 0, FIELD(load_weights, 0), 0},
-	{"--save-weights", TRAIN | STEP | INIT, TEXT, 0, 0, FIELD(save_weights, 0), 0},
+	{"--load-weights", TRAIN | STEP | GRADFLOW, TEXT, 0, 0, FIELD(load_weights, 0), 0},
+	{"--save-weights", TRAIN | STEP | INIT | GRADFLOW, TEXT, 0, 0, FIELD(save_weights, 0), 0},
 	{"--steps", STEP, NUMBER, 1, 1000, FIELD(steps, sizeof(int)), 0},
 	{"--dump", STEP, TEXT, 0, 0, FIELD(dump_path, 0), 0},
+	{"--csv", GRADFLOW, TEXT, 0, 0, FIELD(gradflow_path, 0), 0},
+	{"--every", GRADFLOW, NUMBER, 1, 1000000000, FIELD(gradflow_every, sizeof(long)), 0},
 };
 
-static const char *command_names(int commands)
+/* "train, step and init": the commands that take an option. */
+static const char *command_names(int commands, char *out, size_t size)
 {
-	static const char *const names[] = {"", "train", "step", "train and step", "init",
-					    "train and init", "step and init", "every command"};
-	return names[commands & 7];
+	static const char *const names[] = {"train", "step", "init", "gradflow"};
+	int count = __builtin_popcount((unsigned)commands), listed = 0;
+	out[0] = '\0';
+	for (int i = 0; i < 4; i++)
+		if (commands & (1 << i)) {
+			size_t used = strlen(out);
+			snprintf(out + used, size - used, "%s%s", listed == 0 ? "" : listed + 1 == count ? " and " : ", ",
+				 names[i]);
+			listed++;
+		}
+	return out;
 }
 
 /* Each option once, valid for the command; 0 or the exit status. */
@@ -145,9 +164,9 @@ static int parse_options(const char *program, enum command command, int argc, ch
 		const struct option *option = &options[k];
 		char *field = (char *)o + option->offset;
 		if (!(option->commands & (int)command)) {
-			char what[96];
+			char what[160], names[96];
 			snprintf(what, sizeof what, "is for %s, not for %s",
-				 command_names(option->commands), argv[1]);
+				 command_names(option->commands, names, sizeof names), argv[1]);
 			return bad(program, argv[i], what);
 		}
 		if (seen[k])
@@ -205,9 +224,10 @@ int main(int argc, char **argv)
 	enum command command = strcmp(name, "train") == 0  ? TRAIN
 			       : strcmp(name, "step") == 0 ? STEP
 			       : strcmp(name, "init") == 0 ? INIT
+			       : strcmp(name, "gradflow") == 0 ? GRADFLOW
 							   : 0;
 	if (!command)
-		return bad(program, name, "is not a command (train, step, init, info)");
+		return bad(program, name, "is not a command (train, step, init, gradflow, info)");
 
 	const struct net_defaults *d = &net_info.defaults;
 	struct run_options o = {
@@ -218,6 +238,8 @@ int main(int argc, char **argv)
 		.eval_every = d->eval_every,
 		.steps = 1,
 	};
+	if (command == GRADFLOW) /* at initialisation only, unless told to train */
+		o.iterations = 0;
 	int status = parse_options(program, command, argc, argv, &o);
 	if (status != 0)
 		return status;
@@ -225,20 +247,24 @@ int main(int argc, char **argv)
 		return bad(program, "step", "needs --dump FILE");
 	if (command == INIT && !o.save_weights)
 		return bad(program, "init", "needs --save-weights FILE");
+	if (command == GRADFLOW && !o.gradflow_path)
+		return bad(program, "gradflow", "needs --csv FILE");
+	if (command == GRADFLOW && !o.gradflow_every)
+		o.gradflow_every = o.iterations > 0 ? o.eval_every : 1;
 	if (o.resume_path && o.load_weights)
 		return bad(program, "--load-weights", "cannot start a resumed run; give --resume or --load-weights");
 	if (o.checkpoint_every && !o.checkpoint_path && !o.resume_path)
 		return bad(program, "--checkpoint-every", "needs --checkpoint FILE");
 	/* Outputs that could not be written are found now, not after the run. */
-	const char *outputs[] = {o.save_weights, o.dump_path, o.log_path,
-				 o.checkpoint_path ? o.checkpoint_path : o.resume_path};
-	for (int i = 0; i < 4; i++) {
+	const char *outputs[] = {o.save_weights, o.dump_path, o.checkpoint_path ? o.checkpoint_path : o.resume_path,
+				 o.log_path, o.gradflow_path};
+	for (int i = 0; i < 5; i++) {
 		char error[PATH_MAX + 256];
-		if (outputs[i] && (outputs[i] == o.log_path ? file_output_check : file_replace_check)(
+		if (outputs[i] && (i >= 3 ? file_output_check : file_replace_check)(
 					  outputs[i], error, sizeof error) != 0) {
 			fprintf(stderr, "%s: %s\n", net_info.name, error);
 			return 1;
 		}
 	}
-	return command == TRAIN ? train_run(&o) : command == STEP ? step_run(&o) : init_run(&o);
+	return command == TRAIN || command == GRADFLOW ? train_run(&o) : command == STEP ? step_run(&o) : init_run(&o);
 }

@@ -32,6 +32,8 @@ struct run_options {
 	const char *dump_path; /* step: where the dump goes */
 	const char *checkpoint_path, *resume_path;
 	long checkpoint_every; /* 0: at every evaluation */
+	const char *gradflow_path; /* gradflow: the CSV of norms per unit */
+	long gradflow_every;       /* gradflow: iterations between measurements */
 	unsigned given;        /* enum run_setting */
 };
 

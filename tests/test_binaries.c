@@ -100,7 +100,7 @@ static void test_binary_rejects_bad_arguments(void **unused)
 	expect_failure(command, 2, message);
 	snprintf(command, sizeof command, "%s/bin/demo fly", build);
 	snprintf(message, sizeof message,
-		 "demo: fly is not a command (train, step, init, info); see %s/bin/demo --help\n", build);
+		 "demo: fly is not a command (train, step, init, gradflow, info); see %s/bin/demo --help\n", build);
 	expect_failure(command, 2, message);
 }
 
@@ -390,6 +390,94 @@ static void test_binary_refuses_bad_checkpoints(void **unused)
 	}
 }
 
+/* The Euclidean norm of a, or of a - b. */
+static double norm_between(const struct tensor_file_entry *a, const struct tensor_file_entry *b)
+{
+	double sum = 0;
+	for (long i = 0; i < a->count; i++) {
+		double v = a->values[i] - (b ? b->values[i] : 0);
+		sum += v * v;
+	}
+	return sqrt(sum);
+}
+
+/* gradflow's norms at initialisation are those of the unit outputs and
+ * input gradients that `step --dump` writes for the same first batch; and
+ * measuring while training leaves the run's weights bitwise as they were. */
+static void test_binary_gradflow_measures_the_units(void **unused)
+{
+	(void)unused;
+	char command[4096], csv[400], dump_path[400], first[400], second[400], message[512];
+	snprintf(csv, sizeof csv, "%s/gradflow.csv", scratch);
+	snprintf(dump_path, sizeof dump_path, "%s/gradflow.dump", scratch);
+	snprintf(command, sizeof command,
+		 "%s/tests/bin/tiny-f64 gradflow --synthetic --batch 16 --threads 2 --csv %s && "
+		 "%s/tests/bin/tiny-f64 step --synthetic --batch 16 --threads 2 --dump %s",
+		 build, csv, build, dump_path);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	struct tensor_file dump;
+	assert_int_equal(tensor_file_load(&dump, dump_path, message, sizeof message), 0);
+	FILE *file = fopen(csv, "r");
+	assert_non_null(file);
+	char line[1024], previous_unit[300] = "stem";
+	assert_non_null(fgets(line, sizeof line, file));
+	assert_string_equal(line, "iteration,unit,name,input_norm,change_norm,gradient_norm,gradient_ratio\n");
+	int rows = 0, changes = 0;
+	double top = norm_between(tensor_file_find(&dump, "grad_in/head"), NULL);
+	while (fgets(line, sizeof line, file)) {
+		long iteration;
+		int unit, used;
+		char name[300], act[320], grad[320], previous[320];
+		double input, change = -1, gradient, ratio;
+		assert_int_equal(sscanf(line, "%ld,%d,%299[^,],%lf,%n", &iteration, &unit, name, &input, &used), 4);
+		if (line[used] != ',')
+			assert_int_equal(sscanf(line + used, "%lf,%lf,%lf", &change, &gradient, &ratio), 3);
+		else
+			assert_int_equal(sscanf(line + used + 1, "%lf,%lf", &gradient, &ratio), 2);
+		assert_int_equal(iteration, 0);
+		snprintf(act, sizeof act, "act/%s", name);
+		snprintf(previous, sizeof previous, "act/%s", previous_unit);
+		snprintf(grad, sizeof grad, "grad_in/%s", name);
+		const struct tensor_file_entry *out = tensor_file_find(&dump, act), *in = tensor_file_find(&dump, previous);
+		const struct tensor_file_entry *gradient_in = tensor_file_find(&dump, grad);
+		assert_non_null(out);
+		assert_non_null(in);
+		assert_non_null(gradient_in);
+		/* the CSV's 9 significant digits */
+		assert_true(fabs(input - norm_between(in, NULL)) <= 1e-8 * input);
+		assert_true(fabs(gradient - norm_between(gradient_in, NULL)) <= 1e-8 * gradient);
+		assert_true(fabs(ratio - gradient / top) <= 1e-8 * ratio);
+		if (change >= 0) {
+			assert_int_equal(out->count, in->count);
+			assert_true(fabs(change - norm_between(out, in)) <= 1e-8 * change);
+			changes++;
+		} else {
+			assert_int_not_equal(out->count, in->count);
+		}
+		snprintf(previous_unit, sizeof previous_unit, "%s", name);
+		rows++;
+	}
+	fclose(file);
+	tensor_file_free(&dump);
+	/* tiny: 6 units, 3 of which change the shape */
+	assert_int_equal(rows, 6);
+	assert_int_equal(changes, 3);
+
+	snprintf(first, sizeof first, "%s/gradflow.w", scratch);
+	snprintf(second, sizeof second, "%s/trained.w", scratch);
+	snprintf(command, sizeof command,
+		 "%s/tests/bin/tiny-f64 gradflow --synthetic --batch 16 --threads 2 --iterations 6 --every 2 --csv %s "
+		 "--save-weights %s && %s/tests/bin/tiny-f64 train --synthetic --batch 16 --threads 2 --iterations 6 "
+		 "--save-weights %s",
+		 build, csv, first, build, second);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	assert_true(same_file(first, second));
+	snprintf(command, sizeof command, "grep -c '^[0246],' %s", csv);
+	char out[64];
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "24\n"); /* 6 units at iterations 0, 2, 4 and 6 */
+}
+
 /* |a - b| / max(|a|, |b|) over a whole tensor, in the Euclidean norm. */
 static double relative_error(const struct tensor_file_entry *a, const struct tensor_file_entry *b)
 {
@@ -526,9 +614,15 @@ static void test_binary_options_belong_to_their_command(void **unused)
 		{"train --batch +8", "--batch needs a whole number from 1 to 4096"},
 		{"train --steps 3", "--steps is for step, not for train"},
 		{"train --dump x", "--dump is for step, not for train"},
-		{"init --save-weights x --iterations 3", "--iterations is for train, not for init"},
+		{"init --save-weights x --iterations 3", "--iterations is for train and gradflow, not for init"},
 		{"train --seed 1 --seed 2", "--seed is given twice; give it once"},
 		{"train --log", "--log lacks its value"},
+		{"init --save-weights x --batch 8", "--batch is for train, step and gradflow, not for init"},
+		{"step --dump x --csv y", "--csv is for gradflow, not for step"},
+		{"gradflow --iterations 3", "gradflow needs --csv FILE"},
+		{"train --resume x --load-weights y",
+		 "--load-weights cannot start a resumed run; give --resume or --load-weights"},
+		{"train --checkpoint-every 5", "--checkpoint-every needs --checkpoint FILE"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 %s", build, cases[i][0]);
@@ -928,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_binary_rejects_weights_of_another_network),
 		cmocka_unit_test(test_binary_resumes_exactly),
 		cmocka_unit_test(test_binary_refuses_bad_checkpoints),
+		cmocka_unit_test(test_binary_gradflow_measures_the_units),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_options_belong_to_their_command),
 		cmocka_unit_test(test_binary_checks_outputs_before_training),
