@@ -547,8 +547,9 @@ static void defaults_vars(const struct emitter *e, struct template_vars *v)
 	template_set(v, "WARMUP_ITERATIONS", "%ld", s->train.warmup_iterations);
 	template_set(v, "LR_STEP_COUNT", "%d", s->train.lr_step_count);
 	for (int i = 0; i < s->train.lr_step_count; i++)
-		strbuf_printf(&text, "%s%ld", i ? ", " : "", s->train.lr_steps[i]);
+		strbuf_printf(&text, "%s%s", i ? ", " : "", spec_lr_step_text(number, s, i));
 	template_set(v, "LR_STEPS", "%s", text.text ? text.text : "0");
+	template_set(v, "LR_STEP_FRACTIONS", "%d", s->train.lr_step_fractions ? 1 : 0);
 	strbuf_free(&text);
 	template_set(v, "LR_GAMMA", "%s", real_text(number, s->train.lr_gamma));
 	template_set(v, "MOMENTUM", "%s", real_text(number, s->train.momentum));

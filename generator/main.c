@@ -230,6 +230,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", d.text);
 		return 2;
 	}
+	/* Valid but probably not meant: said, and the command goes on. */
+	struct diag warnings[1 + SPEC_MAX_LR_STEPS];
+	int warning_count = spec_warnings(&spec, warnings, (int)(sizeof warnings / sizeof warnings[0]));
+	for (int i = 0; i < warning_count; i++)
+		fprintf(stderr, "%s\n", warnings[i].text);
 	struct graph graph;
 	struct plan plan;
 	if (graph_build(&graph, &spec, &d) != 0) {

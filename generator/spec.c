@@ -224,14 +224,9 @@ static int get_int(const struct checker *c, const struct ynode *map, const char 
 }
 
 /* min_open: the range excludes min itself. */
-static int get_real(const struct checker *c, const struct ynode *map, const char *key, double min,
-		    bool min_open, double max, double fallback, double *out)
+static int parse_real(const struct checker *c, const struct ynode *node, const char *key, double min,
+		      bool min_open, double max, double *out)
 {
-	const struct ynode *node = ynode_get(map, key);
-	if (!node) {
-		*out = fallback;
-		return 0;
-	}
 	if (expect_scalar(c, node, key, "a number") != 0)
 		return -1;
 	char *end;
@@ -248,6 +243,17 @@ static int get_real(const struct checker *c, const struct ynode *map, const char
 				node->text, min_open ? "above" : "at least", min, max);
 	*out = value;
 	return 0;
+}
+
+static int get_real(const struct checker *c, const struct ynode *map, const char *key, double min,
+		    bool min_open, double max, double fallback, double *out)
+{
+	const struct ynode *node = ynode_get(map, key);
+	if (!node) {
+		*out = fallback;
+		return 0;
+	}
+	return parse_real(c, node, key, min, min_open, max, out);
 }
 
 static int get_bool(const struct checker *c, const struct ynode *map, const char *key,
@@ -580,8 +586,15 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 	spec->train.lr_step_count = 2;
 	spec->train.lr_steps[0] = 32000;
 	spec->train.lr_steps[1] = 48000;
+	spec->train.lr_step_fractions = false;
 	spec->train.lr_gamma = 0.1;
 	const struct ynode *lr = ynode_get(train, "lr");
+	const struct ynode *warmup = ynode_get(lr, "warmup"), *steps = ynode_get(lr, "steps");
+	const struct ynode *warmup_place = ynode_get(warmup, "iterations");
+	warmup_place = warmup_place ? warmup_place : warmup ? warmup : lr ? lr : train;
+	const struct ynode *steps_place = steps ? steps : lr ? lr : train;
+	spec->train.warmup_at = (struct spec_position){warmup_place->line, warmup_place->column};
+	spec->train.steps_at = (struct spec_position){steps_place->line, steps_place->column};
 	if (!lr)
 		return 0;
 	static const char *const keys[] = {"base", "warmup", "steps", "gamma"};
@@ -589,7 +602,6 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 	    get_real(c, lr, "base", 0, true, 10, 0.1, &spec->train.lr_base) != 0 ||
 	    get_real(c, lr, "gamma", 0, true, 1, 0.1, &spec->train.lr_gamma) != 0)
 		return -1;
-	const struct ynode *warmup = ynode_get(lr, "warmup");
 	if (warmup) {
 		static const char *const warmup_keys[] = {"lr", "iterations"};
 		if (expect_map(c, warmup, "warmup") != 0 ||
@@ -599,23 +611,80 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 				&spec->train.warmup_iterations) != 0)
 			return -1;
 	}
-	const struct ynode *steps = ynode_get(lr, "steps");
-	if (steps) {
-		if (steps->kind == YNODE_SEQ && steps->count == 0) {
-			spec->train.lr_step_count = 0;
-			return 0;
-		}
-		if (get_integer_list(c, steps, "steps", 1, 1000000000, SPEC_MAX_LR_STEPS,
-				     spec->train.lr_steps, &spec->train.lr_step_count) != 0)
+	if (!steps)
+		return 0;
+	/* Iterations ([32000, 48000]) or fractions of the run ([0.5, 0.75]),
+	 * not both; a number written with a point or an exponent is a
+	 * fraction. */
+	if (steps->kind != YNODE_SEQ)
+		return error_at(c, steps, "'steps' must be a list such as [32000, 48000] or [0.5, 0.75]");
+	if (steps->count > SPEC_MAX_LR_STEPS)
+		return error_at(c, steps, "'steps' has %zu items; it must have at most %d", steps->count,
+				SPEC_MAX_LR_STEPS);
+	spec->train.lr_step_count = (int)steps->count;
+	for (size_t i = 0; i < steps->count; i++) {
+		const struct ynode *node = steps->values[i];
+		if (expect_scalar(c, node, "steps", "a number") != 0)
 			return -1;
-		for (int i = 1; i < spec->train.lr_step_count; i++)
-			if (spec->train.lr_steps[i] <= spec->train.lr_steps[i - 1])
-				return error_at(c, steps->values[i],
-						"'steps' must increase, but %ld follows %ld; list the "
-						"iterations in order",
-						spec->train.lr_steps[i], spec->train.lr_steps[i - 1]);
+		bool fraction = strpbrk(node->text, ".eE") != NULL;
+		if (i == 0)
+			spec->train.lr_step_fractions = fraction;
+		else if (fraction != spec->train.lr_step_fractions)
+			return error_at(c, node,
+					"'steps' mixes iterations and fractions of the run; give all as "
+					"iterations, such as [32000, 48000], or all as fractions, such as "
+					"[0.5, 0.75]");
+		long whole;
+		double *value = &spec->train.lr_steps[i];
+		if (fraction ? parse_real(c, node, "steps", 0, true, 1, value) != 0
+			     : parse_integer(c, node, "steps", 1, 1000000000, &whole) != 0)
+			return -1;
+		if (fraction && *value == 1)
+			return error_at(c, node, "'steps' has the fraction 1, the end of the run; a step must "
+					"come before it, such as 0.75");
+		if (!fraction)
+			*value = (double)whole;
+		if (i > 0 && *value <= spec->train.lr_steps[i - 1])
+			return error_at(c, node, "'steps' must increase, but %s follows %s; list them in order",
+					node->text, steps->values[i - 1]->text);
 	}
 	return 0;
+}
+
+const char *spec_lr_step_text(char out[32], const struct spec *spec, int i)
+{
+	if (spec->train.lr_step_fractions)
+		return real_text(out, spec->train.lr_steps[i]);
+	snprintf(out, 32, "%ld", (long)spec->train.lr_steps[i]);
+	return out;
+}
+
+long spec_lr_step_at(const struct spec *spec, int i, long iterations)
+{
+	double step = spec->train.lr_steps[i];
+	return spec->train.lr_step_fractions ? (long)llround(step * (double)iterations) : (long)step;
+}
+
+int spec_warnings(const struct spec *spec, struct diag *warnings, int max)
+{
+	int count = 0;
+	long iterations = spec->train.iterations;
+	if (count < max && spec->train.warmup_iterations >= iterations)
+		diag_at(&warnings[count++], spec->path, spec->train.warmup_at.line, spec->train.warmup_at.column,
+			"warning: the warm-up lasts %ld iterations, the whole run of %ld, so the rate stays %g "
+			"throughout; give lr.warmup.iterations below %ld (0 for none)",
+			spec->train.warmup_iterations, iterations, spec->train.warmup_lr, iterations);
+	for (int i = 0; i < spec->train.lr_step_count && count < max; i++) {
+		long at = spec_lr_step_at(spec, i, iterations);
+		if (at >= iterations)
+			diag_at(&warnings[count++], spec->path, spec->train.steps_at.line,
+				spec->train.steps_at.column,
+				"warning: the rate step at iteration %ld lies at or past the end of the run (%ld "
+				"iterations) and never takes effect; give it below %ld, or as a fraction of the "
+				"run such as 0.5",
+				at, iterations, iterations);
+	}
+	return count;
 }
 
 static int check_train(const struct checker *c, const struct ynode *root, struct spec *spec)
@@ -743,7 +812,11 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 		real_text(a, spec->train.lr_base), real_text(b, spec->train.warmup_lr),
 		spec->train.warmup_iterations, real_text(g, spec->train.lr_gamma));
 	for (int i = 0; i < spec->train.lr_step_count; i++)
-		fprintf(out, "%s%ld", i ? ", " : "", spec->train.lr_steps[i]);
+		fprintf(out, "%s%s", i ? ", " : "", spec_lr_step_text(a, spec, i));
+	if (spec->train.lr_step_fractions)
+		fprintf(out, "] of the run, at iterations [");
+	for (int i = 0; spec->train.lr_step_fractions && i < spec->train.lr_step_count; i++)
+		fprintf(out, "%s%ld", i ? ", " : "", spec_lr_step_at(spec, i, spec->train.iterations));
 	fprintf(out, "]\n%saugment: pad %d, flip %s; eval_every %ld\n", p, spec->train.augment_pad,
 		spec->train.augment_flip ? "true" : "false", spec->train.eval_every);
 }

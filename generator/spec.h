@@ -74,7 +74,11 @@ struct spec {
 		double warmup_lr;
 		long warmup_iterations;
 		int lr_step_count;
-		long lr_steps[SPEC_MAX_LR_STEPS];
+		double lr_steps[SPEC_MAX_LR_STEPS]; /* iterations, or fractions of the run */
+		bool lr_step_fractions;
+		/* where the warm-up and the steps are set: the key, else the lr
+		 * section, else the train section, else the spec (for warnings) */
+		struct spec_position warmup_at, steps_at;
 		double lr_gamma;
 		double momentum;
 		double weight_decay;
@@ -91,6 +95,18 @@ int spec_load(struct spec *spec, const char *path, struct diag *d);
 /* The same for length bytes of text; path names them in messages. */
 int spec_parse(struct spec *spec, const char *path, const char *text, size_t length,
 	       struct diag *d);
+
+/* Settings that are valid but probably not meant, as "FILE:LINE:COL:
+ * warning: ..." lines in warnings (at most max); returns their count. A
+ * warm-up that lasts the whole run, a rate step at or past its end. */
+int spec_warnings(const struct spec *spec, struct diag *warnings, int max);
+
+/* Rate step i as the spec wrote it: an iteration (32000) or a fraction
+ * (0.5), into out. */
+const char *spec_lr_step_text(char out[32], const struct spec *spec, int i);
+
+/* The iteration at which rate step i takes effect, in a run of iterations. */
+long spec_lr_step_at(const struct spec *spec, int i, long iterations);
 
 /* Units per stage: depth = layers_per_unit * stages * n + 2. */
 int spec_units_per_stage(const struct spec *spec);

@@ -65,7 +65,13 @@ static void print_help(const char *program)
 	printf("Schedule: lr %g (%g for the first %ld iterations), times %g at iterations",
 	       d->lr_base, d->warmup_lr, d->warmup_iterations, d->lr_gamma);
 	for (int i = 0; i < d->lr_step_count; i++)
-		printf(" %ld", d->lr_steps[i]);
+		printf(" %ld", train_lr_step_at(i, d->iterations));
+	if (d->lr_step_fractions) {
+		printf(" (");
+		for (int i = 0; i < d->lr_step_count; i++)
+			printf("%s%g", i ? ", " : "", d->lr_steps[i]);
+		printf(" of the run)");
+	}
 	printf("; momentum %g, weight decay %g;\naugmentation: %d-pixel pad and random crop%s.\n\n",
 	       d->momentum, d->weight_decay, d->augment_pad,
 	       d->augment_flip ? ", random horizontal flip" : "");

@@ -53,7 +53,8 @@ struct net_defaults {
 	double lr_base, warmup_lr;
 	long warmup_iterations;
 	int lr_step_count;
-	long lr_steps[16];
+	double lr_steps[16];   /* iterations, or fractions of the run */
+	int lr_step_fractions; /* whether they are fractions */
 	double lr_gamma, momentum, weight_decay;
 	int augment_pad, augment_flip;
 	long seed;

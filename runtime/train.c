@@ -35,15 +35,22 @@ static double now(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The paper's schedule: a warm-up rate, then base, times gamma at each step. */
-static double learning_rate(long iteration)
+long train_lr_step_at(int i, long iterations)
+{
+	const struct net_defaults *d = &net_info.defaults;
+	return d->lr_step_fractions ? (long)llround(d->lr_steps[i] * (double)iterations) : (long)d->lr_steps[i];
+}
+
+/* The paper's schedule: a warm-up rate, then base, times gamma at each
+ * step; steps given as fractions are of this run's iterations. */
+static double learning_rate(long iteration, long iterations)
 {
 	const struct net_defaults *d = &net_info.defaults;
 	if (iteration < d->warmup_iterations)
 		return d->warmup_lr;
 	double lr = d->lr_base;
 	for (int i = 0; i < d->lr_step_count; i++)
-		if (iteration >= d->lr_steps[i])
+		if (iteration >= train_lr_step_at(i, iterations))
 			lr *= d->lr_gamma;
 	return lr;
 }
@@ -467,7 +474,7 @@ int train_run(const struct run_options *options)
 		data_fill_batch(&s.train, order + at.position, o->batch, s.mean, s.std, &augment, &at.rng,
 				state_input(&s.state, o->batch), labels);
 		at.position += o->batch;
-		double lr = learning_rate(it);
+		double lr = learning_rate(it, o->iterations);
 		s.state.labels = labels;
 		s.state.step = it;
 		net_forward(&s.state, o->batch);
@@ -654,7 +661,7 @@ int step_run(const struct run_options *o)
 								  p->count);
 			}
 		}
-		net_sgd(&s.state, (real)learning_rate(step), (real)d->momentum, (real)d->weight_decay);
+		net_sgd(&s.state, (real)learning_rate(step, o->iterations), (real)d->momentum, (real)d->weight_decay);
 	}
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];

@@ -37,6 +37,10 @@ struct run_options {
 	unsigned given;        /* enum run_setting */
 };
 
+/* The iteration at which the spec's rate step i takes effect in a run of
+ * iterations (steps may be fractions of the run). */
+long train_lr_step_at(int i, long iterations);
+
 /* Both return the process exit status, having printed any error. */
 int train_run(const struct run_options *options);
 int step_run(const struct run_options *options);

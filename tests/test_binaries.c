@@ -579,7 +579,7 @@ static void test_binary_loss_falls_on_real_data(void **unused)
 	FILE *file = fopen(log, "r");
 	assert_non_null(file);
 	char line[512];
-	double first_loss = -1, last_loss = -1, first_test = -1, last_test = -1;
+	double first_loss = -1, last_loss = -1, first_test = -1, last_test = -1, rates[3] = {0};
 	int rows = 0;
 	assert_non_null(fgets(line, sizeof line, file)); /* header */
 	while (fgets(line, sizeof line, file)) {
@@ -588,6 +588,8 @@ static void test_binary_loss_falls_on_real_data(void **unused)
 		assert_int_equal(sscanf(line, "%ld,%lf,%lf,%lf,%lf", &iteration, &lr, &train_loss,
 					&train_error, &test_loss),
 				 5);
+		if (rows < 3)
+			rates[rows] = lr;
 		if (rows++ == 0) {
 			first_loss = train_loss;
 			first_test = test_loss;
@@ -601,6 +603,15 @@ static void test_binary_loss_falls_on_real_data(void **unused)
 	assert_int_equal(rows, 3);
 	assert_true(last_loss < 0.8 * first_loss);
 	assert_true(last_test < first_test);
+	/* The step at 0.667 of the run: iteration 80 of 120 (the rate of a
+	 * row is that of its interval's last iteration), and 40 of 60. */
+	assert_true(rates[0] == 0.05 && rates[1] == 0.05 && fabs(rates[2] - 0.005) < 1e-12);
+	snprintf(command, sizeof command,
+		 "%s/tests/bin/fashion-tiny-f32 train --train-limit 600 --test-limit 100 --iterations 60 --eval-every 20 "
+		 "--log %s && cut -d, -f2 %s | tail -n +2 | tr '\\n' ' '",
+		 build, log, log);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_non_null(strstr(out, "0.050000000000000003 0.050000000000000003 0.005000000000000001 "));
 }
 
 /* ---- hostile input: options, outputs, weights files, data headers ---- */

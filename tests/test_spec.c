@@ -120,7 +120,59 @@ static void test_spec_value_out_of_range(void **unused)
 	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {base: -0.1}\n",
 		     "9:14: 'base' is -0.1, out of range; it must be above 0 and at most 10");
 	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {steps: [48000, 32000]}\n",
-		     "9:23: 'steps' must increase, but 32000 follows 48000; list the iterations in order");
+		     "9:23: 'steps' must increase, but 32000 follows 48000; list them in order");
+}
+
+/* Rate steps as fractions of the run, and the warnings for a schedule that
+ * cannot be meant: a warm-up as long as the run, a step past its end. */
+static void test_spec_lr_steps_as_fractions_and_warnings(void **unused)
+{
+	(void)unused;
+	write_spec(VALID_HEAD VALID_NET "train:\n  iterations: 300\n  lr: {steps: [0.5, 0.75]}\n");
+	struct spec spec;
+	struct diag d = {{0}}, warnings[4];
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_true(spec.train.lr_step_fractions);
+	assert_int_equal(spec_lr_step_at(&spec, 0, 300), 150);
+	assert_int_equal(spec_lr_step_at(&spec, 1, 300), 225);
+	assert_int_equal(spec_lr_step_at(&spec, 1, 1000), 750);
+	/* the default warm-up (400 iterations) outlasts the run */
+	char expected[1024];
+	assert_int_equal(spec_warnings(&spec, warnings, 4), 1);
+	snprintf(expected, sizeof expected,
+		 "%s:10:7: warning: the warm-up lasts 400 iterations, the whole run of 300, so the rate stays "
+		 "0.01 throughout; give lr.warmup.iterations below 300 (0 for none)",
+		 scratch);
+	assert_string_equal(warnings[0].text, expected);
+
+	write_spec(VALID_HEAD VALID_NET "train:\n  iterations: 1000\n  lr: {warmup: {iterations: 0}, steps: [500, 2000]}\n");
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_false(spec.train.lr_step_fractions);
+	assert_int_equal(spec_lr_step_at(&spec, 1, 1000), 2000);
+	assert_int_equal(spec_warnings(&spec, warnings, 4), 1);
+	snprintf(expected, sizeof expected,
+		 "%s:10:40: warning: the rate step at iteration 2000 lies at or past the end of the run (1000 "
+		 "iterations) and never takes effect; give it below 1000, or as a fraction of the run such as 0.5",
+		 scratch);
+	assert_string_equal(warnings[0].text, expected);
+
+	/* the paper's schedule over its 64000 iterations: nothing to say */
+	write_spec(VALID_HEAD VALID_NET);
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec_warnings(&spec, warnings, 4), 0);
+
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {steps: [0.5, 48000]}\n",
+		     "9:21: 'steps' mixes iterations and fractions of the run; give all as iterations, such "
+		     "as [32000, 48000], or all as fractions, such as [0.5, 0.75]");
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {steps: [1.5]}\n",
+		     "9:16: 'steps' is 1.5, out of range; it must be above 0 and at most 1");
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {steps: [0.5, 1.0]}\n",
+		     "9:21: 'steps' has the fraction 1, the end of the run; a step must come before it, such "
+		     "as 0.75");
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {steps: [0.75, 0.5]}\n",
+		     "9:22: 'steps' must increase, but 0.5 follows 0.75; list them in order");
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {steps: 0.5}\n",
+		     "9:15: 'steps' must be a list such as [32000, 48000] or [0.5, 0.75]");
 }
 
 static void test_spec_depth_not_of_the_form(void **unused)
@@ -323,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_spec_unknown_key_suggests_nearest),
 		cmocka_unit_test(test_spec_wrong_type),
 		cmocka_unit_test(test_spec_value_out_of_range),
+		cmocka_unit_test(test_spec_lr_steps_as_fractions_and_warnings),
 		cmocka_unit_test(test_spec_depth_not_of_the_form),
 		cmocka_unit_test(test_spec_bad_name),
 		cmocka_unit_test(test_spec_unknown_choice),

@@ -4,6 +4,7 @@
  * undefined behaviour stops the run with the input that caused it. */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "graph.h"
 #include "plan.h"
@@ -17,6 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct diag d = {{0}};
 	if (spec_parse(&spec, "fuzz.yaml", (const char *)data, size, &d) != 0)
 		return 0;
+	struct diag warnings[1 + SPEC_MAX_LR_STEPS];
+	int warning_count = spec_warnings(&spec, warnings, (int)(sizeof warnings / sizeof warnings[0]));
+	for (int i = 0; i < warning_count; i++)
+		if (strncmp(warnings[i].text, "fuzz.yaml:", 10) != 0)
+			__builtin_trap(); /* every warning is located */
 	struct graph graph;
 	if (graph_build(&graph, &spec, &d) != 0)
 		return 0;
