@@ -27,10 +27,10 @@ say = @printf '  %-5s %s\n' $(1) $(2)
 endif
 # Debian packages: compiler, libyaml, BLIS (OpenMP build), cmocka, zlib,
 # Fashion-MNIST for the demo and the end-to-end test, PyTorch (with numpy
-# and PyYAML) for the independent check of tests/reference/, and clang with
-# libFuzzer for make fuzz.
+# and PyYAML) for the independent check of tests/reference/, clang with
+# libFuzzer for make fuzz, and gnuplot for make plot.
 PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
-	python3 python3-torch python3-numpy python3-yaml clang libfuzzer-14-dev
+	python3 python3-torch python3-numpy python3-yaml clang libfuzzer-14-dev gnuplot-nox
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Emitted code and runtime: -O3 (vectorised im2col, BN and elementwise loops
@@ -66,7 +66,7 @@ RUNTIME_F64 := $(patsubst runtime/%.c,$(BUILD)/obj/f64/%.o,$(RUNTIME_SOURCES))
 NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/*.yaml))
 PAPER_NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/paper/*.yaml))
 
-.PHONY: all deps check-deps demo test test-plain test-sanitize test-reference reference-binaries \
+.PHONY: all deps check-deps demo plot plot-gradflow test test-plain test-sanitize test-reference reference-binaries \
 	reference-run diff bench golden paper fuzz clean
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -100,6 +100,7 @@ check-deps:
 	check Fashion-MNIST /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz dataset-fashion-mnist; \
 	check PyTorch /usr/lib/python3/dist-packages/torch python3-torch; \
 	check libFuzzer "$$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" libfuzzer-14-dev; \
+	check gnuplot /usr/bin/gnuplot gnuplot-nox; \
 	[ $$ok = 1 ]
 
 # ---- the generator ------------------------------------------------------------
@@ -161,6 +162,20 @@ diff:
 	@$(MAKE) --no-print-directory generated/$(A)/net.c generated/$(B)/net.c
 	@diff -u generated/$(A)/net.c generated/$(B)/net.c; \
 	 diff -u generated/$(A)/kernels.h generated/$(B)/kernels.h; true
+
+# ---- plots: make plot LOG=FILE.csv, make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME
+
+plot:
+	@[ -n "$(LOG)" ] || { echo "usage: make plot LOG=FILE.csv (a train --log): writes FILE.png and FILE.svg"; exit 2; }
+	@[ -f "$(LOG)" ] || { echo "$(LOG): no such log"; exit 2; }
+	@gnuplot -e "log='$(LOG)'; out='$(basename $(LOG))'" runtime/plot-log.gp
+	@echo "wrote $(basename $(LOG)).png and $(basename $(LOG)).svg"
+
+plot-gradflow:
+	@[ -n "$(GRADFLOW)" ] && [ -n "$(OUT)" ] || { echo "usage: make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME (gradflow --csv files): writes NAME.png and NAME.svg"; exit 2; }
+	@for f in $(GRADFLOW); do [ -f "$$f" ] || { echo "$$f: no such gradflow CSV"; exit 2; }; done
+	@gnuplot -e "files='$(GRADFLOW)'; out='$(OUT)'" runtime/plot-gradflow.gp
+	@echo "wrote $(OUT).png and $(OUT).svg"
 
 # ---- benchmark -----------------------------------------------------------------
 

@@ -478,6 +478,24 @@ static void test_binary_gradflow_measures_the_units(void **unused)
 	assert_string_equal(out, "24\n"); /* 6 units at iterations 0, 2, 4 and 6 */
 }
 
+/* make plot's and make plot-gradflow's scripts draw a run's log and a
+ * gradflow CSV as PNG and SVG. */
+static void test_plots_draw_a_log_and_gradflow(void **unused)
+{
+	(void)unused;
+	char command[8192], out[64];
+	snprintf(command, sizeof command,
+		 "%1$s/tests/bin/tiny-f64 train --synthetic --iterations 20 --eval-every 5 --log %2$s/plot.csv && "
+		 "%1$s/tests/bin/tiny-f64 gradflow --synthetic --iterations 4 --every 2 --csv %2$s/flow.csv && "
+		 "rm -f %2$s/plot.png %2$s/plot.svg %2$s/flow.png %2$s/flow.svg && "
+		 "gnuplot -e \"log='%2$s/plot.csv'; out='%2$s/plot'\" runtime/plot-log.gp && "
+		 "gnuplot -e \"files='%2$s/flow.csv'; out='%2$s/flow'\" runtime/plot-gradflow.gp && "
+		 "for f in plot flow; do head -c 4 %2$s/$f.png | od -An -c | tr -d ' \\n'; grep -c '<svg' %2$s/$f.svg; done",
+		 build, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "211PNG1\n211PNG1\n");
+}
+
 /* |a - b| / max(|a|, |b|) over a whole tensor, in the Euclidean norm. */
 static double relative_error(const struct tensor_file_entry *a, const struct tensor_file_entry *b)
 {
@@ -1034,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_binary_resumes_exactly),
 		cmocka_unit_test(test_binary_refuses_bad_checkpoints),
 		cmocka_unit_test(test_binary_gradflow_measures_the_units),
+		cmocka_unit_test(test_plots_draw_a_log_and_gradflow),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_options_belong_to_their_command),
 		cmocka_unit_test(test_binary_checks_outputs_before_training),

@@ -1,0 +1,18 @@
+# One run's curves from its CSV log (train --log): losses and errors against
+# iterations, as PNG and SVG. make plot LOG=FILE.csv runs it with
+#   gnuplot -e "log='FILE.csv'; out='FILE'" runtime/plot-log.gp
+set datafile separator ','
+set key autotitle columnhead
+set grid
+set xlabel 'iteration'
+do for [kind in 'pngcairo svg'] {
+	if (kind eq 'pngcairo') { set terminal pngcairo size 1000,420 font ',10'; set output out.'.png' } \
+	else { set terminal svg size 1000,420 font 'sans,10'; set output out.'.svg' }
+	set multiplot layout 1,2 title log noenhanced
+	set ylabel 'loss'
+	plot log using 1:3 with linespoints title 'train loss', '' using 1:5 with linespoints title 'test loss'
+	set ylabel 'error (%)'
+	plot log using 1:(100*$4) with linespoints title 'train error', '' using 1:(100*$6) with linespoints title 'test error'
+	unset multiplot
+	unset output
+}
