@@ -157,10 +157,21 @@ demo:
 
 # ---- make diff A=NAME1 B=NAME2 --------------------------------------------------
 
+# The story first: the spec values that differ and the units whose ops
+# changed (resgen units), then the unified diff of the emitted code.
 diff:
 	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make diff A=NAME1 B=NAME2 (specs/NAME.yaml; paper/NAME for specs/paper/)"; exit 2; }
-	@$(MAKE) --no-print-directory generated/$(A)/net.c generated/$(B)/net.c
-	@diff -u generated/$(A)/net.c generated/$(B)/net.c; \
+	@$(MAKE) --no-print-directory $(RESGEN) generated/$(A)/net.c generated/$(B)/net.c
+	@mkdir -p $(BUILD)/diff
+	@for n in $(A) $(B); do \
+	  awk '/\*\//{ exit } /^ \*   /{ sub(/^ \*   /, ""); print }' generated/$$n/net.c > $(BUILD)/diff/$$(echo $$n | tr / -).spec; \
+	 done
+	@echo "== the specs, $(A) -> $(B)"; \
+	 diff $(BUILD)/diff/$$(echo $(A) | tr / -).spec $(BUILD)/diff/$$(echo $(B) | tr / -).spec | sed -n 's/^< /- /p; s/^> /+ /p'; \
+	 echo "== the units whose ops changed"; \
+	 $(RESGEN) units specs/$(A).yaml specs/$(B).yaml; \
+	 echo "== the emitted code"; \
+	 diff -u generated/$(A)/net.c generated/$(B)/net.c; \
 	 diff -u generated/$(A)/kernels.h generated/$(B)/kernels.h; true
 
 # ---- plots: make plot LOG=FILE.csv, make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME

@@ -461,3 +461,101 @@ double op_flops(const struct graph *g, const struct op *op)
 		return 0;
 	}
 }
+
+void graph_group_ops(const struct graph *g, int i, char *out, size_t size)
+{
+	const struct group *group = &g->groups[i];
+	size_t prefix = strlen(group->name), used = 0;
+	out[0] = '\0';
+	for (int k = 0; k < group->op_count && used < size; k++) {
+		const char *name = g->ops[group->first_op + k].name;
+		if (strncmp(name, group->name, prefix) == 0 && name[prefix] == '_')
+			name += prefix + 1;
+		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? " " : "", name);
+	}
+}
+
+/* The index of b's group called name, or -1. */
+static int group_named(const struct graph *b, const char *name)
+{
+	for (int i = 0; i < b->group_count; i++)
+		if (strcmp(b->groups[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* A run of groups first..last of a, count of them, changed from ops to. */
+static void print_run(FILE *out, const struct graph *a, int first, int last, int count, const char *from,
+		      const char *to)
+{
+	if (count == 0)
+		return;
+	if (count == 1)
+		fprintf(out, "%s: ", a->groups[first].name);
+	else
+		fprintf(out, "%s .. %s (%d units): ", a->groups[first].name, a->groups[last].name, count);
+	if (to)
+		fprintf(out, "%s -> %s\n", from, to);
+	else
+		fprintf(out, "%s\n", from);
+}
+
+/* The groups of one graph that the other lacks, as runs. */
+static void print_only(FILE *out, const struct graph *a, const struct graph *b, const char *label)
+{
+	int first = -1, last = -1, count = 0;
+	for (int i = 0; i <= a->group_count; i++) {
+		bool only = i < a->group_count && group_named(b, a->groups[i].name) < 0;
+		if (only && count > 0 && i == last + 1) {
+			last = i;
+			count++;
+			continue;
+		}
+		if (count > 0) {
+			char what[64];
+			snprintf(what, sizeof what, "only in %s", label);
+			print_run(out, a, first, last, count, what, NULL);
+		}
+		first = last = i;
+		count = only ? 1 : 0;
+	}
+}
+
+void graph_print_units(const struct graph *a, const struct graph *b, FILE *out)
+{
+	enum { OPS_TEXT = 2048 };
+	char from[OPS_TEXT], to[OPS_TEXT], run_from[OPS_TEXT] = "", run_to[OPS_TEXT] = "";
+	if (!b) {
+		for (int i = 0; i < a->group_count; i++) {
+			graph_group_ops(a, i, from, sizeof from);
+			print_run(out, a, i, i, 1, from, NULL);
+		}
+		return;
+	}
+	int first = -1, last = -1, count = 0, changed = 0;
+	for (int i = 0; i < a->group_count; i++) {
+		int j = group_named(b, a->groups[i].name);
+		if (j < 0)
+			continue;
+		graph_group_ops(a, i, from, sizeof from);
+		graph_group_ops(b, j, to, sizeof to);
+		if (strcmp(from, to) == 0)
+			continue;
+		changed++;
+		if (count > 0 && i == last + 1 && strcmp(from, run_from) == 0 && strcmp(to, run_to) == 0) {
+			last = i;
+			count++;
+			continue;
+		}
+		print_run(out, a, first, last, count, run_from, run_to);
+		first = last = i;
+		count = 1;
+		snprintf(run_from, sizeof run_from, "%s", from);
+		snprintf(run_to, sizeof run_to, "%s", to);
+	}
+	print_run(out, a, first, last, count, run_from, run_to);
+	if (changed == 0)
+		fprintf(out, "every unit both have computes the same ops\n");
+	print_only(out, a, b, "the first");
+	print_only(out, b, a, "the second");
+}

@@ -6,6 +6,7 @@
 #define RESGEN_GRAPH_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "diag.h"
 #include "spec.h"
@@ -97,6 +98,16 @@ bool op_backward_reads_output(enum op_kind kind);
 
 /* Elements of tensor t for one image. */
 long graph_tensor_size(const struct graph *g, int t);
+
+/* The ops of group i in order, named without the group's name: "conv1 bn1
+ * relu1 conv2 bn2 add post_relu". */
+void graph_group_ops(const struct graph *g, int i, char *out, size_t size);
+
+/* The story of a diff, one line per group ("stage1_unit01: conv1 bn1 ...");
+ * or, given b, one line per run of consecutive groups that both graphs
+ * have and whose ops changed alike ("stage1_unit02 .. stage1_unit18 (17
+ * units): A -> B"), then the groups only one of them has. */
+void graph_print_units(const struct graph *a, const struct graph *b, FILE *out);
 
 /* Multiply-adds of one op for one image, times two. */
 double op_flops(const struct graph *g, const struct op *op);

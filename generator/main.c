@@ -17,6 +17,7 @@ static const char usage[] =
 	"       resgen summary SPEC [--dtype f32|f64] [--max-memory GIB]\n"
 	"       resgen generate SPEC -o DIR [--dtype f32|f64] [--max-memory GIB]\n"
 	"                              [--templates DIR]\n"
+	"       resgen units SPEC [SPEC2]\n"
 	"\n"
 	"  check     parse and check SPEC, and that its network fits in memory at\n"
 	"            its batch size; print nothing and exit 0 if it is valid\n"
@@ -24,6 +25,9 @@ static const char usage[] =
 	"            FLOPs per image, activation memory at the spec's batch size\n"
 	"  generate  write DIR/net.c, DIR/kernels.h and DIR/arena.h: the network of\n"
 	"            SPEC, fully unrolled, in float (f32, default) or double (f64)\n"
+	"  units     one line per unit: its ops in order; with SPEC2, only the\n"
+	"            units whose ops differ, SPEC's -> SPEC2's, consecutive units\n"
+	"            that change alike on one line (make diff starts with it)\n"
 	"\n"
 	"  --max-memory GIB the most memory the network's binary may need at the\n"
 	"                   spec's batch size (activations, gradients, parameters);\n"
@@ -174,6 +178,30 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	       g->op_count, p->kernel_count, p->param_count, p->buffer_count);
 }
 
+/* resgen units: the ops of each unit of one spec, or what changed between
+ * two. */
+static int print_units(const char *path, const char *second_path)
+{
+	const char *paths[2] = {path, second_path};
+	struct spec specs[2];
+	struct graph graphs[2];
+	struct diag d = {{0}};
+	int loaded = 0, status = 0;
+	for (; loaded < 2 && paths[loaded] && status == 0; loaded++) {
+		if (spec_load(&specs[loaded], paths[loaded], &d) != 0)
+			status = 2;
+		else if (graph_build(&graphs[loaded], &specs[loaded], &d) != 0)
+			status = 1;
+		if (status != 0)
+			fprintf(stderr, "%s\n", d.text);
+	}
+	if (status == 0)
+		graph_print_units(&graphs[0], second_path ? &graphs[1] : NULL, stdout);
+	for (int i = 0; i < loaded - (status != 0); i++)
+		graph_free(&graphs[i]);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -183,13 +211,16 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3)
 		return fail_usage("expected a command and a spec");
-	const char *command = argv[1], *spec_path = argv[2];
+	const char *command = argv[1], *spec_path = argv[2], *second_path = NULL;
 	const char *out_dir = NULL;
+	int first_option = 3;
+	if (strcmp(command, "units") == 0 && argc > 3 && argv[3][0] != '-')
+		second_path = argv[first_option++];
 	enum dtype dtype = DTYPE_F32;
 	double max_memory = physical_memory();
 	char templates[PATH_MAX];
 	default_templates(templates, sizeof templates);
-	for (int i = 3; i < argc; i++) {
+	for (int i = first_option; i < argc; i++) {
 		bool has_value = i + 1 < argc;
 		if (strcmp(argv[i], "-o") == 0 && has_value) {
 			out_dir = argv[++i];
@@ -219,8 +250,10 @@ int main(int argc, char **argv)
 	}
 	bool check = strcmp(command, "check") == 0, summary = strcmp(command, "summary") == 0,
 	     generate = strcmp(command, "generate") == 0;
+	if (strcmp(command, "units") == 0)
+		return print_units(spec_path, second_path);
 	if (!check && !summary && !generate)
-		return fail_usage("the command must be check, summary or generate");
+		return fail_usage("the command must be check, summary, generate or units");
 	if (generate && !out_dir)
 		return fail_usage("generate needs -o DIR");
 

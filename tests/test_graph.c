@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -217,6 +218,49 @@ static void test_graph_deep_net_needs_few_kernels(void **unused)
 /* In every ordering of Fig. 4, with either projection, each residual
  * addition hands its gradient on without a copy: its inputs' gradients sit
  * in its output gradient's slot. */
+/* make diff's story: the units whose ops changed, consecutive ones that
+ * change alike on one line, then the units only one network has. */
+static void test_graph_units_tell_the_story_of_a_diff(void **unused)
+{
+	(void)unused;
+	struct spec spec_a, spec_b;
+	struct graph a, b;
+	build(&spec_a, &a, "basic", "original", 20, "projection: conv1x1");
+	build(&spec_b, &b, "basic", "full-preact", 32, "projection: conv1x1");
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+	assert_non_null(out);
+	graph_print_units(&a, &b, out);
+	graph_print_units(&a, &a, out);
+	graph_print_units(&a, NULL, out);
+	fclose(out);
+	const char *expected =
+		"stage1_unit01: conv1 bn1 relu1 conv2 bn2 add post_relu -> conv1 bn1 relu1 conv2 add\n"
+		"stage1_unit02 .. stage1_unit03 (2 units): conv1 bn1 relu1 conv2 bn2 add post_relu -> bn1 relu1 conv1 "
+		"bn2 relu2 conv2 add\n"
+		"stage2_unit01: conv1 bn1 relu1 conv2 bn2 shortcut_conv add post_relu -> bn1 relu1 conv1 bn2 relu2 "
+		"conv2 shortcut_conv add\n"
+		"stage2_unit02 .. stage2_unit03 (2 units): conv1 bn1 relu1 conv2 bn2 add post_relu -> bn1 relu1 conv1 "
+		"bn2 relu2 conv2 add\n"
+		"stage3_unit01: conv1 bn1 relu1 conv2 bn2 shortcut_conv add post_relu -> bn1 relu1 conv1 bn2 relu2 "
+		"conv2 shortcut_conv add\n"
+		"stage3_unit02 .. stage3_unit03 (2 units): conv1 bn1 relu1 conv2 bn2 add post_relu -> bn1 relu1 conv1 "
+		"bn2 relu2 conv2 add\n"
+		"head: pool fc loss -> bn relu pool fc loss\n"
+		"stage1_unit04 .. stage1_unit05 (2 units): only in the second\n"
+		"stage2_unit04 .. stage2_unit05 (2 units): only in the second\n"
+		"stage3_unit04 .. stage3_unit05 (2 units): only in the second\n"
+		"every unit both have computes the same ops\n"
+		"stem: conv bn relu\n"
+		"stage1_unit01: conv1 bn1 relu1 conv2 bn2 add post_relu\n"
+		"stage1_unit02: conv1 bn1 relu1 conv2 bn2 add post_relu\n";
+	assert_memory_equal(text, expected, strlen(expected));
+	free(text);
+	graph_free(&a);
+	graph_free(&b);
+}
+
 static void test_plan_additions_pass_gradients_in_one_slot(void **unused)
 {
 	(void)unused;
@@ -301,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_graph_gate_reads_what_the_shortcut_reads),
 		cmocka_unit_test(test_graph_parameter_counts_match_the_paper),
 		cmocka_unit_test(test_graph_deep_net_needs_few_kernels),
+		cmocka_unit_test(test_graph_units_tell_the_story_of_a_diff),
 		cmocka_unit_test(test_plan_additions_pass_gradients_in_one_slot),
 		cmocka_unit_test(test_lowering_fuses_additions_and_batch_norm_sums),
 	};
