@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "checksum.h"
 #include "file_replace.h"
 #include "real_text.h"
 #include "template.h"
@@ -747,13 +748,12 @@ static int write_files(const char *dir, const char *const *names, struct strbuf 
 	return status;
 }
 
-/* FNV-1a, 64 bits, over the texts in order, each followed by a zero byte. */
+/* The hash of the texts in order, each followed by a zero byte. */
 static uint64_t identity_of(const struct strbuf *texts, int count)
 {
-	uint64_t hash = 0xcbf29ce484222325ULL;
+	uint64_t hash = CHECKSUM_BASIS;
 	for (int i = 0; i < count; i++)
-		for (size_t j = 0; j <= texts[i].length; j++)
-			hash = (hash ^ (unsigned char)(j < texts[i].length ? texts[i].text[j] : 0)) * 0x100000001b3ULL;
+		hash = checksum_add(checksum_add(hash, texts[i].text, texts[i].length), "", 1);
 	return hash;
 }
 
@@ -768,10 +768,8 @@ int emit_network(const struct plan *plan, const char *templates_dir, const char 
 	/* Twice: the text whose hash is the identity, then the files. */
 	for (int pass = 0; pass < 2 && status == 0; pass++) {
 		e.hashing = pass == 0;
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 3; i++)
 			strbuf_free(&texts[i]);
-			texts[i] = (struct strbuf){0};
-		}
 		status = emit_net(&e, &texts[0]);
 		if (status == 0)
 			status = emit_kernels(&e, &texts[1]);

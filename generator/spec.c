@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "real_text.h"
+#include "schedule.h"
 #include "yaml_tree.h"
 
 struct checker {
@@ -661,8 +662,7 @@ const char *spec_lr_step_text(char out[32], const struct spec *spec, int i)
 
 long spec_lr_step_at(const struct spec *spec, int i, long iterations)
 {
-	double step = spec->train.lr_steps[i];
-	return spec->train.lr_step_fractions ? (long)llround(step * (double)iterations) : (long)step;
+	return schedule_step_at(spec->train.lr_steps[i], spec->train.lr_step_fractions, iterations);
 }
 
 int spec_warnings(const struct spec *spec, struct diag *warnings, int max)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "state.h"
+
 static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'K', '1'};
 enum { VERSION = 1 };
 
@@ -26,9 +28,9 @@ static long *setting_field(struct run_options *o, int i)
 
 static double setting_value(const struct run_options *o, int i)
 {
-	if (i == 1)
+	if (1u << i == SETTING_BATCH)
 		return o->batch;
-	if (i == 6)
+	if (1u << i == SETTING_SYNTHETIC)
 		return o->synthetic;
 	return (double)*setting_field((struct run_options *)o, i);
 }
@@ -141,7 +143,7 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 				 setting_options[i], v);
 			goto refused;
 		}
-		if (i == 7 && (o->given & SETTING_CHECKPOINT_EVERY))
+		if (1u << i == SETTING_CHECKPOINT_EVERY && (o->given & SETTING_CHECKPOINT_EVERY))
 			continue; /* how often to checkpoint may change */
 		if ((o->given & (1u << i)) && v != setting_value(o, i)) {
 			snprintf(error, size, "%s: the run was started with %s %g, which this command gives as %g; "
@@ -149,9 +151,9 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 				 path, setting_options[i], v, setting_value(o, i));
 			goto refused;
 		}
-		if (i == 1)
+		if (1u << i == SETTING_BATCH)
 			o->batch = (int)v;
-		else if (i == 6)
+		else if (1u << i == SETTING_SYNTHETIC)
 			o->synthetic = v != 0;
 		else
 			*setting_field(o, i) = (long)v;
@@ -229,12 +231,14 @@ int checkpoint_restore(const struct tensor_file *f, const char *path, long train
 		if (i % 2 && !t->trained)
 			continue;
 		const struct tensor_file_entry *e = entry(f, path, name, t->count, error, size);
-		for (long j = 0; e && j < e->count; j++)
-			if (!isfinite(e->values[j]) || fabs(e->values[j]) > (sizeof(real) == sizeof(float) ? 3.4e38 : 1.7e308)) {
-				snprintf(error, size, "%s: %s value %ld is not a finite " REAL_NAME "; the checkpoint is damaged",
-					 path, name, j);
+		for (long j = 0; e && j < e->count; j++) {
+			const char *why = state_unloadable(e->values[j]);
+			if (why) {
+				snprintf(error, size, "%s: %s value %ld %s; the checkpoint is damaged", path, name, j,
+					 why);
 				e = NULL;
 			}
+		}
 		if (!e)
 			status = -1;
 	}

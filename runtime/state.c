@@ -136,7 +136,7 @@ int state_save_weights(const struct net_state *s, const char *path, char *error,
 
 /* Why a weights file's value cannot be loaded, or NULL: it must be a finite
  * number that stays finite in this build's real. */
-static const char *unloadable(double value)
+const char *state_unloadable(double value)
 {
 	if (isnan(value))
 		return "is NaN";
@@ -176,7 +176,7 @@ int state_load_weights(struct net_state *s, const char *path, char *error, size_
 			status = -1;
 		}
 		for (long j = 0; status == 0 && j < e->count; j++) {
-			const char *why = unloadable(e->values[j]);
+			const char *why = state_unloadable(e->values[j]);
 			if (why) {
 				snprintf(error, size,
 					 "%s: tensor %s value %ld %s; weights must be finite numbers", path,

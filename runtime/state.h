@@ -22,6 +22,10 @@ real *state_input(const struct net_state *s, int n);
 real *state_logits(const struct net_state *s, int n);
 real *state_input_gradient(const struct net_state *s, int n);
 
+/* Why a stored value cannot be loaded into this build's real (it is NaN,
+ * infinite or too large), or NULL. */
+const char *state_unloadable(double value);
+
 /* Trained parameters and running statistics, by name. */
 int state_save_weights(const struct net_state *s, const char *path, char *error, size_t size);
 int state_load_weights(struct net_state *s, const char *path, char *error, size_t size);

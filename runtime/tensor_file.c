@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checksum.h"
 #include "file_replace.h"
 
 static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'T', '1'};
@@ -69,16 +70,6 @@ static uint64_t get_u64(const unsigned char *b, int bytes)
 	return v;
 }
 
-/* FNV-1a, 64 bits: the checksum that seals a file. */
-static uint64_t checksum_add(uint64_t hash, const unsigned char *bytes, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
-	return hash;
-}
-
-static const uint64_t checksum_basis = 0xcbf29ce484222325ULL;
-
 /* Writes, keeping the running checksum of what was written. */
 struct sink {
 	FILE *file;
@@ -98,7 +89,7 @@ static int save(const struct tensor_file *f, const char *path, const char *magic
 	struct file_replace replace;
 	if (file_replace_begin(&replace, path, error, size) != 0)
 		return -1;
-	struct sink out = {replace.file, checksum_basis, 1};
+	struct sink out = {replace.file, CHECKSUM_BASIS, 1};
 	unsigned char b[12];
 	memcpy(b, magic, 8);
 	put_u32(b + 8, (uint32_t)f->count);
@@ -146,7 +137,7 @@ int tensor_file_save_sealed(const struct tensor_file *f, const char *path, const
 static int checksum_matches(FILE *file, long bytes)
 {
 	unsigned char buffer[1 << 16];
-	uint64_t hash = checksum_basis;
+	uint64_t hash = CHECKSUM_BASIS;
 	long left = bytes - 8;
 	while (left > 0) {
 		size_t want = left < (long)sizeof buffer ? (size_t)left : sizeof buffer;

@@ -17,6 +17,7 @@
 #include "gemm.h"
 #include "net_api.h"
 #include "rng.h"
+#include "schedule.h"
 #include "state.h"
 #include "tensor_file.h"
 #include "threads.h"
@@ -38,7 +39,7 @@ static double now(void)
 long train_lr_step_at(int i, long iterations)
 {
 	const struct net_defaults *d = &net_info.defaults;
-	return d->lr_step_fractions ? (long)llround(d->lr_steps[i] * (double)iterations) : (long)d->lr_steps[i];
+	return schedule_step_at(d->lr_steps[i], d->lr_step_fractions, iterations);
 }
 
 /* The paper's schedule: a warm-up rate, then base, times gamma at each

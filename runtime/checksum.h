@@ -1,0 +1,20 @@
+/* FNV-1a, 64 bits: resgen's one hash, sealing checkpoints (tensor_file.c)
+ * and naming an emitted network's identity (generator/emit.c). Header-only,
+ * so that the generator and the runtime share it. */
+#ifndef RESGEN_CHECKSUM_H
+#define RESGEN_CHECKSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CHECKSUM_BASIS 0xcbf29ce484222325ULL
+
+static inline uint64_t checksum_add(uint64_t hash, const void *bytes, size_t count)
+{
+	const unsigned char *b = bytes;
+	for (size_t i = 0; i < count; i++)
+		hash = (hash ^ b[i]) * 0x100000001b3ULL;
+	return hash;
+}
+
+#endif
