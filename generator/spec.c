@@ -12,12 +12,8 @@
 
 #include "real_text.h"
 #include "schedule.h"
+#include "check.h"
 #include "yaml_tree.h"
-
-struct checker {
-	const char *path;
-	struct diag *d;
-};
 
 static const char *const set_names[] = {"cifar10", "cifar100", "fashion-mnist", "mnist", "synthetic"};
 static const char *const unit_names[] = {"basic", "bottleneck", "one-layer"};
@@ -26,7 +22,6 @@ static const char *const ordering_names[] = {"original", "bn-after-add", "relu-b
 static const char *const shortcut_names[] = {"identity",        "scaling", "exclusive-gating",
 					     "shortcut-gating", "conv1x1", "dropout"};
 static const char *const projection_names[] = {"conv1x1", "zero-pad"};
-#define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 const char *spec_set_name(enum data_set set) { return set_names[set]; }
 const char *spec_unit_name(enum unit_kind unit) { return unit_names[unit]; }
@@ -44,287 +39,14 @@ int spec_units_per_stage(const struct spec *spec)
 	return (spec->net.depth - 2) / (spec_layers_per_unit(spec->net.unit) * spec->net.stage_count);
 }
 
-static int error_at(const struct checker *c, const struct ynode *node, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int error_at(const struct checker *c, const struct ynode *node, const char *fmt, ...)
+static struct spec_position position_of(const struct ynode *node)
 {
-	char message[512];
-	va_list args;
-	va_start(args, fmt);
-	vsnprintf(message, sizeof message, fmt, args);
-	va_end(args);
-	return diag_at(c->d, c->path, node->line, node->column, "%s", message);
+	return (struct spec_position){node->file, node->line, node->column};
 }
 
-/* Edit distance, for "did you mean". */
-static int distance(const char *a, const char *b)
+const char *spec_position_file(const struct spec *spec, struct spec_position at)
 {
-	int la = (int)strlen(a), lb = (int)strlen(b);
-	if (la > 63 || lb > 63)
-		return INT_MAX;
-	int row[64];
-	for (int j = 0; j <= lb; j++)
-		row[j] = j;
-	for (int i = 1; i <= la; i++) {
-		int diagonal = row[0];
-		row[0] = i;
-		for (int j = 1; j <= lb; j++) {
-			int above = row[j];
-			int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			int best = diagonal + cost;
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diagonal = above;
-		}
-	}
-	return row[lb];
-}
-
-static const char *nearest(const char *word, const char *const *choices, int count)
-{
-	const char *best = choices[0];
-	int best_distance = INT_MAX;
-	for (int i = 0; i < count; i++) {
-		int dist = distance(word, choices[i]);
-		if (dist < best_distance) {
-			best_distance = dist;
-			best = choices[i];
-		}
-	}
-	return best;
-}
-
-static void join(char *out, size_t size, const char *const *words, int count)
-{
-	out[0] = '\0';
-	for (int i = 0; i < count; i++) {
-		size_t used = strlen(out);
-		snprintf(out + used, size - used, "%s%s", i ? (i == count - 1 ? " or " : ", ") : "",
-			 words[i]);
-	}
-}
-
-static int expect_map(const struct checker *c, const struct ynode *node, const char *what)
-{
-	if (node->kind == YNODE_MAP)
-		return 0;
-	return error_at(c, node, "'%s' must be a mapping of keys to values, not %s", what,
-			node->kind == YNODE_SEQ ? "a list" : "a single value");
-}
-
-/* Rejects keys outside allowed, suggesting the nearest allowed one. */
-static int check_keys(const struct checker *c, const struct ynode *map, const char *what,
-		      const char *const *allowed, int count)
-{
-	for (size_t i = 0; i < map->count; i++) {
-		const char *key = map->keys[i]->text;
-		int j = 0;
-		while (j < count && strcmp(key, allowed[j]) != 0)
-			j++;
-		if (j == count)
-			return error_at(c, map->keys[i], "unknown key '%s' in %s; did you mean '%s'?", key,
-					what, nearest(key, allowed, count));
-	}
-	return 0;
-}
-
-static int require(const struct checker *c, const struct ynode *map, const char *key,
-		   const char *what, const struct ynode **out)
-{
-	*out = ynode_get(map, key);
-	if (*out)
-		return 0;
-	return error_at(c, map, "%s is missing required key '%s'", what, key);
-}
-
-static int expect_scalar(const struct checker *c, const struct ynode *node, const char *key,
-			 const char *type)
-{
-	if (node->kind == YNODE_SCALAR)
-		return 0;
-	return error_at(c, node, "'%s' must be %s, not %s", key, type,
-			node->kind == YNODE_MAP ? "a mapping" : "a list");
-}
-
-/* The one notation for numbers, read alike here and by YAML readers such as
- * PyYAML: decimal, an optional sign, no leading zeros (YAML 1.1 reads 020 as
- * octal 16), no hex, no '_', no .inf or .nan; reals may add a fraction and
- * an exponent. */
-static bool digits(const char **at)
-{
-	const char *start = *at;
-	while (**at >= '0' && **at <= '9')
-		(*at)++;
-	return *at > start;
-}
-
-static bool plain_number(const char *text, bool real)
-{
-	const char *at = text + (*text == '+' || *text == '-');
-	if (*at == '0' && at[1] >= '0' && at[1] <= '9')
-		return false;
-	if (!digits(&at))
-		return false;
-	if (real && *at == '.') {
-		at++;
-		if (!digits(&at))
-			return false;
-	}
-	if (real && (*at == 'e' || *at == 'E')) {
-		at++;
-		at += *at == '+' || *at == '-';
-		if (!digits(&at))
-			return false;
-	}
-	return *at == '\0';
-}
-
-static int parse_integer(const struct checker *c, const struct ynode *node, const char *key,
-			 long min, long max, long *out)
-{
-	if (expect_scalar(c, node, key, "an integer") != 0)
-		return -1;
-	char *end;
-	errno = 0;
-	long value = strtol(node->text, &end, 10);
-	if (!node->plain || !plain_number(node->text, false) || *end != '\0' || errno == ERANGE)
-		return error_at(c, node,
-				"'%s' must be an integer, not '%s'; write it in plain decimal, "
-				"such as 110 (no quotes, leading zeros or hex)",
-				key, node->text);
-	if (value < min || value > max)
-		return error_at(c, node, "'%s' is %ld, out of range; it must be from %ld to %ld", key,
-				value, min, max);
-	*out = value;
-	return 0;
-}
-
-static int get_integer(const struct checker *c, const struct ynode *map, const char *key,
-		       long min, long max, long fallback, long *out)
-{
-	const struct ynode *node = ynode_get(map, key);
-	if (!node) {
-		*out = fallback;
-		return 0;
-	}
-	return parse_integer(c, node, key, min, max, out);
-}
-
-static int get_int(const struct checker *c, const struct ynode *map, const char *key, int min,
-		   int max, int fallback, int *out)
-{
-	long value;
-	if (get_integer(c, map, key, min, max, fallback, &value) != 0)
-		return -1;
-	*out = (int)value;
-	return 0;
-}
-
-/* min_open: the range excludes min itself. */
-static int parse_real(const struct checker *c, const struct ynode *node, const char *key, double min,
-		      bool min_open, double max, double *out)
-{
-	if (expect_scalar(c, node, key, "a number") != 0)
-		return -1;
-	char *end;
-	errno = 0;
-	double value = strtod(node->text, &end);
-	if (!node->plain || !plain_number(node->text, true) || *end != '\0' || errno == ERANGE ||
-	    !isfinite(value))
-		return error_at(c, node,
-				"'%s' must be a number, not '%s'; write it in plain decimal, such "
-				"as 0.1 or 1e-4 (no quotes, hex, .inf or .nan)",
-				key, node->text);
-	if (value < min || (min_open && value == min) || value > max)
-		return error_at(c, node, "'%s' is %s, out of range; it must be %s %g and at most %g", key,
-				node->text, min_open ? "above" : "at least", min, max);
-	*out = value;
-	return 0;
-}
-
-static int get_real(const struct checker *c, const struct ynode *map, const char *key, double min,
-		    bool min_open, double max, double fallback, double *out)
-{
-	const struct ynode *node = ynode_get(map, key);
-	if (!node) {
-		*out = fallback;
-		return 0;
-	}
-	return parse_real(c, node, key, min, min_open, max, out);
-}
-
-static int get_bool(const struct checker *c, const struct ynode *map, const char *key,
-		    bool fallback, bool *out)
-{
-	const struct ynode *node = ynode_get(map, key);
-	if (!node) {
-		*out = fallback;
-		return 0;
-	}
-	if (expect_scalar(c, node, key, "true or false") != 0)
-		return -1;
-	if (node->plain && strcmp(node->text, "true") == 0)
-		*out = true;
-	else if (node->plain && strcmp(node->text, "false") == 0)
-		*out = false;
-	else
-		return error_at(c, node, "'%s' must be true or false, not '%s'", key, node->text);
-	return 0;
-}
-
-static int parse_choice(const struct checker *c, const struct ynode *node, const char *key,
-			const char *const *names, int count, int *out)
-{
-	char choices[256];
-	join(choices, sizeof choices, names, count);
-	if (node->kind != YNODE_SCALAR)
-		return error_at(c, node, "'%s' must be one of %s", key, choices);
-	for (int i = 0; i < count; i++)
-		if (strcmp(node->text, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	return error_at(c, node, "'%s' is '%s', which is not one of %s; did you mean '%s'?", key,
-			node->text, choices, nearest(node->text, names, count));
-}
-
-/* what: the mapping's name, for the message when a required key is missing;
- * NULL when the key is optional and fallback applies. */
-static int get_choice(const struct checker *c, const struct ynode *map, const char *what,
-		      const char *key, const char *const *names, int count, int fallback, int *out)
-{
-	const struct ynode *node = ynode_get(map, key);
-	if (!node) {
-		if (what) {
-			char choices[256];
-			join(choices, sizeof choices, names, count);
-			return error_at(c, map, "%s is missing required key '%s' (one of %s)", what, key,
-					choices);
-		}
-		*out = fallback;
-		return 0;
-	}
-	return parse_choice(c, node, key, names, count, out);
-}
-
-/* A list of integers each in [min, max], with between 1 and max_count items. */
-static int get_integer_list(const struct checker *c, const struct ynode *node, const char *key,
-			    long min, long max, int max_count, long *out, int *count)
-{
-	if (node->kind != YNODE_SEQ)
-		return error_at(c, node, "'%s' must be a list such as [16, 32, 64]", key);
-	if (node->count < 1 || node->count > (size_t)max_count)
-		return error_at(c, node, "'%s' has %zu items; it must have 1 to %d", key, node->count,
-				max_count);
-	for (size_t i = 0; i < node->count; i++)
-		if (parse_integer(c, node->values[i], key, min, max, &out[i]) != 0)
-			return -1;
-	*count = (int)node->count;
-	return 0;
+	return at.file ? at.file : spec->path;
 }
 
 static int check_name(const struct checker *c, const struct ynode *root, struct spec *spec)
@@ -333,35 +55,7 @@ static int check_name(const struct checker *c, const struct ynode *root, struct 
 	if (require(c, root, "name", "the spec", &node) != 0 ||
 	    expect_scalar(c, node, "name", "a word such as preact-110") != 0)
 		return -1;
-	const char *name = node->text;
-	size_t length = strlen(name);
-	bool valid = length > 0 && length <= SPEC_NAME_MAX && name[0] != '-';
-	for (size_t i = 0; valid && i < length; i++)
-		valid = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-			name[i] == '-';
-	if (!valid) {
-		char suggestion[SPEC_NAME_MAX + 1];
-		size_t used = 0;
-		for (size_t i = 0; i < length && used < SPEC_NAME_MAX; i++) {
-			char ch = name[i];
-			if (ch >= 'A' && ch <= 'Z')
-				ch = (char)(ch - 'A' + 'a');
-			else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-				ch = '-';
-			if (ch == '-' && (used == 0 || suggestion[used - 1] == '-'))
-				continue;
-			suggestion[used++] = ch;
-		}
-		while (used > 0 && suggestion[used - 1] == '-')
-			used--;
-		suggestion[used] = '\0';
-		return error_at(c, node,
-				"'name' must be 1 to %d characters of a-z, 0-9 and '-', not starting "
-				"with '-'; try '%s'",
-				SPEC_NAME_MAX, used ? suggestion : "my-net");
-	}
-	memcpy(spec->name, name, length + 1);
-	return 0;
+	return check_word(c, node, "name", SPEC_NAME_MAX, "my-net", spec->name);
 }
 
 static int check_data(const struct checker *c, const struct ynode *root, struct spec *spec)
@@ -527,8 +221,7 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	long widths[SPEC_MAX_STAGES] = {16, 32, 64};
 	int stage_count = 3;
 	const struct ynode *node = ynode_get(net, "widths");
-	spec->net.widths_at = node ? (struct spec_position){node->line, node->column}
-				   : (struct spec_position){net->line, net->column};
+	spec->net.widths_at = position_of(node ? node : net);
 	if (node && get_integer_list(c, node, "widths", 1, 2048, SPEC_MAX_STAGES, widths,
 				     &stage_count) != 0)
 		return -1;
@@ -567,7 +260,8 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 		int previous = spec->net.widths[0]; /* the stem's width */
 		for (int i = 0; i < stage_count; i++) {
 			if (spec->net.widths[i] * expand < previous)
-				return diag_at(c->d, c->path, spec->net.widths_at.line,
+				return diag_at(c->d, spec_position_file(spec, spec->net.widths_at),
+					       spec->net.widths_at.line,
 					       spec->net.widths_at.column,
 					       "'projection: zero-pad' needs widths that never shrink, "
 					       "but stage %d narrows from %d to %d channels; use "
@@ -594,8 +288,8 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 	const struct ynode *warmup_place = ynode_get(warmup, "iterations");
 	warmup_place = warmup_place ? warmup_place : warmup ? warmup : lr ? lr : train;
 	const struct ynode *steps_place = steps ? steps : lr ? lr : train;
-	spec->train.warmup_at = (struct spec_position){warmup_place->line, warmup_place->column};
-	spec->train.steps_at = (struct spec_position){steps_place->line, steps_place->column};
+	spec->train.warmup_at = position_of(warmup_place);
+	spec->train.steps_at = position_of(steps_place);
 	if (!lr)
 		return 0;
 	static const char *const keys[] = {"base", "warmup", "steps", "gamma"};
@@ -670,14 +364,16 @@ int spec_warnings(const struct spec *spec, struct diag *warnings, int max)
 	int count = 0;
 	long iterations = spec->train.iterations;
 	if (count < max && spec->train.warmup_iterations >= iterations)
-		diag_at(&warnings[count++], spec->path, spec->train.warmup_at.line, spec->train.warmup_at.column,
+		diag_at(&warnings[count++], spec_position_file(spec, spec->train.warmup_at),
+			spec->train.warmup_at.line, spec->train.warmup_at.column,
 			"warning: the warm-up lasts %ld iterations, the whole run of %ld, so the rate stays %g "
 			"throughout; give lr.warmup.iterations below %ld (0 for none)",
 			spec->train.warmup_iterations, iterations, spec->train.warmup_lr, iterations);
 	for (int i = 0; i < spec->train.lr_step_count && count < max; i++) {
 		long at = spec_lr_step_at(spec, i, iterations);
 		if (at >= iterations)
-			diag_at(&warnings[count++], spec->path, spec->train.steps_at.line,
+			diag_at(&warnings[count++], spec_position_file(spec, spec->train.steps_at),
+				spec->train.steps_at.line,
 				spec->train.steps_at.column,
 				"warning: the rate step at iteration %ld lies at or past the end of the run (%ld "
 				"iterations) and never takes effect; give it below %ld, or as a fraction of the "
@@ -712,7 +408,7 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 		batch_place = ynode_get(ynode_get(root, "data"), "train_images");
 	if (!batch_place)
 		batch_place = train != &empty ? train : root;
-	spec->train.batch_at = (struct spec_position){batch_place->line, batch_place->column};
+	spec->train.batch_at = position_of(batch_place);
 	const struct ynode *augment = ynode_get(train, "augment");
 	static const struct ynode no_augment = {.kind = YNODE_MAP};
 	if (!augment)
@@ -732,22 +428,22 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	return 0;
 }
 
-static int check_tree(struct spec *spec, const char *path, struct ytree *tree, struct diag *d)
+static int check_root(struct spec *spec, const char *path, const struct ynode *root,
+		      struct diag *d)
 {
 	struct checker c = {.path = path, .d = d};
 	static const char *const keys[] = {"name", "data", "net", "train"};
-	int status = expect_map(&c, tree->root, "the spec");
+	int status = expect_map(&c, root, "the spec");
 	if (status == 0)
-		status = check_keys(&c, tree->root, "the spec", keys, COUNT(keys));
+		status = check_keys(&c, root, "the spec", keys, COUNT(keys));
 	if (status == 0)
-		status = check_name(&c, tree->root, spec);
+		status = check_name(&c, root, spec);
 	if (status == 0)
-		status = check_data(&c, tree->root, spec);
+		status = check_data(&c, root, spec);
 	if (status == 0)
-		status = check_net(&c, tree->root, spec);
+		status = check_net(&c, root, spec);
 	if (status == 0)
-		status = check_train(&c, tree->root, spec);
-	ytree_free(tree);
+		status = check_train(&c, root, spec);
 	return status;
 }
 
@@ -765,7 +461,9 @@ int spec_load(struct spec *spec, const char *path, struct diag *d)
 	struct ytree tree;
 	if (set_path(spec, path, d) != 0 || ytree_load(&tree, path, d) != 0)
 		return -1;
-	return check_tree(spec, path, &tree, d);
+	int status = check_root(spec, path, tree.root, d);
+	ytree_free(&tree);
+	return status;
 }
 
 int spec_parse(struct spec *spec, const char *path, const char *text, size_t length,
@@ -774,7 +472,16 @@ int spec_parse(struct spec *spec, const char *path, const char *text, size_t len
 	struct ytree tree;
 	if (set_path(spec, path, d) != 0 || ytree_parse(&tree, path, text, length, d) != 0)
 		return -1;
-	return check_tree(spec, path, &tree, d);
+	int status = check_root(spec, path, tree.root, d);
+	ytree_free(&tree);
+	return status;
+}
+
+int spec_check_tree(struct spec *spec, const char *path, const struct ynode *root, struct diag *d)
+{
+	if (set_path(spec, path, d) != 0)
+		return -1;
+	return check_root(spec, path, root, d);
 }
 
 void spec_describe(const struct spec *spec, FILE *out, const char *prefix)

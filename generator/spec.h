@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "diag.h"
+#include "yaml_tree.h"
 
 #define SPEC_NAME_MAX 48
 #define SPEC_PATH_MAX 1024 /* the spec file's path */
@@ -40,6 +41,8 @@ enum shortcut_kind {
 enum projection_kind { PROJECTION_CONV1X1, PROJECTION_ZERO_PAD };
 
 struct spec_position {
+	const char *file; /* NULL: the spec's own path; else a study file,
+			   * which outlives the spec */
 	int line, column;
 };
 
@@ -89,8 +92,15 @@ struct spec {
 	} train;
 };
 
+/* The file a position lies in. */
+const char *spec_position_file(const struct spec *spec, struct spec_position at);
+
 /* Parses and checks the spec at path; on failure fills d and returns -1. */
 int spec_load(struct spec *spec, const char *path, struct diag *d);
+
+/* Checks a tree already parsed (a study's variant: its nodes name their
+ * files); path becomes the spec's path. The tree stays the caller's. */
+int spec_check_tree(struct spec *spec, const char *path, const struct ynode *root, struct diag *d);
 
 /* The same for length bytes of text; path names them in messages. */
 int spec_parse(struct spec *spec, const char *path, const char *text, size_t length,

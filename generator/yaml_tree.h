@@ -20,6 +20,9 @@ struct ynode {
 	int line, column; /* 1-based, where the node starts */
 	char *text;       /* scalars: the value; NULL otherwise */
 	bool plain;       /* scalars: written without quotes */
+	const char *file; /* where the node was written, when a tree mixes files
+			   * (a study's variant: its spec and the study's
+			   * overrides); NULL for the tree's own file */
 	size_t count;     /* mappings: pairs; sequences: items */
 	struct ynode **keys;   /* mappings only: scalar keys */
 	struct ynode **values; /* mappings: values; sequences: items */
