@@ -2,18 +2,15 @@
  * templates/; this file only decides which section, with which values. */
 #include "emit.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "checksum.h"
-#include "file_replace.h"
 #include "real_text.h"
+#include "texts.h"
 #include "template.h"
 
 /* Per op kind: its template in templates/ops/; for each input whose
@@ -700,54 +697,6 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	return status;
 }
 
-static int make_dirs(const char *dir, struct diag *d)
-{
-	char path[1024];
-	snprintf(path, sizeof path, "%s", dir);
-	for (char *at = path + 1; *at; at++) {
-		if (*at != '/')
-			continue;
-		*at = '\0';
-		if (mkdir(path, 0777) != 0 && errno != EEXIST)
-			return diag_file(d, path, "cannot create folder: %s", strerror(errno));
-		*at = '/';
-	}
-	if (mkdir(path, 0777) != 0 && errno != EEXIST)
-		return diag_file(d, path, "cannot create folder: %s", strerror(errno));
-	return 0;
-}
-
-/* Every file is written in full before any replaces its old version, so a
- * failure while emitting leaves the folder as it was. */
-static int write_files(const char *dir, const char *const *names, struct strbuf *texts, int count,
-		       struct diag *d)
-{
-	if (make_dirs(dir, d) != 0)
-		return -1;
-	struct file_replace files[3];
-	char path[PATH_MAX + 16], error[PATH_MAX + 256];
-	int begun = 0, status = 0;
-	for (int i = 0; i < count && status == 0; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-		if (texts[i].failed) {
-			status = diag_file(d, path, "out of memory emitting code");
-		} else if (file_replace_begin(&files[i], path, error, sizeof error) != 0) {
-			status = diag_line(d, "%s", error);
-		} else {
-			begun++;
-			if (fwrite(texts[i].text, 1, texts[i].length, files[i].file) != texts[i].length)
-				status = diag_file(d, path, "cannot write: %s", strerror(errno));
-		}
-	}
-	for (int i = 0; i < begun; i++) {
-		if (status != 0)
-			file_replace_abort(&files[i]);
-		else if (file_replace_commit(&files[i], error, sizeof error) != 0)
-			status = diag_line(d, "%s", error);
-	}
-	return status;
-}
-
 /* The hash of the texts in order, each followed by a zero byte. */
 static uint64_t identity_of(const struct strbuf *texts, int count)
 {
@@ -779,7 +728,7 @@ int emit_network(const struct plan *plan, const char *templates_dir, const char 
 			e.identity = identity_of(texts, 3);
 	}
 	if (status == 0)
-		status = write_files(out_dir, names, texts, 3, d);
+		status = write_texts(out_dir, names, texts, 3, false, d);
 	for (int i = 0; i < 3; i++)
 		strbuf_free(&texts[i]);
 	free_templates(&e);
