@@ -8,6 +8,8 @@
 #   make test-sanitize    only the sanitizer run
 #   make diff A=X B=Y     the emitted code of specs/X.yaml against specs/Y.yaml
 #   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
+#   make study S=NAME     train every variant x seed of specs/studies/NAME.yaml,
+#                         resuming where it stopped; results/NAME/report.md
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
 #   make golden           refresh the golden copies of emitted code on purpose
 #   make deps             install the Debian packages the project needs
@@ -66,7 +68,7 @@ RUNTIME_F64 := $(patsubst runtime/%.c,$(BUILD)/obj/f64/%.o,$(RUNTIME_SOURCES))
 NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/*.yaml))
 PAPER_NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/paper/*.yaml))
 
-.PHONY: all deps check-deps demo plot plot-gradflow test test-plain test-sanitize test-reference reference-binaries \
+.PHONY: all deps check-deps demo plot plot-gradflow study study-binaries test test-plain test-sanitize test-reference reference-binaries \
 	reference-run diff bench golden paper fuzz clean
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -187,6 +189,30 @@ plot-gradflow:
 	@for f in $(GRADFLOW); do [ -f "$$f" ] || { echo "$$f: no such gradflow CSV"; exit 2; }; done
 	@gnuplot -e "files='$(GRADFLOW)'; out='$(OUT)'" runtime/plot-gradflow.gp
 	@echo "wrote $(OUT).png and $(OUT).svg"
+
+# ---- studies: make study S=NAME (specs/studies/NAME.yaml) -------------------------
+# resgen writes each variant's spec (build/study/NAME/VARIANT.yaml, rewritten
+# only when it changes) and the list of runs; make builds each binary once
+# (build/bin/study/NAME/VARIANT); runtime/run-study estimates the time, runs
+# what is not finished (resuming from checkpoints), measures the gradient
+# flow and writes results/NAME/report.md with its plots. STUDY=FILE runs a
+# study file from elsewhere, RESULTS=DIR writes elsewhere.
+
+STUDY ?= specs/studies/$(S).yaml
+STUDY_NAME = $(basename $(notdir $(STUDY)))
+RESULTS ?= results/$(STUDY_NAME)
+
+generated/study/%/net.c: $(BUILD)/study/%.yaml $(RESGEN) $(TEMPLATES)
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o generated/study/$*
+
+study: $(RESGEN)
+	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR (default results/NAME)"; ls specs/studies/*.yaml 2>/dev/null | sed 's|specs/studies/\(.*\)\.yaml|  S=\1|'; exit 2; }
+	@$(RESGEN) study plan $(STUDY) -o $(BUILD)/study/$(STUDY_NAME)
+	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY=$(STUDY)
+	@runtime/run-study $(RESGEN) $(STUDY) $(BUILD)/study/$(STUDY_NAME) $(BUILD)/bin/study/$(STUDY_NAME) $(RESULTS)
+
+study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(shell sed -n 's/^variant \([^ ]*\) .*/\1/p' $(BUILD)/study/$(STUDY_NAME)/plan 2>/dev/null))
 
 # ---- benchmark -----------------------------------------------------------------
 

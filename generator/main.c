@@ -10,7 +10,10 @@
 #include "emit.h"
 #include "graph.h"
 #include "plan.h"
+#include "report.h"
 #include "spec.h"
+#include "study.h"
+#include "texts.h"
 
 static const char usage[] =
 	"usage: resgen check SPEC [--dtype f32|f64] [--max-memory GIB]\n"
@@ -18,6 +21,8 @@ static const char usage[] =
 	"       resgen generate SPEC -o DIR [--dtype f32|f64] [--max-memory GIB]\n"
 	"                              [--templates DIR]\n"
 	"       resgen units SPEC [SPEC2]\n"
+	"       resgen study check|plan|report STUDY [-o DIR] [--specs DIR]\n"
+	"                              [--max-memory GIB]\n"
 	"\n"
 	"  check     parse and check SPEC, and that its network fits in memory at\n"
 	"            its batch size; print nothing and exit 0 if it is valid\n"
@@ -28,7 +33,14 @@ static const char usage[] =
 	"  units     one line per unit: its ops in order; with SPEC2, only the\n"
 	"            units whose ops differ, SPEC's -> SPEC2's, consecutive units\n"
 	"            that change alike on one line (make diff starts with it)\n"
+	"  study     a study file (specs/studies/, run by make study S=NAME):\n"
+	"            check   check it and every variant's spec, as check does\n"
+	"            plan    write DIR/VARIANT.yaml, each variant's spec (rewritten\n"
+	"                    only when it changes), and DIR/plan, the runs\n"
+	"            report  from the runs' logs in DIR, write DIR/report.md and\n"
+	"                    DIR/plot/ (the tables runtime/plot-study.gp draws)\n"
 	"\n"
+	"  --specs DIR      where a study's spec names are looked up (default specs)\n"
 	"  --max-memory GIB the most memory the network's binary may need at the\n"
 	"                   spec's batch size (activations, gradients, parameters);\n"
 	"                   default: this machine's physical memory\n"
@@ -113,7 +125,7 @@ static int check_memory(const struct spec *spec, const struct plan *plan, enum d
 			 fitting);
 	else
 		snprintf(advice, sizeof advice, "even batch 1 does not fit: use fewer or narrower layers");
-	return diag_at(d, spec->path, spec->train.batch_at.line, spec->train.batch_at.column,
+	return diag_at(d, spec_position_file(spec, spec->train.batch_at), spec->train.batch_at.line, spec->train.batch_at.column,
 		       "at batch %d this network needs %s of memory in %s, more than the %s "
 		       "allowed (this machine's memory, or --max-memory); %s, or pass "
 		       "--max-memory GIB",
@@ -202,6 +214,110 @@ static int print_units(const char *path, const char *second_path)
 	return status;
 }
 
+/* resgen study: check a study and its variants' networks, write their
+ * specs and the list of runs, or write the report of its runs. */
+static int run_study(const char *action, const char *path, const char *out_dir,
+		     const char *specs_dir, double max_memory)
+{
+	bool plan_it = strcmp(action, "plan") == 0, report = strcmp(action, "report") == 0;
+	if (!plan_it && !report && strcmp(action, "check") != 0)
+		return fail_usage("study needs check, plan or report, then the study file");
+	if ((plan_it || report) && !out_dir)
+		return fail_usage("study plan and study report need -o DIR");
+	struct diag d = {{0}};
+	struct study *study = calloc(1, sizeof *study);
+	if (!study) {
+		fprintf(stderr, "resgen: out of memory reading %s\n", path);
+		return 1;
+	}
+	if (study_load(study, path, specs_dir, &d) != 0) {
+		fprintf(stderr, "%s\n", d.text);
+		free(study);
+		return 2;
+	}
+	int status = 0;
+	if (report) {
+		if (study_report(study, out_dir, &d) != 0) {
+			fprintf(stderr, "%s\n", d.text);
+			status = 1;
+		}
+		study_free(study);
+		free(study);
+		return status;
+	}
+	/* Each network as check would see it: warnings said, memory checked. */
+	for (int v = 0; v < study->variant_count && status == 0; v++) {
+		struct spec *spec = &study->variants[v].spec;
+		struct diag warnings[1 + SPEC_MAX_LR_STEPS];
+		int warning_count = spec_warnings(spec, warnings, (int)(sizeof warnings / sizeof warnings[0]));
+		for (int i = 0; i < warning_count; i++)
+			fprintf(stderr, "%s (variant %s)\n", warnings[i].text, spec->name);
+		struct graph graph;
+		struct plan plan;
+		if (graph_build(&graph, spec, &d) != 0) {
+			status = 1;
+		} else {
+			if (plan_build(&plan, &graph, &d) != 0)
+				status = 1;
+			else if (check_memory(spec, &plan, DTYPE_F32, max_memory, &d) != 0)
+				status = 2;
+			if (status != 1)
+				plan_free(&plan);
+			graph_free(&graph);
+		}
+		if (status != 0)
+			fprintf(stderr, "%s\n", d.text);
+	}
+	if (status == 0 && plan_it) {
+		int count = study->variant_count + 1;
+		struct strbuf *texts = calloc((size_t)count, sizeof *texts);
+		char (*names)[SPEC_NAME_MAX + 8] = calloc((size_t)count, sizeof *names);
+		const char **name_list = calloc((size_t)count, sizeof *name_list);
+		if (!texts || !names || !name_list) {
+			fprintf(stderr, "resgen: out of memory planning %s\n", path);
+			status = 1;
+		}
+		for (int v = 0; status == 0 && v < study->variant_count; v++) {
+			const struct study_variant *variant = &study->variants[v];
+			study_variant_text(study, v, &texts[v]);
+			snprintf(names[v], sizeof names[v], "%s.yaml", variant->name);
+			name_list[v] = names[v];
+		}
+		/* The runs, one fact per line, for runtime/run-study. */
+		struct strbuf *runs = status == 0 ? &texts[count - 1] : NULL;
+		if (runs) {
+			strbuf_printf(runs, "name %s\nseeds", study->name);
+			for (int i = 0; i < study->seed_count; i++)
+				strbuf_printf(runs, " %ld", study->seeds[i]);
+			strbuf_puts(runs, "\noptions");
+			if (study->train_limit)
+				strbuf_printf(runs, " --train-limit %ld", study->train_limit);
+			if (study->test_limit)
+				strbuf_printf(runs, " --test-limit %ld", study->test_limit);
+			strbuf_puts(runs, "\n");
+			for (int v = 0; v < study->variant_count; v++) {
+				const struct spec *spec = &study->variants[v].spec;
+				strbuf_printf(runs, "variant %s %ld %ld %d %ld\n", spec->name,
+					      spec->train.iterations, spec->train.eval_every,
+					      spec->train.batch, study_test_images(study, v));
+			}
+			name_list[count - 1] = "plan";
+			if (write_texts(out_dir, name_list, texts, count, true, &d) != 0) {
+				fprintf(stderr, "%s\n", d.text);
+				status = 1;
+			}
+		}
+		for (int i = 0; texts && i < count; i++)
+			strbuf_free(&texts[i]);
+		free(texts);
+		free(names);
+		free(name_list);
+	}
+	study_free(study);
+	free(study);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -212,8 +328,15 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return fail_usage("expected a command and a spec");
 	const char *command = argv[1], *spec_path = argv[2], *second_path = NULL;
-	const char *out_dir = NULL;
+	const char *out_dir = NULL, *specs_dir = "specs", *study_action = NULL;
 	int first_option = 3;
+	if (strcmp(command, "study") == 0) {
+		if (argc < 4)
+			return fail_usage("study needs check, plan or report, then the study file");
+		study_action = argv[2];
+		spec_path = argv[3];
+		first_option = 4;
+	}
 	if (strcmp(command, "units") == 0 && argc > 3 && argv[3][0] != '-')
 		second_path = argv[first_option++];
 	enum dtype dtype = DTYPE_F32;
@@ -240,6 +363,8 @@ int main(int argc, char **argv)
 			    !(max_memory > 0 && max_memory < 1e9))
 				return fail_usage("--max-memory needs a number of GiB, such as 64");
 			max_memory *= 1 << 30;
+		} else if (strcmp(argv[i], "--specs") == 0 && has_value) {
+			specs_dir = argv[++i];
 		} else if (strcmp(argv[i], "--templates") == 0 && has_value) {
 			snprintf(templates, sizeof templates, "%s", argv[++i]);
 		} else {
@@ -252,8 +377,10 @@ int main(int argc, char **argv)
 	     generate = strcmp(command, "generate") == 0;
 	if (strcmp(command, "units") == 0)
 		return print_units(spec_path, second_path);
+	if (study_action)
+		return run_study(study_action, spec_path, out_dir, specs_dir, max_memory);
 	if (!check && !summary && !generate)
-		return fail_usage("the command must be check, summary, generate or units");
+		return fail_usage("the command must be check, summary, generate, units or study");
 	if (generate && !out_dir)
 		return fail_usage("generate needs -o DIR");
 

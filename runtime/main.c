@@ -127,7 +127,7 @@ static const struct option options[] = {
 	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
 	{"--train-limit", TRAIN | GRADFLOW, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
 	 SETTING_TRAIN_LIMIT},
-	{"--test-limit", TRAIN, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
+	{"--test-limit", TRAIN | GRADFLOW, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
 	{"--checkpoint", TRAIN, TEXT, 0, 0, FIELD(checkpoint_path, 0), 0},
 	{"--checkpoint-every", TRAIN, NUMBER, 1, 1000000000, FIELD(checkpoint_every, sizeof(long)),
 	 SETTING_CHECKPOINT_EVERY},

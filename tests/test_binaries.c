@@ -496,6 +496,84 @@ static void test_plots_draw_a_log_and_gradflow(void **unused)
 	assert_string_equal(out, "211PNG1\n211PNG1\n");
 }
 
+/* make study on tests/studies/tiny.yaml (2 variants x 2 seeds, 50
+ * iterations), into results under the scratch folder, in this build's
+ * flavour (plain or sanitized); the test's own make settings stay out. */
+static int make_study(const char *environment, const char *results, char *out, size_t out_size,
+		      char *err, size_t err_size)
+{
+	char command[4096];
+	const char *sanitize = getenv("SANITIZE");
+	snprintf(command, sizeof command,
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %s make -s study BUILD=%s %s "
+		 "STUDY=tests/studies/tiny.yaml RESULTS=%s/%s",
+		 environment, build, sanitize && strcmp(sanitize, "1") == 0 ? "SANITIZE=1" : "", scratch,
+		 results);
+	return run(command, out, out_size, err, err_size);
+}
+
+static void expect_in(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("expected \"%s\" in:\n%s", needle, text);
+}
+
+/* A study stopped by Ctrl-C mid-run resumes from its checkpoint to the
+ * results of a study never stopped; it writes the report and its plots;
+ * run again, it skips what is finished; a finished run whose record no
+ * longer matches the study is refused, never overwritten. */
+static void test_study_runs_resumes_and_reports(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char a[1024], b[512], command[4096];
+	assert_int_equal(make_study("RESGEN_TEST_RAISE=2@30", "stopped", out, sizeof out, err, sizeof err), 2);
+	expect_in(out, "tiny: 4 runs (2 variants x 2 seeds), 0 finished, 4 to run");
+	expect_in(out, "estimated time: ");
+	expect_in(out, "stopped: the run's checkpoint is ");
+	assert_int_equal(make_study("", "stopped", out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "run 1/4: original, seed 1, resuming from ");
+	expect_in(out, "run 4/4: full-preact, seed 2\n");
+	expect_in(out, "/stopped/report.md, with curves, errors and gradflow plots");
+	assert_int_equal(make_study("", "whole", out, sizeof out, err, sizeof err), 0);
+	snprintf(a, sizeof a, "%s/stopped/original-seed1.csv", scratch);
+	snprintf(b, sizeof b, "%s/whole/original-seed1.csv", scratch);
+	assert_true(same_rows(a, b));
+	snprintf(a, sizeof a, "%s/stopped/original-seed1.weights", scratch);
+	snprintf(b, sizeof b, "%s/whole/original-seed1.weights", scratch);
+	assert_true(same_file(a, b));
+	/* the comparison can fail: another seed's run differs */
+	snprintf(b, sizeof b, "%s/whole/original-seed2.weights", scratch);
+	assert_false(same_file(a, b));
+
+	snprintf(command, sizeof command, "cat %s/whole/report.md", scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "# A tiny study: original against full pre-activation");
+	expect_in(out, "2 variants x 2 seeds, 4 of 4 runs finished.");
+	expect_in(out, "| original | basic original, depth 8, identity shortcut | ");
+	expect_in(out, "| full-preact | basic full-preact, depth 8, identity shortcut | ");
+	snprintf(command, sizeof command,
+		 "(cd %s/whole && for f in curves errors gradflow; do head -c 4 $f.png | od -An -c | "
+		 "tr -d ' \\n'; grep -c '<svg' $f.svg; done; ls gradflow specs)",
+		 scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "211PNG1\n211PNG1\n211PNG1\ngradflow:\nfull-preact-init.csv\n"
+			    "full-preact-trained.csv\noriginal-init.csv\noriginal-trained.csv\n\n"
+			    "specs:\nfull-preact.yaml\noriginal.yaml\n");
+
+	assert_int_equal(make_study("", "whole", out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "tiny: 4 runs (2 variants x 2 seeds), 4 finished, 0 to run\n");
+	assert_null(strstr(out, "run 1/4"));
+	snprintf(command, sizeof command, "echo changed >> %s/whole/full-preact-seed2.done", scratch);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	assert_int_equal(make_study("", "whole", out, sizeof out, err, sizeof err), 2);
+	snprintf(a, sizeof a,
+		 "%s/whole/full-preact-seed2.done: this run finished under another spec or options than "
+		 "the study's now; move %s/whole/full-preact-seed2.* away to run it again\n",
+		 scratch, scratch);
+	expect_in(err, a);
+}
+
 /* |a - b| / max(|a|, |b|) over a whole tensor, in the Euclidean norm. */
 static double relative_error(const struct tensor_file_entry *a, const struct tensor_file_entry *b)
 {
@@ -1053,6 +1131,7 @@ int main(void)
 		cmocka_unit_test(test_binary_refuses_bad_checkpoints),
 		cmocka_unit_test(test_binary_gradflow_measures_the_units),
 		cmocka_unit_test(test_plots_draw_a_log_and_gradflow),
+		cmocka_unit_test(test_study_runs_resumes_and_reports),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_options_belong_to_their_command),
 		cmocka_unit_test(test_binary_checks_outputs_before_training),

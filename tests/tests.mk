@@ -76,7 +76,7 @@ $(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/generated/tiny-%/net.c
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 
-UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
+UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \

@@ -1,0 +1,363 @@
+/* A study's report from its runs' CSV logs (train --log): see report.h. */
+#include "report.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "file_replace.h"
+#include "strbuf.h"
+#include "texts.h"
+
+/* One run's evaluations, as its log has them. */
+struct run {
+	bool present, finished;
+	int rows;
+	long *iteration;
+	double *train_loss, *test_error; /* error as a fraction */
+	double seconds;                  /* wall time when the last row was written */
+};
+
+static void run_free(struct run *run)
+{
+	free(run->iteration);
+	free(run->train_loss);
+	free(run->test_error);
+	memset(run, 0, sizeof *run);
+}
+
+/* The index of name among the header's comma-separated fields, or -1. */
+static int column_of(const char *header, const char *name)
+{
+	int index = 0;
+	size_t length = strlen(name);
+	for (const char *at = header;; index++) {
+		const char *end = at + strcspn(at, ",\r\n");
+		if ((size_t)(end - at) == length && strncmp(at, name, length) == 0)
+			return index;
+		if (*end != ',')
+			return -1;
+		at = end + 1;
+	}
+}
+
+/* Field index of a CSV line, as a number; NAN if absent or not a number. */
+static double field(const char *line, int index)
+{
+	const char *at = line;
+	for (int i = 0; i < index; i++) {
+		at = strchr(at, ',');
+		if (!at)
+			return NAN;
+		at++;
+	}
+	char *end;
+	errno = 0;
+	double value = strtod(at, &end);
+	return end == at || errno == ERANGE || (*end != ',' && *end != '\n' && *end != '\r' && *end)
+		       ? NAN
+		       : value;
+}
+
+static int read_run(struct run *run, const char *path, struct diag *d)
+{
+	char error[PATH_MAX + 128], line[1024];
+	FILE *file = file_open_regular(path, NULL, error, sizeof error);
+	if (!file)
+		return 0; /* not run yet */
+	run->present = true;
+	int columns[4] = {-1, -1, -1, -1};
+	static const char *const names[4] = {"iteration", "train_loss", "test_error", "seconds"};
+	int status = 0, capacity = 0, line_number = 1;
+	if (!fgets(line, sizeof line, file)) {
+		fclose(file);
+		return 0; /* created, nothing evaluated yet */
+	}
+	for (int i = 0; i < 4; i++)
+		if ((columns[i] = column_of(line, names[i])) < 0)
+			status = diag_at(d, path, 1, 1, "this log has no '%s' column; it should be "
+					 "written by a network's train --log", names[i]);
+	while (status == 0 && fgets(line, sizeof line, file)) {
+		line_number++;
+		if (line[0] == '\n')
+			continue;
+		double values[4];
+		for (int i = 0; i < 4; i++)
+			values[i] = field(line, columns[i]);
+		if (isnan(values[0]) || isnan(values[2]) || isnan(values[3])) {
+			/* A log cut mid-row is a run killed mid-write: its last line only. */
+			if (!strchr(line, '\n'))
+				break;
+			status = diag_at(d, path, line_number, 1, "unreadable row; a run's log holds "
+					 "numbers only (remove the run's files to run it again)");
+			break;
+		}
+		if (run->rows == capacity) {
+			capacity = capacity ? 2 * capacity : 64;
+			long *iteration = realloc(run->iteration, (size_t)capacity * sizeof *iteration);
+			double *loss = realloc(run->train_loss, (size_t)capacity * sizeof *loss);
+			double *error_rate = realloc(run->test_error, (size_t)capacity * sizeof *error_rate);
+			if (iteration)
+				run->iteration = iteration;
+			if (loss)
+				run->train_loss = loss;
+			if (error_rate)
+				run->test_error = error_rate;
+			if (!iteration || !loss || !error_rate) {
+				status = diag_file(d, path, "out of memory reading the log");
+				break;
+			}
+		}
+		run->iteration[run->rows] = (long)values[0];
+		run->train_loss[run->rows] = values[1];
+		run->test_error[run->rows] = values[2];
+		run->seconds = values[3];
+		run->rows++;
+	}
+	fclose(file);
+	return status;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct summary {
+	int count;             /* finished runs */
+	double median, mean, std, minimum, maximum, seconds; /* errors in %; mean seconds */
+};
+
+static struct summary summarise(const struct run *runs, int count)
+{
+	struct summary s = {0};
+	double errors[STUDY_MAX_SEEDS];
+	for (int i = 0; i < count; i++)
+		if (runs[i].finished && runs[i].rows > 0) {
+			errors[s.count++] = 100 * runs[i].test_error[runs[i].rows - 1];
+			s.seconds += runs[i].seconds;
+		}
+	if (s.count == 0)
+		return s;
+	qsort(errors, (size_t)s.count, sizeof errors[0], compare_doubles);
+	s.median = s.count % 2 ? errors[s.count / 2]
+			       : (errors[s.count / 2 - 1] + errors[s.count / 2]) / 2;
+	for (int i = 0; i < s.count; i++)
+		s.mean += errors[i] / s.count;
+	for (int i = 0; s.count > 1 && i < s.count; i++)
+		s.std += (errors[i] - s.mean) * (errors[i] - s.mean) / (s.count - 1);
+	s.std = sqrt(s.std);
+	s.minimum = errors[0];
+	s.maximum = errors[s.count - 1];
+	s.seconds /= s.count;
+	return s;
+}
+
+static void format_minutes(char *out, size_t size, double seconds)
+{
+	if (seconds < 90)
+		snprintf(out, size, "%.0f s", seconds);
+	else if (seconds < 5400)
+		snprintf(out, size, "%.1f min", seconds / 60);
+	else
+		snprintf(out, size, "%.1f h", seconds / 3600);
+}
+
+static const char *set_title(enum data_set set)
+{
+	static const char *const titles[] = {"CIFAR-10", "CIFAR-100", "Fashion-MNIST", "MNIST",
+					     "synthetic data"};
+	return titles[set];
+}
+
+/* The training images a run draws from. */
+static long train_images(const struct study *study, const struct spec *spec)
+{
+	long images = spec->data.set == SET_SYNTHETIC                              ? spec->data.train_images
+		      : spec->data.set == SET_CIFAR10 || spec->data.set == SET_CIFAR100 ? 50000
+											: 60000;
+	return study->train_limit && study->train_limit < images ? study->train_limit : images;
+}
+
+static void write_budget(struct strbuf *md, const struct study *study)
+{
+	const struct spec *spec = &study->variants[0].spec;
+	char limits[96] = "";
+	if (study->train_limit)
+		snprintf(limits, sizeof limits, ", the first %ld training images", study->train_limit);
+	if (study->test_limit)
+		snprintf(limits + strlen(limits), sizeof limits - strlen(limits),
+			 ", evaluated on the first %ld test images", study->test_limit);
+	long images = train_images(study, spec);
+	strbuf_printf(md, "Budget: %s%s; %ld iterations at batch %d (%.1f epochs of %ld images), "
+		      "evaluated every %ld; seeds",
+		      set_title(spec->data.set), limits, spec->train.iterations, spec->train.batch,
+		      (double)spec->train.iterations * spec->train.batch / images, images,
+		      spec->train.eval_every);
+	for (int i = 0; i < study->seed_count; i++)
+		strbuf_printf(md, "%s %ld", i ? "," : "", study->seeds[i]);
+	strbuf_puts(md, ".");
+	for (int v = 1; v < study->variant_count; v++) {
+		const struct spec *other = &study->variants[v].spec;
+		if (other->train.iterations != spec->train.iterations ||
+		    other->train.batch != spec->train.batch || other->data.set != spec->data.set) {
+			strbuf_puts(md, " Variants differ in their budget: see each one's spec in "
+				    "specs/ of this folder.");
+			break;
+		}
+	}
+	strbuf_puts(md, "\n\n");
+}
+
+static void write_network(struct strbuf *md, const struct spec *spec)
+{
+	strbuf_printf(md, "%s %s, depth %d, %s shortcut", spec_unit_name(spec->net.unit),
+		      spec_ordering_name(spec->net.ordering), spec->net.depth,
+		      spec_shortcut_name(spec->net.shortcut));
+	if (spec->net.shortcut == SHORTCUT_SCALING)
+		strbuf_printf(md, " %g/%g", spec->net.scale_shortcut, spec->net.scale_branch);
+	else if (spec->net.shortcut == SHORTCUT_EXCLUSIVE_GATING ||
+		 spec->net.shortcut == SHORTCUT_SHORTCUT_GATING)
+		strbuf_printf(md, " (b_g %g)", spec->net.gate_bias);
+	else if (spec->net.shortcut == SHORTCUT_DROPOUT)
+		strbuf_printf(md, " (%g)", spec->net.dropout_rate);
+}
+
+/* plot/curves-VARIANT.dat: iteration, train loss and test error (%) as
+ * the mean over the seeds that reached each evaluation. */
+static void write_curves(struct strbuf *out, const struct run *runs, int count)
+{
+	int rows = 0;
+	for (int i = 0; i < count; i++)
+		rows = runs[i].rows > rows ? runs[i].rows : rows;
+	strbuf_puts(out, "# iteration train_loss test_error_percent runs\n");
+	for (int r = 0; r < rows; r++) {
+		double loss = 0, error = 0;
+		int n = 0;
+		long iteration = 0;
+		for (int i = 0; i < count; i++)
+			if (r < runs[i].rows) {
+				iteration = runs[i].iteration[r];
+				loss += runs[i].train_loss[r];
+				error += 100 * runs[i].test_error[r];
+				n++;
+			}
+		strbuf_printf(out, "%ld %.6g %.6g %d\n", iteration, loss / n, error / n, n);
+	}
+}
+
+int study_report(const struct study *study, const char *results, struct diag *d)
+{
+	int count = study->variant_count, seeds = study->seed_count, status = 0;
+	struct run *runs = calloc((size_t)count * (size_t)seeds, sizeof *runs);
+	/* report.md, plot/errors.dat, then a curves file per variant */
+	struct strbuf *texts = calloc((size_t)count + 2, sizeof *texts);
+	char **names = calloc((size_t)count + 2, sizeof *names);
+	if (!runs || !texts || !names) {
+		free(runs);
+		free(texts);
+		free(names);
+		return diag_file(d, results, "out of memory writing the report");
+	}
+	int finished = 0, present = 0;
+	for (int v = 0; v < count && status == 0; v++)
+		for (int s = 0; s < seeds && status == 0; s++) {
+			char path[PATH_MAX];
+			struct run *run = &runs[v * seeds + s];
+			snprintf(path, sizeof path, "%s/%s-seed%ld.csv", results, study->variants[v].name,
+				 study->seeds[s]);
+			status = read_run(run, path, d);
+			snprintf(path, sizeof path, "%s/%s-seed%ld.done", results, study->variants[v].name,
+				 study->seeds[s]);
+			run->finished = run->present && access(path, F_OK) == 0;
+			finished += run->finished;
+			present += run->present;
+		}
+	struct strbuf *md = &texts[0], *errors = &texts[1];
+	const char *title = study->title[0] ? study->title : study->name;
+	strbuf_printf(md, "# %s\n\nThe study `%s` (%s), written by `make study`: %d variants x %d "
+		      "seeds, %d of %d runs finished",
+		      title, study->name, study->path, count, seeds, finished, count * seeds);
+	if (present > finished)
+		strbuf_printf(md, ", %d under way or stopped", present - finished);
+	strbuf_puts(md, ".\n\n");
+	write_budget(md, study);
+	strbuf_puts(md, "Final test error (%) over the finished seeds; the paper's figure is for the "
+		    "row of its table the variant comes from (CIFAR-10, its depth and budget), "
+		    "beside which only the order of the variants compares.\n\n"
+		    "| variant | network | median | mean +- std | seeds | paper | time per run |\n"
+		    "|---|---|---|---|---|---|---|\n");
+	strbuf_puts(errors, "# index variant median minimum maximum then each finished seed's "
+		    "error (%)\n");
+	for (int v = 0; v < count; v++) {
+		const struct study_variant *variant = &study->variants[v];
+		const struct run *own = &runs[v * seeds];
+		struct summary s = summarise(own, seeds);
+		char time_text[32];
+		format_minutes(time_text, sizeof time_text, s.seconds);
+		strbuf_printf(md, "| %s | ", variant->name);
+		write_network(md, &variant->spec);
+		if (s.count == 0)
+			strbuf_puts(md, " | - | - | ");
+		else if (s.count == 1)
+			strbuf_printf(md, " | %.2f | %.2f | ", s.median, s.mean);
+		else
+			strbuf_printf(md, " | %.2f | %.2f +- %.2f | ", s.median, s.mean, s.std);
+		for (int i = 0, shown = 0; i < seeds; i++)
+			if (own[i].finished && own[i].rows > 0)
+				strbuf_printf(md, "%s%.2f", shown++ ? ", " : "",
+					      100 * own[i].test_error[own[i].rows - 1]);
+		strbuf_printf(md, " | %s | %s |\n", variant->paper[0] ? variant->paper : "-",
+			      s.count ? time_text : "-");
+		if (s.count > 0) {
+			strbuf_printf(errors, "%d %s %.6g %.6g %.6g", v, variant->name, s.median,
+				      s.minimum, s.maximum);
+			for (int i = 0; i < seeds; i++)
+				if (own[i].finished && own[i].rows > 0)
+					strbuf_printf(errors, " %.6g",
+						      100 * own[i].test_error[own[i].rows - 1]);
+			strbuf_puts(errors, "\n");
+		}
+		write_curves(&texts[v + 2], own, seeds);
+	}
+	strbuf_puts(md, "\nTraining loss and test error against iterations, the mean over the "
+		    "seeds (as the paper's Figs. 1 and 6):\n\n![curves](curves.png)\n\n"
+		    "Final test error per variant, each seed a point, the median a bar:\n\n"
+		    "![errors](errors.png)\n\n"
+		    "The gradient's flow through the units, log10 ||dL/dx_l|| / ||dL/dx_L|| against "
+		    "the unit l, at initialisation and after training (the first seed's run; "
+		    "`gradflow/` holds the numbers):\n\n![gradient flow](gradflow.png)\n\n"
+		    "Each run's log is `VARIANT-seedS.csv` (`make plot LOG=...` draws one), its "
+		    "output `VARIANT-seedS.log`, its spec `specs/VARIANT.yaml`.\n");
+	names[0] = "report.md";
+	names[1] = "plot/errors.dat";
+	for (int v = 0; v < count && status == 0; v++) {
+		char name[SPEC_NAME_MAX + 32];
+		snprintf(name, sizeof name, "plot/curves-%s.dat", study->variants[v].name);
+		if (!(names[v + 2] = strdup(name)))
+			status = diag_file(d, results, "out of memory writing the report");
+	}
+	if (status == 0) {
+		char plot_dir[PATH_MAX];
+		snprintf(plot_dir, sizeof plot_dir, "%s/plot", results);
+		status = make_dirs(plot_dir, d);
+	}
+	if (status == 0)
+		status = write_texts(results, (const char *const *)names, texts, count + 2, false, d);
+	for (int i = 0; i < count * seeds; i++)
+		run_free(&runs[i]);
+	for (int i = 0; i < count + 2; i++) {
+		strbuf_free(&texts[i]);
+		if (i >= 2)
+			free(names[i]);
+	}
+	free(runs);
+	free(texts);
+	free(names);
+	return status;
+}

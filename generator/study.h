@@ -1,0 +1,58 @@
+/* A study: variants of a network, each a spec of specs/ with overrides,
+ * trained over several seeds (make study S=NAME). The study file is read
+ * here with the spec's rules and errors; each variant becomes a checked
+ * spec, and a spec file of its own that the usual pipeline builds. */
+#ifndef RESGEN_STUDY_H
+#define RESGEN_STUDY_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "spec.h"
+#include "strbuf.h"
+#include "yaml_tree.h"
+
+#define STUDY_MAX_VARIANTS 32
+#define STUDY_MAX_SEEDS 16
+#define STUDY_SPEC_NAME_MAX 96 /* paper/t2-a-original-110: a path under specs/ */
+#define STUDY_PAPER_MAX 64
+#define STUDY_TITLE_MAX 160
+
+struct study_variant {
+	char name[SPEC_NAME_MAX + 1];
+	char spec_name[STUDY_SPEC_NAME_MAX + 1]; /* the spec it starts from */
+	char spec_path[SPEC_PATH_MAX];
+	char paper[STUDY_PAPER_MAX + 1]; /* the paper's figure for this row, or "" */
+	struct spec spec;                /* with the study's overrides, checked */
+	struct ytree base;               /* the spec's tree */
+	const struct ynode *root;        /* the spec's tree with the overrides */
+};
+
+struct study {
+	char path[SPEC_PATH_MAX];
+	char name[SPEC_NAME_MAX + 1];
+	char title[STUDY_TITLE_MAX + 1];
+	long seeds[STUDY_MAX_SEEDS];
+	int seed_count;
+	long train_limit, test_limit; /* 0: every image */
+	int variant_count;
+	struct study_variant variants[STUDY_MAX_VARIANTS];
+	struct ytree tree;   /* the study file's */
+	struct ynode **made; /* the nodes the overrides made, freed with the study */
+	size_t made_count;
+};
+
+/* Reads and checks the study at path; spec names are looked up under
+ * specs_dir. On failure fills d (FILE:LINE:COL of the study, or of the
+ * spec a message is about) and returns -1, with nothing left to free. */
+int study_load(struct study *study, const char *path, const char *specs_dir, struct diag *d);
+void study_free(struct study *study);
+
+/* Variant v's spec as a YAML file: where it came from, then the spec with
+ * the study's overrides applied. */
+void study_variant_text(const struct study *study, int v, struct strbuf *out);
+
+/* The test images each evaluation of variant v runs on. */
+long study_test_images(const struct study *study, int v);
+
+#endif

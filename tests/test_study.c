@@ -1,0 +1,270 @@
+/* Study files and their reports: every shipped study is valid; overrides
+ * land where they should; a variant's written spec reads back as the
+ * variant; every class of error gives its exact message at its place (in
+ * the study, or in the spec it concerns); the report's figures. */
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "report.h"
+#include "spec.h"
+#include "study.h"
+
+static const char *scratch = "build/tests/scratch-study.yaml";
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *file = fopen(path, "w");
+	assert_non_null(file);
+	fputs(text, file);
+	assert_int_equal(fclose(file), 0);
+}
+
+static char *read_text(const char *path)
+{
+	static char text[16384];
+	FILE *file = fopen(path, "r");
+	assert_non_null(file);
+	size_t got = fread(text, 1, sizeof text - 1, file);
+	text[got] = '\0';
+	fclose(file);
+	return text;
+}
+
+/* Asserts that the study text fails with expected, where "@" stands for
+ * the study's path. */
+static void expect_error(const char *text, const char *expected)
+{
+	write_text(scratch, text);
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	char full[1024];
+	if (expected[0] == '@')
+		snprintf(full, sizeof full, "%s%s", scratch, expected + 1);
+	else
+		snprintf(full, sizeof full, "%s", expected);
+	int status = study_load(study, scratch, "specs", &d);
+	if (status == 0 || strcmp(d.text, full) != 0)
+		print_error("expected: %s\n     got: %s\n", full, status == 0 ? "(no error)" : d.text);
+	if (status == 0)
+		study_free(study);
+	free(study);
+	assert_int_equal(status, -1);
+	assert_string_equal(d.text, full);
+}
+
+static void test_study_every_shipped_study_is_valid(void **unused)
+{
+	(void)unused;
+	const char *patterns[] = {"specs/studies/*.yaml", "tests/studies/*.yaml"};
+	int total = 0;
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+		glob_t found;
+		if (glob(patterns[p], 0, NULL, &found) != 0)
+			continue;
+		for (size_t i = 0; i < found.gl_pathc; i++, total++) {
+			struct diag d = {{0}};
+			if (study_load(study, found.gl_pathv[i], "specs", &d) != 0)
+				fail_msg("%s", d.text);
+			study_free(study);
+		}
+		globfree(&found);
+	}
+	free(study);
+	assert_true(total >= 5); /* four in specs/studies/, the test's tiny one */
+}
+
+/* The spec, then the study's set, then the variant's, then its name. */
+static void test_study_overrides_land_in_order(void **unused)
+{
+	(void)unused;
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
+	assert_string_equal(study->name, "tiny");
+	assert_int_equal(study->seed_count, 2);
+	assert_int_equal(study->seeds[1], 2);
+	assert_int_equal(study->train_limit, 2000);
+	assert_int_equal(study->test_limit, 500);
+	assert_int_equal(study->variant_count, 2);
+	const struct spec *original = &study->variants[0].spec, *preact = &study->variants[1].spec;
+	assert_string_equal(original->name, "original");
+	assert_string_equal(study->variants[0].spec_name, "demo"); /* the study's base */
+	assert_string_equal(study->variants[0].paper, "6.61");
+	assert_int_equal(original->net.ordering, ORDER_ORIGINAL);   /* the variant's set */
+	assert_int_equal(preact->net.ordering, ORDER_FULL_PREACT);  /* demo's own */
+	assert_int_equal(original->net.depth, 8);                   /* the study's set */
+	assert_int_equal(original->net.widths[2], 32);
+	assert_int_equal(original->train.iterations, 50);
+	assert_int_equal(original->train.warmup_iterations, 0);     /* merged into lr.warmup */
+	assert_true(original->train.warmup_lr == 0.01);             /* kept from demo */
+	assert_int_equal(original->train.augment_pad, 2);           /* demo's */
+	assert_true(original->train.lr_step_fractions);
+	assert_int_equal(study_test_images(study, 0), 500);
+	study_free(study);
+	free(study);
+}
+
+static char *described(const struct spec *spec)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+	assert_non_null(out);
+	spec_describe(spec, out, "");
+	fclose(out);
+	return text;
+}
+
+static void test_study_variant_spec_reads_back_as_the_variant(void **unused)
+{
+	(void)unused;
+	static const char *const studies[] = {"specs/studies/table1-fmnist.yaml",
+					      "tests/studies/tiny.yaml"};
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	for (int s = 0; s < 2; s++) {
+		struct diag d = {{0}};
+		assert_int_equal(study_load(study, studies[s], "specs", &d), 0);
+		for (int v = 0; v < study->variant_count; v++) {
+			struct strbuf text = {0};
+			study_variant_text(study, v, &text);
+			assert_false(text.failed);
+			struct spec spec;
+			if (spec_parse(&spec, "written.yaml", text.text, text.length, &d) != 0)
+				fail_msg("%s\n%s", d.text, text.text);
+			char *want = described(&study->variants[v].spec), *got = described(&spec);
+			assert_string_equal(got, want);
+			free(want);
+			free(got);
+			strbuf_free(&text);
+		}
+		study_free(study);
+	}
+	free(study);
+}
+
+static void test_study_errors_name_their_place(void **unused)
+{
+	(void)unused;
+	/* an override's mistake: at its place in the study */
+	expect_error("name: x\nseeds: [1]\nvariants:\n  - {name: a, spec: demo, set: {net: {depht: 20}}}\n",
+		     "@:4:39: unknown key 'depht' in 'net'; did you mean 'depth'?");
+	expect_error("name: x\nseeds: [1]\nset: {net: {depth: 21}}\nvariants: [{name: a, spec: demo}]\n",
+		     "@:3:20: 'depth' 21 is not of the form 6n+2 for basic units in 3 stages; the "
+		     "nearest valid depths are 20 and 26");
+	expect_error("name: x\nseeds: [1]\nset: {train: {batch: 100000}}\nvariants: [{name: a, spec: demo}]\n",
+		     "@:3:22: 'batch' is 100000, out of range; it must be from 1 to 4096");
+	/* a value the override makes wrong is reported where the spec wrote it */
+	expect_error("name: x\nseeds: [1]\nset: {data: {set: synthetic, train_images: 10}}\n"
+		     "variants: [{name: a, spec: demo}]\n",
+		     "specs/demo.yaml:13:10: 'batch' 64 is larger than the synthetic set's 10 training "
+		     "images; use a batch of at most 10 or more 'train_images'");
+	/* the study's own keys */
+	expect_error("name: x\nseedz: [1]\n", "@:2:1: unknown key 'seedz' in the study; did you mean 'seeds'?");
+	expect_error("name: x\nvariants: [{name: a, spec: demo}]\n",
+		     "@:1:1: the study is missing required key 'seeds'");
+	expect_error("name: x\nseeds: [1, 1]\nvariants: [{name: a, spec: demo}]\n",
+		     "@:2:12: seed 1 is listed twice; give each seed once");
+	expect_error("name: x\nseeds: [1]\nvariants: []\n",
+		     "@:3:11: 'variants' must be a list of variants, such as - {name: a-original, spec: "
+		     "paper/t2-a-original-110}");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: demo}, {name: a, spec: demo}]\n",
+		     "@:3:42: variant 'a' is listed twice; give each variant its own name");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: A_b, spec: demo}]\n",
+		     "@:3:19: 'name' must be 1 to 48 characters of a-z, 0-9 and '-', not starting with "
+		     "'-'; try 'a-b'");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a}]\n",
+		     "@:3:12: variant 'a' names no 'spec', and the study has no 'base'; give one of "
+		     "them, such as spec: paper/t2-a-original-110");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: ../demo}]\n",
+		     "@:3:28: 'spec' must name a spec under specs/ without '.yaml', in a-z, 0-9, '-' "
+		     "and '/', such as paper/t2-a-original-110");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: paper/nope}]\n",
+		     "@:3:28: no spec 'paper/nope' (specs/paper/nope.yaml does not exist); name a spec "
+		     "of specs/, such as paper/t2-a-original-110");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: demo, set: {name: q}}]\n",
+		     "@:3:46: 'set' cannot change 'name': a variant's spec is named after the variant; "
+		     "give the variant a 'name' instead");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: demo, paper: \"6|1\"}]\n",
+		     "@:3:41: 'paper' must be one line of text without control characters or '|'");
+	expect_error("name: x\nseeds: [1]\ntest_limit: 0\nvariants: [{name: a, spec: demo}]\n",
+		     "@:3:13: 'test_limit' is 0, out of range; it must be from 1 to 1000000000");
+}
+
+/* Two variants x two seeds, with known final errors; one run unfinished. */
+static void test_study_report_summarises_the_seeds(void **unused)
+{
+	(void)unused;
+	const char *results = "build/tests/scratch-report";
+	mkdir(results, 0777);
+	static const char header[] = "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
+				     "images_per_second\n";
+	static const char *const runs[][2] = {
+		{"original-seed1", "25,0.1,2.0,0.7,2.1,0.50,10.0,100\n50,0.01,1.5,0.5,1.6,0.10,20.0,100\n"},
+		{"original-seed2", "25,0.1,2.2,0.7,2.3,0.60,10.0,100\n50,0.01,1.7,0.5,1.8,0.20,40.0,100\n"},
+		{"full-preact-seed1", "25,0.1,2.0,0.7,2.1,0.40,10.0,100\n50,0.01,1.5,0.5,1.6,0.125,30.0,100\n"},
+		{"full-preact-seed2", "25,0.1,2.0,0.7,2.1,0.30,10.0,100\n"}, /* under way */
+	};
+	for (int i = 0; i < 4; i++) {
+		char path[256], text[512];
+		snprintf(path, sizeof path, "%s/%s.csv", results, runs[i][0]);
+		snprintf(text, sizeof text, "%s%s", header, runs[i][1]);
+		write_text(path, text);
+		snprintf(path, sizeof path, "%s/%s.done", results, runs[i][0]);
+		remove(path);
+		if (i < 3)
+			write_text(path, "finished\n");
+	}
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
+	assert_int_equal(study_report(study, results, &d), 0);
+	study_free(study);
+	free(study);
+	char path[256];
+	snprintf(path, sizeof path, "%s/report.md", results);
+	const char *report = read_text(path);
+	const char *needles[] = {
+		"2 variants x 2 seeds, 3 of 4 runs finished, 1 under way or stopped.",
+		"Budget: Fashion-MNIST, the first 2000 training images, evaluated on the first 500 "
+		"test images; 50 iterations at batch 32 (0.8 epochs of 2000 images), evaluated every "
+		"25; seeds 1, 2.",
+		"| original | basic original, depth 8, identity shortcut | 15.00 | 15.00 +- 7.07 | "
+		"10.00, 20.00 | 6.61 | 30 s |",
+		"| full-preact | basic full-preact, depth 8, identity shortcut | 12.50 | 12.50 | 12.50 "
+		"| 6.37 | 30 s |",
+	};
+	for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
+		if (!strstr(report, needles[i]))
+			fail_msg("report.md lacks: %s\n%s", needles[i], report);
+	snprintf(path, sizeof path, "%s/plot/errors.dat", results);
+	assert_non_null(strstr(read_text(path), "0 original 15 10 20 10 20\n1 full-preact 12.5 12.5 12.5 12.5\n"));
+	/* the curve is the mean over the seeds that reached each evaluation */
+	snprintf(path, sizeof path, "%s/plot/curves-full-preact.dat", results);
+	assert_non_null(strstr(read_text(path), "25 2 35 2\n50 1.5 12.5 1\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_study_every_shipped_study_is_valid),
+		cmocka_unit_test(test_study_overrides_land_in_order),
+		cmocka_unit_test(test_study_variant_spec_reads_back_as_the_variant),
+		cmocka_unit_test(test_study_errors_name_their_place),
+		cmocka_unit_test(test_study_report_summarises_the_seeds),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
