@@ -33,6 +33,7 @@ do for [kind in 'pngcairo svg'] {
 	set xlabel 'variant'
 	set ylabel 'final test error (%)'
 	set xrange [-0.5:n - 0.5]
+	set offsets 0, 0, graph 0.05, graph 0.05
 	set xtics rotate by -20 noenhanced
 	set key top left
 	plot dir.'/plot/errors.dat' using 1:3:4:5:xtic(2) with yerrorbars linewidth 2 pointtype 5 \
@@ -41,6 +42,7 @@ do for [kind in 'pngcairo svg'] {
 		title (k == 6 ? 'each seed' : '')
 	unset output
 	unset xrange
+	unset offsets
 	set xtics norotate autofreq
 
 	set output dir.'/gradflow'.extension
