@@ -15,7 +15,7 @@
 
 /* One run's evaluations, as its log has them. */
 struct run {
-	bool present, finished;
+	bool present, finished, diverged; /* diverged: its loss or a parameter became non-finite */
 	int rows;
 	long *iteration;
 	double *train_loss, *test_error; /* error as a fraction */
@@ -264,7 +264,7 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		free(names);
 		return diag_file(d, results, "out of memory writing the report");
 	}
-	int finished = 0, present = 0;
+	int finished = 0, diverged = 0, present = 0;
 	for (int v = 0; v < count && status == 0; v++)
 		for (int s = 0; s < seeds && status == 0; s++) {
 			char path[PATH_MAX];
@@ -275,7 +275,11 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 			snprintf(path, sizeof path, "%s/%s-seed%ld.done", results, study->variants[v].name,
 				 study->seeds[s]);
 			run->finished = run->present && access(path, F_OK) == 0;
+			snprintf(path, sizeof path, "%s/%s-seed%ld.diverged", results,
+				 study->variants[v].name, study->seeds[s]);
+			run->diverged = !run->finished && access(path, F_OK) == 0;
 			finished += run->finished;
+			diverged += run->diverged;
 			present += run->present;
 		}
 	struct strbuf *md = &texts[0], *errors = &texts[1];
@@ -283,11 +287,14 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 	strbuf_printf(md, "# %s\n\nThe study `%s` (%s), written by `make study`: %d variants x %d "
 		      "seeds, %d of %d runs finished",
 		      title, study->name, study->path, count, seeds, finished, count * seeds);
-	if (present > finished)
-		strbuf_printf(md, ", %d under way or stopped", present - finished);
+	if (diverged > 0)
+		strbuf_printf(md, ", %d diverged", diverged);
+	if (present > finished + diverged)
+		strbuf_printf(md, ", %d under way or stopped", present - finished - diverged);
 	strbuf_puts(md, ".\n\n");
 	write_budget(md, study);
-	strbuf_puts(md, "Final test error (%) over the finished seeds; the paper's figure is for the "
+	strbuf_puts(md, "Final test error (%) over the finished seeds (a diverged run, its loss or "
+		    "a parameter non-finite, is listed but not counted); the paper's figure is for the "
 		    "row of its table the variant comes from (CIFAR-10, its depth and budget), "
 		    "beside which only the order of the variants compares.\n\n"
 		    "| variant | network | median | mean +- std | seeds | paper | time per run |\n"
@@ -312,6 +319,8 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 			if (own[i].finished && own[i].rows > 0)
 				strbuf_printf(md, "%s%.2f", shown++ ? ", " : "",
 					      100 * own[i].test_error[own[i].rows - 1]);
+			else if (own[i].diverged)
+				strbuf_printf(md, "%sdiverged", shown++ ? ", " : "");
 		strbuf_printf(md, " | %s | %s |\n", variant->paper[0] ? variant->paper : "-",
 			      s.count ? time_text : "-");
 		if (s.count > 0) {

@@ -568,7 +568,7 @@ static void test_study_runs_resumes_and_reports(void **unused)
 	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
 	assert_int_equal(make_study("", "whole", out, sizeof out, err, sizeof err), 2);
 	snprintf(a, sizeof a,
-		 "%s/whole/full-preact-seed2.done: this run finished under another spec or options than "
+		 "%s/whole/full-preact-seed2.done: this run ended under another spec or options than "
 		 "the study's now; move %s/whole/full-preact-seed2.* away to run it again\n",
 		 scratch, scratch);
 	expect_in(err, a);

@@ -203,7 +203,8 @@ static void test_study_errors_name_their_place(void **unused)
 		     "@:3:13: 'test_limit' is 0, out of range; it must be from 1 to 1000000000");
 }
 
-/* Two variants x two seeds, with known final errors; one run unfinished. */
+/* Two variants x two seeds, with known final errors; one run unfinished,
+ * then diverged. */
 static void test_study_report_summarises_the_seeds(void **unused)
 {
 	(void)unused;
@@ -222,6 +223,8 @@ static void test_study_report_summarises_the_seeds(void **unused)
 		snprintf(path, sizeof path, "%s/%s.csv", results, runs[i][0]);
 		snprintf(text, sizeof text, "%s%s", header, runs[i][1]);
 		write_text(path, text);
+		snprintf(path, sizeof path, "%s/%s.diverged", results, runs[i][0]);
+		remove(path);
 		snprintf(path, sizeof path, "%s/%s.done", results, runs[i][0]);
 		remove(path);
 		if (i < 3)
@@ -255,6 +258,20 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	/* the curve is the mean over the seeds that reached each evaluation */
 	snprintf(path, sizeof path, "%s/plot/curves-full-preact.dat", results);
 	assert_non_null(strstr(read_text(path), "25 2 35 2\n50 1.5 12.5 1\n"));
+
+	/* the unfinished run diverged: listed, not counted */
+	snprintf(path, sizeof path, "%s/full-preact-seed2.diverged", results);
+	write_text(path, "diverged\n");
+	study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
+	assert_int_equal(study_report(study, results, &d), 0);
+	study_free(study);
+	free(study);
+	snprintf(path, sizeof path, "%s/report.md", results);
+	report = read_text(path);
+	assert_non_null(strstr(report, "2 variants x 2 seeds, 3 of 4 runs finished, 1 diverged."));
+	assert_non_null(strstr(report, "| 12.50 | 12.50 | 12.50, diverged | 6.37 | 30 s |"));
 }
 
 int main(void)
