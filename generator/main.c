@@ -125,7 +125,8 @@ static int check_memory(const struct spec *spec, const struct plan *plan, enum d
 			 fitting);
 	else
 		snprintf(advice, sizeof advice, "even batch 1 does not fit: use fewer or narrower layers");
-	return diag_at(d, spec_position_file(spec, spec->train.batch_at), spec->train.batch_at.line, spec->train.batch_at.column,
+	return diag_at(d, spec_position_file(spec, spec->train.batch_at), spec->train.batch_at.line,
+		       spec->train.batch_at.column,
 		       "at batch %d this network needs %s of memory in %s, more than the %s "
 		       "allowed (this machine's memory, or --max-memory); %s, or pass "
 		       "--max-memory GIB",
