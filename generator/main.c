@@ -284,24 +284,8 @@ static int run_study(const char *action, const char *path, const char *out_dir,
 			snprintf(names[v], sizeof names[v], "%s.yaml", variant->name);
 			name_list[v] = names[v];
 		}
-		/* The runs, one fact per line, for runtime/run-study. */
-		struct strbuf *runs = status == 0 ? &texts[count - 1] : NULL;
-		if (runs) {
-			strbuf_printf(runs, "name %s\nseeds", study->name);
-			for (int i = 0; i < study->seed_count; i++)
-				strbuf_printf(runs, " %ld", study->seeds[i]);
-			strbuf_puts(runs, "\noptions");
-			if (study->train_limit)
-				strbuf_printf(runs, " --train-limit %ld", study->train_limit);
-			if (study->test_limit)
-				strbuf_printf(runs, " --test-limit %ld", study->test_limit);
-			strbuf_puts(runs, "\n");
-			for (int v = 0; v < study->variant_count; v++) {
-				const struct spec *spec = &study->variants[v].spec;
-				strbuf_printf(runs, "variant %s %ld %ld %d %ld\n", spec->name,
-					      spec->train.iterations, spec->train.eval_every,
-					      spec->train.batch, study_test_images(study, v));
-			}
+		if (status == 0) {
+			study_plan_text(study, &texts[count - 1]);
 			name_list[count - 1] = "plan";
 			if (write_texts(out_dir, name_list, texts, count, true, &d) != 0) {
 				fprintf(stderr, "%s\n", d.text);

@@ -175,15 +175,6 @@ static const char *set_title(enum data_set set)
 	return titles[set];
 }
 
-/* The training images a run draws from. */
-static long train_images(const struct study *study, const struct spec *spec)
-{
-	long images = spec->data.set == SET_SYNTHETIC                              ? spec->data.train_images
-		      : spec->data.set == SET_CIFAR10 || spec->data.set == SET_CIFAR100 ? 50000
-											: 60000;
-	return study->train_limit && study->train_limit < images ? study->train_limit : images;
-}
-
 static void write_budget(struct strbuf *md, const struct study *study)
 {
 	const struct spec *spec = &study->variants[0].spec;
@@ -193,7 +184,7 @@ static void write_budget(struct strbuf *md, const struct study *study)
 	if (study->test_limit)
 		snprintf(limits + strlen(limits), sizeof limits - strlen(limits),
 			 ", evaluated on the first %ld test images", study->test_limit);
-	long images = train_images(study, spec);
+	long images = study_train_images(study, 0);
 	strbuf_printf(md, "Budget: %s%s; %ld iterations at batch %d (%.1f epochs of %ld images), "
 		      "evaluated every %ld; seeds",
 		      set_title(spec->data.set), limits, spec->train.iterations, spec->train.batch,

@@ -351,9 +351,36 @@ void study_variant_text(const struct study *study, int v, struct strbuf *out)
 	write_block(out, variant->root, 0);
 }
 
+long study_train_images(const struct study *study, int v)
+{
+	const struct spec *spec = &study->variants[v].spec;
+	long images = spec->data.set == SET_SYNTHETIC                              ? spec->data.train_images
+		      : spec->data.set == SET_CIFAR10 || spec->data.set == SET_CIFAR100 ? 50000
+											: 60000;
+	return study->train_limit && study->train_limit < images ? study->train_limit : images;
+}
+
 long study_test_images(const struct study *study, int v)
 {
 	const struct spec *spec = &study->variants[v].spec;
 	long images = spec->data.set == SET_SYNTHETIC ? spec->data.test_images : 10000;
 	return study->test_limit && study->test_limit < images ? study->test_limit : images;
+}
+
+void study_plan_text(const struct study *study, struct strbuf *out)
+{
+	strbuf_printf(out, "name %s\nseeds", study->name);
+	for (int i = 0; i < study->seed_count; i++)
+		strbuf_printf(out, " %ld", study->seeds[i]);
+	strbuf_puts(out, "\noptions");
+	if (study->train_limit)
+		strbuf_printf(out, " --train-limit %ld", study->train_limit);
+	if (study->test_limit)
+		strbuf_printf(out, " --test-limit %ld", study->test_limit);
+	strbuf_puts(out, "\n");
+	for (int v = 0; v < study->variant_count; v++) {
+		const struct spec *spec = &study->variants[v].spec;
+		strbuf_printf(out, "variant %s %ld %ld %d %ld\n", spec->name, spec->train.iterations,
+			      spec->train.eval_every, spec->train.batch, study_test_images(study, v));
+	}
 }

@@ -52,7 +52,14 @@ void study_free(struct study *study);
  * the study's overrides applied. */
 void study_variant_text(const struct study *study, int v, struct strbuf *out);
 
-/* The test images each evaluation of variant v runs on. */
+/* The training images variant v draws from, and the test images each of
+ * its evaluations runs on (the sets' sizes, or the study's limits). */
+long study_train_images(const struct study *study, int v);
 long study_test_images(const struct study *study, int v);
+
+/* The runs, one fact per line, for runtime/run-study: "name NAME",
+ * "seeds S...", "options FLAGS...", then per variant "variant NAME
+ * ITERATIONS EVAL_EVERY BATCH TEST_IMAGES". */
+void study_plan_text(const struct study *study, struct strbuf *out);
 
 #endif
