@@ -2,12 +2,15 @@
 #
 #   make                  the generator and a binary for every specs/*.yaml
 #   make build/bin/NAME   the binary of specs/NAME.yaml
+#   make build/bin/mpi/NAME  its Open MPI flavour, for mpirun -np P (make mpi: all)
 #   make demo             install what is missing, then train the demo spec
 #   make test             install what is missing, then run every test, plain
 #                         and under AddressSanitizer + UBSan
 #   make test-sanitize    only the sanitizer run
 #   make diff A=X B=Y     the emitted code of specs/X.yaml against specs/Y.yaml
 #   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
+#   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
+#                         cost of summing gradients (BENCH_MPI="NAME ...")
 #   make study S=NAME     train every variant x seed of specs/studies/NAME.yaml,
 #                         resuming where it stopped; results/NAME/report.md
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
@@ -30,9 +33,11 @@ endif
 # Debian packages: compiler, libyaml, BLIS (OpenMP build), cmocka, zlib,
 # Fashion-MNIST for the demo and the end-to-end test, PyTorch (with numpy
 # and PyYAML) for the independent check of tests/reference/, clang with
-# libFuzzer for make fuzz, and gnuplot for make plot.
+# libFuzzer for make fuzz, gnuplot for make plot, and Open MPI for the
+# binaries' MPI flavour (build/bin/mpi/NAME).
 PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
-	python3 python3-torch python3-numpy python3-yaml clang libfuzzer-14-dev gnuplot-nox
+	python3 python3-torch python3-numpy python3-yaml clang libfuzzer-14-dev gnuplot-nox \
+	openmpi-bin libopenmpi-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Emitted code and runtime: -O3 (vectorised im2col, BN and elementwise loops
@@ -62,13 +67,19 @@ RESGEN := $(BUILD)/bin/resgen
 GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(wildcard generator/*.c)) \
 	$(BUILD)/obj/generator/file_replace.o
 TEMPLATES := $(wildcard templates/*.tmpl templates/ops/*.tmpl)
-RUNTIME_SOURCES := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
+# ranks.c (a process alone) links into every binary; the MPI flavour links
+# ranks_mpi.c in its place, compiled with mpicc's flags (MPI_CFLAGS).
+RUNTIME_SOURCES := $(filter-out runtime/main.c runtime/ranks_mpi.c,$(wildcard runtime/*.c))
 RUNTIME_F32 := $(patsubst runtime/%.c,$(BUILD)/obj/f32/%.o,$(RUNTIME_SOURCES))
 RUNTIME_F64 := $(patsubst runtime/%.c,$(BUILD)/obj/f64/%.o,$(RUNTIME_SOURCES))
+MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS = $(shell mpicc --showme:link 2>/dev/null)
+mpi_runtime = $(filter-out $(BUILD)/obj/$(1)/ranks.o,$(RUNTIME_$(call upper,$(1)))) $(BUILD)/obj/$(1)/ranks_mpi.o
+upper = $(if $(filter f64,$(1)),F64,F32)
 NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/*.yaml))
 PAPER_NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/paper/*.yaml))
 
-.PHONY: all deps check-deps demo plot plot-gradflow study study-binaries test test-plain test-sanitize test-reference reference-binaries \
+.PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow study study-binaries test test-plain test-sanitize test-reference reference-binaries \
 	reference-run diff bench golden paper fuzz clean
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -103,6 +114,8 @@ check-deps:
 	check PyTorch /usr/lib/python3/dist-packages/torch python3-torch; \
 	check libFuzzer "$$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" libfuzzer-14-dev; \
 	check gnuplot /usr/bin/gnuplot gnuplot-nox; \
+	check "Open MPI" /usr/bin/mpicc libopenmpi-dev; \
+	check mpirun /usr/bin/mpirun openmpi-bin; \
 	[ $$ok = 1 ]
 
 # ---- the generator ------------------------------------------------------------
@@ -139,6 +152,20 @@ $(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
+
+# The Open MPI flavour: the same network object and runtime, ranks_mpi.o
+# for ranks.o.
+$(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(call mpi_runtime,f32)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS) $(MPI_LIBS)
+
+mpi: $(NAMES:%=$(BUILD)/bin/mpi/%)
+
+$(BUILD)/obj/%/ranks_mpi.o: runtime/ranks_mpi.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) $(MPI_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/f32/%.o: runtime/%.c
 	@mkdir -p $(@D)
@@ -232,6 +259,15 @@ bench_steps = $(or $(BENCH_STEPS_$(1)),4)
 bench: $(BUILD)/bench/fma-peak $(foreach n,$(BENCH),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
 	@tests/run-bench $(BUILD) "$(BENCH_SCALING)" \
 		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n)))
+
+# make bench-mpi: one process of two threads against two ranks of one
+# thread (mpirun --bind-to core), and the cost of the gradient sums.
+BENCH_MPI ?= preact-110 preact-164
+BENCH_MPI_STEPS ?= 4
+
+bench-mpi: $(foreach n,$(BENCH_MPI),$(BUILD)/bin/$(n) $(BUILD)/bin/mpi/$(n))
+	@mkdir -p $(BUILD)/bench
+	@tests/run-bench-mpi $(BUILD) $(BENCH_MPI_STEPS) $(BENCH_MPI)
 
 $(BUILD)/bench/fma-peak: tests/fma_peak.c
 	@mkdir -p $(@D)

@@ -556,6 +556,7 @@ static void defaults_vars(const struct emitter *e, struct template_vars *v)
 	template_set(v, "AUGMENT_FLIP", "%d", s->train.augment_flip ? 1 : 0);
 	template_set(v, "SEED", "%ld", s->train.seed);
 	template_set(v, "EVAL_EVERY", "%ld", s->train.eval_every);
+	template_set(v, "BN_SYNC", "%d", s->train.bn_sync ? 1 : 0);
 }
 
 static const struct graph *sorting_graph;
@@ -585,6 +586,36 @@ static int *table_order(const struct graph *g)
 		qsort(order + first, (size_t)(count - first), sizeof *order, by_name);
 	}
 	return order;
+}
+
+/* The trained parameters of a group: where they start in params and how
+ * many there are. They lie together, placed in the order ops are made;
+ * a group with none starts where the next parameters would. */
+static void group_params(const struct emitter *e, const struct group *group, long *offset, long *count)
+{
+	const struct graph *g = e->g;
+	long first = -1;
+	*count = 0;
+	for (int i = group->first_op; i < group->first_op + group->op_count; i++)
+		for (int k = 0; k < g->ops[i].param_count; k++) {
+			int param = g->ops[i].params[k];
+			if (!g->params[param].trained)
+				continue;
+			long at = e->plan->param_offset[param];
+			if (first < 0 || at < first)
+				first = at;
+			*count += g->params[param].count;
+		}
+	if (first < 0) {
+		first = 0;
+		for (int i = 0; i < group->first_op; i++)
+			for (int k = 0; k < g->ops[i].param_count; k++) {
+				int param = g->ops[i].params[k];
+				if (g->params[param].trained)
+					first += g->params[param].count;
+			}
+	}
+	*offset = first;
 }
 
 static int emit_net(const struct emitter *e, struct strbuf *out)
@@ -630,6 +661,10 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 			template_set(&v, "OUTPUT_SIZE", "%ld", graph_tensor_size(g, output));
 			template_set(&v, "INPUT", "%s", g->tensors[input].name);
 			template_set(&v, "INPUT_SIZE", "%ld", graph_tensor_size(g, input));
+			long param_offset, param_count;
+			group_params(e, group, &param_offset, &param_count);
+			template_set(&v, "PARAM_OFFSET", "%ld", param_offset);
+			template_set(&v, "PARAM_COUNT", "%ld", param_count);
 			status = render(e, &e->net, "group_entry", &v, &group_table);
 		}
 	}

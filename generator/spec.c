@@ -386,7 +386,8 @@ int spec_warnings(const struct spec *spec, struct diag *warnings, int max)
 static int check_train(const struct checker *c, const struct ynode *root, struct spec *spec)
 {
 	static const char *const keys[] = {"batch",        "iterations", "lr",   "momentum",
-					   "weight_decay", "augment",    "seed", "eval_every"};
+					   "weight_decay", "augment",    "seed", "eval_every",
+					   "bn_sync"};
 	static const struct ynode empty = {.kind = YNODE_MAP};
 	const struct ynode *train = ynode_get(root, "train");
 	if (!train)
@@ -399,6 +400,7 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	    get_real(c, train, "weight_decay", 0, false, 1, 0.0001, &spec->train.weight_decay) != 0 ||
 	    get_integer(c, train, "seed", 0, 2147483647, 1, &spec->train.seed) != 0 ||
 	    get_integer(c, train, "eval_every", 1, 1000000000, 2000, &spec->train.eval_every) != 0 ||
+	    get_bool(c, train, "bn_sync", false, &spec->train.bn_sync) != 0 ||
 	    check_lr(c, train, spec) != 0)
 		return -1;
 	/* Where a message about the batch points: the batch, else what sets the
@@ -524,6 +526,7 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 		fprintf(out, "] of the run, at iterations [");
 	for (int i = 0; spec->train.lr_step_fractions && i < spec->train.lr_step_count; i++)
 		fprintf(out, "%s%ld", i ? ", " : "", spec_lr_step_at(spec, i, spec->train.iterations));
-	fprintf(out, "]\n%saugment: pad %d, flip %s; eval_every %ld\n", p, spec->train.augment_pad,
-		spec->train.augment_flip ? "true" : "false", spec->train.eval_every);
+	fprintf(out, "]\n%saugment: pad %d, flip %s; eval_every %ld; bn_sync %s\n", p, spec->train.augment_pad,
+		spec->train.augment_flip ? "true" : "false", spec->train.eval_every,
+		spec->train.bn_sync ? "true" : "false");
 }

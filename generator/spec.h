@@ -89,6 +89,9 @@ struct spec {
 		bool augment_flip;
 		long seed;
 		long eval_every;
+		/* under mpirun: BN's statistics over the whole batch (true) or
+		 * over each rank's part of it */
+		bool bn_sync;
 	} train;
 };
 

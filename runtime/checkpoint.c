@@ -53,7 +53,7 @@ static int get_word(const double *in, uint64_t *v)
 
 static int is_whole(double v, double min, double max) { return v >= min && v <= max && v == floor(v); }
 
-int checkpoint_save(const char *path, const struct run_options *o, int threads, const struct net_state *s,
+int checkpoint_save(const char *path, const struct run_options *o, int threads, int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, char *error, size_t size)
 {
 	struct tensor_file f = {0};
@@ -77,7 +77,8 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 		 tensor_file_add_double(&f, "checkpoint/settings", settings, SETTING_COUNT + 2) ||
 		 tensor_file_add_double(&f, "checkpoint/progress", position, 7) ||
 		 tensor_file_add_double(&f, "checkpoint/rng", random, 8) ||
-		 tensor_file_add_double(&f, "checkpoint/order", indices, train_count);
+		 tensor_file_add_double(&f, "checkpoint/order", indices, train_count) ||
+		 tensor_file_add_double(&f, "checkpoint/ranks", &(double){ranks}, 1);
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *q = &net_info.params[i];
 		char name[300];
@@ -109,8 +110,8 @@ static const struct tensor_file_entry *entry(const struct tensor_file *f, const 
 	return e && e->count == count ? e : NULL;
 }
 
-int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, char *error,
-		    size_t size)
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, int *ranks,
+		    char *error, size_t size)
 {
 	if (tensor_file_load_sealed(f, path, magic, "checkpoint", error, size) != 0)
 		return -1;
@@ -164,6 +165,15 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 		goto refused;
 	}
 	*threads = (int)settings->values[SETTING_COUNT];
+	/* written since training across ranks came; before, every run had one */
+	const struct tensor_file_entry *split = tensor_file_find(f, "checkpoint/ranks");
+	*ranks = 1;
+	if (split && (split->count != 1 || !is_whole(split->values[0], 1, 1e6))) {
+		snprintf(error, size, "%s: its rank count is out of range; the checkpoint is damaged", path);
+		goto refused;
+	}
+	if (split)
+		*ranks = (int)split->values[0];
 	return 0;
 refused:
 	tensor_file_free(f);

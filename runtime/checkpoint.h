@@ -30,15 +30,16 @@ struct progress {
 	long log_bytes;  /* the log's length, -1 without a log */
 };
 
-int checkpoint_save(const char *path, const struct run_options *o, int threads, const struct net_state *s,
+/* ranks: the processes the run is split across (1 alone). */
+int checkpoint_save(const char *path, const struct run_options *o, int threads, int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, char *error, size_t size);
 
 /* Reads and checks a checkpoint's header: its version, that it is this
  * network's, and its settings, which fill *o (those the user gave must
- * agree); *threads: the run's thread count. 0, or one line in error and
- * -1; f then holds nothing. */
-int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, char *error,
-		    size_t size);
+ * agree); *threads and *ranks: the run's thread count (per rank) and
+ * ranks. 0, or one line in error and -1; f then holds nothing. */
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, int *ranks,
+		    char *error, size_t size);
 
 /* Checks the rest of an opened checkpoint against the loaded data (train
  * images), then, only if all of it is sound, puts it into s, *p and order. */

@@ -436,6 +436,25 @@ void dataset_channel_stats(const struct dataset *d, double *mean, double *std)
 	}
 }
 
+/* One image's crop offset and flip. */
+static void augment_draw(const struct augment *augment, struct rng *rng, int *dy, int *dx, int *flip)
+{
+	if (augment && augment->pad > 0) {
+		*dy = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
+		*dx = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
+	}
+	if (augment && augment->flip)
+		*flip = (int)rng_below(rng, 2);
+}
+
+void data_skip_augment(const struct augment *augment, struct rng *rng, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int dy, dx, flip;
+		augment_draw(augment, rng, &dy, &dx, &flip);
+	}
+}
+
 void data_fill_batch(const struct dataset *d, const long *indices, int n, const double *mean,
 		     const double *std, const struct augment *augment, struct rng *rng, real *out,
 		     int *labels)
@@ -444,12 +463,7 @@ void data_fill_batch(const struct dataset *d, const long *indices, int n, const 
 	for (int i = 0; i < n; i++) {
 		long index = indices[i];
 		int dy = 0, dx = 0, flip = 0;
-		if (augment && augment->pad > 0) {
-			dy = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
-			dx = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
-		}
-		if (augment && augment->flip)
-			flip = (int)rng_below(rng, 2);
+		augment_draw(augment, rng, &dy, &dx, &flip);
 		labels[i] = d->labels[index];
 		const uint8_t *image = d->images + (size_t)index * C * H * W;
 		real *target = out + (size_t)i * C * H * W;

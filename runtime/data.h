@@ -52,4 +52,9 @@ void data_fill_batch(const struct dataset *d, const long *indices, int n, const 
 		     const double *std, const struct augment *augment, struct rng *rng, real *out,
 		     int *labels);
 
+/* Draws from rng what augmenting n images would, and nothing else: a rank
+ * of a data-parallel run passes over the images of the batch that are the
+ * other ranks', so that its own get the draws of the single-process run. */
+void data_skip_augment(const struct augment *augment, struct rng *rng, int n);
+
 #endif

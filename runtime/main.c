@@ -9,6 +9,7 @@
 
 #include "file_replace.h"
 #include "net_api.h"
+#include "ranks.h"
 #include "train.h"
 
 static void print_help(const char *program)
@@ -40,7 +41,8 @@ static void print_help(const char *program)
 	       "  --synthetic          generated data of the network's input shape instead\n"
 	       "  --iterations N       SGD steps (default %ld)\n"
 	       "  --batch B            images per step (default %d)\n"
-	       "  --threads T          threads (default: OMP_NUM_THREADS, else every core)\n"
+	       "  --threads T          threads (default: OMP_NUM_THREADS, else every core this\n"
+	       "                       process may run on; under mpirun, per rank)\n"
 	       "  --seed S             initialisation, shuffling and augmentation (default %ld)\n"
 	       "  --log FILE.csv       metrics at every evaluation, as CSV\n"
 	       "  --eval-every N       evaluate on the test split every N iterations (default %ld)\n"
@@ -75,6 +77,14 @@ static void print_help(const char *program)
 	printf("; momentum %g, weight decay %g;\naugmentation: %d-pixel pad and random crop%s.\n\n",
 	       d->momentum, d->weight_decay, d->augment_pad,
 	       d->augment_flip ? ", random horizontal flip" : "");
+	printf("Across processes and machines: build/bin/mpi/NAME, the Open MPI flavour, run as\n"
+	       "  mpirun -np P --bind-to core build/bin/mpi/NAME train [options]\n"
+	       "trains on P ranks, each taking batch/P images of every batch (the images of\n"
+	       "the one-process run) and summing gradients with MPI_Allreduce while backward\n"
+	       "runs. BN's statistics are per rank, or over the whole batch with the spec's\n"
+	       "train.bn_sync: true (this binary: %s). Rank 0 prints and writes the log,\n"
+	       "checkpoints and weights; --resume needs the same P. This flavour: %s.\n\n",
+	       d->bn_sync ? "true" : "false", ranks_flavour());
 	printf("Data: CIFAR-10/100 in their binary versions (data_batch_1.bin... or train.bin,\n"
 	       "test.bin), MNIST and Fashion-MNIST as IDX files, gzip-compressed or not.\n"
 	       "Weights files hold named float64 tensors (see runtime/tensor_file.h).\n"
@@ -82,9 +92,11 @@ static void print_help(const char *program)
 	       "checkpoint, 3 diverged, 4 stopped by a signal after writing a checkpoint.\n");
 }
 
+/* Every rank meets a bad argument alike; rank 0 says so. */
 static int bad(const char *program, const char *option, const char *what)
 {
-	fprintf(stderr, "%s: %s %s; see %s --help\n", net_info.name, option, what, program);
+	if (ranks_rank() == 0)
+		fprintf(stderr, "%s: %s %s; see %s --help\n", net_info.name, option, what, program);
 	return 2;
 }
 
@@ -207,7 +219,7 @@ static int parse_options(const char *program, enum command command, int argc, ch
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const char *program = argv[0];
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -234,6 +246,8 @@ int main(int argc, char **argv)
 							   : 0;
 	if (!command)
 		return bad(program, name, "is not a command (train, step, init, gradflow, info)");
+	if ((command == INIT || command == GRADFLOW) && ranks_count() > 1)
+		return bad(program, name, "runs in one process; run it without mpirun (train and step split across ranks)");
 
 	const struct net_defaults *d = &net_info.defaults;
 	struct run_options o = {
@@ -273,4 +287,14 @@ int main(int argc, char **argv)
 		}
 	}
 	return command == TRAIN || command == GRADFLOW ? train_run(&o) : command == STEP ? step_run(&o) : init_run(&o);
+}
+
+/* Under mpirun every rank runs the same command. train_run agrees with the
+ * other ranks on each failure as it arises; a failure before it is agreed
+ * on here (this rank's agreement then meets train_run's first in the
+ * ranks that got that far), so that every rank ends with the same status. */
+int main(int argc, char **argv)
+{
+	ranks_start(&argc, &argv);
+	return ranks_stop(ranks_agree_status(run(argc, argv)));
 }

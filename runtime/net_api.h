@@ -9,6 +9,16 @@
 
 #include "real.h"
 
+/* The processes one batch is split across in data-parallel training
+ * (runtime/ranks.h): each runs the network on its part of the batch.
+ * Alone: count 1, first_image 0, and add is never called. */
+struct net_ranks {
+	int count;        /* processes sharing each batch; the loss is the mean over all of it */
+	int bn_sync;      /* BN's batch statistics over the whole batch: its sums added across ranks */
+	long first_image; /* this process's first image in the whole batch (dropout's masks) */
+	void (*add)(double *values, int count); /* sums values across the ranks, in place */
+};
+
 /* The memory one network works in; sizes come from net_info. */
 struct net_state {
 	real *arena;    /* activations and their gradients: arena_per_image * max batch */
@@ -22,7 +32,8 @@ struct net_state {
 	unsigned long seed; /* dropout masks: a function of seed, step, op and element */
 	long step;          /* the training step, set by the caller */
 	int training;      /* BN: batch statistics (1) or running statistics (0) */
-	double loss;       /* mean cross-entropy of the last forward */
+	double loss;       /* mean cross-entropy of the last forward, over this process's images */
+	struct net_ranks ranks;
 };
 
 enum net_param_init {
@@ -59,6 +70,7 @@ struct net_defaults {
 	int augment_pad, augment_flip;
 	long seed;
 	long eval_every;
+	int bn_sync; /* under mpirun: BN's statistics over the whole batch */
 };
 
 /* One group of ops (stem, a unit, head): its two functions, where its output
@@ -70,6 +82,7 @@ struct net_group {
 	void (*backward)(struct net_state *s, int n);
 	long output_offset, output_size;
 	long input_gradient_offset, input_size;
+	long param_offset, param_count; /* its trained parameters: params + param_offset onwards */
 };
 
 struct net_info {

@@ -48,6 +48,7 @@ int state_create(struct net_state *s, int max_batch, int threads, char *error, s
 		return -1;
 	}
 	s->training = 1;
+	s->ranks.count = 1;
 	return 0;
 }
 

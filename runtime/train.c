@@ -1,9 +1,11 @@
-/* The training loop: data, schedule, steps, evaluation, logs. */
+/* The training loop: data, schedule, steps, evaluation, logs; under
+ * mpirun, each rank runs it on its part of every batch (ranks.h). */
 #include "train.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,9 +15,11 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "checksum.h"
 #include "data.h"
 #include "gemm.h"
 #include "net_api.h"
+#include "ranks.h"
 #include "rng.h"
 #include "schedule.h"
 #include "state.h"
@@ -27,6 +31,10 @@ struct session {
 	double mean[16], std[16];
 	struct net_state state;
 	int threads;
+	/* Data parallel: rank of ranks, each running batch images of every
+	 * step (the whole batch over ranks); alone, rank 0 of 1. */
+	int rank, ranks, batch;
+	double *running_sums; /* averaging the ranks' BN running statistics */
 };
 
 static double now(void)
@@ -56,11 +64,39 @@ static double learning_rate(long iteration, long iterations)
 	return lr;
 }
 
+/* An error every rank meets alike (the data, the batch, a checkpoint) is
+ * printed by rank 0 alone, once. */
+static void shared_error(const char *format, ...)
+{
+	if (ranks_rank() != 0)
+		return;
+	va_list arguments;
+	va_start(arguments, format);
+	vfprintf(stderr, format, arguments);
+	va_end(arguments);
+}
+
 static void session_free(struct session *s)
 {
 	dataset_free(&s->train);
 	dataset_free(&s->test);
 	state_free(&s->state);
+	free(s->running_sums);
+	s->running_sums = NULL;
+}
+
+/* The groups' parameters lie in forward order, one after another, so that
+ * once backward has run group g, params + group g's offset onwards are
+ * final (what the gradient buckets need). */
+static int groups_hold_params_in_order(void)
+{
+	long next = 0;
+	for (int g = 0; g < net_info.group_count; g++) {
+		if (net_info.groups[g].param_offset != next)
+			return 0;
+		next += net_info.groups[g].param_count;
+	}
+	return next == net_info.param_count;
 }
 
 /* Data, threads, memory and weights: everything before the first step. */
@@ -81,7 +117,7 @@ static int session_open(struct session *s, const struct run_options *o)
 				   net_info.width, net_info.classes, &s->train, &s->test, &error);
 	}
 	if (status != 0) {
-		fprintf(stderr, "%s: %s\n", net_info.name, error.text);
+		shared_error("%s: %s\n", net_info.name, error.text);
 		return 2;
 	}
 	if (o->train_limit > 0)
@@ -89,18 +125,48 @@ static int session_open(struct session *s, const struct run_options *o)
 	if (o->test_limit > 0)
 		dataset_truncate(&s->test, o->test_limit);
 	if (o->batch > s->train.count) {
-		fprintf(stderr, "%s: --batch %d is larger than the %ld training images; use a smaller batch\n",
+		shared_error("%s: --batch %d is larger than the %ld training images; use a smaller batch\n",
 			net_info.name, o->batch, s->train.count);
 		session_free(s);
 		return 2;
 	}
+	s->rank = ranks_rank();
+	s->ranks = ranks_count();
+	if (o->batch % s->ranks != 0) {
+		shared_error("%s: the batch of %d images does not split evenly across %d ranks; give a batch that "
+				"%d divides (--batch), or another number of ranks\n",
+			net_info.name, o->batch, s->ranks, s->ranks);
+		session_free(s);
+		return 2;
+	}
+	s->batch = o->batch / s->ranks;
+	if (s->ranks > 1 && !groups_hold_params_in_order()) {
+		fprintf(stderr, "%s: the groups' parameters are not laid out in order, which training across "
+				"ranks needs; this is a bug of resgen's generator\n", net_info.name);
+		session_free(s);
+		return 1;
+	}
 	dataset_channel_stats(&s->train, s->mean, s->std);
 	s->threads = threads_setup(o->threads);
 	char message[512];
-	if (state_create(&s->state, o->batch, s->threads, message, sizeof message) != 0) {
+	if (state_create(&s->state, s->batch, s->threads, message, sizeof message) != 0) {
 		fprintf(stderr, "%s: %s\n", net_info.name, message);
 		session_free(s);
 		return 1;
+	}
+	s->state.ranks = (struct net_ranks){
+		.count = s->ranks,
+		.bn_sync = net_info.defaults.bn_sync,
+		.first_image = (long)s->rank * s->batch,
+		.add = ranks_add,
+	};
+	if (s->ranks > 1 && !net_info.defaults.bn_sync) {
+		s->running_sums = malloc((size_t)(net_info.buffer_count ? net_info.buffer_count : 1) * sizeof(double));
+		if (!s->running_sums) {
+			fprintf(stderr, "%s: out of memory\n", net_info.name);
+			session_free(s);
+			return 1;
+		}
 	}
 	state_init(&s->state, (uint64_t)o->seed);
 	if (o->load_weights &&
@@ -126,15 +192,19 @@ static int count_errors(const real *logits, const int *labels, int n)
 	return errors;
 }
 
-static void evaluate(struct session *s, int batch, double *loss, double *error)
+/* The test split in batches of the training batch's size: across ranks,
+ * each evaluates its share of the images and their sums are added. */
+static void evaluate(struct session *s, double *loss, double *error)
 {
+	int batch = s->batch;
 	long *indices = malloc((size_t)batch * sizeof *indices);
 	int *labels = malloc((size_t)batch * sizeof *labels);
 	double loss_sum = 0;
 	long errors = 0;
+	long first = s->test.count * s->rank / s->ranks, end = s->test.count * (s->rank + 1) / s->ranks;
 	s->state.training = 0;
-	for (long start = 0; indices && labels && start < s->test.count; start += batch) {
-		int n = (int)(s->test.count - start < batch ? s->test.count - start : batch);
+	for (long start = first; indices && labels && start < end; start += batch) {
+		int n = (int)(end - start < batch ? end - start : batch);
 		for (int i = 0; i < n; i++)
 			indices[i] = start + i;
 		data_fill_batch(&s->test, indices, n, s->mean, s->std, NULL, NULL,
@@ -145,8 +215,10 @@ static void evaluate(struct session *s, int batch, double *loss, double *error)
 		errors += count_errors(state_logits(&s->state, n), labels, n);
 	}
 	s->state.training = 1;
-	*loss = loss_sum / (double)s->test.count;
-	*error = (double)errors / (double)s->test.count;
+	double sums[2] = {loss_sum, (double)errors};
+	ranks_add(sums, 2);
+	*loss = sums[0] / (double)s->test.count;
+	*error = sums[1] / (double)s->test.count;
 	free(indices);
 	free(labels);
 }
@@ -337,14 +409,89 @@ static void catch_stop_signals(void)
 }
 
 /* For the tests of resuming: RESGEN_TEST_RAISE=SIGNAL@K raises SIGNAL once
- * iteration K and its evaluation and checkpoint are done. */
+ * iteration K and its evaluation and checkpoint are done; SIGNAL@K/R only
+ * in rank R. */
 static void test_raise(long iteration)
 {
 	const char *text = getenv("RESGEN_TEST_RAISE");
-	int signal;
+	int signal, rank = -1;
 	long at;
-	if (text && sscanf(text, "%d@%ld", &signal, &at) == 2 && at == iteration)
+	if (text && sscanf(text, "%d@%ld/%d", &signal, &at, &rank) >= 2 && at == iteration &&
+	    (rank < 0 || rank == ranks_rank()))
 		raise(signal);
+}
+
+/* For the test of the ranks' weight check: RESGEN_TEST_PERTURB=R@K changes
+ * one weight of rank R after iteration K. */
+static void test_perturb(struct net_state *s, long iteration)
+{
+	const char *text = getenv("RESGEN_TEST_PERTURB");
+	int rank;
+	long at;
+	if (text && sscanf(text, "%d@%ld", &rank, &at) == 2 && at == iteration && rank == ranks_rank())
+		s->params[0] += 1;
+}
+
+/* This rank's images of the whole batch at order: the augmentation draws of
+ * the other ranks' images are passed over, so that every image gets those
+ * of the single-process run. */
+static void fill_training_batch(struct session *s, const long *order, const struct augment *augment,
+				struct rng *rng, int *labels)
+{
+	int n = s->batch;
+	data_skip_augment(augment, rng, s->rank * n);
+	data_fill_batch(&s->train, order + (long)s->rank * n, n, s->mean, s->std, augment, rng,
+			state_input(&s->state, n), labels);
+	data_skip_augment(augment, rng, (s->ranks - 1 - s->rank) * n);
+}
+
+/* Backward group by group, last to first: as soon as a group's parameter
+ * gradients are final, their sums across the ranks can start. */
+static void backward_summing_gradients(struct session *s)
+{
+	ranks_gradients_begin(s->state.grads, net_info.param_count);
+	for (int g = net_info.group_count - 1; g >= 0; g--) {
+		net_info.groups[g].backward(&s->state, s->batch);
+		ranks_gradients_ready(net_info.groups[g].param_offset);
+	}
+	ranks_gradients_end();
+}
+
+/* With BN's statistics per rank, each rank's running statistics move
+ * towards its own: they are averaged across the ranks after every step, so
+ * that every rank evaluates and checkpoints the same ones. */
+static void average_running_statistics(struct session *s)
+{
+	if (!s->running_sums)
+		return;
+	for (long i = 0; i < net_info.buffer_count; i++)
+		s->running_sums[i] = s->state.buffers[i];
+	ranks_add(s->running_sums, (int)net_info.buffer_count);
+	for (long i = 0; i < net_info.buffer_count; i++)
+		s->state.buffers[i] = (real)(s->running_sums[i] / s->ranks);
+}
+
+/* Every CHECK_EVERY iterations, and at each evaluation, the ranks compare a
+ * checksum of their weights, momenta and running statistics: they must be
+ * bitwise the same, and a run whose ranks have drifted apart is stopped. */
+enum { CHECK_EVERY = 100 };
+
+static int check_ranks_agree(const struct session *s, long iteration)
+{
+	if (s->ranks == 1)
+		return 0;
+	uint64_t sum = checksum_add(CHECKSUM_BASIS, s->state.params, sizeof(real) * (size_t)net_info.param_count);
+	sum = checksum_add(sum, s->state.velocity, sizeof(real) * (size_t)net_info.param_count);
+	sum = checksum_add(sum, s->state.buffers, sizeof(real) * (size_t)net_info.buffer_count);
+	int differing;
+	if (ranks_agree(sum, &differing))
+		return 0;
+	if (s->rank == 0)
+		fprintf(stderr,
+			"%s: after iteration %ld the weights of rank %d differ from rank 0's; the ranks must train "
+			"in step, so the run stops (its last checkpoint is from before)\n",
+			net_info.name, iteration, differing);
+	return 1;
 }
 
 /* The log of a resumed run: cut back to its length at the checkpoint (rows
@@ -383,42 +530,66 @@ static int log_reopen(FILE **log, const char *path, long bytes)
 	return 0;
 }
 
+/* What summing the gradients across the ranks cost: the bytes per step,
+ * the time the sums take alone (measured now, on the same buckets), and
+ * the time per step backward did not hide. Every rank measures; rank 0
+ * prints. */
+static void report_gradient_sums(struct session *s)
+{
+	struct ranks_timing timing = ranks_timing();
+	double alone = ranks_gradients_alone(s->state.grads, net_info.param_count, 5);
+	if (timing.steps == 0)
+		return;
+	double exposed = timing.exposed_seconds / (double)timing.steps;
+	double hidden = alone > 0 ? 1 - exposed / alone : 0;
+	printf("gradient sums across %d ranks: %.2f MB per step; alone they take %.2f ms, and %.2f ms per step "
+	       "waited after backward (%.0f%% hidden behind it)\n",
+	       s->ranks, (double)timing.reals_per_step * sizeof(real) / 1e6, 1e3 * alone, 1e3 * exposed,
+	       100 * (hidden > 0 ? hidden : 0));
+}
+
 int train_run(const struct run_options *options)
 {
 	/* The log's path was checked before; it is truncated only once the
 	 * data and weights have loaded, so a run refused for its input leaves
 	 * an earlier log as it was. A resumed run takes its settings from its
-	 * checkpoint. */
+	 * checkpoint. Across ranks, rank 0 alone writes the log, checkpoints
+	 * and weights; a failure of any rank is agreed on (ranks_agree_status)
+	 * where it can arise, so that every rank stops at the same point. */
 	struct run_options run = *options;
 	const struct run_options *o = &run;
 	char message[PATH_MAX + 512];
 	struct tensor_file checkpoint = {0};
-	int checkpoint_threads = 0;
+	int checkpoint_threads = 0, checkpoint_ranks = 1;
 	if (o->resume_path) {
-		if (checkpoint_open(&checkpoint, o->resume_path, &run, &checkpoint_threads, message, sizeof message) != 0) {
-			fprintf(stderr, "%s: %s\n", net_info.name, message);
-			return 2;
+		if (checkpoint_open(&checkpoint, o->resume_path, &run, &checkpoint_threads, &checkpoint_ranks, message,
+				    sizeof message) != 0) {
+			shared_error("%s: %s\n", net_info.name, message);
+			return ranks_agree_status(2);
 		}
 		if (!run.checkpoint_path)
 			run.checkpoint_path = run.resume_path;
 	}
 	struct session s;
-	int status = session_open(&s, o);
+	int opened = session_open(&s, o), status = ranks_agree_status(opened);
 	if (status != 0) {
+		if (opened == 0) /* another rank's failure */
+			session_free(&s);
 		tensor_file_free(&checkpoint);
 		return status;
 	}
+	bool writer = s.rank == 0; /* of the log, checkpoints and weights */
 	const struct net_defaults *d = &net_info.defaults;
 	struct augment augment = {d->augment_pad, d->augment_flip};
 	struct progress at = {.log_bytes = -1};
 	rng_seed(&at.rng, (uint64_t)o->seed, 0xba7c);
 	long *order = malloc((size_t)s.train.count * sizeof *order);
-	int *labels = malloc((size_t)o->batch * sizeof *labels);
+	int *labels = malloc((size_t)s.batch * sizeof *labels);
 	FILE *log = NULL, *gradflow = NULL;
 	if (!order || !labels) {
 		fprintf(stderr, "%s: out of memory\n", net_info.name);
 		status = 1;
-		goto done;
+		goto agreed;
 	}
 	for (long i = 0; i < s.train.count; i++)
 		order[i] = i;
@@ -427,18 +598,25 @@ int train_run(const struct run_options *options)
 		status = checkpoint_restore(&checkpoint, o->resume_path, s.train.count, &s.state, &at, order, message,
 					    sizeof message);
 		tensor_file_free(&checkpoint);
-		if (status != 0) {
-			fprintf(stderr, "%s: %s\n", net_info.name, message);
+		if (status == 0 && checkpoint_ranks != s.ranks)
+			snprintf(message, sizeof message,
+				 "%s: the run was split across %d ranks and this one has %d; resume it with "
+				 "mpirun -np %d%s",
+				 o->resume_path, checkpoint_ranks, s.ranks, checkpoint_ranks,
+				 checkpoint_ranks == 1 ? ", or without mpirun" : "");
+		if (status != 0 || checkpoint_ranks != s.ranks) {
+			shared_error("%s: %s\n", net_info.name, message);
 			status = 2;
-			goto done;
+			goto agreed;
 		}
 		if (checkpoint_threads != s.threads)
-			fprintf(stderr,
+			shared_error(
 				"%s: note: the run had %d threads and resumes on %d; its weights will not be bitwise "
 				"those of an unbroken run\n",
 				net_info.name, checkpoint_threads, s.threads);
 	}
-	status = o->resume_path ? log_reopen(&log, o->log_path, at.log_bytes) : log_open(&log, o->log_path);
+	if (writer)
+		status = o->resume_path ? log_reopen(&log, o->log_path, at.log_bytes) : log_open(&log, o->log_path);
 	if (status == 0 && o->gradflow_path) {
 		gradflow = fopen(o->gradflow_path, "w");
 		if (gradflow)
@@ -447,6 +625,8 @@ int train_run(const struct run_options *options)
 		if (!gradflow)
 			fprintf(stderr, "%s: %s: cannot write: %s\n", net_info.name, o->gradflow_path, strerror(errno));
 	}
+agreed:
+	status = ranks_agree_status(status);
 	if (status != 0)
 		goto done;
 	if (o->checkpoint_path)
@@ -458,11 +638,15 @@ int train_run(const struct run_options *options)
 	       "%d threads, BLIS %s kernels\n",
 	       o->synthetic ? "synthetic" : d->data_set, s.train.count, s.test.count, net_info.channels,
 	       net_info.height, net_info.width, o->batch, o->iterations, s.threads, gemm_kernels());
+	if (s.ranks > 1)
+		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
+		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",
+		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
 	if (o->resume_path)
 		printf("resumed from %s after iteration %ld\n", o->resume_path, at.iteration);
 	fflush(stdout);
 
-	bool terminal = isatty(STDERR_FILENO);
+	bool terminal = writer && isatty(STDERR_FILENO);
 	long first = at.iteration;
 	if (gradflow && first == 0 && gradflow_record(&s, o, 0, gradflow) != 0)
 		status = 1;
@@ -472,32 +656,38 @@ int train_run(const struct run_options *options)
 			shuffle(order, s.train.count, &at.rng);
 			at.position = 0;
 		}
-		data_fill_batch(&s.train, order + at.position, o->batch, s.mean, s.std, &augment, &at.rng,
-				state_input(&s.state, o->batch), labels);
+		fill_training_batch(&s, order + at.position, &augment, &at.rng, labels);
 		at.position += o->batch;
 		double lr = learning_rate(it, o->iterations);
 		s.state.labels = labels;
 		s.state.step = it;
-		net_forward(&s.state, o->batch);
-		if (!isfinite(s.state.loss)) {
+		net_forward(&s.state, s.batch);
+		/* the whole batch's loss and errors: the ranks' sums added */
+		double sums[2] = {s.state.loss * s.batch,
+				  count_errors(state_logits(&s.state, s.batch), labels, s.batch)};
+		ranks_add(sums, 2);
+		double loss = sums[0] / o->batch;
+		if (!isfinite(loss)) {
 			fprintf(stderr,
 				"%s: the loss became %g at iteration %ld (lr %g); training diverged, try "
 				"a smaller learning rate\n",
-				net_info.name, s.state.loss, it + 1, lr);
-			status = 3;
+				net_info.name, loss, it + 1, lr);
+			status = ranks_agree_status(3);
 			break;
 		}
-		at.interval_loss += s.state.loss * o->batch;
-		at.interval_errors += count_errors(state_logits(&s.state, o->batch), labels, o->batch);
+		at.interval_loss += sums[0];
+		at.interval_errors += (long)sums[1];
 		at.interval_images += o->batch;
 		state_zero_grads(&s.state);
-		net_backward(&s.state, o->batch);
+		backward_summing_gradients(&s);
 		net_sgd(&s.state, (real)lr, (real)d->momentum, (real)d->weight_decay);
+		average_running_statistics(&s);
 		at.iteration = it + 1;
 		if (gradflow && (it + 1) % o->gradflow_every == 0 && gradflow_record(&s, o, it + 1, gradflow) != 0) {
 			status = 1;
 			break;
 		}
+		test_perturb(&s.state, it + 1);
 
 		double t = now();
 		if (terminal && t - last_progress > 0.25) {
@@ -505,14 +695,14 @@ int train_run(const struct run_options *options)
 			double rate = (double)(it + 1 - first) / (t - resumed);
 			format_duration(eta, sizeof eta, (double)(o->iterations - it - 1) / rate);
 			fprintf(stderr, "\r  iteration %ld/%ld  loss %.4f  lr %g  %.0f images/s  ETA %s   ",
-				it + 1, o->iterations, s.state.loss, lr, rate * o->batch, eta);
+				it + 1, o->iterations, loss, lr, rate * o->batch, eta);
 			last_progress = t;
 		}
 		bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
 		if (evaluated) {
 			double images_per_second = (double)at.interval_images / (t - interval_start);
 			double test_loss, test_error;
-			evaluate(&s, o->batch, &test_loss, &test_error);
+			evaluate(&s, &test_loss, &test_error);
 			double train_loss = at.interval_loss / (double)at.interval_images;
 			double train_error = (double)at.interval_errors / (double)at.interval_images;
 			if (terminal)
@@ -526,21 +716,19 @@ int train_run(const struct run_options *options)
 				fprintf(log, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.3f,%.1f\n", it + 1, lr,
 					train_loss, train_error, test_loss, test_error, now() - start,
 					images_per_second);
-				if (log_check(log, o->log_path) != 0) {
-					status = 1;
-					break;
-				}
+				status = log_check(log, o->log_path);
 			}
 			const struct net_param *broken = non_finite_param(&s.state);
-			if (broken) {
+			if (status == 0 && broken) {
 				fprintf(stderr,
 					"%s: %s %s became non-finite by iteration %ld (lr %g); training "
 					"diverged, try a smaller learning rate\n",
 					net_info.name, broken->trained ? "parameter" : "running statistic",
 					broken->name, it + 1, lr);
 				status = 3;
-				break;
 			}
+			if ((status = ranks_agree_status(status)) != 0)
+				break;
 			at.interval_loss = 0;
 			at.interval_errors = at.interval_images = 0;
 			interval_start = now();
@@ -551,36 +739,44 @@ int train_run(const struct run_options *options)
 				       100 * test_error, s.test.count, o->iterations, took);
 			}
 		}
+		if ((evaluated || (it + 1) % CHECK_EVERY == 0) && (status = check_ranks_agree(&s, it + 1)) != 0)
+			break;
 		test_raise(it + 1);
 		bool due = o->checkpoint_every ? (it + 1) % o->checkpoint_every == 0 || it + 1 == o->iterations
 					       : evaluated;
-		if (o->checkpoint_path && (due || stop_signal)) {
+		int stopped_by = o->checkpoint_path ? ranks_max(stop_signal) : 0, stopping = stopped_by != 0;
+		if (o->checkpoint_path && (due || stopping)) {
 			at.seconds = now() - start;
 			at.log_bytes = log ? ftell(log) : -1;
-			if (checkpoint_save(o->checkpoint_path, o, s.threads, &s.state, &at, order, s.train.count,
-					    message, sizeof message) != 0) {
+			if (writer && checkpoint_save(o->checkpoint_path, o, s.threads, s.ranks, &s.state, &at, order,
+						      s.train.count, message, sizeof message) != 0) {
 				fprintf(stderr, "%s: %s\n", net_info.name, message);
 				status = 1;
-				break;
 			}
+			if ((status = ranks_agree_status(status)) != 0)
+				break;
 		}
-		if (stop_signal) {
+		if (stopping) {
 			if (terminal)
 				fprintf(stderr, "\r%*s\r", 78, "");
-			fprintf(stderr, "%s: stopped by %s after iteration %ld; resume with --resume %s\n",
-				net_info.name, stop_signal == SIGINT ? "SIGINT" : "SIGTERM", it + 1,
-				o->checkpoint_path);
-			status = 4;
+			if (writer)
+				fprintf(stderr, "%s: stopped by %s after iteration %ld; resume with --resume %s\n",
+					net_info.name, stopped_by == SIGINT ? "SIGINT" : "SIGTERM", it + 1,
+					o->checkpoint_path);
+			status = ranks_agree_status(4);
 			break;
 		}
 	}
 	if (o->resume_path && first >= o->iterations)
 		printf("the run had already finished all %ld iterations\n", o->iterations);
-	if (status == 0 && o->save_weights &&
+	if (status == 0 && s.ranks > 1)
+		report_gradient_sums(&s);
+	if (status == 0 && writer && o->save_weights &&
 	    state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0) {
 		fprintf(stderr, "%s: %s\n", net_info.name, message);
 		status = 1;
 	}
+	status = ranks_agree_status(status);
 done:
 	tensor_file_free(&checkpoint);
 	if (log_close(log, o->log_path) != 0 && status == 0)
@@ -593,34 +789,42 @@ done:
 	return status;
 }
 
-/* Dump of the first step on the first batch, for comparing builds. */
+/* Dump of the first step on the first batch, for comparing builds. Across
+ * ranks, each runs its part of the batch, and rank 0 dumps the whole
+ * batch's first loss and the weights after the last step: what a reference
+ * computing BN over each part (or over the whole batch, with bn_sync) can
+ * check. */
 int step_run(const struct run_options *o)
 {
 	struct session s;
-	int status = session_open(&s, o);
-	if (status != 0)
+	int opened = session_open(&s, o), status = ranks_agree_status(opened);
+	if (status != 0) {
+		if (opened == 0) /* another rank's failure */
+			session_free(&s);
 		return status;
+	}
 	const struct net_defaults *d = &net_info.defaults;
-	int n = o->batch;
+	int n = s.batch;
+	bool alone = s.ranks == 1;
 	long *indices = malloc((size_t)n * sizeof *indices);
 	int *labels = malloc((size_t)n * sizeof *labels);
 	struct tensor_file dump = {0};
-	int failed = !indices || !labels;
+	int failed = ranks_max(!indices || !labels);
 	for (int i = 0; !failed && i < n; i++)
-		indices[i] = i;
+		indices[i] = (long)s.rank * n + i;
 	for (int step = 0; !failed && step < o->steps; step++) {
 		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, NULL, state_input(&s.state, n),
 				labels);
-		if (step == 0)
+		if (step == 0 && alone)
 			failed |= tensor_file_add(&dump, "input", state_input(&s.state, n),
 						  (long)n * net_info.channels * net_info.height *
 							  net_info.width);
 		s.state.labels = labels;
 		s.state.step = step;
 		state_zero_grads(&s.state);
-		if (step > 0) {
+		if (step > 0 || !alone) {
 			net_forward(&s.state, n);
-			net_backward(&s.state, n);
+			backward_summing_gradients(&s);
 		} else {
 			/* Group by group, to dump each group's output and the
 			 * gradient of its input while they are in the arena. */
@@ -647,7 +851,12 @@ int step_run(const struct run_options *o)
 			failed |= tensor_file_add_double(&dump, "labels", label_values, n);
 		}
 		if (step == 0) {
-			failed |= tensor_file_add_double(&dump, "loss", &s.state.loss, 1);
+			double loss = s.state.loss * n; /* the whole batch's: the ranks' sums added */
+			ranks_add(&loss, 1);
+			loss /= o->batch;
+			failed |= tensor_file_add_double(&dump, "loss", alone ? &s.state.loss : &loss, 1);
+		}
+		if (step == 0 && alone) {
 			failed |= tensor_file_add(&dump, "logits", state_logits(&s.state, n),
 						  (long)n * net_info.classes);
 			failed |= tensor_file_add(&dump, "input_gradient", state_input_gradient(&s.state, n),
@@ -663,6 +872,8 @@ int step_run(const struct run_options *o)
 			}
 		}
 		net_sgd(&s.state, (real)learning_rate(step, o->iterations), (real)d->momentum, (real)d->weight_decay);
+		average_running_statistics(&s);
+		failed = ranks_max(failed);
 	}
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];
@@ -676,9 +887,9 @@ int step_run(const struct run_options *o)
 	if (failed) {
 		fprintf(stderr, "%s: out of memory\n", net_info.name);
 		status = 1;
-	} else if (tensor_file_save(&dump, o->dump_path, message, sizeof message) != 0 ||
-		   (o->save_weights &&
-		    state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0)) {
+	} else if (s.rank == 0 &&
+		   (tensor_file_save(&dump, o->dump_path, message, sizeof message) != 0 ||
+		    (o->save_weights && state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0))) {
 		fprintf(stderr, "%s: %s\n", net_info.name, message);
 		status = 1;
 	}
@@ -686,7 +897,7 @@ int step_run(const struct run_options *o)
 	free(indices);
 	free(labels);
 	session_free(&s);
-	return status;
+	return ranks_agree_status(status);
 }
 
 int init_run(const struct run_options *o)

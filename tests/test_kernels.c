@@ -5,7 +5,8 @@
  * run on the activated input; with the forward epilogue (a residual sum
  * and BN's sums), against the sum done after and BN taking its own sums;
  * BN's backward through ReLU's mask against ReLU's backward, then BN's;
- * and BN's statistics against a two-pass computation in long double. The kernels are the shape-generic
+ * BN's statistics against a two-pass computation in long double; and BN
+ * with statistics across ranks against one rank alone. The kernels are the shape-generic
  * helpers of templates/ops/, taken from a generated kernels.h.
  *
  * The two compute the same sums in different orders, so they agree to
@@ -43,6 +44,8 @@ static const char *const dtype = "f32";
 enum { SHAPES = 60 };
 
 static const struct conv_epilogue no_epilogue = {NULL, NULL};
+/* A process alone: BN's statistics are its batch's. */
+static const struct net_ranks alone = {.count = 1};
 
 static unsigned long long random_state = 0x9e3779b97f4a7c15ull;
 
@@ -129,7 +132,7 @@ static void check_statistics(const char *what, struct conv_shape s, int n, const
 		real *running_mean = random_tensor(channels), *running_var = random_tensor(channels);
 		saved[k] = random_tensor(4 * (size_t)channels);
 		batch_norm_statistics(saved[k], out, gamma, beta, running_mean, running_var, n, 1, channels, pixels,
-				      k == 0 ? sums : own_sums, k == 0 ? SUMS_TAKEN : SUMS_TO_TAKE);
+				      k == 0 ? sums : own_sums, k == 0 ? SUMS_TAKEN : SUMS_TO_TAKE, &alone);
 		free(running_mean);
 		free(running_var);
 	}
@@ -307,14 +310,14 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 
 		double *sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * count / pixels);
 		assert_non_null(sums);
-		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE);
+		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE, &alone);
 		free(sums);
 		relu_forward(activated, normalised, (long)count);
 		relu_backward(dnormalised, dactivated, activated, (long)count, GRADIENT_SET);
 		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dnormalised, in, gamma, saved, n,
-				    channels, pixels, false, GRADIENT_ADD);
+				    channels, pixels, false, GRADIENT_ADD, &alone);
 		batch_norm_backward(din, dgamma, dbeta, dactivated, in, gamma, saved, n, channels, pixels, true,
-				    GRADIENT_ADD);
+				    GRADIENT_ADD, &alone);
 		double data = difference(din, din_reference, count);
 		double parameters = fmax(difference(dgamma, dgamma_reference, channels),
 					 difference(dbeta, dbeta_reference, channels));
@@ -350,7 +353,7 @@ static void test_batch_norm_statistics_match_two_pass(void **unused)
 			for (int i = 0; i < n; i++)
 				for (int p = 0; p < pixels; p++)
 					in[((size_t)i * channels + c) * pixels + p] += (real)(c * 100);
-		batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, 1, channels, pixels, sums, SUMS_TO_TAKE);
+		batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, 1, channels, pixels, sums, SUMS_TO_TAKE, &alone);
 		for (int c = 0; c < channels; c++) {
 			long double sum = 0, squares = 0, total = (long double)n * pixels;
 			for (int i = 0; i < n; i++)
@@ -379,6 +382,60 @@ static void test_batch_norm_statistics_match_two_pass(void **unused)
 	}
 }
 
+/* BN whose statistics span ranks (bn_sync), on ranks that all hold the same
+ * images: the sums across them are twice one rank's (exact in binary), over
+ * twice the count, so the statistics, running mean and input gradient are
+ * bitwise those of one rank alone, and BN's parameter
+ * gradients (each rank's part) too, with ReLU's mask or without. The
+ * adding is done by a stand-in for MPI that doubles. */
+static int additions;
+
+static void add_an_identical_rank(double *values, int count)
+{
+	additions++;
+	for (int i = 0; i < count; i++)
+		values[i] *= 2;
+}
+
+static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unused)
+{
+	(void)unused;
+	const struct net_ranks two = {.count = 2, .bn_sync = 1, .add = add_an_identical_rank};
+	for (int trial = 0; trial < 10; trial++) {
+		int n = random_int(1, 5), channels = random_int(1, 24), pixels = random_int(1, 70);
+		size_t count = (size_t)n * channels * pixels;
+		real *in = random_tensor(count), *dout = random_tensor(count), *gamma = random_tensor(channels);
+		real *beta = random_tensor(channels), *out[2], *saved[2], *running[2], *din[2], *dparams[2];
+		double *sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * n * channels);
+		assert_non_null(sums);
+		for (int k = 0; k < 2; k++) {
+			const struct net_ranks *ranks = k == 0 ? &alone : &two;
+			out[k] = random_tensor(count);
+			saved[k] = random_tensor(4 * (size_t)channels);
+			running[k] = calloc(2 * (size_t)channels, sizeof(real));
+			din[k] = calloc(count, sizeof(real));
+			dparams[k] = calloc(2 * (size_t)channels, sizeof(real));
+			assert_true(running[k] && din[k] && dparams[k]);
+			additions = 0;
+			batch_norm_forward(out[k], in, gamma, beta, running[k], running[k] + channels, saved[k], n, 1, channels,
+					   pixels, sums, SUMS_TO_TAKE, ranks);
+			batch_norm_backward(din[k], dparams[k], dparams[k] + channels, dout, in, gamma, saved[k], n, channels,
+					    pixels, trial % 2 == 1, GRADIENT_SET, ranks);
+			assert_int_equal(additions, k == 0 ? 0 : 3);
+		}
+		assert_memory_equal(out[0], out[1], count * sizeof(real));
+		assert_memory_equal(saved[0], saved[1], 4 * (size_t)channels * sizeof(real));
+		assert_memory_equal(running[0], running[1], (size_t)channels * sizeof(real)); /* means */
+		assert_memory_equal(din[0], din[1], count * sizeof(real));
+		assert_memory_equal(dparams[0], dparams[1], 2 * (size_t)channels * sizeof(real));
+		real *tensors[] = {in, dout, gamma, beta, out[0], out[1], saved[0], saved[1], running[0], running[1],
+				   din[0], din[1], dparams[0], dparams[1]};
+		for (size_t t = 0; t < sizeof tensors / sizeof tensors[0]; t++)
+			free(tensors[t]);
+		free(sums);
+	}
+}
+
 /* Kernels of the other preference, that this processor runs: the portable
  * sandybridge kernels (AVX, column-stored) or haswell's (AVX2 and FMA,
  * row-stored). */
@@ -401,6 +458,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_conv_fast_matches_reference_on_network_shapes),
 		cmocka_unit_test(test_batch_norm_relu_backward_matches_unfused_ops),
 		cmocka_unit_test(test_batch_norm_statistics_match_two_pass),
+		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
 	};
 	int failed = cmocka_run_group_tests_name(dtype, tests, NULL, NULL);
 	const char *other = other_kernels();

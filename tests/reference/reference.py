@@ -14,6 +14,15 @@ mismatch names the tensor and the unit.
 
     reference.py WORK_DIR SPEC=F64_BINARY[,F32_BINARY]...
 
+With --ranks P, each spec comes with its f64 binary and that binary's Open
+MPI flavour: the flavour runs the five steps under mpirun -np P, each rank
+on its part of the first batch, and its weights after them (BN's running
+statistics averaged over the ranks) and its first loss are compared with
+this implementation computing BN over each part of the batch (over the
+whole batch when the spec sets train.bn_sync), the loss over the whole.
+
+    reference.py --ranks P WORK_DIR SPEC=F64_BINARY,MPI_F64_BINARY...
+
 Exit status 0 when every spec matches, 1 otherwise.
 """
 import os
@@ -106,6 +115,7 @@ class Spec:
         self.momentum = float(train.get("momentum", 0.9))
         self.weight_decay = float(train.get("weight_decay", 0.0001))
         self.seed = train.get("seed", 1)
+        self.bn_sync = train.get("bn_sync", False)
 
     def learning_rate(self, iteration):
         if iteration < self.warmup_iterations:
@@ -245,10 +255,12 @@ def mix(z):
         return z ^ (z >> np.uint64(31))
 
 
-def dropout_mask(shape, rate, salt, seed, step):
+def dropout_mask(shape, rate, salt, seed, step, first):
+    """The mask of a batch whose elements are counted from `first` (the
+    batch's first image within a batch split across ranks)."""
     with np.errstate(over="ignore"):
         base = mix(mix(np.uint64(seed) ^ (np.uint64(step) << np.uint64(20))) + np.uint64(salt))
-        draws = mix(base + np.arange(int(np.prod(shape)), dtype=np.uint64))
+        draws = mix(base + np.arange(first, first + int(np.prod(shape)), dtype=np.uint64))
     uniform = (draws >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
     return torch.from_numpy((uniform >= rate).astype(np.float64).reshape(shape))
 
@@ -278,8 +290,9 @@ class Network:
             raise ValueError(f"{self.spec.name}: the binary's tensors and this network's differ: "
                              f"{sorted(expected ^ set(weights))[:6]}")
 
-    def forward(self, images, labels, step, keep):
-        """Returns the loss and the logits; fills keep[group] with (input, output)."""
+    def forward(self, images, labels, step, keep, first_image=0):
+        """Returns the loss and the logits; fills keep[group] with (input, output).
+        first_image: where these images start in a batch split across ranks."""
         values = {"input": images}
         training = True
         for op in self.graph.ops:
@@ -304,8 +317,9 @@ class Network:
             elif kind == "scale":
                 y = op["factor"] * x[0]
             elif kind == "dropout":
-                y = x[0] * dropout_mask(tuple(x[0].shape), op["rate"], op["salt"],
-                                        self.spec.seed, step)
+                shape = tuple(x[0].shape)
+                y = x[0] * dropout_mask(shape, op["rate"], op["salt"], self.spec.seed, step,
+                                        first_image * int(np.prod(shape[1:])))
             elif kind == "gated_add":
                 g = torch.sigmoid(x[2] + self.params[name + "_bias"].view(1, -1, 1, 1))
                 y = (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
@@ -401,16 +415,69 @@ def check(spec_path, binaries, work):
     return compare
 
 
+def check_ranks(spec_path, binaries, ranks, work):
+    spec = Spec(spec_path)
+    f64, mpi = binaries
+    weights_path = os.path.join(work, spec.name + ".weights")
+    subprocess.run([f64, "init", "--save-weights", weights_path], check=True)
+    weights = read_tensors(weights_path)
+    whole = run_binary(f64, weights_path, os.path.join(work, spec.name + "-whole.dump"), 1)
+    dump_path = os.path.join(work, f"{spec.name}-{ranks}-ranks.dump")
+    subprocess.run(["mpirun", "-np", str(ranks), "--oversubscribe", mpi, "step", "--load-weights",
+                    weights_path, "--steps", str(STEPS), "--dump", dump_path],
+                   check=True, stdout=subprocess.DEVNULL)
+    dump = read_tensors(dump_path)
+    graph = Graph(spec)
+    net = Network(graph, weights)
+    n = len(whole["labels"])
+    images = torch.from_numpy(whole["input"].reshape((n,) + spec.input))
+    labels = torch.from_numpy(whole["labels"].astype(np.int64))
+    parts = 1 if spec.bn_sync else ranks
+    size = n // parts
+    optimiser = torch.optim.SGD(list(net.params.values()), lr=spec.learning_rate(0),
+                                momentum=spec.momentum, weight_decay=spec.weight_decay)
+    compare = Comparison(f"{spec.name} on {ranks} ranks")
+    for step in range(STEPS):
+        for group in optimiser.param_groups:
+            group["lr"] = spec.learning_rate(step)
+        optimiser.zero_grad()
+        # each part from the same running statistics, which then average
+        start, ends, loss = dict(net.buffers), [], 0
+        for r in range(parts):
+            net.buffers = {k: v.clone() for k, v in start.items()}
+            part = slice(r * size, (r + 1) * size)
+            part_loss, _ = net.forward(images[part], labels[part], step, None, r * size)
+            loss = loss + part_loss * size / n
+            ends.append(net.buffers)
+        net.buffers = {k: sum(e[k] for e in ends) / parts for k in start}
+        if step == 0:
+            compare("loss", "f64", dump["loss"], [loss.item()])
+        loss.backward()
+        optimiser.step()
+    for name, p in list(net.params.items()) + list(net.buffers.items()):
+        compare(f"{name} after {STEPS} steps", "f64", dump[f"after/{name}"], p.detach().numpy())
+    return compare
+
+
 def main():
-    if len(sys.argv) < 3:
-        print("usage: reference.py WORK_DIR SPEC=F64_BINARY[,F32_BINARY]...", file=sys.stderr)
+    arguments = sys.argv[1:]
+    ranks = None
+    if arguments[:1] == ["--ranks"] and len(arguments) > 1:
+        ranks = int(arguments[1])
+        arguments = arguments[2:]
+    if len(arguments) < 2:
+        print("usage: reference.py [--ranks P] WORK_DIR SPEC=F64_BINARY[,F32_BINARY or MPI_F64_BINARY]...",
+              file=sys.stderr)
         return 2
-    work = tempfile.mkdtemp(prefix="run-", dir=sys.argv[1])
+    work = tempfile.mkdtemp(prefix="run-", dir=arguments[0])
     failed = passed = 0
     overall = {k: 0.0 for k in TOLERANCES}
-    for pair in sys.argv[2:]:
+    for pair in arguments[1:]:
         spec_path, binaries = pair.split("=", 1)
-        result = check(spec_path, binaries.split(","), work)
+        if ranks:
+            result = check_ranks(spec_path, binaries.split(","), ranks, work)
+        else:
+            result = check(spec_path, binaries.split(","), work)
         for k in overall:
             overall[k] = max(overall[k], result.worst[k])
         if result.failures:

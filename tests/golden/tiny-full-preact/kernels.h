@@ -16,6 +16,7 @@
 
 #include "arena.h"
 #include "gemm.h"
+#include "net_api.h"
 #include "profile.h"
 #include "real.h"
 
@@ -87,14 +88,51 @@ static inline __attribute__((always_inline)) void batch_norm_image_sums(double *
 	}
 }
 
+/* Channel c's sum over n images of x, and of (x - mean)^2, from the
+ * images' sums (batch_norm_image_sums). Each image's shift keeps digits
+ * where the mean lies many standard deviations from zero; a rounding of
+ * the mean changes the sum of squares only to second order. */
+static inline double batch_norm_sum(const double *sums, int n, int channels, int pixels, int c)
+{
+	double sum = 0;
+	for (int i = 0; i < n; i++) {
+		const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
+		sum += own[0] * pixels + own[1];
+	}
+	return sum;
+}
+
+static inline double batch_norm_squares(const double *sums, int n, int channels, int pixels, int c, double mean)
+{
+	/* each image's squared deviations about its own mean, plus its
+	 * pixels' count times its mean's squared deviation from the batch's */
+	double squares = 0;
+	for (int i = 0; i < n; i++) {
+		const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
+		double centred_mean = own[1] / pixels, deviation = own[0] - mean + centred_mean;
+		double image_squares = own[2] - own[1] * centred_mean;
+		squares += (image_squares > 0 ? image_squares : 0) + pixels * deviation * deviation;
+	}
+	return squares;
+}
+
+/* Whether BN's statistics span the ranks: their sums are added across them. */
+static inline bool batch_norm_synced(const struct net_ranks *ranks)
+{
+	return ranks->bn_sync && ranks->count > 1;
+}
+
 /* saved = (mean, 1/std, scale, shift) per channel, BN's output being
  * x * scale + shift: the batch's statistics in training (the running ones
  * moved towards them), the running statistics in evaluation. In training,
  * BN's statistics come from n images' batch_norm_image_sums at sums, taken
  * here first unless given is SUMS_TAKEN. */
-static inline __attribute__((always_inline)) void batch_norm_statistics(real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given)
+static inline __attribute__((always_inline)) void batch_norm_statistics(real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
+	bool synced = training && batch_norm_synced(ranks);
+	double count = (double)n * pixels * (synced ? ranks->count : 1);
+	double totals[synced ? 2 * channels : 1]; /* across the ranks: sums, then squares */
 	#pragma omp parallel
 	{
 		if (training && given == SUMS_TO_TAKE) {
@@ -102,28 +140,33 @@ static inline __attribute__((always_inline)) void batch_norm_statistics(real *sa
 			for (int i = 0; i < n; i++)
 				batch_norm_image_sums(sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * channels, in + (size_t)i * channels * pixels, channels, pixels);
 		}
+		if (synced) {
+			#pragma omp for schedule(static)
+			for (int c = 0; c < channels; c++)
+				totals[c] = batch_norm_sum(sums, n, channels, pixels, c);
+			#pragma omp master
+			ranks->add(totals, channels);
+			#pragma omp barrier
+			#pragma omp for schedule(static)
+			for (int c = 0; c < channels; c++)
+				totals[channels + c] = batch_norm_squares(sums, n, channels, pixels, c, totals[c] / count);
+			#pragma omp master
+			ranks->add(totals + channels, channels);
+			#pragma omp barrier
+		}
 		#pragma omp for schedule(static)
 		for (int c = 0; c < channels; c++) {
 			double mean, inverse_std;
 			if (training) {
-				/* Two passes over the images' sums: the mean, then
-				 * each image's squared deviations about its own mean
-				 * plus its pixels' count times its mean's squared
-				 * deviation from the batch's. Each image's shift
-				 * keeps digits where the mean lies many standard
-				 * deviations from zero; a rounding of the mean changes
-				 * the sum of squares only to second order. */
-				double count = (double)n * pixels, sum = 0, squares = 0;
-				for (int i = 0; i < n; i++) {
-					const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
-					sum += own[0] * pixels + own[1];
-				}
-				mean = sum / count;
-				for (int i = 0; i < n; i++) {
-					const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
-					double centred_mean = own[1] / pixels, deviation = own[0] - mean + centred_mean;
-					double image_squares = own[2] - own[1] * centred_mean;
-					squares += (image_squares > 0 ? image_squares : 0) + pixels * deviation * deviation;
+				/* two passes over the images' sums: the mean, then
+				 * the squares about it */
+				double squares;
+				if (synced) {
+					mean = totals[c] / count;
+					squares = totals[channels + c];
+				} else {
+					mean = batch_norm_sum(sums, n, channels, pixels, c) / count;
+					squares = batch_norm_squares(sums, n, channels, pixels, c, mean);
 				}
 				double variance = squares / count;
 				inverse_std = 1 / sqrt(variance + batch_norm_epsilon);
@@ -144,9 +187,9 @@ static inline __attribute__((always_inline)) void batch_norm_statistics(real *sa
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
-static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given)
+static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given);
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given, ranks);
 	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
 	for (int c = 0; c < channels; c++) {
@@ -171,16 +214,22 @@ static inline __attribute__((always_inline)) void batch_norm_gradient_sums(doubl
 				saved[3 * channels + c], pixels, &sums[c], &sums[channels + c]);
 }
 
-/* Channel c of BN's backward, given the sums over the batch of dy and of
- * dy (x - mean) (dy through ReLU's mask if relu): dgamma, dbeta, and
- * din (+)= dx. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, int c, double sum_dy, double sum_dy_centred)
+/* The two sums of BN's backward for one channel: of dy and of dy (x - mean). */
+struct batch_norm_gradient_sums {
+	double dy, dy_centred;
+};
+
+/* Channel c of BN's backward, given its sums over this rank's images (own)
+ * and over those BN's statistics came from (whole: count values, all the
+ * ranks' images if synced, else own), dy through ReLU's mask if relu:
+ * dgamma, dbeta (this rank's part), and din (+)= dx. */
+static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, int c, struct batch_norm_gradient_sums own, struct batch_norm_gradient_sums whole, double count)
 {
 	real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
-	double inverse_std = saved[channels + c], count = (double)n * pixels;
-	double sum_dy_xhat = sum_dy_centred * inverse_std;
-	dgamma[c] += (real)sum_dy_xhat;
-	dbeta[c] += (real)sum_dy;
+	double inverse_std = saved[channels + c];
+	dgamma[c] += (real)(own.dy_centred * inverse_std);
+	dbeta[c] += (real)own.dy;
+	double sum_dy = whole.dy, sum_dy_xhat = whole.dy_centred * inverse_std;
 	/* dx = gamma / std * (dy - mean(dy) - xhat * mean(dy * xhat))
 	 *    = k dy + slope (x - mean) + offset */
 	double k = gamma[c] * inverse_std;
@@ -197,20 +246,59 @@ static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real
 	}
 }
 
+/* Inside a parallel region, once every thread has put this rank's sums of
+ * every channel at totals (dy, then dy (x - mean), channels each): one
+ * thread adds them across the ranks into totals + 2 channels. */
+static inline __attribute__((always_inline)) void batch_norm_gradient_sums_across(double *totals, int channels, const struct net_ranks *ranks)
+{
+	#pragma omp master
+	{
+		memcpy(totals + 2 * channels, totals, sizeof(double) * 2 * channels);
+		ranks->add(totals + 2 * channels, 2 * channels);
+	}
+	#pragma omp barrier
+}
+
+/* Channel c's sums in totals, as batch_norm_gradient_sums_across lays them. */
+static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const double *totals, int channels, int c, bool whole)
+{
+	const double *at = totals + (whole ? 2 * channels : 0);
+	return (struct batch_norm_gradient_sums){at[c], at[channels + c]};
+}
+
 /* With relu, dout is the gradient of ReLU's output, ReLU applied to BN's:
  * the mask is computed again from x, as the forward pass did. */
-static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write)
+static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
-	#pragma omp parallel for schedule(static)
-	for (int c = 0; c < channels; c++) {
-		real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
-		double sum_dy = 0, sum_dy_centred = 0;
-		for (int i = 0; i < n; i++) {
-			size_t at = ((size_t)i * channels + c) * pixels;
-			batch_norm_sums(in + at, dout + at, mean, relu, relu_scale, relu_shift, pixels, &sum_dy, &sum_dy_centred);
+	bool synced = batch_norm_synced(ranks);
+	double count = (double)n * pixels * (synced ? ranks->count : 1);
+	double totals[synced ? 4 * channels : 1];
+	#pragma omp parallel
+	{
+		#pragma omp for schedule(static)
+		for (int c = 0; c < channels; c++) {
+			real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
+			struct batch_norm_gradient_sums own = {0, 0};
+			for (int i = 0; i < n; i++) {
+				size_t at = ((size_t)i * channels + c) * pixels;
+				batch_norm_sums(in + at, dout + at, mean, relu, relu_scale, relu_shift, pixels, &own.dy, &own.dy_centred);
+			}
+			if (synced) {
+				totals[c] = own.dy;
+				totals[channels + c] = own.dy_centred;
+			} else {
+				batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c, own, own, count);
+			}
 		}
-		batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c, sum_dy, sum_dy_centred);
+		if (synced) {
+			batch_norm_gradient_sums_across(totals, channels, ranks);
+			#pragma omp for schedule(static)
+			for (int c = 0; c < channels; c++)
+				batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c,
+							  batch_norm_gradient_total(totals, channels, c, false),
+							  batch_norm_gradient_total(totals, channels, c, true), count);
+		}
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1069,14 +1157,14 @@ static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real 
 
 /* batch_norm_4x8x8: (n, 4, 8, 8) */
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_4x8x8: no room for BN's sums");
-static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given)
+static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks);
 }
 
-static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
+static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write, ranks);
 }
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
@@ -1116,9 +1204,9 @@ _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE 
  * 1/std, scale, shift), from its sums at sums (taken here first unless
  * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
  * of out there. */
-static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums)
+static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums, const struct net_ranks *ranks)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8, sums, given);
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8, sums, given, ranks);
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1130,12 +1218,16 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
  * gradient image by image, each followed, while it is fresh, by its part of
  * BN's sums (added per thread in image order, at the start of the thread's
  * scratch, which the weight gradient's private sum no longer needs); then
- * BN's backward by channel, the threads' sums added in thread order. */
+ * BN's backward by channel, the threads' sums added in thread order (and
+ * across the ranks if BN's statistics span them). */
 _Static_assert(2 * 4 * sizeof(double) <= sizeof(real) * CONV_ALIGN(4 * CONV_PATCH(4, 3)), "bn_relu_conv3x3_s1_4x8x8_to_4: no room for BN's sums");
-static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write)
+static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	enum { PIXELS_IN = 8 * 8, IMAGE_IN = 4 * PIXELS_IN, IMAGE_OUT = 4 * 8 * 8 };
 	double started = profile_clock();
+	bool synced = batch_norm_synced(ranks);
+	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
+	double totals[synced ? 4 * 4 : 1];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1155,13 +1247,26 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 		int threads = omp_get_num_threads();
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 4; c++) {
-			double sum_dy = 0, sum_dy_centred = 0;
+			struct batch_norm_gradient_sums own = {0, 0};
 			for (int t = 0; t < threads; t++) {
-				const double *own = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
-				sum_dy += own[c];
-				sum_dy_centred += own[4 + c];
+				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
+				own.dy += thread_sums[c];
+				own.dy_centred += thread_sums[4 + c];
 			}
-			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, PIXELS_IN, true, write, c, sum_dy, sum_dy_centred);
+			if (synced) {
+				totals[c] = own.dy;
+				totals[4 + c] = own.dy_centred;
+			} else {
+				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, PIXELS_IN, true, write, c, own, own, count);
+			}
+		}
+		if (synced) {
+			batch_norm_gradient_sums_across(totals, 4, ranks);
+			#pragma omp for schedule(static)
+			for (int c = 0; c < 4; c++)
+				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, PIXELS_IN, true, write, c,
+							  batch_norm_gradient_total(totals, 4, c, false),
+							  batch_norm_gradient_total(totals, 4, c, true), count);
 		}
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
@@ -1204,9 +1309,9 @@ _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE 
  * 1/std, scale, shift), from its sums at sums (taken here first unless
  * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
  * of out there. */
-static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums)
+static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums, const struct net_ranks *ranks)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4, sums, given);
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4, sums, given, ranks);
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1218,12 +1323,16 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
  * gradient image by image, each followed, while it is fresh, by its part of
  * BN's sums (added per thread in image order, at the start of the thread's
  * scratch, which the weight gradient's private sum no longer needs); then
- * BN's backward by channel, the threads' sums added in thread order. */
+ * BN's backward by channel, the threads' sums added in thread order (and
+ * across the ranks if BN's statistics span them). */
 _Static_assert(2 * 8 * sizeof(double) <= sizeof(real) * CONV_ALIGN(8 * CONV_PATCH(8, 3)), "bn_relu_conv3x3_s1_8x4x4_to_8: no room for BN's sums");
-static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write)
+static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	enum { PIXELS_IN = 4 * 4, IMAGE_IN = 8 * PIXELS_IN, IMAGE_OUT = 8 * 4 * 4 };
 	double started = profile_clock();
+	bool synced = batch_norm_synced(ranks);
+	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
+	double totals[synced ? 4 * 8 : 1];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1243,13 +1352,26 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 		int threads = omp_get_num_threads();
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 8; c++) {
-			double sum_dy = 0, sum_dy_centred = 0;
+			struct batch_norm_gradient_sums own = {0, 0};
 			for (int t = 0; t < threads; t++) {
-				const double *own = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
-				sum_dy += own[c];
-				sum_dy_centred += own[8 + c];
+				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
+				own.dy += thread_sums[c];
+				own.dy_centred += thread_sums[8 + c];
 			}
-			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, PIXELS_IN, true, write, c, sum_dy, sum_dy_centred);
+			if (synced) {
+				totals[c] = own.dy;
+				totals[8 + c] = own.dy_centred;
+			} else {
+				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, PIXELS_IN, true, write, c, own, own, count);
+			}
+		}
+		if (synced) {
+			batch_norm_gradient_sums_across(totals, 8, ranks);
+			#pragma omp for schedule(static)
+			for (int c = 0; c < 8; c++)
+				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, PIXELS_IN, true, write, c,
+							  batch_norm_gradient_total(totals, 8, c, false),
+							  batch_norm_gradient_total(totals, 8, c, true), count);
 		}
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
@@ -1283,14 +1405,14 @@ static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 
 /* batch_norm_8x4x4: (n, 8, 4, 4) */
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_8x4x4: no room for BN's sums");
-static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given)
+static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given, ranks);
 }
 
-static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
+static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, false, write);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, false, write, ranks);
 }
 
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
@@ -1330,9 +1452,9 @@ _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE
  * 1/std, scale, shift), from its sums at sums (taken here first unless
  * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
  * of out there. */
-static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums)
+static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums, const struct net_ranks *ranks)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2, sums, given);
+	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2, sums, given, ranks);
 	double started = profile_clock();
 	#pragma omp parallel
 	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1344,12 +1466,16 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
  * gradient image by image, each followed, while it is fresh, by its part of
  * BN's sums (added per thread in image order, at the start of the thread's
  * scratch, which the weight gradient's private sum no longer needs); then
- * BN's backward by channel, the threads' sums added in thread order. */
+ * BN's backward by channel, the threads' sums added in thread order (and
+ * across the ranks if BN's statistics span them). */
 _Static_assert(2 * 16 * sizeof(double) <= sizeof(real) * CONV_ALIGN(16 * CONV_PATCH(16, 3)), "bn_relu_conv3x3_s1_16x2x2_to_16: no room for BN's sums");
-static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write)
+static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	enum { PIXELS_IN = 2 * 2, IMAGE_IN = 16 * PIXELS_IN, IMAGE_OUT = 16 * 2 * 2 };
 	double started = profile_clock();
+	bool synced = batch_norm_synced(ranks);
+	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
+	double totals[synced ? 4 * 16 : 1];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1369,13 +1495,26 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 		int threads = omp_get_num_threads();
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 16; c++) {
-			double sum_dy = 0, sum_dy_centred = 0;
+			struct batch_norm_gradient_sums own = {0, 0};
 			for (int t = 0; t < threads; t++) {
-				const double *own = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
-				sum_dy += own[c];
-				sum_dy_centred += own[16 + c];
+				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
+				own.dy += thread_sums[c];
+				own.dy_centred += thread_sums[16 + c];
 			}
-			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, PIXELS_IN, true, write, c, sum_dy, sum_dy_centred);
+			if (synced) {
+				totals[c] = own.dy;
+				totals[16 + c] = own.dy_centred;
+			} else {
+				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, PIXELS_IN, true, write, c, own, own, count);
+			}
+		}
+		if (synced) {
+			batch_norm_gradient_sums_across(totals, 16, ranks);
+			#pragma omp for schedule(static)
+			for (int c = 0; c < 16; c++)
+				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, PIXELS_IN, true, write, c,
+							  batch_norm_gradient_total(totals, 16, c, false),
+							  batch_norm_gradient_total(totals, 16, c, true), count);
 		}
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
@@ -1409,14 +1548,14 @@ static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 
 /* batch_norm_16x2x2: (n, 16, 2, 2) */
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_16x2x2: no room for BN's sums");
-static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given)
+static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given, ranks);
 }
 
-static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write)
+static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, false, write);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, false, write, ranks);
 }
 
 /* average_pool_16x2x2: (n, 16, 2, 2) -> (n, 16, 1, 1) */
@@ -1493,13 +1632,13 @@ static double softmax_cross_entropy_4_forward(real *probabilities, const real *l
 	return loss / n;
 }
 
-static void softmax_cross_entropy_4_backward(real *dlogits, const real *probabilities, const int *labels, int n)
+static void softmax_cross_entropy_4_backward(real *dlogits, const real *probabilities, const int *labels, int n, int batch)
 {
 	enum { CLASSES = 4 };
-	/* dL/dz = (p - onehot(label)) / n */
+	/* dL/dz = (p - onehot(label)) / batch */
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < CLASSES; j++)
-			dlogits[(size_t)i * CLASSES + j] += (probabilities[(size_t)i * CLASSES + j] - (j == labels[i])) / n;
+			dlogits[(size_t)i * CLASSES + j] += (probabilities[(size_t)i * CLASSES + j] - (j == labels[i])) / batch;
 }
 
 #endif
