@@ -50,10 +50,13 @@ void ranks_gradients_ready(long from);
 void ranks_gradients_end(void);
 
 /* What the gradient sums cost (printed at the end of a run of several
- * ranks, and by make bench-mpi): the seconds waited in ranks_gradients_end,
- * which backward did not hide, over steps steps of reals_per_step reals. */
+ * ranks, and by make bench-mpi), over steps steps of reals_per_step reals:
+ * the time waited in ranks_gradients_end, summed over the steps, by the
+ * rank that waited least in each step (the last to finish backward, which
+ * waits only for what backward did not hide) and by the one that waited
+ * most (which waits for the slowest rank too). */
 struct ranks_timing {
-	double exposed_seconds;
+	double least_waited, most_waited;
 	long steps, reals_per_step;
 };
 struct ranks_timing ranks_timing(void);

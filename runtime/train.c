@@ -531,21 +531,22 @@ static int log_reopen(FILE **log, const char *path, long bytes)
 }
 
 /* What summing the gradients across the ranks cost: the bytes per step,
- * the time the sums take alone (measured now, on the same buckets), and
- * the time per step backward did not hide. Every rank measures; rank 0
- * prints. */
+ * the time the sums take alone (measured now, on the same buckets), and the
+ * time per step waited for them after backward by the last rank to finish
+ * it (what backward did not hide) and by the first (which waits for the
+ * slowest rank too: cores of one machine differ by percents). */
 static void report_gradient_sums(struct session *s)
 {
 	struct ranks_timing timing = ranks_timing();
 	double alone = ranks_gradients_alone(s->state.grads, net_info.param_count, 5);
 	if (timing.steps == 0)
 		return;
-	double exposed = timing.exposed_seconds / (double)timing.steps;
-	double hidden = alone > 0 ? 1 - exposed / alone : 0;
-	printf("gradient sums across %d ranks: %.2f MB per step; alone they take %.2f ms, and %.2f ms per step "
-	       "waited after backward (%.0f%% hidden behind it)\n",
-	       s->ranks, (double)timing.reals_per_step * sizeof(real) / 1e6, 1e3 * alone, 1e3 * exposed,
-	       100 * (hidden > 0 ? hidden : 0));
+	double least = timing.least_waited / (double)timing.steps, most = timing.most_waited / (double)timing.steps;
+	double hidden = alone > 0 ? 1 - least / alone : 0;
+	printf("gradient sums across %d ranks: %.2f MB per step, %.2f ms alone; waited %.2f ms per step after "
+	       "backward on the last rank to finish it (%.0f%% hidden behind it), %.2f ms on the first\n",
+	       s->ranks, (double)timing.reals_per_step * sizeof(real) / 1e6, 1e3 * alone, 1e3 * least,
+	       100 * (hidden > 0 ? hidden : 0), 1e3 * most);
 }
 
 int train_run(const struct run_options *options)
