@@ -282,7 +282,8 @@ static int run(int argc, char **argv)
 		char error[PATH_MAX + 256];
 		if (outputs[i] && (i >= 3 ? file_output_check : file_replace_check)(
 					  outputs[i], error, sizeof error) != 0) {
-			fprintf(stderr, "%s: %s\n", net_info.name, error);
+			if (ranks_rank() == 0) /* every rank checks the same paths */
+				fprintf(stderr, "%s: %s\n", net_info.name, error);
 			return 1;
 		}
 	}

@@ -32,7 +32,7 @@ int ranks_max(int value);
 /* A status every rank agrees on: the first non-zero of any rank's, in rank
  * order, so that a failure anywhere stops every rank at the same point;
  * ranks_stop then ends the job quietly. Every rank must call it at the same
- * point. */
+ * point; once a failure is agreed, it returns at once. */
 int ranks_agree_status(int status);
 /* Whether every rank holds the same value; *first_different: the lowest
  * rank whose value differs from rank 0's. */

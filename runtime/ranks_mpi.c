@@ -77,7 +77,10 @@ int ranks_max(int value)
 
 int ranks_agree_status(int status)
 {
-	if (count == 1)
+	/* Once a failure is agreed every rank is on its way out: a rank that
+	 * failed before train_run met the others' first agreement in train_run
+	 * with its agreement in main, and must not be waited for again. */
+	if (count == 1 || agreed_failure)
 		return status;
 	int *all = malloc((size_t)count * sizeof *all);
 	if (!all) {
