@@ -122,6 +122,16 @@ static inline bool batch_norm_synced(const struct net_ranks *ranks)
 	return ranks->bn_sync && ranks->count > 1;
 }
 
+/* Inside a parallel region, once the threads have written values (the
+ * barrier of an omp for): one thread adds them across the ranks, in
+ * place, while the others wait. */
+static inline __attribute__((always_inline)) void batch_norm_add_across(const struct net_ranks *ranks, double *values, int count)
+{
+	#pragma omp master
+	ranks->add(values, count);
+	#pragma omp barrier
+}
+
 /* saved = (mean, 1/std, scale, shift) per channel, BN's output being
  * x * scale + shift: the batch's statistics in training (the running ones
  * moved towards them), the running statistics in evaluation. In training,
@@ -132,7 +142,7 @@ static inline __attribute__((always_inline)) void batch_norm_statistics(real *sa
 	double started = profile_clock();
 	bool synced = training && batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
-	double totals[synced ? 2 * channels : 1]; /* across the ranks: sums, then squares */
+	double totals[2 * channels]; /* per channel: the sum, then the squares about the mean */
 	#pragma omp parallel
 	{
 		if (training && given == SUMS_TO_TAKE) {
@@ -140,35 +150,26 @@ static inline __attribute__((always_inline)) void batch_norm_statistics(real *sa
 			for (int i = 0; i < n; i++)
 				batch_norm_image_sums(sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * channels, in + (size_t)i * channels * pixels, channels, pixels);
 		}
-		if (synced) {
+		if (training) {
+			/* two passes over the images' sums: the mean, then the
+			 * squares about it */
 			#pragma omp for schedule(static)
 			for (int c = 0; c < channels; c++)
 				totals[c] = batch_norm_sum(sums, n, channels, pixels, c);
-			#pragma omp master
-			ranks->add(totals, channels);
-			#pragma omp barrier
+			if (synced)
+				batch_norm_add_across(ranks, totals, channels);
 			#pragma omp for schedule(static)
 			for (int c = 0; c < channels; c++)
 				totals[channels + c] = batch_norm_squares(sums, n, channels, pixels, c, totals[c] / count);
-			#pragma omp master
-			ranks->add(totals + channels, channels);
-			#pragma omp barrier
+			if (synced)
+				batch_norm_add_across(ranks, totals + channels, channels);
 		}
 		#pragma omp for schedule(static)
 		for (int c = 0; c < channels; c++) {
 			double mean, inverse_std;
 			if (training) {
-				/* two passes over the images' sums: the mean, then
-				 * the squares about it */
-				double squares;
-				if (synced) {
-					mean = totals[c] / count;
-					squares = totals[channels + c];
-				} else {
-					mean = batch_norm_sum(sums, n, channels, pixels, c) / count;
-					squares = batch_norm_squares(sums, n, channels, pixels, c, mean);
-				}
-				double variance = squares / count;
+				mean = totals[c] / count;
+				double variance = totals[channels + c] / count;
 				inverse_std = 1 / sqrt(variance + batch_norm_epsilon);
 				double unbiased = count > 1 ? variance * count / (count - 1) : variance;
 				running_mean[c] = (real)((1 - batch_norm_momentum) * running_mean[c] + batch_norm_momentum * mean);
@@ -246,20 +247,16 @@ static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real
 	}
 }
 
-/* Inside a parallel region, once every thread has put this rank's sums of
- * every channel at totals (dy, then dy (x - mean), channels each): one
- * thread adds them across the ranks into totals + 2 channels. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_sums_across(double *totals, int channels, const struct net_ranks *ranks)
+/* BN backward's sums of every channel, 4 channels doubles at totals: this
+ * rank's (dy, then dy (x - mean), channels each), then the same again for
+ * the whole batch, which batch_norm_gradient_put copies and, if BN's
+ * statistics span the ranks, batch_norm_add_across then sums over them. */
+static inline void batch_norm_gradient_put(double *totals, int channels, int c, struct batch_norm_gradient_sums own)
 {
-	#pragma omp master
-	{
-		memcpy(totals + 2 * channels, totals, sizeof(double) * 2 * channels);
-		ranks->add(totals + 2 * channels, 2 * channels);
-	}
-	#pragma omp barrier
+	totals[c] = totals[2 * channels + c] = own.dy;
+	totals[channels + c] = totals[3 * channels + c] = own.dy_centred;
 }
 
-/* Channel c's sums in totals, as batch_norm_gradient_sums_across lays them. */
 static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const double *totals, int channels, int c, bool whole)
 {
 	const double *at = totals + (whole ? 2 * channels : 0);
@@ -273,7 +270,7 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
-	double totals[synced ? 4 * channels : 1];
+	double totals[4 * channels];
 	#pragma omp parallel
 	{
 		#pragma omp for schedule(static)
@@ -284,21 +281,15 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 				size_t at = ((size_t)i * channels + c) * pixels;
 				batch_norm_sums(in + at, dout + at, mean, relu, relu_scale, relu_shift, pixels, &own.dy, &own.dy_centred);
 			}
-			if (synced) {
-				totals[c] = own.dy;
-				totals[channels + c] = own.dy_centred;
-			} else {
-				batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c, own, own, count);
-			}
+			batch_norm_gradient_put(totals, channels, c, own);
 		}
-		if (synced) {
-			batch_norm_gradient_sums_across(totals, channels, ranks);
-			#pragma omp for schedule(static)
-			for (int c = 0; c < channels; c++)
-				batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c,
-							  batch_norm_gradient_total(totals, channels, c, false),
-							  batch_norm_gradient_total(totals, channels, c, true), count);
-		}
+		if (synced)
+			batch_norm_add_across(ranks, totals + 2 * channels, 2 * channels);
+		#pragma omp for schedule(static)
+		for (int c = 0; c < channels; c++)
+			batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c,
+						  batch_norm_gradient_total(totals, channels, c, false),
+						  batch_norm_gradient_total(totals, channels, c, true), count);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1227,7 +1218,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
-	double totals[synced ? 4 * 4 : 1];
+	double totals[4 * 4];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1253,21 +1244,15 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 				own.dy += thread_sums[c];
 				own.dy_centred += thread_sums[4 + c];
 			}
-			if (synced) {
-				totals[c] = own.dy;
-				totals[4 + c] = own.dy_centred;
-			} else {
-				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, PIXELS_IN, true, write, c, own, own, count);
-			}
+			batch_norm_gradient_put(totals, 4, c, own);
 		}
-		if (synced) {
-			batch_norm_gradient_sums_across(totals, 4, ranks);
-			#pragma omp for schedule(static)
-			for (int c = 0; c < 4; c++)
-				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, PIXELS_IN, true, write, c,
-							  batch_norm_gradient_total(totals, 4, c, false),
-							  batch_norm_gradient_total(totals, 4, c, true), count);
-		}
+		if (synced)
+			batch_norm_add_across(ranks, totals + 2 * 4, 2 * 4);
+		#pragma omp for schedule(static)
+		for (int c = 0; c < 4; c++)
+			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, PIXELS_IN, true, write, c,
+						  batch_norm_gradient_total(totals, 4, c, false),
+						  batch_norm_gradient_total(totals, 4, c, true), count);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1332,7 +1317,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
-	double totals[synced ? 4 * 8 : 1];
+	double totals[4 * 8];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1358,21 +1343,15 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 				own.dy += thread_sums[c];
 				own.dy_centred += thread_sums[8 + c];
 			}
-			if (synced) {
-				totals[c] = own.dy;
-				totals[8 + c] = own.dy_centred;
-			} else {
-				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, PIXELS_IN, true, write, c, own, own, count);
-			}
+			batch_norm_gradient_put(totals, 8, c, own);
 		}
-		if (synced) {
-			batch_norm_gradient_sums_across(totals, 8, ranks);
-			#pragma omp for schedule(static)
-			for (int c = 0; c < 8; c++)
-				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, PIXELS_IN, true, write, c,
-							  batch_norm_gradient_total(totals, 8, c, false),
-							  batch_norm_gradient_total(totals, 8, c, true), count);
-		}
+		if (synced)
+			batch_norm_add_across(ranks, totals + 2 * 8, 2 * 8);
+		#pragma omp for schedule(static)
+		for (int c = 0; c < 8; c++)
+			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, PIXELS_IN, true, write, c,
+						  batch_norm_gradient_total(totals, 8, c, false),
+						  batch_norm_gradient_total(totals, 8, c, true), count);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1475,7 +1454,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
-	double totals[synced ? 4 * 16 : 1];
+	double totals[4 * 16];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1501,21 +1480,15 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 				own.dy += thread_sums[c];
 				own.dy_centred += thread_sums[16 + c];
 			}
-			if (synced) {
-				totals[c] = own.dy;
-				totals[16 + c] = own.dy_centred;
-			} else {
-				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, PIXELS_IN, true, write, c, own, own, count);
-			}
+			batch_norm_gradient_put(totals, 16, c, own);
 		}
-		if (synced) {
-			batch_norm_gradient_sums_across(totals, 16, ranks);
-			#pragma omp for schedule(static)
-			for (int c = 0; c < 16; c++)
-				batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, PIXELS_IN, true, write, c,
-							  batch_norm_gradient_total(totals, 16, c, false),
-							  batch_norm_gradient_total(totals, 16, c, true), count);
-		}
+		if (synced)
+			batch_norm_add_across(ranks, totals + 2 * 16, 2 * 16);
+		#pragma omp for schedule(static)
+		for (int c = 0; c < 16; c++)
+			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, PIXELS_IN, true, write, c,
+						  batch_norm_gradient_total(totals, 16, c, false),
+						  batch_norm_gradient_total(totals, 16, c, true), count);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
