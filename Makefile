@@ -74,8 +74,8 @@ RUNTIME_F32 := $(patsubst runtime/%.c,$(BUILD)/obj/f32/%.o,$(RUNTIME_SOURCES))
 RUNTIME_F64 := $(patsubst runtime/%.c,$(BUILD)/obj/f64/%.o,$(RUNTIME_SOURCES))
 MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS = $(shell mpicc --showme:link 2>/dev/null)
-mpi_runtime = $(filter-out $(BUILD)/obj/$(1)/ranks.o,$(RUNTIME_$(call upper,$(1)))) $(BUILD)/obj/$(1)/ranks_mpi.o
-upper = $(if $(filter f64,$(1)),F64,F32)
+MPI_RUNTIME_F32 := $(filter-out %/ranks.o,$(RUNTIME_F32)) $(BUILD)/obj/f32/ranks_mpi.o
+MPI_RUNTIME_F64 := $(filter-out %/ranks.o,$(RUNTIME_F64)) $(BUILD)/obj/f64/ranks_mpi.o
 NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/*.yaml))
 PAPER_NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/paper/*.yaml))
 
@@ -155,7 +155,7 @@ $(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
 
 # The Open MPI flavour: the same network object and runtime, ranks_mpi.o
 # for ranks.o.
-$(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(call mpi_runtime,f32)
+$(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(MPI_RUNTIME_F32)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS) $(MPI_LIBS)

@@ -47,7 +47,7 @@ $(TEST_BIN)/bin/%-f32: $(BUILD)/obj/tests/%-f32.o $(BUILD)/obj/f32/main.o $(RUNT
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 # Their Open MPI flavour (ranks_mpi.o for ranks.o), for test_ranks.
-$(TEST_BIN)/bin/mpi/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(call mpi_runtime,f64)
+$(TEST_BIN)/bin/mpi/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(MPI_RUNTIME_F64)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS) $(MPI_LIBS)
