@@ -42,6 +42,7 @@ static const struct {
 	enum op_kind helpers[2];
 } step_table[STEP_KIND_COUNT] = {
 	[STEP_BN_RELU_CONV] = {"batch_norm_relu_conv", {OP_BATCH_NORM, OP_CONV}},
+	[STEP_BN_ADD_RELU] = {"batch_norm_add_relu", {OP_BATCH_NORM, OP_BATCH_NORM}},
 };
 
 /* Whether op index's backward sets the gradient of its input k: it writes
@@ -394,19 +395,41 @@ static const char *next_sums(const struct lowering *l, int j)
 }
 
 /* Values of a fused step's forward and backward call: the names of its
- * ops, and of every tensor and parameter its kernel reads or writes. */
+ * ops, and of every tensor and parameter its kernel reads or writes. Both
+ * fusions start with a BN. */
 static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 {
 	const struct graph *g = e->g;
 	const struct plan *p = e->plan;
 	const struct step *step = &p->lowering.steps[j];
-	const struct op *bn = &g->ops[step->first_op], *relu = bn + 1, *conv = bn + 2;
+	const struct op *bn = &g->ops[step->first_op], *second = bn + 1, *third = bn + 2;
 	const struct op *last = &g->ops[step->first_op + step->op_count - 1];
-	char shortcut[GRAPH_NAME_MAX + 8] = "NULL", names[4][GRAPH_NAME_MAX];
+	char names[4][GRAPH_NAME_MAX];
 	for (int k = 0; k < step->op_count; k++)
 		snprintf(names[k], sizeof names[k], "%s", g->ops[step->first_op + k].name);
+	template_set(v, "KERNEL", "%s", p->kernels[p->op_kernel[step->kernel_op]].name);
+	template_set(v, "BN", "%s", bn->name);
+	template_set(v, "IN", "%s", g->tensors[bn->inputs[0]].name);
+	template_set(v, "OUT", "%s", g->tensors[last->output].name);
+	template_set(v, "GAMMA", "%s", g->params[bn->params[0]].name);
+	template_set(v, "BETA", "%s", g->params[bn->params[1]].name);
+	template_set(v, "MEAN", "%s", g->params[bn->params[2]].name);
+	template_set(v, "VAR", "%s", g->params[bn->params[3]].name);
+	template_set(v, "WRITE", "%s", sets_gradient(p, step->first_op, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
+	template_set(v, "SUMS_GIVEN", "%s", sums_given(&p->lowering, j));
+	if (step->kind == STEP_BN_ADD_RELU) { /* second: the addition, third: the ReLU */
+		int other = second->inputs[0] == bn->output ? second->inputs[1] : second->inputs[0];
+		template_set(v, "SHORTCUT", "%s", g->tensors[other].name);
+		template_set(v, "SUM", "%s", g->tensors[second->output].name);
+		template_set(v, "SUM_WRITE", "%s", sets_gradient(p, step->first_op + 2, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
+		template_set(v, "FORWARD_NAMES", "%s + %s + %s", names[0], names[1], names[2]);
+		template_set(v, "BACKWARD_NAMES", "%s + %s (passes its gradient) + %s", names[2], names[1], names[0]);
+		return;
+	}
+	/* STEP_BN_RELU_CONV: second the ReLU, third the convolution */
+	char shortcut[GRAPH_NAME_MAX + 8] = "NULL";
 	if (step->op_count == 4) { /* the addition: out = shortcut + the convolution */
-		int other = last->inputs[0] == conv->output ? last->inputs[1] : last->inputs[0];
+		int other = last->inputs[0] == third->output ? last->inputs[1] : last->inputs[0];
 		snprintf(shortcut, sizeof shortcut, "ACT(%s)", g->tensors[other].name);
 		template_set(v, "FORWARD_NAMES", "%s + %s + %s + %s", names[0], names[1], names[2], names[3]);
 		template_set(v, "BACKWARD_NAMES", "%s (passes its gradient) + %s + %s + %s", names[3], names[2], names[1], names[0]);
@@ -414,19 +437,9 @@ static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 		template_set(v, "FORWARD_NAMES", "%s + %s + %s", names[0], names[1], names[2]);
 		template_set(v, "BACKWARD_NAMES", "%s + %s + %s", names[2], names[1], names[0]);
 	}
-	template_set(v, "KERNEL", "%s", p->kernels[p->op_kernel[step->kernel_op]].name);
-	template_set(v, "BN", "%s", bn->name);
-	template_set(v, "IN", "%s", g->tensors[bn->inputs[0]].name);
-	template_set(v, "ACTIVATED", "%s", g->tensors[relu->output].name);
-	template_set(v, "OUT", "%s", g->tensors[last->output].name);
+	template_set(v, "ACTIVATED", "%s", g->tensors[second->output].name);
 	template_set(v, "SHORTCUT", "%s", shortcut);
-	template_set(v, "GAMMA", "%s", g->params[bn->params[0]].name);
-	template_set(v, "BETA", "%s", g->params[bn->params[1]].name);
-	template_set(v, "MEAN", "%s", g->params[bn->params[2]].name);
-	template_set(v, "VAR", "%s", g->params[bn->params[3]].name);
-	template_set(v, "WEIGHT", "%s", g->params[conv->params[0]].name);
-	template_set(v, "WRITE", "%s", sets_gradient(p, step->first_op, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
-	template_set(v, "SUMS_GIVEN", "%s", sums_given(&p->lowering, j));
+	template_set(v, "WEIGHT", "%s", g->params[third->params[0]].name);
 	template_set(v, "NEXT_SUMS", "%s", next_sums(&p->lowering, j));
 }
 

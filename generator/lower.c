@@ -96,6 +96,45 @@ static void fuse_additions(struct lowering *l, const int *readers)
 	l->step_count = kept;
 }
 
+/* Whether steps j, j + 1 and j + 2 are BN -> addition -> ReLU of one
+ * group, each its own step, each output read only by the next op, and the
+ * addition passing its gradient (see lower.h). */
+static bool bn_add_relu_at(const struct lowering *l, const int *readers, int j)
+{
+	const struct graph *g = l->graph;
+	if (j + 2 >= l->step_count)
+		return false;
+	const struct step *step = &l->steps[j];
+	for (int k = 0; k < 3; k++)
+		if (step[k].kind != STEP_OP)
+			return false;
+	const struct op *bn = &g->ops[step[0].first_op], *add = &g->ops[step[1].first_op];
+	const struct op *relu = &g->ops[step[2].first_op];
+	return bn->kind == OP_BATCH_NORM && add->kind == OP_ADD && relu->kind == OP_RELU && add->group == bn->group &&
+	       relu->group == bn->group && (add->inputs[0] == bn->output) != (add->inputs[1] == bn->output) &&
+	       relu->inputs[0] == add->output && readers[bn->output] == 1 && readers[add->output] == 1 &&
+	       l->passes_gradient[step[1].first_op];
+}
+
+/* Each BN -> addition -> ReLU becomes one step; the steps after move up. */
+static void fuse_bn_add_relu(struct lowering *l, const int *readers)
+{
+	int kept = 0;
+	for (int j = 0; j < l->step_count; j++) {
+		struct step step = l->steps[j];
+		if (bn_add_relu_at(l, readers, j)) {
+			const struct op *bn = &l->graph->ops[step.first_op], *add = bn + 1;
+			step = (struct step){STEP_BN_ADD_RELU, step.first_op, 3, step.first_op, false};
+			l->stored[bn->output] = l->stored[add->output] = false;
+			j += 2;
+		}
+		for (int k = 0; k < step.op_count; k++)
+			l->step_of_op[step.first_op + k] = kept;
+		l->steps[kept++] = step;
+	}
+	l->step_count = kept;
+}
+
 int lower(struct lowering *l, const struct graph *g)
 {
 	memset(l, 0, sizeof *l);
@@ -152,6 +191,7 @@ int lower(struct lowering *l, const struct graph *g)
 			l->gradient_slot[add->inputs[0]] = l->gradient_slot[add->inputs[1]] = add->output;
 		}
 	fuse_additions(l, readers);
+	fuse_bn_add_relu(l, readers);
 	for (int j = 0; j + 1 < l->step_count; j++) {
 		const struct step *step = &l->steps[j], *next = step + 1;
 		const struct op *kernel = &g->ops[step->kernel_op], *bn = &g->ops[next->first_op];

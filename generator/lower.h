@@ -19,6 +19,14 @@
  * the next step computes its statistics from, sparing BN a pass over its
  * input.
  *
+ * A BN whose output only an addition reads, that addition passing its
+ * gradient (below) and only a ReLU reading its output, run as one step:
+ * the end of an original unit, relu(shortcut + bn(x)), one pass over the
+ * images in forward and two in backward (for BN's sums, then its input
+ * gradient), where the three ops would take three and four, with neither
+ * BN's output nor the sum stored. Backward reads ReLU's output for its
+ * mask, as ReLU's own backward does.
+ *
  * An addition's backward only hands its output's gradient to both inputs.
  * Where that can be done without a copy, the inputs' gradients share the
  * output gradient's slot and the backward does nothing: the gradient of a
@@ -33,6 +41,7 @@ enum step_kind {
 	STEP_OP,           /* one op, its own kernel */
 	STEP_BN_RELU_CONV, /* BN, ReLU, convolution (+ addition): the convolution's kernel with a BN +
 			      ReLU prologue (and the addition as its epilogue) */
+	STEP_BN_ADD_RELU,  /* BN, addition, ReLU: one elementwise pass after BN's statistics */
 	STEP_KIND_COUNT
 };
 

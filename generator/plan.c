@@ -163,9 +163,12 @@ static int find_kernels(struct plan *p, const struct graph *g)
 		const struct step *step = &l->steps[j];
 		int i = step->kernel_op;
 		char name[GRAPH_NAME_MAX], op_name[GRAPH_NAME_MAX];
+		struct shape in = g->tensors[g->ops[i].inputs[0]].shape;
 		kernel_name(g, &g->ops[i], op_name, sizeof op_name);
 		if (step->kind == STEP_BN_RELU_CONV) /* conv names stay far below the limit */
 			snprintf(name, sizeof name, "bn_relu_%.55s", op_name);
+		else if (step->kind == STEP_BN_ADD_RELU)
+			snprintf(name, sizeof name, "bn_add_relu_%dx%dx%d", in.channels, in.height, in.width);
 		else
 			snprintf(name, sizeof name, "%s", op_name);
 		int k = 0;

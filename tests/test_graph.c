@@ -336,6 +336,45 @@ static void test_lowering_fuses_additions_and_batch_norm_sums(void **unused)
 	graph_free(&g);
 }
 
+/* Original ResNet-20: every unit ends in BN -> addition -> ReLU run as one
+ * step, but the two projection units', whose shortcut convolution runs
+ * between BN and the addition; neither BN's output nor the sum is stored,
+ * and the sum's gradient is BN's output's. */
+static void test_lowering_fuses_batch_norm_addition_relu(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct graph g;
+	struct plan p;
+	struct diag d = {{0}};
+	build(&spec, &g, "basic", "original", 20, "projection: conv1x1");
+	assert_int_equal(plan_build(&p, &g, &d), 0);
+	const struct lowering *l = &p.lowering;
+	int fused = 0, additions = 0;
+	for (int i = 0; i < g.op_count; i++)
+		additions += g.ops[i].kind == OP_ADD;
+	for (int j = 0; j < l->step_count; j++) {
+		const struct step *step = &l->steps[j];
+		if (step->kind != STEP_BN_ADD_RELU)
+			continue;
+		const struct op *bn = &g.ops[step->first_op], *add = bn + 1, *relu = bn + 2;
+		assert_int_equal(step->op_count, 3);
+		assert_int_equal(bn->kind, OP_BATCH_NORM);
+		assert_int_equal(add->kind, OP_ADD);
+		assert_int_equal(relu->kind, OP_RELU);
+		assert_int_equal(p.activation_offset[bn->output], -1);
+		assert_int_equal(p.activation_offset[add->output], -1);
+		assert_true(p.activation_offset[relu->output] >= 0);
+		assert_int_equal(p.gradient_offset[bn->output], p.gradient_offset[add->output]);
+		fused++;
+	}
+	print_message("original-20: %d of %d additions fused with the BN before and the ReLU after\n", fused, additions);
+	assert_int_equal(additions, 9);
+	assert_int_equal(fused, 7);
+	plan_free(&p);
+	graph_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_graph_units_tell_the_story_of_a_diff),
 		cmocka_unit_test(test_plan_additions_pass_gradients_in_one_slot),
 		cmocka_unit_test(test_lowering_fuses_additions_and_batch_norm_sums),
+		cmocka_unit_test(test_lowering_fuses_batch_norm_addition_relu),
 	};
 	return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }

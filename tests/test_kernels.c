@@ -315,9 +315,9 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 		relu_forward(activated, normalised, (long)count);
 		relu_backward(dnormalised, dactivated, activated, (long)count, GRADIENT_SET);
 		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dnormalised, in, gamma, saved, n,
-				    channels, pixels, false, GRADIENT_ADD, &alone);
+				    channels, pixels, false, GRADIENT_ADD, &alone, NULL);
 		batch_norm_backward(din, dgamma, dbeta, dactivated, in, gamma, saved, n, channels, pixels, true,
-				    GRADIENT_ADD, &alone);
+				    GRADIENT_ADD, &alone, NULL);
 		double data = difference(din, din_reference, count);
 		double parameters = fmax(difference(dgamma, dgamma_reference, channels),
 					 difference(dbeta, dbeta_reference, channels));
@@ -420,7 +420,7 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 			batch_norm_forward(out[k], in, gamma, beta, running[k], running[k] + channels, saved[k], n, 1, channels,
 					   pixels, sums, SUMS_TO_TAKE, ranks);
 			batch_norm_backward(din[k], dparams[k], dparams[k] + channels, dout, in, gamma, saved[k], n, channels,
-					    pixels, trial % 2 == 1, GRADIENT_SET, ranks);
+					    pixels, trial % 2 == 1, GRADIENT_SET, ranks, NULL);
 			assert_int_equal(additions, k == 0 ? 0 : 3);
 		}
 		assert_memory_equal(out[0], out[1], count * sizeof(real));

@@ -263,9 +263,20 @@ static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const do
 	return (struct batch_norm_gradient_sums){at[c], at[channels + c]};
 }
 
+/* Where BN's output gradient comes from when a ReLU after an addition
+ * after BN hands it on (batch_norm_add_relu.c.tmpl): gradient (+)= dout
+ * where ReLU's output out is positive, set (or added to) as BN's backward
+ * first reads it; the gradient of the sum, and so of BN's output. */
+struct batch_norm_masked {
+	real *gradient;
+	const real *out;
+	enum gradient_write write;
+};
+
 /* With relu, dout is the gradient of ReLU's output, ReLU applied to BN's:
- * the mask is computed again from x, as the forward pass did. */
-static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks)
+ * the mask is computed again from x, as the forward pass did. With masked,
+ * BN's output gradient is masked->gradient, written from dout first. */
+static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked)
 {
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
@@ -279,7 +290,15 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 			struct batch_norm_gradient_sums own = {0, 0};
 			for (int i = 0; i < n; i++) {
 				size_t at = ((size_t)i * channels + c) * pixels;
-				batch_norm_sums(in + at, dout + at, mean, relu, relu_scale, relu_shift, pixels, &own.dy, &own.dy_centred);
+				const real *dy = dout + at;
+				if (masked) {
+					real *g = masked->gradient + at;
+					const real *y = masked->out + at;
+					for (int p = 0; p < pixels; p++)
+						g[p] = (masked->write == GRADIENT_ADD ? g[p] : 0) + (y[p] > 0 ? dy[p] : 0);
+					dy = g;
+				}
+				batch_norm_sums(in + at, dy, mean, relu, relu_scale, relu_shift, pixels, &own.dy, &own.dy_centred);
 			}
 			batch_norm_gradient_put(totals, channels, c, own);
 		}
@@ -287,7 +306,7 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 			batch_norm_add_across(ranks, totals + 2 * channels, 2 * channels);
 		#pragma omp for schedule(static)
 		for (int c = 0; c < channels; c++)
-			batch_norm_gradient_apply(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, relu, write, c,
+			batch_norm_gradient_apply(din, dgamma, dbeta, masked ? masked->gradient : dout, in, gamma, saved, n, channels, pixels, relu, write, c,
 						  batch_norm_gradient_total(totals, channels, c, false),
 						  batch_norm_gradient_total(totals, channels, c, true), count);
 	}
@@ -1155,7 +1174,7 @@ static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamm
 
 static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write, ranks);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write, ranks, NULL);
 }
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
@@ -1391,7 +1410,7 @@ static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamm
 
 static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, false, write, ranks);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, false, write, ranks, NULL);
 }
 
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
@@ -1528,7 +1547,7 @@ static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gam
 
 static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, false, write, ranks);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, false, write, ranks, NULL);
 }
 
 /* average_pool_16x2x2: (n, 16, 2, 2) -> (n, 16, 1, 1) */

@@ -23,8 +23,6 @@
 #define ACT_stem_relu 800L
 #define ACT_stage1_unit01_conv1 544L
 #define ACT_stage1_unit01_conv2 1056L
-#define ACT_stage1_unit01_bn2 1312L
-#define ACT_stage1_unit01_add 1568L
 #define ACT_stage1_unit01_post_relu 1312L
 #define ACT_stage2_unit01_conv1 1568L
 #define ACT_stage2_unit01_conv2 1696L
@@ -46,12 +44,12 @@
 #define GRAD_input 192L
 #define GRAD_stem_conv 704L
 #define GRAD_stem_bn 448L
-#define GRAD_stem_relu 1568L
+#define GRAD_stem_relu 1824L
 #define GRAD_stage1_unit01_conv1 1056L
-#define GRAD_stage1_unit01_relu1 1824L
-#define GRAD_stage1_unit01_conv2 1312L
-#define GRAD_stage1_unit01_bn2 1568L
-#define GRAD_stage1_unit01_add 1568L
+#define GRAD_stage1_unit01_relu1 1312L
+#define GRAD_stage1_unit01_conv2 1568L
+#define GRAD_stage1_unit01_bn2 1824L
+#define GRAD_stage1_unit01_add 1824L
 #define GRAD_stage1_unit01_post_relu 2176L
 #define GRAD_stage2_unit01_conv1 1696L
 #define GRAD_stage2_unit01_relu1 1952L

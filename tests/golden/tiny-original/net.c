@@ -112,16 +112,14 @@ static void stage1_unit01_forward(struct net_state *s, int n)
 	conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage1_unit01_bn1 + stage1_unit01_relu1 + stage1_unit01_conv2 */
 	bn_relu_conv3x3_s1_4x8x8_to_4_forward(ACT(stage1_unit01_conv2), ACT(stage1_unit01_conv1), NULL, PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_bn1_beta), BUFFER(stage1_unit01_bn1_running_mean), BUFFER(stage1_unit01_bn1_running_var), STATS(stage1_unit01_bn1), PARAM(stage1_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, IMAGE_SUMS, &s->ranks);
-	batch_norm_4x8x8_forward(ACT(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), PARAM(stage1_unit01_bn2_beta), BUFFER(stage1_unit01_bn2_running_mean), BUFFER(stage1_unit01_bn2_running_var), STATS(stage1_unit01_bn2), n, s->training, IMAGE_SUMS, SUMS_TAKEN, &s->ranks);
-	add_forward(ACT(stage1_unit01_add), ACT(stem_relu), ACT(stage1_unit01_bn2), (long)n * 256);
-	relu_forward(ACT(stage1_unit01_post_relu), ACT(stage1_unit01_add), (long)n * 256);
+	/* stage1_unit01_bn2 + stage1_unit01_add + stage1_unit01_post_relu */
+	bn_add_relu_4x8x8_forward(ACT(stage1_unit01_post_relu), ACT(stage1_unit01_conv2), ACT(stem_relu), PARAM(stage1_unit01_bn2_gamma), PARAM(stage1_unit01_bn2_beta), BUFFER(stage1_unit01_bn2_running_mean), BUFFER(stage1_unit01_bn2_running_var), STATS(stage1_unit01_bn2), n, s->training, IMAGE_SUMS, SUMS_TAKEN, &s->ranks);
 }
 
 static void stage1_unit01_backward(struct net_state *s, int n)
 {
-	relu_backward(GRAD(stage1_unit01_add), GRAD(stage1_unit01_post_relu), ACT(stage1_unit01_post_relu), (long)n * 256, GRADIENT_SET);
-	/* add: GRAD(stem_relu) and GRAD(stage1_unit01_bn2) are GRAD(stage1_unit01_add), one slot */
-	batch_norm_4x8x8_backward(GRAD(stage1_unit01_conv2), DPARAM(stage1_unit01_bn2_gamma), DPARAM(stage1_unit01_bn2_beta), GRAD(stage1_unit01_bn2), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), STATS(stage1_unit01_bn2), n, GRADIENT_SET, &s->ranks);
+	/* stage1_unit01_post_relu + stage1_unit01_add (passes its gradient) + stage1_unit01_bn2 */
+	bn_add_relu_4x8x8_backward(GRAD(stage1_unit01_conv2), DPARAM(stage1_unit01_bn2_gamma), DPARAM(stage1_unit01_bn2_beta), GRAD(stage1_unit01_add), GRAD(stage1_unit01_post_relu), ACT(stage1_unit01_post_relu), ACT(stage1_unit01_conv2), PARAM(stage1_unit01_bn2_gamma), STATS(stage1_unit01_bn2), n, GRADIENT_SET, GRADIENT_SET, &s->ranks);
 	/* stage1_unit01_conv2 + stage1_unit01_relu1 + stage1_unit01_bn1 */
 	bn_relu_conv3x3_s1_4x8x8_to_4_backward(GRAD(stage1_unit01_conv1), DPARAM(stage1_unit01_bn1_gamma), DPARAM(stage1_unit01_bn1_beta), DPARAM(stage1_unit01_conv2_weight), GRAD(stage1_unit01_relu1), GRAD(stage1_unit01_conv2), ACT(stage1_unit01_conv1), PARAM(stage1_unit01_bn1_gamma), PARAM(stage1_unit01_conv2_weight), STATS(stage1_unit01_bn1), n, s->scratch, GRADIENT_SET, &s->ranks);
 	conv3x3_s1_4x8x8_to_4_backward(GRAD(stem_relu), DPARAM(stage1_unit01_conv1_weight), GRAD(stage1_unit01_conv1), ACT(stem_relu), PARAM(stage1_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
@@ -205,7 +203,7 @@ static const struct net_group groups[] = {
 const struct net_info net_info = {
 	.name = "tiny-original",
 	.dtype = "f32",
-	.identity = 0x48eb256de94266e6ULL,
+	.identity = 0x6c182719362a6ecfULL,
 	.summary = "basic units, original ordering, depth 8, identity shortcut, conv1x1 projection",
 	.channels = 3,
 	.height = 8,
