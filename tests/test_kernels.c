@@ -4,7 +4,8 @@
  * and once in f64; with a BN + ReLU prologue, against the same kernels
  * run on the activated input; with the forward epilogue (a residual sum
  * and BN's sums), against the sum done after and BN taking its own sums;
- * BN's backward through ReLU's mask against ReLU's backward, then BN's;
+ * BN's backward through ReLU's mask against ReLU's backward, then BN's,
+ * and through the mask of a ReLU after an addition, the same;
  * BN's statistics against a two-pass computation in long double; and BN
  * with statistics across ranks against one rank alone. The kernels are the shape-generic
  * helpers of templates/ops/, taken from a generated kernels.h.
@@ -334,6 +335,42 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 	}
 }
 
+/* BN's backward with the mask of a ReLU after an addition after it, as
+ * the fused end of an original unit runs it, against ReLU's backward, then
+ * BN's: the same sums in the same order, so bitwise equal; the masked
+ * gradient (the sum's) too. */
+static void test_batch_norm_masked_backward_matches_relu_then_batch_norm(void **unused)
+{
+	(void)unused;
+	for (int trial = 0; trial < 20; trial++) {
+		int n = random_int(1, 5), channels = random_int(1, 24), pixels = random_int(1, 70);
+		size_t count = (size_t)n * channels * pixels;
+		enum gradient_write sum_write = trial % 2 ? GRADIENT_ADD : GRADIENT_SET;
+		real *in = random_tensor(count), *dout = random_tensor(count), *out = random_tensor(count);
+		real *gamma = random_tensor(channels), *saved = random_tensor(4 * (size_t)channels);
+		for (int c = 0; c < channels; c++)
+			saved[channels + c] = (real)fabs((double)saved[channels + c]); /* 1/std */
+		real *dsum = random_tensor(count), *dsum_reference = copy_of(dsum, count);
+		real *din = random_tensor(count), *din_reference = copy_of(din, count);
+		real *dgamma = random_tensor(channels), *dgamma_reference = copy_of(dgamma, channels);
+		real *dbeta = random_tensor(channels), *dbeta_reference = copy_of(dbeta, channels);
+		relu_backward(dsum_reference, dout, out, (long)count, sum_write);
+		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dsum_reference, in, gamma, saved, n,
+				    channels, pixels, false, GRADIENT_SET, &alone, NULL);
+		struct batch_norm_masked masked = {dsum, out, sum_write};
+		batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, false, GRADIENT_SET,
+				    &alone, &masked);
+		assert_memory_equal(dsum, dsum_reference, count * sizeof(real));
+		assert_memory_equal(din, din_reference, count * sizeof(real));
+		assert_memory_equal(dgamma, dgamma_reference, channels * sizeof(real));
+		assert_memory_equal(dbeta, dbeta_reference, channels * sizeof(real));
+		real *tensors[] = {in, dout, out, gamma, saved, dsum, dsum_reference, din, din_reference,
+				   dgamma, dgamma_reference, dbeta, dbeta_reference};
+		for (size_t t = 0; t < sizeof tensors / sizeof tensors[0]; t++)
+			free(tensors[t]);
+	}
+}
+
 /* BN's statistics, merged from sums per image, against a two-pass
  * computation in long double; on channels whose mean lies far from zero
  * (where one pass over x and x^2 would lose every digit in f32) and images
@@ -457,6 +494,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_conv_fast_matches_reference_on_random_shapes),
 		cmocka_unit_test(test_conv_fast_matches_reference_on_network_shapes),
 		cmocka_unit_test(test_batch_norm_relu_backward_matches_unfused_ops),
+		cmocka_unit_test(test_batch_norm_masked_backward_matches_relu_then_batch_norm),
 		cmocka_unit_test(test_batch_norm_statistics_match_two_pass),
 		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
 	};
