@@ -311,7 +311,7 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 
 		double *sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * count / pixels);
 		assert_non_null(sums);
-		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE, &alone);
+		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE, &alone, NULL);
 		free(sums);
 		relu_forward(activated, normalised, (long)count);
 		relu_backward(dnormalised, dactivated, activated, (long)count, GRADIENT_SET);
@@ -455,7 +455,7 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 			assert_true(running[k] && din[k] && dparams[k]);
 			additions = 0;
 			batch_norm_forward(out[k], in, gamma, beta, running[k], running[k] + channels, saved[k], n, 1, channels,
-					   pixels, sums, SUMS_TO_TAKE, ranks);
+					   pixels, sums, SUMS_TO_TAKE, ranks, NULL);
 			batch_norm_backward(din[k], dparams[k], dparams[k] + channels, dout, in, gamma, saved[k], n, channels,
 					    pixels, trial % 2 == 1, GRADIENT_SET, ranks, NULL);
 			assert_int_equal(additions, k == 0 ? 0 : 3);

@@ -188,7 +188,9 @@ static inline __attribute__((always_inline)) void batch_norm_statistics(real *sa
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
-static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
+/* out = BN(in); with shortcut (not NULL), out = relu(shortcut + BN(in)),
+ * the end of an original unit (batch_norm_add_relu.c.tmpl). */
+static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks, const real *shortcut)
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given, ranks);
 	double started = profile_clock();
@@ -196,10 +198,18 @@ static inline __attribute__((always_inline)) void batch_norm_forward(real *out, 
 	for (int c = 0; c < channels; c++) {
 		real scale = saved[2 * channels + c], shift = saved[3 * channels + c];
 		for (int i = 0; i < n; i++) {
-			const real *x = in + ((size_t)i * channels + c) * pixels;
-			real *y = out + ((size_t)i * channels + c) * pixels;
-			for (int p = 0; p < pixels; p++)
-				y[p] = x[p] * scale + shift;
+			size_t at = ((size_t)i * channels + c) * pixels;
+			const real *x = in + at;
+			real *y = out + at;
+			if (!shortcut) {
+				for (int p = 0; p < pixels; p++)
+					y[p] = x[p] * scale + shift;
+				continue;
+			}
+			for (int p = 0; p < pixels; p++) {
+				real sum = shortcut[at + p] + (x[p] * scale + shift);
+				y[p] = sum > 0 ? sum : 0;
+			}
 		}
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
@@ -1169,7 +1179,7 @@ static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real 
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_4x8x8: no room for BN's sums");
 static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks, NULL);
 }
 
 static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
@@ -1280,23 +1290,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_add_relu_4x8x8: no room for BN's sums");
 static void bn_add_relu_4x8x8_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	enum { C = 4, PIXELS = 8 * 8 };
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, C, PIXELS, sums, given, ranks);
-	double started = profile_clock();
-	#pragma omp parallel for schedule(static)
-	for (int c = 0; c < C; c++) {
-		real scale = saved[2 * C + c], shift = saved[3 * C + c];
-		for (int i = 0; i < n; i++) {
-			size_t at = ((size_t)i * C + c) * PIXELS;
-			const real *x = in + at, *s = shortcut + at;
-			real *y = out + at;
-			for (int p = 0; p < PIXELS; p++) {
-				real normalised = x[p] * scale + shift, sum = s[p] + normalised;
-				y[p] = sum > 0 ? sum : 0;
-			}
-		}
-	}
-	profile_add(PROFILE_ELEMENTWISE, started);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks, shortcut);
 }
 
 /* dsum (+)= dout where ReLU passed it: the gradient of the sum, of BN's
@@ -1410,7 +1404,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_8x4x4: no room for BN's sums");
 static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given, ranks);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given, ranks, NULL);
 }
 
 static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
@@ -1547,7 +1541,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_16x2x2: no room for BN's sums");
 static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given, ranks);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given, ranks, NULL);
 }
 
 static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
