@@ -111,7 +111,8 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * (which checks this figure at compile time): a private weight gradient,
  * summed across threads in a fixed order, then the largest of what the fast
  * kernels use (a padded image, packed operands and a panel, for the forward
- * pass, the data gradient and the weight gradient, and for the first two
+ * pass, the data gradient and the weight gradient, whose 1x1 kind packs
+ * its input instead, and for the first two
  * the row split's partial outputs) and the reference
  * kernels' columns with the image a prologue computes. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
@@ -144,7 +145,8 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long rows_data = align(in.channels * k * (out.height + border) * in.width);
 	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward;
 	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data;
-	long weight_gradient = padded_in + packed_panels(out.channels, pixels) + align(pixels * PANEL_MAX);
+	long weight_gradient = packed_panels(out.channels, pixels) +
+			       max_of(padded_in + align(pixels * PANEL_MAX), packed_panels(in.channels, pixels));
 	long reference = align(patch * pixels) + align(in.channels * in.height * in.width);
 	kernel->scratch_per_thread = align(out.channels * patch) +
 				     max_of(max_of(forward, data_gradient), max_of(weight_gradient, reference));

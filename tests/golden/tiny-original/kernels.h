@@ -348,7 +348,8 @@ struct conv_shape {
  * largest of what the forward pass (padded X, packed W, a panel of
  * columns, the row split's partial outputs), the data gradient (padded dY,
  * packed flipped W, a panel, partial outputs), the
- * weight gradient (padded X, packed dY, a panel of columns^T) and the
+ * weight gradient (packed dY, then padded X and a panel of columns^T, or
+ * a 1x1 convolution's X packed) and the
  * reference kernels (columns, and the input a prologue activates) use. generator/plan.c
  * computes the same figure; each instance checks it at compile time. */
 #define CONV_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                   \
@@ -357,8 +358,9 @@ struct conv_shape {
 				   CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS(c_out, h_in, w_out, k),           \
 			   CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_EITHER(c_in, c_out, k) +            \
 				   CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS(c_in, h_out, w_in, k)),          \
-		  CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED(c_out, (h_out) * (w_out)) +            \
-				   CONV_PANEL((h_out) * (w_out)),                                                \
+		  CONV_MAX(CONV_PACKED(c_out, (h_out) * (w_out)) +                                               \
+				   CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PANEL((h_out) * (w_out)),    \
+					    CONV_PACKED(c_in, (h_out) * (w_out))),                               \
 			   CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))))
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
@@ -510,14 +512,16 @@ static inline __attribute__((always_inline)) void conv_forward_reference(real *o
 }
 
 /* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
- * thread's own sum sits at the start of its scratch, with its patches in
- * the order (ky, kx, c) if channels_last. */
-static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, bool channels_last)
+ * thread's own sum sits at the start of its scratch, (C_OUT, PATCH) with
+ * its patches in the order (ky, kx, c) if channels_last, and stored
+ * (PATCH, C_OUT) if transposed. */
+static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, bool channels_last, bool transposed)
 {
 	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k), kk = s.k * s.k;
 	#pragma omp for schedule(static)
 	for (int j = 0; j < s.c_out * patch; j++) {
-		int p = j % patch, from = channels_last ? j - p + p % kk * s.c_in + p / kk : j;
+		int co = j / patch, p = j % patch, q = channels_last ? p % kk * s.c_in + p / kk : p;
+		int from = transposed ? q * s.c_out + co : co * patch + q;
 		real sum = 0;
 		for (int t = 0; t < threads; t++)
 			sum += scratch[(size_t)t * scratch_per_thread + from];
@@ -541,7 +545,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_reference
 			conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 		gemm(0, 1, s.c_out, patch, pixels, 1, dout + (size_t)i * s.c_out * pixels, pixels, direct ? image : columns, pixels, 1, dweight_own, patch);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, false);
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, false, false);
 }
 
 /* dimage (+)= W^T . dy for one image, folded back onto the pixels the
@@ -634,8 +638,10 @@ static inline __attribute__((always_inline)) const real *conv_pad(real *padded, 
 
 /* The columns of output pixels [first, first + count) of one padded image,
  * as a panel: for each p = (c, ky, kx), width reals, zero past count. The
- * pixels run along output rows; each row's run reads one input row. */
-static inline __attribute__((always_inline)) void conv_pack_pixels(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
+ * pixels run along output rows; each row's run reads one input row. pre,
+ * if not NULL, activates what is read (a 1x1 convolution's prologue,
+ * applied here rather than by conv_pad: one pass over the image fewer). */
+static inline __attribute__((always_inline)) void conv_pack_pixels(real *panel, const real *padded, const real *pre, struct conv_shape s, int first, int count, int width)
 {
 	int pad = s.k / 2, padded_height = s.h_in + 2 * pad, padded_width = s.w_in + 2 * pad;
 	for (int j = 0; j < count;) {
@@ -647,7 +653,13 @@ static inline __attribute__((always_inline)) void conv_pack_pixels(real *panel, 
 				for (int kx = 0; kx < s.k; kx++) {
 					real *out = panel + (size_t)((c * s.k + ky) * s.k + kx) * width + j;
 					const real *in = source + ((size_t)c * padded_height + ky) * padded_width + kx;
-					if (run == width) /* the usual case, a constant-length copy */
+					if (pre && run == width)
+						for (int t = 0; t < width; t++)
+							out[t] = conv_activated(in[t * s.stride], pre[c], pre[s.c_in + c]);
+					else if (pre)
+						for (int t = 0; t < run; t++)
+							out[t] = conv_activated(in[t * s.stride], pre[c], pre[s.c_in + c]);
+					else if (run == width) /* the usual case, a constant-length copy */
 						for (int t = 0; t < width; t++)
 							out[t] = in[t * s.stride];
 					else
@@ -663,15 +675,16 @@ static inline __attribute__((always_inline)) void conv_pack_pixels(real *panel, 
 }
 
 /* out (C_OUT, PIXELS) = beta out + W . columns(image), from the image
- * padded by conv_pad and W packed by conv_pack_weights. Panel widths the
- * machines have are passed as constants, so their copies unroll. */
-static inline __attribute__((always_inline)) void conv_implicit_gemm_of(real *out, const real *padded, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+ * padded by conv_pad (activated by pre while packed, if not NULL) and W
+ * packed by conv_pack_weights. Panel widths the machines have are passed
+ * as constants, so their copies unroll. */
+static inline __attribute__((always_inline)) void conv_implicit_gemm_of(real *out, const real *padded, const real *pre, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	int channel_width = conv_channel_width(micro);
 	for (int first = 0; first < pixels; first += pixel_width) {
 		int count = pixels - first < pixel_width ? pixels - first : pixel_width;
-		conv_pack_pixels(panel, padded, s, first, count, pixel_width);
+		conv_pack_pixels(panel, padded, pre, s, first, count, pixel_width);
 		for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
 			int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
 			conv_tile(micro, channels, count, patch, packed + conv_panel_at(c0, channel_width, patch), panel, beta,
@@ -801,13 +814,14 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm_split_of(re
 	} while (0)
 
 /* The convolution of one padded image; split: by the row split, the
- * weights packed for it. */
-static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, const real *padded, const real *packed, real *panel, real *rows, bool split, struct conv_shape s, real beta, const struct gemm_micro *micro)
+ * weights packed for it; pre, if not NULL: the prologue, applied while
+ * packing (not with the row split). */
+static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, const real *padded, const real *pre, const real *packed, real *panel, real *rows, bool split, struct conv_shape s, real beta, const struct gemm_micro *micro)
 {
 	if (split)
 		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, out, padded, packed, panel, rows, s, beta, micro);
 	else
-		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, out, padded, packed, panel, s, beta, micro);
+		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, out, padded, pre, packed, panel, s, beta, micro);
 }
 
 static inline __attribute__((always_inline)) void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
@@ -829,12 +843,15 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 		conv_pack_weights_split(packed, weight, s.c_out, s.c_in, conv_channel_width(micro), false, s);
 	else
 		conv_pack_weights(packed, weight, s.c_out, patch, conv_channel_width(micro), false, s);
+	/* A 1x1 convolution reads its input only while packing, so that is
+	 * where its prologue goes; a wider one pads the image, activated, first. */
+	const real *packing_pre = s.k == 1 ? pre : NULL;
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		const real *image = conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
+		const real *image = conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, packing_pre ? NULL : pre, s.c_in, s.h_in, s.w_in, s.k / 2);
 		real *result = out + (size_t)i * s.c_out * s.h_out * s.w_out;
 		real beta = conv_epilogue_start(epilogue, result, i, s);
-		conv_implicit_gemm(result, image, packed, panel, rows, split, s, beta, micro);
+		conv_implicit_gemm(result, image, packing_pre, packed, panel, rows, split, s, beta, micro);
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -899,11 +916,12 @@ static inline __attribute__((always_inline)) void conv_transpose8(real *out, lon
 
 static inline __attribute__((always_inline)) int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
 
-/* The rows of dY (C_OUT, PIXELS) of one image as panels of width channel
- * rows: panel b holds, for each pixel q, dY[b * width + i][q] (zero past
- * the last channel), transposed eight channels and eight pixels at a time
- * when the pixels come in eights. */
-static inline __attribute__((always_inline)) void conv_pack_gradient(real *packed, const real *dy, int channels, int pixels, int width)
+/* One image (C, PIXELS) as panels of width channel rows, the pixels being
+ * the sum's index: panel b holds, for each pixel q, image[b * width + i][q]
+ * (zero past the last channel), transposed eight channels and eight pixels
+ * at a time when the pixels come in eights; activated first by pre, if not
+ * NULL. For the weight gradient: dY, and the input of a 1x1 convolution. */
+static inline __attribute__((always_inline)) void conv_pack_channels(real *packed, const real *image, const real *pre, int channels, int pixels, int width)
 {
 	for (int c0 = 0; c0 < channels; c0 += width) {
 		real *panel = packed + conv_panel_at(c0, width, pixels);
@@ -913,15 +931,18 @@ static inline __attribute__((always_inline)) void conv_pack_gradient(real *packe
 				for (int q = 0; q < pixels; q += 8) {
 					const real *at[8];
 					for (int r = 0; r < valid; r++)
-						at[r] = dy + (size_t)(c0 + i + r) * pixels + q;
-					conv_transpose8(panel + (size_t)q * width + i, width, at, valid, stored, NULL, 0);
+						at[r] = image + (size_t)(c0 + i + r) * pixels + q;
+					conv_transpose8(panel + (size_t)q * width + i, width, at, valid, stored, pre ? pre + c0 + i : NULL, channels);
 				}
 			}
 			continue;
 		}
 		for (int i = 0; i < width; i++)
-			for (int q = 0; q < pixels; q++)
-				panel[(size_t)q * width + i] = c0 + i < channels ? dy[(size_t)(c0 + i) * pixels + q] : 0;
+			for (int q = 0; q < pixels; q++) {
+				int c = c0 + i;
+				real value = c < channels ? image[(size_t)c * pixels + q] : 0;
+				panel[(size_t)q * width + i] = pre && c < channels ? conv_activated(value, pre[c], pre[channels + c]) : value;
+			}
 	}
 }
 
@@ -1002,7 +1023,7 @@ static inline __attribute__((always_inline)) void conv_pack_patches(real *panel,
 
 /* dW (C_OUT, PATCH) += dY(i) . columns(X(i))^T for one image, the patch in
  * the order (ky, kx, c), X padded by conv_pad_transposed and dY packed by
- * conv_pack_gradient: the pixels are the sum's index. pixel_width is the
+ * conv_pack_channels: the pixels are the sum's index. pixel_width is the
  * panel width of the patches' side. */
 static inline __attribute__((always_inline)) void conv_weight_gradient_of(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro, int pixel_width)
 {
@@ -1024,6 +1045,54 @@ static inline __attribute__((always_inline)) void conv_weight_gradient(real *dwe
 	CONV_WITH_PIXEL_WIDTH(micro, conv_weight_gradient_of, dweight, gradient, padded, panel, s, micro);
 }
 
+/* A 1x1 convolution's weight gradient is dY . X^T, both operands packed
+ * whole by conv_pack_channels, so either may take either side of the
+ * micro-kernel's block. Swapped: dY's channels go on the pixels' side
+ * (the forward pass's), the input channels on the channels' side. That
+ * pays where it fills the blocks better: on a 32 x 12 kernel, 16 -> 64
+ * takes 2 x 2 blocks swapped against 1 x 6. conv_swap_sides: -1 chooses
+ * by the count of blocks, 0 or 1 forces it (for the tests). */
+static int conv_swap_sides = -1;
+
+static inline __attribute__((always_inline)) int conv_blocks(int rows, int width) { return (rows + width - 1) / width; }
+
+static inline __attribute__((always_inline)) bool conv_swaps_sides(const struct gemm_micro *micro, struct conv_shape s)
+{
+	if (s.k != 1)
+		return false;
+	if (conv_swap_sides >= 0)
+		return conv_swap_sides;
+	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
+	return conv_blocks(s.c_out, pixel_width) * conv_blocks(s.c_in, channel_width) <
+	       conv_blocks(s.c_out, channel_width) * conv_blocks(s.c_in, pixel_width);
+}
+
+/* own += dY(i) . X(i)^T for a 1x1 convolution, from dY and X packed by
+ * conv_pack_channels in panels of gradient_width and input_width (the
+ * sides' widths). own is (C_OUT, C_IN), or (C_IN, C_OUT) if swapped: either
+ * way, stored as the kernel prefers its blocks. */
+static inline __attribute__((always_inline)) void conv_weight_gradient_1x1(real *own, const real *gradient, const real *input, struct conv_shape s, const struct gemm_micro *micro, bool swapped)
+{
+	int pixels = s.h_out * s.w_out;
+	int gradient_width = swapped ? conv_pixel_width(micro) : conv_channel_width(micro);
+	int input_width = swapped ? conv_channel_width(micro) : conv_pixel_width(micro);
+	bool gradient_first = micro->prefers_rows != swapped; /* dY's panels are the kernel's A */
+	long out_stride = swapped ? 1 : s.c_in, in_stride = swapped ? s.c_out : 1;
+	for (int x0 = 0; x0 < s.c_in; x0 += input_width) {
+		int inputs = s.c_in - x0 < input_width ? s.c_in - x0 : input_width;
+		const real *input_panel = input + conv_panel_at(x0, input_width, pixels);
+		for (int c0 = 0; c0 < s.c_out; c0 += gradient_width) {
+			int channels = s.c_out - c0 < gradient_width ? s.c_out - c0 : gradient_width;
+			const real *gradient_panel = gradient + conv_panel_at(c0, gradient_width, pixels);
+			real *block = own + c0 * out_stride + x0 * in_stride;
+			if (gradient_first)
+				gemm_micro_tile(channels, inputs, pixels, gradient_panel, input_panel, 1, block, out_stride, in_stride);
+			else
+				gemm_micro_tile(inputs, channels, pixels, input_panel, gradient_panel, 1, block, in_stride, out_stride);
+		}
+	}
+}
+
 /* dweight += the weight gradient, summed per thread, then across threads
  * in thread order. A strided convolution (three of a network) runs the
  * reference kernel. */
@@ -1035,20 +1104,29 @@ static inline __attribute__((always_inline)) void conv_backward_weights(real *dw
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	bool swapped = conv_swaps_sides(micro, s);
+	int gradient_width = swapped ? conv_pixel_width(micro) : conv_channel_width(micro);
 	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
-	real *padded = dweight_own + CONV_ALIGN(s.c_out * patch);
-	real *gradient = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
-	real *panel = gradient + CONV_PACKED(s.c_out, pixels);
+	real *gradient = dweight_own + CONV_ALIGN(s.c_out * patch);
+	real *padded = gradient + CONV_PACKED(s.c_out, pixels); /* or, for a 1x1 convolution, X packed */
+	real *panel = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
-	memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	if (s.k > 1)
+		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	/* dW += dY(i) . columns(X(i))^T, the patches in the order (ky, kx, c) */
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		conv_pad_transposed(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
-		conv_pack_gradient(gradient, dout + (size_t)i * s.c_out * pixels, s.c_out, pixels, conv_channel_width(micro));
+		const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
+		conv_pack_channels(gradient, dout + (size_t)i * s.c_out * pixels, NULL, s.c_out, pixels, gradient_width);
+		if (s.k == 1) {
+			conv_pack_channels(padded, image, pre, s.c_in, pixels, swapped ? conv_channel_width(micro) : conv_pixel_width(micro));
+			conv_weight_gradient_1x1(dweight_own, gradient, padded, s, micro, swapped);
+			continue;
+		}
+		conv_pad_transposed(padded, image, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
 		conv_weight_gradient(dweight_own, gradient, padded, panel, s, micro);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, true);
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, true, swapped);
 }
 
 /* The data gradient of one image at a time, din (+)= the gradient of the
@@ -1099,7 +1177,7 @@ static inline __attribute__((always_inline)) void conv_data_gradient_image(const
 	}
 	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
 	const real *gradient = conv_pad(d->padded, dy, NULL, s.c_out, s.h_out, s.w_out, s.k / 2);
-	conv_implicit_gemm(dimage, gradient, d->packed, d->panel, d->rows, d->split, transposed, write == GRADIENT_ADD, d->micro);
+	conv_implicit_gemm(dimage, gradient, NULL, d->packed, d->panel, d->rows, d->split, transposed, write == GRADIENT_ADD, d->micro);
 }
 
 /* din (+)= the data gradient, the images shared among the threads. */
