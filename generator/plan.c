@@ -111,10 +111,10 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * (which checks this figure at compile time): a private weight gradient,
  * summed across threads in a fixed order, then the largest of what the fast
  * kernels use (a padded image, packed operands and a panel, for the forward
- * pass, the data gradient and the weight gradient, whose 1x1 kind packs
- * its input instead, and for the first two
- * the row split's partial outputs) and the reference
- * kernels' columns with the image a prologue computes. */
+ * pass, the data gradient and the weight gradient; the first two's row
+ * split adds its partial outputs, the weight gradient's row split dY
+ * padded, and a 1x1 weight gradient packs its input instead) and the
+ * reference kernels' columns with the image a prologue computes. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
 
 static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
@@ -147,9 +147,13 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data;
 	long weight_gradient = packed_panels(out.channels, pixels) +
 			       max_of(padded_in + align(pixels * PANEL_MAX), packed_panels(in.channels, pixels));
+	/* the weight gradient's row split: dY's rows over the padded rows, dY padded by k - 1 */
+	long split_pixels = (in.height + k - 1) * out.width;
+	long padded_gradient = align(out.channels * (out.height + 2 * (k - 1)) * (out.width + 2 * (k - 1)));
+	long weight_split = packed_panels(out.channels * k, split_pixels) + padded_in + align(split_pixels * PANEL_MAX) + padded_gradient;
 	long reference = align(patch * pixels) + align(in.channels * in.height * in.width);
 	kernel->scratch_per_thread = align(out.channels * patch) +
-				     max_of(max_of(forward, data_gradient), max_of(weight_gradient, reference));
+				     max_of(max_of(forward, data_gradient), max_of(max_of(weight_gradient, weight_split), reference));
 }
 
 static int find_kernels(struct plan *p, const struct graph *g)

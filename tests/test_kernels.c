@@ -258,15 +258,16 @@ static void check_shape_once(struct conv_shape s, int n)
 }
 
 /* Both ways the fast kernels can run a stride-1 convolution, whichever
- * this machine would choose (conv.c.tmpl): plain, and by the row split;
+ * this machine would choose (conv.c.tmpl): plain, and by the row splits
+ * (of the forward pass and data gradient, and of the weight gradient);
  * and a 1x1 one's weight gradient with the operands on either side. */
 static void check_shape(struct conv_shape s, int n)
 {
 	for (int forced = 0; forced <= 1; forced++) {
-		conv_row_split = conv_swap_sides = forced;
+		conv_row_split = conv_swap_sides = conv_weight_split = forced;
 		check_shape_once(s, n);
 	}
-	conv_row_split = conv_swap_sides = -1;
+	conv_row_split = conv_swap_sides = conv_weight_split = -1;
 }
 
 static void test_conv_fast_matches_reference_on_random_shapes(void **unused)

@@ -348,19 +348,25 @@ struct conv_shape {
  * largest of what the forward pass (padded X, packed W, a panel of
  * columns, the row split's partial outputs), the data gradient (padded dY,
  * packed flipped W, a panel, partial outputs), the
- * weight gradient (packed dY, then padded X and a panel of columns^T, or
- * a 1x1 convolution's X packed) and the
+ * weight gradient (CONV_WEIGHT_SCRATCH) and the
  * reference kernels (columns, and the input a prologue activates) use. generator/plan.c
  * computes the same figure; each instance checks it at compile time. */
+/* The weight gradient's: packed dY, then padded X and a panel of
+ * columns^T, or a 1x1 convolution's X packed; or for the row split, its
+ * rows of dY packed, padded X, a panel, and dY padded by K - 1. */
+#define CONV_SPLIT_PIXELS(h_in, w_out, k) (((h_in) + (k) - 1) * (w_out))
+#define CONV_WEIGHT_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                              \
+	CONV_MAX(CONV_PACKED(c_out, (h_out) * (w_out)) + CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PANEL((h_out) * (w_out)), \
+								   CONV_PACKED(c_in, (h_out) * (w_out))),        \
+		 CONV_PACKED((k) * (c_out), CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_in, h_in, w_in, k) +       \
+			 CONV_PANEL(CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_out, h_out, w_out, 2 * (k) - 1))
 #define CONV_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                   \
 	(CONV_ALIGN((c_out) * CONV_PATCH(c_in, k)) +                                                           \
 	 CONV_MAX(CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_EITHER(c_out, c_in, k) +             \
 				   CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS(c_out, h_in, w_out, k),           \
 			   CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_EITHER(c_in, c_out, k) +            \
 				   CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS(c_in, h_out, w_in, k)),          \
-		  CONV_MAX(CONV_PACKED(c_out, (h_out) * (w_out)) +                                               \
-				   CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PANEL((h_out) * (w_out)),    \
-					    CONV_PACKED(c_in, (h_out) * (w_out))),                               \
+		  CONV_MAX(CONV_WEIGHT_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k),                        \
 			   CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))))
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
@@ -511,17 +517,21 @@ static inline __attribute__((always_inline)) void conv_forward_reference(real *o
 	}
 }
 
+/* Where a kernel keeps dW[co][c][ky][kx] in its own sum: at
+ * co * co + c * c + ky * ky + kx * kx (these strides). */
+struct conv_strides {
+	int co, c, ky, kx;
+};
+
 /* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
- * thread's own sum sits at the start of its scratch, (C_OUT, PATCH) with
- * its patches in the order (ky, kx, c) if channels_last, and stored
- * (PATCH, C_OUT) if transposed. */
-static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, bool channels_last, bool transposed)
+ * thread's own sum sits at the start of its scratch, laid out by own. */
+static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, struct conv_strides own)
 {
 	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k), kk = s.k * s.k;
 	#pragma omp for schedule(static)
 	for (int j = 0; j < s.c_out * patch; j++) {
-		int co = j / patch, p = j % patch, q = channels_last ? p % kk * s.c_in + p / kk : p;
-		int from = transposed ? q * s.c_out + co : co * patch + q;
+		int co = j / patch, c = j % patch / kk, ky = j % kk / s.k, kx = j % s.k;
+		int from = co * own.co + c * own.c + ky * own.ky + kx * own.kx;
 		real sum = 0;
 		for (int t = 0; t < threads; t++)
 			sum += scratch[(size_t)t * scratch_per_thread + from];
@@ -545,7 +555,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_reference
 			conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 		gemm(0, 1, s.c_out, patch, pixels, 1, dout + (size_t)i * s.c_out * pixels, pixels, direct ? image : columns, pixels, 1, dweight_own, patch);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, false, false);
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, (struct conv_strides){patch, s.k * s.k, s.k, 1});
 }
 
 /* dimage (+)= W^T . dy for one image, folded back onto the pixels the
@@ -977,13 +987,35 @@ static inline __attribute__((always_inline)) void conv_pad_transposed(real *padd
 
 /* out[q * width + j] = in[q * step + j] for j < length, for the output
  * pixels q of one patch run: the pixels of a row are step reals apart in
- * the padded image, its rows row_step apart. Called with the lengths
- * packing meets most as constants, so that each copy is a few vector moves. */
-static inline __attribute__((always_inline)) void conv_copy_run(real *out, int width, const real *in, long step, long row_step, int rows, int columns, int length)
+ * the padded image, its rows row_step apart. */
+static inline __attribute__((always_inline)) void conv_copy_run_of(real *out, int width, const real *in, long step, long row_step, int rows, int columns, int length)
 {
 	for (int oy = 0; oy < rows; oy++, in += row_step)
 		for (int ox = 0; ox < columns; ox++, out += width)
 			memcpy(out, in + ox * step, sizeof(real) * length);
+}
+
+/* The same, with the lengths packing meets most (the panel widths, 16
+ * channels) passed as constants, so that each copy is a few vector moves
+ * rather than a call. */
+static inline __attribute__((always_inline)) void conv_copy_run(real *out, int width, const real *in, long step, long row_step, int rows, int columns, int length)
+{
+	switch (length) {
+	case 8:
+		conv_copy_run_of(out, width, in, step, row_step, rows, columns, 8);
+		break;
+	case 12:
+		conv_copy_run_of(out, width, in, step, row_step, rows, columns, 12);
+		break;
+	case 16:
+		conv_copy_run_of(out, width, in, step, row_step, rows, columns, 16);
+		break;
+	case 32:
+		conv_copy_run_of(out, width, in, step, row_step, rows, columns, 32);
+		break;
+	default:
+		conv_copy_run_of(out, width, in, step, row_step, rows, columns, length);
+	}
 }
 
 /* out[q * width + j] = 0 for j < length, for pixels q < pixels; a
@@ -1007,12 +1039,7 @@ static inline __attribute__((always_inline)) void conv_pack_patches(real *panel,
 		int p = first + j, c = p % s.c_in, kx = p / s.c_in % s.k, ky = p / s.c_in / s.k;
 		int length = s.c_in - c < count - j ? s.c_in - c : count - j;
 		const real *from = padded + (long)(ky * padded_width + kx) * s.c_in + c;
-		if (length == 16)
-			conv_copy_run(panel + j, width, from, step, row_step, s.h_out, s.w_out, 16);
-		else if (length == 32)
-			conv_copy_run(panel + j, width, from, step, row_step, s.h_out, s.w_out, 32);
-		else
-			conv_copy_run(panel + j, width, from, step, row_step, s.h_out, s.w_out, length);
+		conv_copy_run(panel + j, width, from, step, row_step, s.h_out, s.w_out, length);
 		j += length;
 	}
 	if (width - count == 16) /* a patch of 16 channels times 9, in panels of 32 */
@@ -1067,28 +1094,136 @@ static inline __attribute__((always_inline)) bool conv_swaps_sides(const struct 
 	       conv_blocks(s.c_out, channel_width) * conv_blocks(s.c_in, pixel_width);
 }
 
+/* The row split of the weight gradient, for the convolutions whose
+ * forward pass may take one (stride 1, the image's size kept). With rows
+ * v = (ky, co) and columns u = (kx, c),
+ * dW[co][c][ky][kx] = sum over the padded rows y' and the output columns x
+ * of dY[co][y' - ky][x] X'[c][y'][x + kx], X' being X padded: sums over
+ * (K - 1) W more pixels, but both operands pack as plain runs. At (y', x),
+ * the columns u are one run of K C_IN reals of X padded by
+ * conv_pad_transposed, and the rows v, K runs of C_OUT reals of dY padded
+ * the same way by K - 1 rows. 16 channels at 32 x 32 on a 32 x 12 kernel:
+ * 2 x 4 blocks over 1088 pixels, against 2 x 5 over 1024, and about half
+ * as many reals packed. conv_weight_split: as conv_row_split. */
+static int conv_weight_split = -1;
+
+/* How a weight gradient runs: by the patches (the plain way), by the 1x1
+ * packing (swapped or not), or by the row split. gradient_width: the width
+ * of dY's panels; gradient_first: they are the micro-kernel's A. */
+enum conv_weight_method { CONV_WEIGHT_PATCHES, CONV_WEIGHT_1X1, CONV_WEIGHT_SPLIT };
+
+struct conv_weight_plan {
+	enum conv_weight_method method;
+	int gradient_width, input_width;
+	bool gradient_first;
+	int pixels; /* the sums' length: the output's pixels, or the padded rows' */
+	struct conv_strides own;
+};
+
+static inline __attribute__((always_inline)) struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s)
+{
+	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	struct conv_weight_plan w = {CONV_WEIGHT_PATCHES, channel_width, pixel_width, micro->prefers_rows, pixels,
+				     {patch, 1, s.k * s.c_in, s.c_in}};
+	if (s.k == 1) {
+		bool swapped = conv_swaps_sides(micro, s);
+		w.method = CONV_WEIGHT_1X1;
+		w.gradient_width = swapped ? pixel_width : channel_width;
+		w.input_width = swapped ? channel_width : pixel_width;
+		w.gradient_first = micro->prefers_rows != swapped;
+		w.own = swapped ? (struct conv_strides){1, s.c_out, 0, 0} : (struct conv_strides){s.c_in, 1, 0, 0};
+		return w;
+	}
+	if (s.stride != 1 || s.k % 2 == 0 || s.h_out != s.h_in || s.w_out != s.w_in)
+		return w;
+	/* dY's rows on the kernel's A side (mr wide) or on its B side */
+	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;
+	int on_a = conv_blocks(rows, micro->mr) * conv_blocks(columns, micro->nr);
+	int on_b = conv_blocks(rows, micro->nr) * conv_blocks(columns, micro->mr);
+	bool split = conv_weight_split >= 0
+			     ? conv_weight_split
+			     : 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels <
+				       (double)conv_blocks(s.c_out, channel_width) * conv_blocks(patch, pixel_width) * pixels;
+	if (!split)
+		return w;
+	w.method = CONV_WEIGHT_SPLIT;
+	w.gradient_first = on_a <= on_b;
+	w.gradient_width = w.gradient_first ? micro->mr : micro->nr;
+	w.input_width = w.gradient_first ? micro->nr : micro->mr;
+	w.pixels = row_pixels;
+	/* stored as the kernel prefers: A's index along C's columns or rows */
+	int v_stride = 1, u_stride = rows;
+	if (w.gradient_first == micro->prefers_rows) {
+		v_stride = columns;
+		u_stride = 1;
+	}
+	w.own = (struct conv_strides){v_stride, u_stride, s.c_out * v_stride, s.c_in * u_stride};
+	return w;
+}
+
 /* own += dY(i) . X(i)^T for a 1x1 convolution, from dY and X packed by
- * conv_pack_channels in panels of gradient_width and input_width (the
- * sides' widths). own is (C_OUT, C_IN), or (C_IN, C_OUT) if swapped: either
- * way, stored as the kernel prefers its blocks. */
-static inline __attribute__((always_inline)) void conv_weight_gradient_1x1(real *own, const real *gradient, const real *input, struct conv_shape s, const struct gemm_micro *micro, bool swapped)
+ * conv_pack_channels in panels of the plan's widths. */
+static inline __attribute__((always_inline)) void conv_weight_gradient_1x1(real *own, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
 {
 	int pixels = s.h_out * s.w_out;
-	int gradient_width = swapped ? conv_pixel_width(micro) : conv_channel_width(micro);
-	int input_width = swapped ? conv_channel_width(micro) : conv_pixel_width(micro);
-	bool gradient_first = micro->prefers_rows != swapped; /* dY's panels are the kernel's A */
-	long out_stride = swapped ? 1 : s.c_in, in_stride = swapped ? s.c_out : 1;
-	for (int x0 = 0; x0 < s.c_in; x0 += input_width) {
-		int inputs = s.c_in - x0 < input_width ? s.c_in - x0 : input_width;
-		const real *input_panel = input + conv_panel_at(x0, input_width, pixels);
-		for (int c0 = 0; c0 < s.c_out; c0 += gradient_width) {
-			int channels = s.c_out - c0 < gradient_width ? s.c_out - c0 : gradient_width;
-			const real *gradient_panel = gradient + conv_panel_at(c0, gradient_width, pixels);
-			real *block = own + c0 * out_stride + x0 * in_stride;
-			if (gradient_first)
-				gemm_micro_tile(channels, inputs, pixels, gradient_panel, input_panel, 1, block, out_stride, in_stride);
+	for (int x0 = 0; x0 < s.c_in; x0 += w.input_width) {
+		int inputs = s.c_in - x0 < w.input_width ? s.c_in - x0 : w.input_width;
+		const real *input_panel = input + conv_panel_at(x0, w.input_width, pixels);
+		for (int c0 = 0; c0 < s.c_out; c0 += w.gradient_width) {
+			int channels = s.c_out - c0 < w.gradient_width ? s.c_out - c0 : w.gradient_width;
+			const real *gradient_panel = gradient + conv_panel_at(c0, w.gradient_width, pixels);
+			real *block = own + (long)c0 * w.own.co + (long)x0 * w.own.c;
+			if (w.gradient_first)
+				gemm_micro_tile(channels, inputs, pixels, gradient_panel, input_panel, 1, block, w.own.co, w.own.c);
 			else
-				gemm_micro_tile(inputs, channels, pixels, input_panel, gradient_panel, 1, block, in_stride, out_stride);
+				gemm_micro_tile(inputs, channels, pixels, input_panel, gradient_panel, 1, block, w.own.c, w.own.co);
+		}
+	}
+}
+
+/* The split's rows v = (ky, co) of one image as panels of width reals,
+ * from dY padded by K - 1 rows and columns by conv_pad_transposed: at each
+ * padded row y' and column x, dY[co][y' - ky][x]. */
+static inline __attribute__((always_inline)) void conv_pack_split_gradient(real *packed, const real *padded, struct conv_shape s, int width)
+{
+	int rows = s.k * s.c_out, padded_width = s.w_out + 2 * (s.k - 1), row_pixels = (s.h_out + s.k - 1) * s.w_out;
+	long step = s.c_out, row_step = (long)padded_width * s.c_out;
+	for (int v0 = 0; v0 < rows; v0 += width) {
+		real *panel = packed + conv_panel_at(v0, width, row_pixels);
+		int j = 0;
+		for (; j < width && v0 + j < rows;) {
+			int ky = (v0 + j) / s.c_out, co = (v0 + j) % s.c_out;
+			int length = s.c_out - co < width - j ? s.c_out - co : width - j;
+			const real *from = padded + ((long)(s.k - 1 - ky) * padded_width + s.k - 1) * s.c_out + co;
+			conv_copy_run(panel + j, width, from, step, row_step, s.h_out + s.k - 1, s.w_out, length);
+			j += length;
+		}
+		if (j < width)
+			conv_zero_run(panel + j, width, row_pixels, width - j);
+	}
+}
+
+/* own += the split's product for one image: dY's rows packed by
+ * conv_pack_split_gradient, the columns u = (kx, c) packed here a panel at
+ * a time from X padded by conv_pad_transposed (X'[c][y'][x + kx] at
+ * (y', x): one run). */
+static inline __attribute__((always_inline)) void conv_weight_gradient_split(real *own, const real *gradient, const real *padded, real *panel, struct conv_shape s, struct conv_weight_plan w)
+{
+	int rows = s.k * s.c_out, columns = s.k * s.c_in, padded_width = s.w_in + 2 * (s.k / 2);
+	for (int u0 = 0; u0 < columns; u0 += w.input_width) {
+		int count = columns - u0 < w.input_width ? columns - u0 : w.input_width;
+		conv_copy_run(panel, w.input_width, padded + u0, s.c_in, (long)padded_width * s.c_in, s.h_in + s.k - 1, s.w_in, count);
+		if (count < w.input_width)
+			conv_zero_run(panel + count, w.input_width, w.pixels, w.input_width - count);
+		for (int v0 = 0; v0 < rows; v0 += w.gradient_width) {
+			int block = rows - v0 < w.gradient_width ? rows - v0 : w.gradient_width;
+			const real *gradient_panel = gradient + conv_panel_at(v0, w.gradient_width, w.pixels);
+			real *c = own + (long)v0 * w.own.co + (long)u0 * w.own.c;
+			if (w.gradient_first)
+				gemm_micro_tile(block, count, w.pixels, gradient_panel, panel, 1, c, w.own.co, w.own.c);
+			else
+				gemm_micro_tile(count, block, w.pixels, panel, gradient_panel, 1, c, w.own.c, w.own.co);
 		}
 	}
 }
@@ -1104,29 +1239,41 @@ static inline __attribute__((always_inline)) void conv_backward_weights(real *dw
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
-	bool swapped = conv_swaps_sides(micro, s);
-	int gradient_width = swapped ? conv_pixel_width(micro) : conv_channel_width(micro);
+	struct conv_weight_plan w = conv_weight_plan(micro, s);
+	bool split = w.method == CONV_WEIGHT_SPLIT;
 	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	real *gradient = dweight_own + CONV_ALIGN(s.c_out * patch);
-	real *padded = gradient + CONV_PACKED(s.c_out, pixels); /* or, for a 1x1 convolution, X packed */
+	/* X padded, or for a 1x1 convolution, packed */
+	real *padded = gradient + (split ? CONV_PACKED(s.k * s.c_out, w.pixels) : CONV_PACKED(s.c_out, pixels));
 	real *panel = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+	real *gradient_padded = panel + CONV_PANEL(w.pixels); /* the split's */
 	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-	/* dW += dY(i) . columns(X(i))^T, the patches in the order (ky, kx, c) */
+	if (split)
+		memset(gradient_padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, 2 * s.k - 1));
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
-		conv_pack_channels(gradient, dout + (size_t)i * s.c_out * pixels, NULL, s.c_out, pixels, gradient_width);
-		if (s.k == 1) {
-			conv_pack_channels(padded, image, pre, s.c_in, pixels, swapped ? conv_channel_width(micro) : conv_pixel_width(micro));
-			conv_weight_gradient_1x1(dweight_own, gradient, padded, s, micro, swapped);
-			continue;
+		const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in, *dy = dout + (size_t)i * s.c_out * pixels;
+		switch (w.method) {
+		case CONV_WEIGHT_1X1:
+			conv_pack_channels(gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
+			conv_pack_channels(padded, image, pre, s.c_in, pixels, w.input_width);
+			conv_weight_gradient_1x1(dweight_own, gradient, padded, s, w);
+			break;
+		case CONV_WEIGHT_SPLIT:
+			conv_pad_transposed(gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, s.k - 1);
+			conv_pack_split_gradient(gradient, gradient_padded, s, w.gradient_width);
+			conv_pad_transposed(padded, image, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
+			conv_weight_gradient_split(dweight_own, gradient, padded, panel, s, w);
+			break;
+		case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
+			conv_pack_channels(gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
+			conv_pad_transposed(padded, image, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
+			conv_weight_gradient(dweight_own, gradient, padded, panel, s, micro);
 		}
-		conv_pad_transposed(padded, image, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
-		conv_weight_gradient(dweight_own, gradient, padded, panel, s, micro);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, true, swapped);
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, w.own);
 }
 
 /* The data gradient of one image at a time, din (+)= the gradient of the
