@@ -127,6 +127,8 @@ enum { SUMS_PER_CHANNEL = 3 * 2 };
 
 static void kernel_scratch(const struct graph *g, const struct op *op, struct kernel *kernel)
 {
+	if (op->kind == OP_BATCH_NORM) /* BN backward's sums per thread, BATCH_NORM_SCRATCH */
+		kernel->scratch_per_thread = align(4L * g->tensors[op->output].shape.channels);
 	if (op->kind != OP_CONV)
 		return;
 	struct shape in = g->tensors[op->inputs[0]].shape;

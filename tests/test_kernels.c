@@ -68,6 +68,22 @@ static real *random_tensor(size_t count)
 	return t;
 }
 
+/* Scratch for batch_norm_backward, channels wide per thread: one buffer,
+ * grown as needed and kept (reachable, so not a leak). */
+static real *batch_norm_scratch(int channels)
+{
+	static real *scratch;
+	static size_t size;
+	size_t needed = BATCH_NORM_SCRATCH(channels) * (size_t)omp_get_max_threads();
+	if (needed > size) {
+		free(scratch);
+		scratch = malloc(sizeof(real) * needed);
+		assert_non_null(scratch);
+		size = needed;
+	}
+	return scratch;
+}
+
 static real *copy_of(const real *t, size_t count)
 {
 	real *c = aligned_alloc(64, (count * sizeof(real) + 63) / 64 * 64);
@@ -320,9 +336,9 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 		relu_forward(activated, normalised, (long)count);
 		relu_backward(dnormalised, dactivated, activated, (long)count, GRADIENT_SET);
 		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dnormalised, in, gamma, saved, n,
-				    channels, pixels, false, GRADIENT_ADD, &alone, NULL);
+				    channels, pixels, false, GRADIENT_ADD, &alone, NULL, batch_norm_scratch(channels), BATCH_NORM_SCRATCH(channels));
 		batch_norm_backward(din, dgamma, dbeta, dactivated, in, gamma, saved, n, channels, pixels, true,
-				    GRADIENT_ADD, &alone, NULL);
+				    GRADIENT_ADD, &alone, NULL, batch_norm_scratch(channels), BATCH_NORM_SCRATCH(channels));
 		double data = difference(din, din_reference, count);
 		double parameters = fmax(difference(dgamma, dgamma_reference, channels),
 					 difference(dbeta, dbeta_reference, channels));
@@ -360,10 +376,10 @@ static void test_batch_norm_masked_backward_matches_relu_then_batch_norm(void **
 		real *dbeta = random_tensor(channels), *dbeta_reference = copy_of(dbeta, channels);
 		relu_backward(dsum_reference, dout, out, (long)count, sum_write);
 		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dsum_reference, in, gamma, saved, n,
-				    channels, pixels, false, GRADIENT_SET, &alone, NULL);
+				    channels, pixels, false, GRADIENT_SET, &alone, NULL, batch_norm_scratch(channels), BATCH_NORM_SCRATCH(channels));
 		struct batch_norm_masked masked = {dsum, out, sum_write};
 		batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, channels, pixels, false, GRADIENT_SET,
-				    &alone, &masked);
+				    &alone, &masked, batch_norm_scratch(channels), BATCH_NORM_SCRATCH(channels));
 		assert_memory_equal(dsum, dsum_reference, count * sizeof(real));
 		assert_memory_equal(din, din_reference, count * sizeof(real));
 		assert_memory_equal(dgamma, dgamma_reference, channels * sizeof(real));
@@ -461,7 +477,8 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 			batch_norm_forward(out[k], in, gamma, beta, running[k], running[k] + channels, saved[k], n, 1, channels,
 					   pixels, sums, SUMS_TO_TAKE, ranks, NULL);
 			batch_norm_backward(din[k], dparams[k], dparams[k] + channels, dout, in, gamma, saved[k], n, channels,
-					    pixels, trial % 2 == 1, GRADIENT_SET, ranks, NULL);
+					    pixels, trial % 2 == 1, GRADIENT_SET, ranks, NULL, batch_norm_scratch(channels),
+					    BATCH_NORM_SCRATCH(channels));
 			assert_int_equal(additions, k == 0 ? 0 : 3);
 		}
 		assert_memory_equal(out[0], out[1], count * sizeof(real));

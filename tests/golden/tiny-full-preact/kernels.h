@@ -195,9 +195,9 @@ static inline __attribute__((always_inline)) void batch_norm_forward(real *out, 
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given, ranks);
 	double started = profile_clock();
 	#pragma omp parallel for schedule(static)
-	for (int c = 0; c < channels; c++) {
-		real scale = saved[2 * channels + c], shift = saved[3 * channels + c];
-		for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < channels; c++) {
+			real scale = saved[2 * channels + c], shift = saved[3 * channels + c];
 			size_t at = ((size_t)i * channels + c) * pixels;
 			const real *x = in + at;
 			real *y = out + at;
@@ -211,7 +211,6 @@ static inline __attribute__((always_inline)) void batch_norm_forward(real *out, 
 				y[p] = sum > 0 ? sum : 0;
 			}
 		}
-	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
@@ -232,11 +231,15 @@ struct batch_norm_gradient_sums {
 
 /* Channel c of BN's backward, given its sums over this rank's images (own)
  * and over those BN's statistics came from (whole: count values, all the
- * ranks' images if synced, else own), dy through ReLU's mask if relu:
- * dgamma, dbeta (this rank's part), and din (+)= dx. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, int c, struct batch_norm_gradient_sums own, struct batch_norm_gradient_sums whole, double count)
+ * ranks' images if synced, else own): dgamma and dbeta (this rank's part),
+ * and the line dx = scale dy + slope (x - mean) + offset, which
+ * batch_norm_gradient_apply runs (dy through ReLU's mask if relu). */
+struct batch_norm_gradient_line {
+	real scale, slope, offset;
+};
+
+static inline __attribute__((always_inline)) struct batch_norm_gradient_line batch_norm_gradient_line(real *dgamma, real *dbeta, const real *gamma, const real *saved, int channels, int c, struct batch_norm_gradient_sums own, struct batch_norm_gradient_sums whole, double count)
 {
-	real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
 	double inverse_std = saved[channels + c];
 	dgamma[c] += (real)(own.dy_centred * inverse_std);
 	dbeta[c] += (real)own.dy;
@@ -244,17 +247,27 @@ static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real
 	/* dx = gamma / std * (dy - mean(dy) - xhat * mean(dy * xhat))
 	 *    = k dy + slope (x - mean) + offset */
 	double k = gamma[c] * inverse_std;
-	real scale = (real)k, slope = (real)(-k * inverse_std * sum_dy_xhat / count);
-	real offset = (real)(-k * sum_dy / count);
-	for (int i = 0; i < n; i++) {
-		size_t at = ((size_t)i * channels + c) * pixels;
-		const real *x = in + at, *dy = dout + at;
-		real *dx = din + at;
-		for (int p = 0; p < pixels; p++) {
-			real gradient = relu && !(x[p] * relu_scale + relu_shift > 0) ? 0 : dy[p];
-			dx[p] = (write == GRADIENT_ADD ? dx[p] : 0) + scale * gradient + slope * (x[p] - mean) + offset;
+	return (struct batch_norm_gradient_line){(real)k, (real)(-k * inverse_std * sum_dy_xhat / count), (real)(-k * sum_dy / count)};
+}
+
+/* din (+)= dx of every channel by its line, the images shared among the
+ * threads (an orphaned omp for): whole images are long runs of memory,
+ * where a channel of an 8 x 8 image is 64 reals. */
+static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real *din, const real *dout, const real *in, const real *saved, const struct batch_norm_gradient_line *lines, int n, int channels, int pixels, bool relu, enum gradient_write write)
+{
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < channels; c++) {
+			real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
+			real scale = lines[c].scale, slope = lines[c].slope, offset = lines[c].offset;
+			size_t at = ((size_t)i * channels + c) * pixels;
+			const real *x = in + at, *dy = dout + at;
+			real *dx = din + at;
+			for (int p = 0; p < pixels; p++) {
+				real gradient = relu && !(x[p] * relu_scale + relu_shift > 0) ? 0 : dy[p];
+				dx[p] = (write == GRADIENT_ADD ? dx[p] : 0) + scale * gradient + slope * (x[p] - mean) + offset;
+			}
 		}
-	}
 }
 
 /* BN backward's sums of every channel, 4 channels doubles at totals: this
@@ -285,20 +298,25 @@ struct batch_norm_masked {
 
 /* With relu, dout is the gradient of ReLU's output, ReLU applied to BN's:
  * the mask is computed again from x, as the forward pass did. With masked,
- * BN's output gradient is masked->gradient, written from dout first. */
-static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked)
+ * BN's output gradient is masked->gradient, written from dout first. The
+ * images are shared among the threads, each summing its own in its
+ * scratch (BATCH_NORM_SCRATCH reals), added in thread order. */
+#define BATCH_NORM_SCRATCH(channels) (4 * (size_t)(channels)) /* 2 channels doubles, in reals of either precision */
+static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
 {
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
 	double totals[4 * channels];
+	struct batch_norm_gradient_line lines[channels];
 	#pragma omp parallel
 	{
+		/* the sums, first per thread over its images, in image order */
+		double *mine = (double *)(scratch + (size_t)omp_get_thread_num() * scratch_per_thread);
+		memset(mine, 0, sizeof(double) * 2 * channels);
 		#pragma omp for schedule(static)
-		for (int c = 0; c < channels; c++) {
-			real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
-			struct batch_norm_gradient_sums own = {0, 0};
-			for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n; i++)
+			for (int c = 0; c < channels; c++) {
 				size_t at = ((size_t)i * channels + c) * pixels;
 				const real *dy = dout + at;
 				if (masked) {
@@ -308,7 +326,16 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 						g[p] = (masked->write == GRADIENT_ADD ? g[p] : 0) + (y[p] > 0 ? dy[p] : 0);
 					dy = g;
 				}
-				batch_norm_sums(in + at, dy, mean, relu, relu_scale, relu_shift, pixels, &own.dy, &own.dy_centred);
+				batch_norm_sums(in + at, dy, saved[c], relu, saved[2 * channels + c], saved[3 * channels + c], pixels, &mine[c], &mine[channels + c]);
+			}
+		int threads = omp_get_num_threads();
+		#pragma omp for schedule(static)
+		for (int c = 0; c < channels; c++) {
+			struct batch_norm_gradient_sums own = {0, 0};
+			for (int t = 0; t < threads; t++) {
+				const double *theirs = (const double *)(scratch + (size_t)t * scratch_per_thread);
+				own.dy += theirs[c];
+				own.dy_centred += theirs[channels + c];
 			}
 			batch_norm_gradient_put(totals, channels, c, own);
 		}
@@ -316,9 +343,9 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 			batch_norm_add_across(ranks, totals + 2 * channels, 2 * channels);
 		#pragma omp for schedule(static)
 		for (int c = 0; c < channels; c++)
-			batch_norm_gradient_apply(din, dgamma, dbeta, masked ? masked->gradient : dout, in, gamma, saved, n, channels, pixels, relu, write, c,
-						  batch_norm_gradient_total(totals, channels, c, false),
-						  batch_norm_gradient_total(totals, channels, c, true), count);
+			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, channels, c, batch_norm_gradient_total(totals, channels, c, false),
+							    batch_norm_gradient_total(totals, channels, c, true), count);
+		batch_norm_gradient_apply(din, masked ? masked->gradient : dout, in, saved, lines, n, channels, pixels, relu, write);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1402,14 +1429,15 @@ static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real 
 
 /* batch_norm_4x8x8: (n, 4, 8, 8) */
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_4x8x8: no room for BN's sums");
+_Static_assert(BATCH_NORM_SCRATCH(4) <= NET_SCRATCH_PER_THREAD, "batch_norm_4x8x8: scratch too small");
 static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks, NULL);
 }
 
-static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
+static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write, ranks, NULL);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
@@ -1473,6 +1501,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
 	double totals[4 * 4];
+	struct batch_norm_gradient_line lines[4];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1504,9 +1533,9 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 			batch_norm_add_across(ranks, totals + 2 * 4, 2 * 4);
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 4; c++)
-			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, PIXELS_IN, true, write, c,
-						  batch_norm_gradient_total(totals, 4, c, false),
-						  batch_norm_gradient_total(totals, 4, c, true), count);
+			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 4, c, batch_norm_gradient_total(totals, 4, c, false),
+							    batch_norm_gradient_total(totals, 4, c, true), count);
+		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 4, PIXELS_IN, true, write);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1572,6 +1601,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
 	double totals[4 * 8];
+	struct batch_norm_gradient_line lines[8];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1603,9 +1633,9 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 			batch_norm_add_across(ranks, totals + 2 * 8, 2 * 8);
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 8; c++)
-			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, PIXELS_IN, true, write, c,
-						  batch_norm_gradient_total(totals, 8, c, false),
-						  batch_norm_gradient_total(totals, 8, c, true), count);
+			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 8, c, batch_norm_gradient_total(totals, 8, c, false),
+							    batch_norm_gradient_total(totals, 8, c, true), count);
+		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 8, PIXELS_IN, true, write);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1638,14 +1668,15 @@ static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 
 /* batch_norm_8x4x4: (n, 8, 4, 4) */
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_8x4x4: no room for BN's sums");
+_Static_assert(BATCH_NORM_SCRATCH(8) <= NET_SCRATCH_PER_THREAD, "batch_norm_8x4x4: scratch too small");
 static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given, ranks, NULL);
 }
 
-static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
+static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, false, write, ranks, NULL);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, false, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
@@ -1709,6 +1740,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
 	double totals[4 * 16];
+	struct batch_norm_gradient_line lines[16];
 	#pragma omp parallel
 	{
 		conv_backward_weights(dweight, dout, in, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
@@ -1740,9 +1772,9 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 			batch_norm_add_across(ranks, totals + 2 * 16, 2 * 16);
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 16; c++)
-			batch_norm_gradient_apply(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, PIXELS_IN, true, write, c,
-						  batch_norm_gradient_total(totals, 16, c, false),
-						  batch_norm_gradient_total(totals, 16, c, true), count);
+			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 16, c, batch_norm_gradient_total(totals, 16, c, false),
+							    batch_norm_gradient_total(totals, 16, c, true), count);
+		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 16, PIXELS_IN, true, write);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1775,14 +1807,15 @@ static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 
 /* batch_norm_16x2x2: (n, 16, 2, 2) */
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_16x2x2: no room for BN's sums");
+_Static_assert(BATCH_NORM_SCRATCH(16) <= NET_SCRATCH_PER_THREAD, "batch_norm_16x2x2: scratch too small");
 static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given, ranks, NULL);
 }
 
-static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, enum gradient_write write, const struct net_ranks *ranks)
+static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, false, write, ranks, NULL);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, false, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* average_pool_16x2x2: (n, 16, 2, 2) -> (n, 16, 1, 1) */

@@ -101,7 +101,7 @@ static void stem_forward(struct net_state *s, int n)
 static void stem_backward(struct net_state *s, int n)
 {
 	relu_backward(GRAD(stem_bn), GRAD(stem_relu), ACT(stem_relu), (long)n * 256, GRADIENT_SET);
-	batch_norm_4x8x8_backward(GRAD(stem_conv), DPARAM(stem_bn_gamma), DPARAM(stem_bn_beta), GRAD(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), STATS(stem_bn), n, GRADIENT_SET, &s->ranks);
+	batch_norm_4x8x8_backward(GRAD(stem_conv), DPARAM(stem_bn_gamma), DPARAM(stem_bn_beta), GRAD(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), STATS(stem_bn), n, s->scratch, GRADIENT_SET, &s->ranks);
 	conv3x3_s1_3x8x8_to_4_backward(GRAD(input), DPARAM(stem_conv_weight), GRAD(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch, GRADIENT_SET);
 }
 
@@ -142,7 +142,7 @@ static void stage2_unit01_backward(struct net_state *s, int n)
 	bn_relu_conv3x3_s1_8x4x4_to_8_backward(GRAD(stage2_unit01_conv1), DPARAM(stage2_unit01_bn2_gamma), DPARAM(stage2_unit01_bn2_beta), DPARAM(stage2_unit01_conv2_weight), GRAD(stage2_unit01_relu2), GRAD(stage2_unit01_conv2), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_conv2_weight), STATS(stage2_unit01_bn2), n, s->scratch, GRADIENT_SET, &s->ranks);
 	conv3x3_s2_4x8x8_to_8_backward(GRAD(stage2_unit01_relu1), DPARAM(stage2_unit01_conv1_weight), GRAD(stage2_unit01_conv1), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 	relu_backward(GRAD(stage2_unit01_bn1), GRAD(stage2_unit01_relu1), ACT(stage2_unit01_relu1), (long)n * 256, GRADIENT_SET);
-	batch_norm_4x8x8_backward(GRAD(stage1_unit01_add), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), GRAD(stage2_unit01_bn1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), STATS(stage2_unit01_bn1), n, GRADIENT_SET, &s->ranks);
+	batch_norm_4x8x8_backward(GRAD(stage1_unit01_add), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), GRAD(stage2_unit01_bn1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), STATS(stage2_unit01_bn1), n, s->scratch, GRADIENT_SET, &s->ranks);
 }
 
 /* stage3_unit01: (n, 8, 4, 4) -> (n, 16, 2, 2)
@@ -166,7 +166,7 @@ static void stage3_unit01_backward(struct net_state *s, int n)
 	bn_relu_conv3x3_s1_16x2x2_to_16_backward(GRAD(stage3_unit01_conv1), DPARAM(stage3_unit01_bn2_gamma), DPARAM(stage3_unit01_bn2_beta), DPARAM(stage3_unit01_conv2_weight), GRAD(stage3_unit01_relu2), GRAD(stage3_unit01_conv2), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_conv2_weight), STATS(stage3_unit01_bn2), n, s->scratch, GRADIENT_SET, &s->ranks);
 	conv3x3_s2_8x4x4_to_16_backward(GRAD(stage3_unit01_relu1), DPARAM(stage3_unit01_conv1_weight), GRAD(stage3_unit01_conv1), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
 	relu_backward(GRAD(stage3_unit01_bn1), GRAD(stage3_unit01_relu1), ACT(stage3_unit01_relu1), (long)n * 128, GRADIENT_SET);
-	batch_norm_8x4x4_backward(GRAD(stage2_unit01_add), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), GRAD(stage3_unit01_bn1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), STATS(stage3_unit01_bn1), n, GRADIENT_SET, &s->ranks);
+	batch_norm_8x4x4_backward(GRAD(stage2_unit01_add), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), GRAD(stage3_unit01_bn1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), STATS(stage3_unit01_bn1), n, s->scratch, GRADIENT_SET, &s->ranks);
 }
 
 /* head: (n, 16, 2, 2) -> (n, 4, 1, 1)
@@ -189,7 +189,7 @@ static void head_backward(struct net_state *s, int n)
 	zero_gradient(GRAD(head_relu), (long)n * 64);
 	average_pool_16x2x2_backward(GRAD(head_relu), GRAD(head_pool), n);
 	relu_backward(GRAD(head_bn), GRAD(head_relu), ACT(head_relu), (long)n * 64, GRADIENT_SET);
-	batch_norm_16x2x2_backward(GRAD(stage3_unit01_add), DPARAM(head_bn_gamma), DPARAM(head_bn_beta), GRAD(head_bn), ACT(stage3_unit01_add), PARAM(head_bn_gamma), STATS(head_bn), n, GRADIENT_SET, &s->ranks);
+	batch_norm_16x2x2_backward(GRAD(stage3_unit01_add), DPARAM(head_bn_gamma), DPARAM(head_bn_beta), GRAD(head_bn), ACT(stage3_unit01_add), PARAM(head_bn_gamma), STATS(head_bn), n, s->scratch, GRADIENT_SET, &s->ranks);
 }
 
 static const struct net_group groups[] = {
@@ -203,7 +203,7 @@ static const struct net_group groups[] = {
 const struct net_info net_info = {
 	.name = "tiny-full-preact",
 	.dtype = "f32",
-	.identity = 0x33fe0c71980d3dadULL,
+	.identity = 0xcabc4c55d07ddeb1ULL,
 	.summary = "basic units, full-preact ordering, depth 8, identity shortcut, conv1x1 projection",
 	.channels = 3,
 	.height = 8,
