@@ -109,12 +109,15 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
 
 /* Per-thread scratch of a conv, as CONV_SCRATCH in templates/ops/conv.c.tmpl
  * (which checks this figure at compile time): a private weight gradient,
- * summed across threads in a fixed order, then the largest of what the fast
- * kernels use (a padded image, packed operands and a panel, for the forward
- * pass, the data gradient and the weight gradient; the first two's row
- * split adds its partial outputs, the weight gradient's row split dY
- * padded, and a 1x1 weight gradient packs its input instead) and the
- * reference kernels' columns with the image a prologue computes. */
+ * summed across threads in a fixed order, then the larger of the forward
+ * pass's part and the backward pass's (the weight gradient's part, the
+ * data gradient's, and a fused BN's sums, side by side, as both gradients
+ * run in one loop). The fast kernels' parts: a padded image, packed
+ * operands and a panel, for the forward pass, the data gradient and the
+ * weight gradient; the first two's row split adds its partial outputs, the
+ * weight gradient's row split dY padded, and a 1x1 weight gradient packs
+ * its input instead. Each part is at least the reference kernels' columns
+ * with the image a prologue computes. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
 
 static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
@@ -154,8 +157,10 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long padded_gradient = align(out.channels * (out.height + 2 * (k - 1)) * (out.width + 2 * (k - 1)));
 	long weight_split = packed_panels(out.channels * k, split_pixels) + padded_in + align(split_pixels * PANEL_MAX) + padded_gradient;
 	long reference = align(patch * pixels) + align(in.channels * in.height * in.width);
+	long weight_part = max_of(max_of(weight_gradient, weight_split), reference);
+	long bn_sums = align(4L * in.channels);
 	kernel->scratch_per_thread = align(out.channels * patch) +
-				     max_of(max_of(forward, data_gradient), max_of(max_of(weight_gradient, weight_split), reference));
+				     max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + bn_sums);
 }
 
 static int find_kernels(struct plan *p, const struct graph *g)

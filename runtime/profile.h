@@ -41,4 +41,12 @@ static inline double profile_add(enum profile_kind kind, double started)
 	return now;
 }
 
+/* The same, for a kernel whose time is of two kinds: part_seconds of it
+ * (measured within) go to part, the rest to kind. */
+static inline double profile_add_split(enum profile_kind kind, enum profile_kind part, double part_seconds, double started)
+{
+	profile_seconds[part] += part_seconds;
+	return profile_add(kind, started + part_seconds);
+}
+
 #endif

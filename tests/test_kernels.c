@@ -201,6 +201,60 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 	free(expected);
 }
 
+/* Both gradients in one loop (conv_backward) against the two loops
+ * (conv_backward_weights, conv_backward_data), which compute the same sums
+ * in the same order: bitwise equal. Once with nothing before or after,
+ * adding to din; once with pre (BN's scale and shift in saved) as the
+ * prologue and BN's backward sums of each image as the epilogue, setting
+ * din: the sums (each thread's, added in thread order) against
+ * batch_norm_gradient_sums of the whole din, to rounding of doubles. */
+static void check_backward_in_one_loop(struct conv_shape s, int n, const real *in, const real *weight, const real *dout, const real *pre,
+				       real *scratch, size_t per_thread)
+{
+	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, weight_count = (size_t)s.c_out * CONV_PATCH(s.c_in, s.k);
+	int threads = omp_get_max_threads(), pixels = s.h_in * s.w_in;
+	real *saved = random_tensor(4 * (size_t)s.c_in);
+	memcpy(saved + 2 * s.c_in, pre, sizeof(real) * 2 * (size_t)s.c_in);
+	double *thread_sums = calloc((size_t)threads * 2 * s.c_in, sizeof(double)), *expected = calloc(2 * (size_t)s.c_in, sizeof(double));
+	assert_non_null(thread_sums);
+	assert_non_null(expected);
+	for (int fused = 0; fused <= 1; fused++) {
+		const real *prologue = fused ? pre : NULL;
+		enum gradient_write write = fused ? GRADIENT_SET : GRADIENT_ADD;
+		real *din = random_tensor(in_count), *din_apart = copy_of(din, in_count);
+		real *dweight = random_tensor(weight_count), *dweight_apart = copy_of(dweight, weight_count);
+		#pragma omp parallel
+		conv_backward_weights(dweight_apart, dout, in, prologue, n, s, scratch, per_thread);
+		#pragma omp parallel
+		conv_backward_data(din_apart, dout, weight, n, s, scratch, per_thread, write);
+		#pragma omp parallel
+		{
+			double seconds = 0;
+			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, thread_sums + (size_t)omp_get_thread_num() * 2 * s.c_in};
+			conv_backward(din, dweight, dout, in, weight, prologue, n, s, scratch, per_thread, write, epilogue, &seconds);
+		}
+		assert_memory_equal(din, din_apart, in_count * sizeof(real));
+		assert_memory_equal(dweight, dweight_apart, weight_count * sizeof(real));
+		free(din_apart);
+		free(dweight_apart);
+		if (fused) {
+			for (int i = 0; i < n; i++)
+				batch_norm_gradient_sums(expected, in + (size_t)i * s.c_in * pixels, din + (size_t)i * s.c_in * pixels, saved, s.c_in, pixels, true);
+			for (int j = 0; j < 2 * s.c_in; j++) {
+				double sum = 0;
+				for (int t = 0; t < threads; t++)
+					sum += thread_sums[(size_t)t * 2 * s.c_in + j];
+				assert_true(fabs(sum - expected[j]) <= 1e-12 * (1 + fabs(expected[j])) * (double)n * pixels);
+			}
+		}
+		free(din);
+		free(dweight);
+	}
+	free(saved);
+	free(thread_sums);
+	free(expected);
+}
+
 static void check_shape_once(struct conv_shape s, int n)
 {
 	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
@@ -254,6 +308,7 @@ static void check_shape_once(struct conv_shape s, int n)
 	check_close("reference, with BN + ReLU prologue: ", s, n, out_fused, out_reference, out_count, NULL, NULL, 0,
 		    dweight_fused_reference, dweight_activated, weight_count);
 	check_epilogue(s, n, in, weight, pre, out_reference, scratch, per_thread);
+	check_backward_in_one_loop(s, n, in, weight, dout, pre, scratch, per_thread);
 
 	free(pre);
 	free(activated);

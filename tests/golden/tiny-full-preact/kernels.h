@@ -372,29 +372,43 @@ struct conv_shape {
 /* An image with the convolution's zero border, as packing reads it. */
 #define CONV_PADDED(channels, height, width, k) CONV_ALIGN((channels) * ((height) + (k) / 2 * 2) * ((width) + (k) / 2 * 2))
 /* Per-thread scratch, in reals: a private weight gradient, then the
- * largest of what the forward pass (padded X, packed W, a panel of
- * columns, the row split's partial outputs), the data gradient (padded dY,
- * packed flipped W, a panel, partial outputs), the
- * weight gradient (CONV_WEIGHT_SCRATCH) and the
- * reference kernels (columns, and the input a prologue activates) use. generator/plan.c
- * computes the same figure; each instance checks it at compile time. */
-/* The weight gradient's: packed dY, then padded X and a panel of
- * columns^T, or a 1x1 convolution's X packed; or for the row split, its
+ * larger of the forward pass's part and the backward pass's, which is the
+ * weight gradient's part, the data gradient's after it (both run image by
+ * image in one loop: conv_backward), and room for a fused BN's sums (4
+ * reals a channel). The forward pass's: padded X, packed W, a panel of
+ * columns and the row split's partial outputs; the data gradient's the
+ * same of dY and the flipped W; the weight gradient's CONV_WEIGHT_FAST;
+ * the reference kernels', in each part: columns, and the input a prologue
+ * activates. generator/plan.c computes the same figure; each instance
+ * checks it at compile time. */
+#define CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k) (CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))
+#define CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                      \
+	CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_EITHER(c_out, c_in, k) + CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS(c_out, h_in, w_out, k), \
+		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
+#define CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                             \
+	CONV_MAX(CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_EITHER(c_in, c_out, k) + CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS(c_in, h_out, w_in, k), \
+		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
+/* The weight gradient's fast kernels: packed dY, then padded X and a panel
+ * of columns^T, or a 1x1 convolution's X packed; or for the row split, its
  * rows of dY packed, padded X, a panel, and dY padded by K - 1. */
 #define CONV_SPLIT_PIXELS(h_in, w_out, k) (((h_in) + (k) - 1) * (w_out))
-#define CONV_WEIGHT_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                              \
+#define CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                 \
 	CONV_MAX(CONV_PACKED(c_out, (h_out) * (w_out)) + CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PANEL((h_out) * (w_out)), \
 								   CONV_PACKED(c_in, (h_out) * (w_out))),        \
 		 CONV_PACKED((k) * (c_out), CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_in, h_in, w_in, k) +       \
 			 CONV_PANEL(CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_out, h_out, w_out, 2 * (k) - 1))
-#define CONV_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                   \
-	(CONV_ALIGN((c_out) * CONV_PATCH(c_in, k)) +                                                           \
-	 CONV_MAX(CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_EITHER(c_out, c_in, k) +             \
-				   CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS(c_out, h_in, w_out, k),           \
-			   CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_EITHER(c_in, c_out, k) +            \
-				   CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS(c_in, h_out, w_in, k)),          \
-		  CONV_MAX(CONV_WEIGHT_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k),                        \
-			   CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))))
+#define CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) \
+	CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
+#define CONV_BN_SUMS(c_in) CONV_ALIGN(4 * (c_in))
+#define CONV_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                             \
+	(CONV_ALIGN((c_out) * CONV_PATCH(c_in, k)) +                                                     \
+	 CONV_MAX(CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k),                           \
+		  CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) +                           \
+			  CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) + CONV_BN_SUMS(c_in)))
+/* Where in a thread's scratch each part starts. */
+#define CONV_PARTS_AT(s) CONV_ALIGN((s).c_out * CONV_PATCH((s).c_in, (s).k))
+#define CONV_DATA_AT(s) (CONV_PARTS_AT(s) + CONV_WEIGHT_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
+#define CONV_BN_SUMS_AT(s) (CONV_DATA_AT(s) + CONV_DATA_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
  * output's shape that the output adds the convolution to; sums, if not
@@ -463,9 +477,8 @@ static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, 
 	*hi = last;
 }
 
-/* The drivers below (conv_forward, conv_backward_weights,
- * conv_backward_data and their references) are
- * called by every thread of a parallel region that the kernel instance
+/* The drivers below (conv_forward, conv_backward, conv_backward_weights,
+ * conv_backward_data and their references) are called by every thread of a parallel region that the kernel instance
  * opens, so that they are inlined there with the instance's constant
  * shape; they share the images with orphaned omp for loops. */
 
@@ -566,22 +579,29 @@ static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real
 	}
 }
 
-/* dweight += sum over images of dY(i) . columns(X(i))^T */
-static inline __attribute__((always_inline)) void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* own += dY(i) . columns(X(i))^T for one image; columns, activated: this
+ * thread's scratch for them. */
+static inline __attribute__((always_inline)) void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
+	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
+	if (!direct)
+		conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+	gemm(0, 1, s.c_out, patch, pixels, 1, dy, pixels, direct ? image : columns, pixels, 1, own, patch);
+}
+
+/* dweight += sum over images of dY(i) . columns(X(i))^T */
+static inline __attribute__((always_inline)) void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	int patch = CONV_PATCH(s.c_in, s.k);
 	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
-	real *columns = dweight_own + CONV_ALIGN(s.c_out * patch);
-	real *activated = columns + CONV_ALIGN(patch * pixels);
+	real *columns = dweight_own + CONV_PARTS_AT(s);
 	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
 	#pragma omp for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = conv_activate(activated, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in * s.w_in);
-		if (!direct)
-			conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
-		gemm(0, 1, s.c_out, patch, pixels, 1, dout + (size_t)i * s.c_out * pixels, pixels, direct ? image : columns, pixels, 1, dweight_own, patch);
-	}
+	for (int i = 0; i < n; i++)
+		conv_weight_gradient_reference_image(dweight_own, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s,
+						     columns, columns + CONV_ALIGN(patch * s.h_out * s.w_out));
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, (struct conv_strides){patch, s.k * s.k, s.k, 1});
 }
 
@@ -1255,52 +1275,92 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_split(rea
 	}
 }
 
-/* dweight += the weight gradient, summed per thread, then across threads
- * in thread order. A strided convolution (three of a network) runs the
- * reference kernel. */
-static inline __attribute__((always_inline)) void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* The weight gradient of one image at a time, summed per thread in the
+ * thread's private sum (at the start of its scratch), then across threads
+ * in thread order by conv_weight_gradient_end. A strided convolution
+ * (three of a network), or a machine without a usable micro-kernel, runs
+ * the reference kernel's image. part: the calling thread's scratch for
+ * it (CONV_WEIGHT_PART reals). */
+struct conv_weight_gradient {
+	const struct gemm_micro *micro; /* NULL: the reference kernel */
+	struct conv_shape s;            /* the convolution's */
+	const real *pre;                /* the prologue, or NULL */
+	struct conv_weight_plan w;      /* the fast kernel's */
+	real *own;                      /* the thread's private sum */
+	/* the fast kernel's: packed dY; padded X (or a 1x1's X packed), a
+	 * panel, and the row split's padded dY; the reference's: columns in
+	 * gradient, the activated input in padded */
+	real *gradient, *padded, *panel, *gradient_padded;
+};
+
+static inline __attribute__((always_inline)) struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
 {
-	const struct gemm_micro *micro = gemm_micro();
-	if (!micro || s.stride != 1) {
-		conv_weight_gradient_reference(dweight, dout, in, pre, n, s, scratch, scratch_per_thread);
+	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL};
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	memset(g.own, 0, sizeof(real) * s.c_out * patch);
+	if (!g.micro || s.stride != 1) {
+		g.micro = NULL;
+		g.padded = part + CONV_ALIGN(patch * pixels);
+		return g;
+	}
+	g.w = conv_weight_plan(g.micro, s);
+	bool split = g.w.method == CONV_WEIGHT_SPLIT;
+	g.padded = g.gradient + (split ? CONV_PACKED(s.k * s.c_out, g.w.pixels) : CONV_PACKED(s.c_out, pixels));
+	g.panel = g.padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+	g.gradient_padded = g.panel + CONV_PANEL(g.w.pixels);
+	if (s.k > 1)
+		memset(g.padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	if (split)
+		memset(g.gradient_padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, 2 * s.k - 1));
+	return g;
+}
+
+/* own += dY(i) . columns(X(i))^T: dy, image: the image's dY and X */
+static inline __attribute__((always_inline)) void conv_weight_gradient_image(const struct conv_weight_gradient *g, const real *dy, const real *image)
+{
+	struct conv_shape s = g->s;
+	struct conv_weight_plan w = g->w;
+	if (!g->micro) {
+		conv_weight_gradient_reference_image(g->own, dy, image, g->pre, s, g->gradient, g->padded);
 		return;
 	}
-	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
-	struct conv_weight_plan w = conv_weight_plan(micro, s);
-	bool split = w.method == CONV_WEIGHT_SPLIT;
-	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
-	real *gradient = dweight_own + CONV_ALIGN(s.c_out * patch);
-	/* X padded, or for a 1x1 convolution, packed */
-	real *padded = gradient + (split ? CONV_PACKED(s.k * s.c_out, w.pixels) : CONV_PACKED(s.c_out, pixels));
-	real *panel = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
-	real *gradient_padded = panel + CONV_PANEL(w.pixels); /* the split's */
-	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
-	if (s.k > 1)
-		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-	if (split)
-		memset(gradient_padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, 2 * s.k - 1));
-	#pragma omp for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = in + (size_t)i * s.c_in * s.h_in * s.w_in, *dy = dout + (size_t)i * s.c_out * pixels;
-		switch (w.method) {
-		case CONV_WEIGHT_1X1:
-			conv_pack_channels(gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
-			conv_pack_channels(padded, image, pre, s.c_in, pixels, w.input_width);
-			conv_weight_gradient_1x1(dweight_own, gradient, padded, s, w);
-			break;
-		case CONV_WEIGHT_SPLIT:
-			conv_pad_transposed(gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, s.k - 1);
-			conv_pack_split_gradient(gradient, gradient_padded, s, w.gradient_width);
-			conv_pad_transposed(padded, image, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
-			conv_weight_gradient_split(dweight_own, gradient, padded, panel, s, w);
-			break;
-		case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
-			conv_pack_channels(gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
-			conv_pad_transposed(padded, image, pre, s.c_in, s.h_in, s.w_in, s.k / 2);
-			conv_weight_gradient(dweight_own, gradient, padded, panel, s, micro);
-		}
+	int pixels = s.h_out * s.w_out;
+	switch (w.method) {
+	case CONV_WEIGHT_1X1:
+		conv_pack_channels(g->gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
+		conv_pack_channels(g->padded, image, g->pre, s.c_in, pixels, w.input_width);
+		conv_weight_gradient_1x1(g->own, g->gradient, g->padded, s, w);
+		break;
+	case CONV_WEIGHT_SPLIT:
+		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, s.k - 1);
+		conv_pack_split_gradient(g->gradient, g->gradient_padded, s, w.gradient_width);
+		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, s.k / 2);
+		conv_weight_gradient_split(g->own, g->gradient, g->padded, g->panel, s, w);
+		break;
+	case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
+		conv_pack_channels(g->gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
+		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, s.k / 2);
+		conv_weight_gradient(g->own, g->gradient, g->padded, g->panel, s, g->micro);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, w.own);
+}
+
+/* dweight += the threads' sums, after every thread's last image */
+static inline __attribute__((always_inline)) void conv_weight_gradient_end(const struct conv_weight_gradient *g, real *dweight, const real *scratch, size_t scratch_per_thread)
+{
+	struct conv_shape s = g->s;
+	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
+}
+
+/* dweight += the weight gradient, the images shared among the threads. */
+static inline __attribute__((always_inline)) void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	real *part = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s);
+	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, part);
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++)
+		conv_weight_gradient_image(&g, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in);
+	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
 }
 
 /* The data gradient of one image at a time, din (+)= the gradient of the
@@ -1308,7 +1368,7 @@ static inline __attribute__((always_inline)) void conv_backward_weights(real *dw
  * flipped and transposed), run as the forward pass is. A strided
  * convolution, or a machine without a usable micro-kernel, runs the
  * reference kernel. conv_data_gradient_begin prepares the calling thread's
- * scratch (after the region that holds a weight gradient's private sum). */
+ * part of its scratch for it (CONV_DATA_PART reals). */
 struct conv_data_gradient {
 	const struct gemm_micro *micro; /* NULL: the reference kernel */
 	struct conv_shape s;            /* the convolution's */
@@ -1317,19 +1377,18 @@ struct conv_data_gradient {
 	bool split;                           /* by the row split */
 };
 
-static inline __attribute__((always_inline)) struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+static inline __attribute__((always_inline)) struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part)
 {
 	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, false};
-	int patch = CONV_PATCH(s.c_in, s.k), flipped_patch = CONV_PATCH(s.c_out, s.k);
-	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
+	int flipped_patch = CONV_PATCH(s.c_out, s.k);
 	if (!d.micro || s.stride != 1) {
 		d.micro = NULL;
-		d.panel = own;
+		d.panel = part;
 		return d;
 	}
 	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
 	d.split = conv_splits_rows(d.micro, transposed);
-	d.padded = own;
+	d.padded = part;
 	d.packed = d.padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
 	d.panel = d.packed + CONV_PACKED_EITHER(s.c_in, s.c_out, s.k);
 	d.rows = d.panel + CONV_PANEL(flipped_patch);
@@ -1357,10 +1416,46 @@ static inline __attribute__((always_inline)) void conv_data_gradient_image(const
 /* din (+)= the data gradient, the images shared among the threads. */
 static inline __attribute__((always_inline)) void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch, scratch_per_thread);
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s));
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)
 		conv_data_gradient_image(&d, din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, write);
+}
+
+/* The backward pass's epilogue: with saved not NULL, the convolution's
+ * input is that of the BN whose saved values these are (the prologue is
+ * its scale and shift, then ReLU), and each image's data gradient, the
+ * gradient of ReLU's output, adds its part of BN's backward sums to sums
+ * (batch_norm_gradient_sums) while it is fresh. */
+struct conv_backward_epilogue {
+	const real *saved;
+	double *sums;
+};
+
+/* Both gradients, image by image: the weight gradient's part of an image,
+ * then its data gradient, while dY(i), which both read, is still in the
+ * cache, then the epilogue; each thread's parts of its scratch side by
+ * side. The calling thread's seconds in the data gradient and the
+ * epilogue are added to *data_seconds (the profile's split). This is
+ * conv_backward_weights and conv_backward_data in one loop: the same sums
+ * in the same order. */
+static inline __attribute__((always_inline)) void conv_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
+{
+	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s));
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		const real *dy = dout + (size_t)i * s.c_out * s.h_out * s.w_out, *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
+		real *dimage = din + (size_t)i * s.c_in * s.h_in * s.w_in;
+		conv_weight_gradient_image(&g, dy, image);
+		double started = profile_clock();
+		conv_data_gradient_image(&d, dimage, dy, write);
+		if (epilogue.saved)
+			batch_norm_gradient_sums(epilogue.sums, image, dimage, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
+		*data_seconds += profile_clock() - started;
+	}
+	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
 }
 
 static void relu_forward(real *out, const real *in, long count)
@@ -1416,15 +1511,19 @@ static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
+/* Both gradients in one pass over the images (conv_backward); the
+ * profile's split is the first thread's. */
 static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
-	double started = profile_clock();
+	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
-	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write);
-	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+	{
+		double mine = 0;
+		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		#pragma omp master
+		data_seconds = mine;
+	}
+	profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 }
 
 /* batch_norm_4x8x8: (n, 4, 8, 8) */
@@ -1455,15 +1554,19 @@ static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
+/* Both gradients in one pass over the images (conv_backward); the
+ * profile's split is the first thread's. */
 static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
-	double started = profile_clock();
+	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
-	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write);
-	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+	{
+		double mine = 0;
+		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		#pragma omp master
+		data_seconds = mine;
+	}
+	profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 }
 
 /* bn_relu_conv3x3_s1_4x8x8_to_4: BN and ReLU of (n, 4, 8, 8), then a convolution to (n, 4, 8, 8) */
@@ -1487,43 +1590,33 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
 }
 
 /* dactivated = the gradient of ReLU's output (set); din (+)= BN's input
- * gradient. One parallel region: the weight gradient; then the data
- * gradient image by image, each followed, while it is fresh, by its part of
- * BN's sums (added per thread in image order, at the start of the thread's
- * scratch, which the weight gradient's private sum no longer needs); then
- * BN's backward by channel, the threads' sums added in thread order (and
- * across the ranks if BN's statistics span them). */
-_Static_assert(2 * 4 * sizeof(double) <= sizeof(real) * CONV_ALIGN(4 * CONV_PATCH(4, 3)), "bn_relu_conv3x3_s1_4x8x8_to_4: no room for BN's sums");
+ * gradient. One parallel region: both gradients of the convolution image
+ * by image, each image's data gradient followed, while it is fresh, by its
+ * part of BN's sums (added per thread in image order, in the thread's
+ * scratch); then BN's backward by channel, the threads' sums added in
+ * thread order (and across the ranks if BN's statistics span them). */
 static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
-	enum { PIXELS_IN = 8 * 8, IMAGE_IN = 4 * PIXELS_IN, IMAGE_OUT = 4 * 8 * 8 };
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
-	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
+	double count = (double)n * 8 * 8 * (synced ? ranks->count : 1);
 	double totals[4 * 4];
 	struct batch_norm_gradient_line lines[4];
 	#pragma omp parallel
 	{
-		conv_backward_weights(dweight, dout, in, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
-		#pragma omp master
-		started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD);
+		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape));
 		memset(sums, 0, sizeof(double) * 2 * 4);
-		struct conv_data_gradient data = conv_data_gradient_begin(weight, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			real *dimage = dactivated + (size_t)i * IMAGE_IN;
-			conv_data_gradient_image(&data, dimage, dout + (size_t)i * IMAGE_OUT, GRADIENT_SET);
-			batch_norm_gradient_sums(sums, in + (size_t)i * IMAGE_IN, dimage, saved, 4, PIXELS_IN, true);
-		}
+		double data_seconds = 0;
+		conv_backward(dactivated, dweight, dout, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
-		started = profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 		int threads = omp_get_num_threads();
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 4; c++) {
 			struct batch_norm_gradient_sums own = {0, 0};
 			for (int t = 0; t < threads; t++) {
-				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
+				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape));
 				own.dy += thread_sums[c];
 				own.dy_centred += thread_sums[4 + c];
 			}
@@ -1535,7 +1628,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 		for (int c = 0; c < 4; c++)
 			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 4, c, batch_norm_gradient_total(totals, 4, c, false),
 							    batch_norm_gradient_total(totals, 4, c, true), count);
-		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 4, PIXELS_IN, true, write);
+		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 4, 8 * 8, true, write);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1555,15 +1648,19 @@ static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
+/* Both gradients in one pass over the images (conv_backward); the
+ * profile's split is the first thread's. */
 static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
-	double started = profile_clock();
+	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
-	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write);
-	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+	{
+		double mine = 0;
+		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		#pragma omp master
+		data_seconds = mine;
+	}
+	profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 }
 
 /* bn_relu_conv3x3_s1_8x4x4_to_8: BN and ReLU of (n, 8, 4, 4), then a convolution to (n, 8, 4, 4) */
@@ -1587,43 +1684,33 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
 }
 
 /* dactivated = the gradient of ReLU's output (set); din (+)= BN's input
- * gradient. One parallel region: the weight gradient; then the data
- * gradient image by image, each followed, while it is fresh, by its part of
- * BN's sums (added per thread in image order, at the start of the thread's
- * scratch, which the weight gradient's private sum no longer needs); then
- * BN's backward by channel, the threads' sums added in thread order (and
- * across the ranks if BN's statistics span them). */
-_Static_assert(2 * 8 * sizeof(double) <= sizeof(real) * CONV_ALIGN(8 * CONV_PATCH(8, 3)), "bn_relu_conv3x3_s1_8x4x4_to_8: no room for BN's sums");
+ * gradient. One parallel region: both gradients of the convolution image
+ * by image, each image's data gradient followed, while it is fresh, by its
+ * part of BN's sums (added per thread in image order, in the thread's
+ * scratch); then BN's backward by channel, the threads' sums added in
+ * thread order (and across the ranks if BN's statistics span them). */
 static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
-	enum { PIXELS_IN = 4 * 4, IMAGE_IN = 8 * PIXELS_IN, IMAGE_OUT = 8 * 4 * 4 };
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
-	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
+	double count = (double)n * 4 * 4 * (synced ? ranks->count : 1);
 	double totals[4 * 8];
 	struct batch_norm_gradient_line lines[8];
 	#pragma omp parallel
 	{
-		conv_backward_weights(dweight, dout, in, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
-		#pragma omp master
-		started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD);
+		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape));
 		memset(sums, 0, sizeof(double) * 2 * 8);
-		struct conv_data_gradient data = conv_data_gradient_begin(weight, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			real *dimage = dactivated + (size_t)i * IMAGE_IN;
-			conv_data_gradient_image(&data, dimage, dout + (size_t)i * IMAGE_OUT, GRADIENT_SET);
-			batch_norm_gradient_sums(sums, in + (size_t)i * IMAGE_IN, dimage, saved, 8, PIXELS_IN, true);
-		}
+		double data_seconds = 0;
+		conv_backward(dactivated, dweight, dout, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
-		started = profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 		int threads = omp_get_num_threads();
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 8; c++) {
 			struct batch_norm_gradient_sums own = {0, 0};
 			for (int t = 0; t < threads; t++) {
-				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
+				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape));
 				own.dy += thread_sums[c];
 				own.dy_centred += thread_sums[8 + c];
 			}
@@ -1635,7 +1722,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 		for (int c = 0; c < 8; c++)
 			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 8, c, batch_norm_gradient_total(totals, 8, c, false),
 							    batch_norm_gradient_total(totals, 8, c, true), count);
-		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 8, PIXELS_IN, true, write);
+		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 8, 4 * 4, true, write);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1655,15 +1742,19 @@ static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
+/* Both gradients in one pass over the images (conv_backward); the
+ * profile's split is the first thread's. */
 static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
-	double started = profile_clock();
+	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
-	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write);
-	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+	{
+		double mine = 0;
+		conv_backward(din, dweight, dout, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		#pragma omp master
+		data_seconds = mine;
+	}
+	profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 }
 
 /* batch_norm_8x4x4: (n, 8, 4, 4) */
@@ -1694,15 +1785,19 @@ static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
+/* Both gradients in one pass over the images (conv_backward); the
+ * profile's split is the first thread's. */
 static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
-	double started = profile_clock();
+	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
-	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write);
-	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+	{
+		double mine = 0;
+		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		#pragma omp master
+		data_seconds = mine;
+	}
+	profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 }
 
 /* bn_relu_conv3x3_s1_16x2x2_to_16: BN and ReLU of (n, 16, 2, 2), then a convolution to (n, 16, 2, 2) */
@@ -1726,43 +1821,33 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
 }
 
 /* dactivated = the gradient of ReLU's output (set); din (+)= BN's input
- * gradient. One parallel region: the weight gradient; then the data
- * gradient image by image, each followed, while it is fresh, by its part of
- * BN's sums (added per thread in image order, at the start of the thread's
- * scratch, which the weight gradient's private sum no longer needs); then
- * BN's backward by channel, the threads' sums added in thread order (and
- * across the ranks if BN's statistics span them). */
-_Static_assert(2 * 16 * sizeof(double) <= sizeof(real) * CONV_ALIGN(16 * CONV_PATCH(16, 3)), "bn_relu_conv3x3_s1_16x2x2_to_16: no room for BN's sums");
+ * gradient. One parallel region: both gradients of the convolution image
+ * by image, each image's data gradient followed, while it is fresh, by its
+ * part of BN's sums (added per thread in image order, in the thread's
+ * scratch); then BN's backward by channel, the threads' sums added in
+ * thread order (and across the ranks if BN's statistics span them). */
 static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
-	enum { PIXELS_IN = 2 * 2, IMAGE_IN = 16 * PIXELS_IN, IMAGE_OUT = 16 * 2 * 2 };
 	double started = profile_clock();
 	bool synced = batch_norm_synced(ranks);
-	double count = (double)n * PIXELS_IN * (synced ? ranks->count : 1);
+	double count = (double)n * 2 * 2 * (synced ? ranks->count : 1);
 	double totals[4 * 16];
 	struct batch_norm_gradient_line lines[16];
 	#pragma omp parallel
 	{
-		conv_backward_weights(dweight, dout, in, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
-		#pragma omp master
-		started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD);
+		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape));
 		memset(sums, 0, sizeof(double) * 2 * 16);
-		struct conv_data_gradient data = conv_data_gradient_begin(weight, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++) {
-			real *dimage = dactivated + (size_t)i * IMAGE_IN;
-			conv_data_gradient_image(&data, dimage, dout + (size_t)i * IMAGE_OUT, GRADIENT_SET);
-			batch_norm_gradient_sums(sums, in + (size_t)i * IMAGE_IN, dimage, saved, 16, PIXELS_IN, true);
-		}
+		double data_seconds = 0;
+		conv_backward(dactivated, dweight, dout, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
-		started = profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 		int threads = omp_get_num_threads();
 		#pragma omp for schedule(static)
 		for (int c = 0; c < 16; c++) {
 			struct batch_norm_gradient_sums own = {0, 0};
 			for (int t = 0; t < threads; t++) {
-				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD);
+				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape));
 				own.dy += thread_sums[c];
 				own.dy_centred += thread_sums[16 + c];
 			}
@@ -1774,7 +1859,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 		for (int c = 0; c < 16; c++)
 			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 16, c, batch_norm_gradient_total(totals, 16, c, false),
 							    batch_norm_gradient_total(totals, 16, c, true), count);
-		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 16, PIXELS_IN, true, write);
+		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 16, 2 * 2, true, write);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1794,15 +1879,19 @@ static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
+/* Both gradients in one pass over the images (conv_backward); the
+ * profile's split is the first thread's. */
 static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
-	double started = profile_clock();
+	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
-	started = profile_add(PROFILE_CONV_WEIGHT_GRADIENT, started);
-	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write);
-	profile_add(PROFILE_CONV_DATA_GRADIENT, started);
+	{
+		double mine = 0;
+		conv_backward(din, dweight, dout, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		#pragma omp master
+		data_seconds = mine;
+	}
+	profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 }
 
 /* batch_norm_16x2x2: (n, 16, 2, 2) */
