@@ -246,18 +246,20 @@ study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(shell sed -n '
 # For each network of BENCH: resgen's training steps with their time split
 # by kind of kernel, the same steps through train (data included), then
 # PyTorch training the same network from the same weights in the same run,
-# and the ratios of speed and peak memory; first the machine's FMA limit,
-# measured now; BENCH_SCALING's network also runs on one thread. The paper's
-# ResNet-1001 runs at batch 16 (BENCH_BATCH_NAME sets a batch).
+# taking turns for BENCH_ROUNDS rounds, each read at its best round; and the
+# ratios of speed and peak memory; first the machine's FMA limit, measured
+# now; BENCH_SCALING's network also runs on one thread. The paper's
+# ResNet-1001 runs at batch 16 (BENCH_BATCH_NAME sets a batch, BENCH_STEPS_NAME
+# the timed steps: 4 unless set; fewer and the machine's noise shows).
 BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001
 BENCH_SCALING ?= preact-110
+BENCH_ROUNDS ?= 2
 BENCH_BATCH_paper/t4-c10-preact-1001 := 16
-BENCH_STEPS_paper/t4-c10-preact-1001 := 2
 bench_batch = $(or $(BENCH_BATCH_$(1)),128)
 bench_steps = $(or $(BENCH_STEPS_$(1)),4)
 
 bench: $(BUILD)/bench/fma-peak $(foreach n,$(BENCH),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
-	@tests/run-bench $(BUILD) "$(BENCH_SCALING)" \
+	@tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
 		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n)))
 
 # make bench-mpi: one process of two threads against two ranks of one

@@ -1,19 +1,14 @@
 #!/usr/bin/python3
 """make bench's reference: the same network, from the same spec and the same
 initial weights, trained by PyTorch (float32, CPU) on the same machine in the
-same run, so that the binary's speed can be read as a ratio.
+same run, so that the binary's speed can be read as a ratio (tests/run-bench
+takes it).
 
-    bench.py SPEC BINARY [--batch B] [--steps S] [--against RESGEN_OUTPUT]
-
-With --against, the output of the binary's benchmark (tests/bench.c), whose
-"training" line gives its images/s and whose "peak RSS" line its memory: the
-ratios of the two are printed last.
+    bench.py SPEC BINARY [--batch B] [--steps S]
 """
 import argparse
 import os
-import re
 import resource
-import sys
 import tempfile
 import time
 
@@ -28,9 +23,8 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--steps", type=int, default=4)
-    parser.add_argument("--against")
     args = parser.parse_args()
-    spec_path, binary, against = args.spec, args.binary, args.against
+    spec_path, binary = args.spec, args.binary
     batch, steps = args.batch, args.steps
     threads = int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 2))
     torch.set_num_threads(threads)
@@ -61,13 +55,6 @@ def main():
     print(f"PyTorch {torch.__version__}, float32, batch {batch}, {threads} threads, {steps} timed "
           f"steps: {1e3 * elapsed / steps:.1f} ms/step, {theirs:.1f} images/s, "
           f"peak RSS {their_rss:.0f} MiB")
-    if against:
-        with open(against) as f:
-            text = f.read()
-        mine = float(re.search(r"training .*?([0-9.]+) images/s", text).group(1))
-        my_rss = float(re.search(r"peak RSS +([0-9.]+) MiB", text).group(1))
-        print(f"resgen / PyTorch: training speed {mine / theirs:.2f} (above 1: resgen is faster), "
-              f"peak RSS {my_rss / their_rss:.2f} (below 1: resgen needs less)")
 
 
 if __name__ == "__main__":
