@@ -286,6 +286,36 @@ static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const do
 	return (struct batch_norm_gradient_sums){at[c], at[channels + c]};
 }
 
+/* The end of BN's backward, called by every thread of a parallel region
+ * once each has its sums over its images (2 channels doubles, sums_at
+ * reals into its scratch): the threads' sums added in thread order (and
+ * across the ranks if BN's statistics span them), dgamma and dbeta, and
+ * din (+)= dx from dy (through ReLU's mask if relu). totals (4 channels)
+ * and lines (channels): the region's, shared by its threads. */
+static inline __attribute__((always_inline)) void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const real *scratch, size_t scratch_per_thread, size_t sums_at, double *totals, struct batch_norm_gradient_line *lines)
+{
+	bool synced = batch_norm_synced(ranks);
+	double count = (double)n * pixels * (synced ? ranks->count : 1);
+	int threads = omp_get_num_threads();
+	#pragma omp for schedule(static)
+	for (int c = 0; c < channels; c++) {
+		struct batch_norm_gradient_sums own = {0, 0};
+		for (int t = 0; t < threads; t++) {
+			const double *theirs = (const double *)(scratch + (size_t)t * scratch_per_thread + sums_at);
+			own.dy += theirs[c];
+			own.dy_centred += theirs[channels + c];
+		}
+		batch_norm_gradient_put(totals, channels, c, own);
+	}
+	if (synced)
+		batch_norm_add_across(ranks, totals + 2 * channels, 2 * channels);
+	#pragma omp for schedule(static)
+	for (int c = 0; c < channels; c++)
+		lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, channels, c, batch_norm_gradient_total(totals, channels, c, false),
+						    batch_norm_gradient_total(totals, channels, c, true), count);
+	batch_norm_gradient_apply(din, dy, in, saved, lines, n, channels, pixels, relu, write);
+}
+
 /* Where BN's output gradient comes from when a ReLU after an addition
  * after BN hands it on (batch_norm_add_relu.c.tmpl): gradient (+)= dout
  * where ReLU's output out is positive, set (or added to) as BN's backward
@@ -305,8 +335,6 @@ struct batch_norm_masked {
 static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
 {
 	double started = profile_clock();
-	bool synced = batch_norm_synced(ranks);
-	double count = (double)n * pixels * (synced ? ranks->count : 1);
 	double totals[4 * channels];
 	struct batch_norm_gradient_line lines[channels];
 	#pragma omp parallel
@@ -328,24 +356,8 @@ static inline __attribute__((always_inline)) void batch_norm_backward(real *din,
 				}
 				batch_norm_sums(in + at, dy, saved[c], relu, saved[2 * channels + c], saved[3 * channels + c], pixels, &mine[c], &mine[channels + c]);
 			}
-		int threads = omp_get_num_threads();
-		#pragma omp for schedule(static)
-		for (int c = 0; c < channels; c++) {
-			struct batch_norm_gradient_sums own = {0, 0};
-			for (int t = 0; t < threads; t++) {
-				const double *theirs = (const double *)(scratch + (size_t)t * scratch_per_thread);
-				own.dy += theirs[c];
-				own.dy_centred += theirs[channels + c];
-			}
-			batch_norm_gradient_put(totals, channels, c, own);
-		}
-		if (synced)
-			batch_norm_add_across(ranks, totals + 2 * channels, 2 * channels);
-		#pragma omp for schedule(static)
-		for (int c = 0; c < channels; c++)
-			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, channels, c, batch_norm_gradient_total(totals, channels, c, false),
-							    batch_norm_gradient_total(totals, channels, c, true), count);
-		batch_norm_gradient_apply(din, masked ? masked->gradient : dout, in, saved, lines, n, channels, pixels, relu, write);
+		batch_norm_gradient_finish(din, dgamma, dbeta, masked ? masked->gradient : dout, in, gamma, saved, n, channels, pixels, relu, write, ranks, scratch,
+					   scratch_per_thread, 0, totals, lines);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -478,9 +490,10 @@ static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, 
 }
 
 /* The drivers below (conv_forward, conv_backward, conv_backward_weights,
- * conv_backward_data and their references) are called by every thread of a parallel region that the kernel instance
- * opens, so that they are inlined there with the instance's constant
- * shape; they share the images with orphaned omp for loops. */
+ * conv_backward_data and their references) are called by every thread of
+ * a parallel region that the kernel instance opens, so that they are
+ * inlined there with the instance's constant shape; they share the images
+ * with orphaned omp for loops. */
 
 /* ---- reference kernels: im2col, then one gemm per image ---- */
 
@@ -1598,8 +1611,6 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
 static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
-	bool synced = batch_norm_synced(ranks);
-	double count = (double)n * 8 * 8 * (synced ? ranks->count : 1);
 	double totals[4 * 4];
 	struct batch_norm_gradient_line lines[4];
 	#pragma omp parallel
@@ -1611,24 +1622,8 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
-		int threads = omp_get_num_threads();
-		#pragma omp for schedule(static)
-		for (int c = 0; c < 4; c++) {
-			struct batch_norm_gradient_sums own = {0, 0};
-			for (int t = 0; t < threads; t++) {
-				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape));
-				own.dy += thread_sums[c];
-				own.dy_centred += thread_sums[4 + c];
-			}
-			batch_norm_gradient_put(totals, 4, c, own);
-		}
-		if (synced)
-			batch_norm_add_across(ranks, totals + 2 * 4, 2 * 4);
-		#pragma omp for schedule(static)
-		for (int c = 0; c < 4; c++)
-			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 4, c, batch_norm_gradient_total(totals, 4, c, false),
-							    batch_norm_gradient_total(totals, 4, c, true), count);
-		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 4, 8 * 8, true, write);
+		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, 8 * 8, true, write, ranks, scratch,
+					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape), totals, lines);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1692,8 +1687,6 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
 static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
-	bool synced = batch_norm_synced(ranks);
-	double count = (double)n * 4 * 4 * (synced ? ranks->count : 1);
 	double totals[4 * 8];
 	struct batch_norm_gradient_line lines[8];
 	#pragma omp parallel
@@ -1705,24 +1698,8 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
-		int threads = omp_get_num_threads();
-		#pragma omp for schedule(static)
-		for (int c = 0; c < 8; c++) {
-			struct batch_norm_gradient_sums own = {0, 0};
-			for (int t = 0; t < threads; t++) {
-				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape));
-				own.dy += thread_sums[c];
-				own.dy_centred += thread_sums[8 + c];
-			}
-			batch_norm_gradient_put(totals, 8, c, own);
-		}
-		if (synced)
-			batch_norm_add_across(ranks, totals + 2 * 8, 2 * 8);
-		#pragma omp for schedule(static)
-		for (int c = 0; c < 8; c++)
-			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 8, c, batch_norm_gradient_total(totals, 8, c, false),
-							    batch_norm_gradient_total(totals, 8, c, true), count);
-		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 8, 4 * 4, true, write);
+		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, 4 * 4, true, write, ranks, scratch,
+					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape), totals, lines);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -1829,8 +1806,6 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
 static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
-	bool synced = batch_norm_synced(ranks);
-	double count = (double)n * 2 * 2 * (synced ? ranks->count : 1);
 	double totals[4 * 16];
 	struct batch_norm_gradient_line lines[16];
 	#pragma omp parallel
@@ -1842,24 +1817,8 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
-		int threads = omp_get_num_threads();
-		#pragma omp for schedule(static)
-		for (int c = 0; c < 16; c++) {
-			struct batch_norm_gradient_sums own = {0, 0};
-			for (int t = 0; t < threads; t++) {
-				const double *thread_sums = (const double *)(scratch + (size_t)t * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape));
-				own.dy += thread_sums[c];
-				own.dy_centred += thread_sums[16 + c];
-			}
-			batch_norm_gradient_put(totals, 16, c, own);
-		}
-		if (synced)
-			batch_norm_add_across(ranks, totals + 2 * 16, 2 * 16);
-		#pragma omp for schedule(static)
-		for (int c = 0; c < 16; c++)
-			lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, 16, c, batch_norm_gradient_total(totals, 16, c, false),
-							    batch_norm_gradient_total(totals, 16, c, true), count);
-		batch_norm_gradient_apply(din, dactivated, in, saved, lines, n, 16, 2 * 2, true, write);
+		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, 2 * 2, true, write, ranks, scratch,
+					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape), totals, lines);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
