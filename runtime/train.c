@@ -790,7 +790,8 @@ done:
 	return status;
 }
 
-/* Dump of the first step on the first batch, for comparing builds. Across
+/* Dump of the first step on the first batch, for comparing builds, and of
+ * the first batch evaluated with the weights after the last step. Across
  * ranks, each runs its part of the batch, and rank 0 dumps the whole
  * batch's first loss and the weights after the last step: what a reference
  * computing BN over each part (or over the whole batch, with bn_sync) can
@@ -875,6 +876,17 @@ int step_run(const struct run_options *o)
 		net_sgd(&s.state, (real)learning_rate(step, o->iterations), (real)d->momentum, (real)d->weight_decay);
 		average_running_statistics(&s);
 		failed = ranks_max(failed);
+	}
+	if (!failed && alone) {
+		/* The first batch again, in evaluation (BN by its running
+		 * statistics, dropout scaling): the path test errors come from. */
+		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, NULL, state_input(&s.state, n), labels);
+		s.state.labels = labels;
+		s.state.training = 0;
+		net_forward(&s.state, n);
+		s.state.training = 1;
+		failed |= tensor_file_add_double(&dump, "eval/loss", &s.state.loss, 1);
+		failed |= tensor_file_add(&dump, "eval/logits", state_logits(&s.state, n), (long)n * net_info.classes);
 	}
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];

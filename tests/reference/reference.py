@@ -6,11 +6,12 @@ For each spec given, with its binaries: the f64 binary exports its seeded
 initial weights (`init`) and runs five SGD steps on its first batch (`step
 --steps 5 --dump`), dumping the input, labels, logits, loss, every group's
 (stem, unit, head) output and input gradient, every parameter gradient and
-the weights after the five steps. This file builds the same network from the
-same YAML spec in float64, loads the same weights, runs the same five steps
-with torch.optim.SGD, and compares all of it. Where an f32 binary is given
-too, its first forward pass on the same weights is compared as well. A
-mismatch names the tensor and the unit.
+the weights after the five steps, and the first batch's loss and logits in
+evaluation (BN by its running statistics) with those weights. This file
+builds the same network from the same YAML spec in float64, loads the same
+weights, runs the same five steps with torch.optim.SGD, and compares all of
+it. Where an f32 binary is given too, its first forward pass on the same
+weights is compared as well. A mismatch names the tensor and the unit.
 
     reference.py WORK_DIR SPEC=F64_BINARY[,F32_BINARY]...
 
@@ -290,11 +291,12 @@ class Network:
             raise ValueError(f"{self.spec.name}: the binary's tensors and this network's differ: "
                              f"{sorted(expected ^ set(weights))[:6]}")
 
-    def forward(self, images, labels, step, keep, first_image=0):
+    def forward(self, images, labels, step, keep, first_image=0, training=True):
         """Returns the loss and the logits; fills keep[group] with (input, output).
-        first_image: where these images start in a batch split across ranks."""
+        first_image: where these images start in a batch split across ranks.
+        training False: evaluation (BN by its running statistics, dropout
+        scaling by 1 - rate)."""
         values = {"input": images}
-        training = True
         for op in self.graph.ops:
             x = [values[i] for i in op["inputs"]]
             name, kind = op["name"], op["kind"]
@@ -318,8 +320,9 @@ class Network:
                 y = op["factor"] * x[0]
             elif kind == "dropout":
                 shape = tuple(x[0].shape)
-                y = x[0] * dropout_mask(shape, op["rate"], op["salt"], self.spec.seed, step,
-                                        first_image * int(np.prod(shape[1:])))
+                y = x[0] * (dropout_mask(shape, op["rate"], op["salt"], self.spec.seed, step,
+                                         first_image * int(np.prod(shape[1:])))
+                            if training else 1 - op["rate"])
             elif kind == "gated_add":
                 g = torch.sigmoid(x[2] + self.params[name + "_bias"].view(1, -1, 1, 1))
                 y = (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
@@ -406,6 +409,10 @@ def check(spec_path, binaries, work):
         optimiser.step()
     for name, p in list(net.params.items()) + list(net.buffers.items()):
         compare(f"{name} after {STEPS} steps", "f64", dump[f"after/{name}"], p.detach().numpy())
+    with torch.no_grad():  # the first batch evaluated with those weights
+        loss, logits = net.forward(images, labels, STEPS, None, training=False)
+    compare(f"loss in evaluation after {STEPS} steps", "f64", dump["eval/loss"], [loss.item()])
+    compare(f"logits in evaluation after {STEPS} steps", "f64", dump["eval/logits"], logits.numpy())
     if f32:
         dump32 = run_binary(f32, weights_path, os.path.join(work, spec.name + "-f32.dump"), 1)
         compare("input", "f32 forward", dump32["input"], dump["input"])
