@@ -114,7 +114,8 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * data gradient's, and a fused BN's sums, side by side, as both gradients
  * run in one loop). The fast kernels' parts: a padded image, packed
  * operands and a panel, for the forward pass, the data gradient and the
- * weight gradient; the first two's row split adds its partial outputs, the
+ * weight gradient; the first two's row split adds its partial outputs,
+ * or a 3x3 one's Winograd its transformed tiles and products; the
  * weight gradient's row split dY padded, and a 1x1 weight gradient packs
  * its input instead. Each part is at least the reference kernels' columns
  * with the image a prologue computes. */
@@ -123,6 +124,9 @@ enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
 static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
 
 static long max_of(long a, long b) { return a > b ? a : b; }
+
+/* CONV_PLACE: one place of Winograd's tiles, whole pages and a line apart */
+static long place(long reals) { return (reals + 1023) / 1024 * 1024 + 16; }
 
 /* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
  * templates/ops/batch_norm.c.tmpl, two reals each in f32. */
@@ -148,6 +152,13 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long packed_data = max_of(packed_panels(in.channels, flipped_patch), packed_panels(in.channels * k, out.channels * k));
 	long rows_forward = align(out.channels * k * (in.height + border) * out.width);
 	long rows_data = align(in.channels * k * (out.height + border) * in.width);
+	if (k == 3) { /* Winograd's weights, transformed tiles and products */
+		long tiles_forward = (long)(in.height / 2) * (out.width / 2), tiles_data = (long)(out.height / 2) * (in.width / 2);
+		packed_forward = max_of(packed_forward, 16 * place(packed_panels(out.channels, in.channels)));
+		packed_data = max_of(packed_data, 16 * place(packed_panels(in.channels, out.channels)));
+		rows_forward = max_of(rows_forward, 16 * (place(packed_panels(tiles_forward, in.channels)) + place(out.channels * tiles_forward)));
+		rows_data = max_of(rows_data, 16 * (place(packed_panels(tiles_data, out.channels)) + place(in.channels * tiles_data)));
+	}
 	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward;
 	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data;
 	long weight_gradient = packed_panels(out.channels, pixels) +

@@ -88,7 +88,8 @@ int main(int argc, char **argv)
 	       images_per_second, gflops);
 	if (limit > 0)
 		printf(", %.0f%% of the FMA limit", 100 * gflops / limit);
-	printf(" (%.0f MFLOP/image forward)\n", net_info.forward_flops / 1e6);
+	printf(" (%.0f MFLOP/image forward, counting every convolution as a direct one: those Winograd runs do fewer)\n",
+	       net_info.forward_flops / 1e6);
 	printf("  by kind of kernel:\n");
 	double kernels = 0;
 	for (int k = 0; k < PROFILE_KIND_COUNT; k++) {

@@ -328,17 +328,21 @@ static void check_shape_once(struct conv_shape s, int n)
 	free(dweight_reference);
 }
 
-/* Both ways the fast kernels can run a stride-1 convolution, whichever
- * this machine would choose (conv.c.tmpl): plain, and by the row splits
- * (of the forward pass and data gradient, and of the weight gradient);
- * and a 1x1 one's weight gradient with the operands on either side. */
+/* Every way the fast kernels can run a stride-1 convolution, whichever
+ * this machine would choose (conv.c.tmpl): plain, by the row splits (of
+ * the forward pass and data gradient, and of the weight gradient), and a
+ * 3x3 one of even size by Winograd; and a 1x1 one's weight gradient with
+ * the operands on either side. */
 static void check_shape(struct conv_shape s, int n)
 {
-	for (int forced = 0; forced <= 1; forced++) {
-		conv_row_split = conv_swap_sides = conv_weight_split = forced;
+	for (int way = 0; way < 3; way++) {
+		conv_row_split = conv_swap_sides = conv_weight_split = way == 1;
+		conv_winograd = way == 2;
+		if (way == 2 && !conv_winograd_applies(s))
+			continue;
 		check_shape_once(s, n);
 	}
-	conv_row_split = conv_swap_sides = conv_weight_split = -1;
+	conv_row_split = conv_swap_sides = conv_weight_split = conv_winograd = -1;
 }
 
 static void test_conv_fast_matches_reference_on_random_shapes(void **unused)

@@ -381,6 +381,20 @@ struct conv_shape {
 /* The row split's partial outputs: per output channel and kernel row, the
  * output columns of every row of the padded input. */
 #define CONV_ROWS(c_out, h_in, w_out, k) CONV_ALIGN((c_out) * (k) * ((h_in) + (k) / 2 * 2) * (w_out))
+/* Winograd's F(2x2, 3x3) (below), for 3x3 convolutions only: the
+ * weights transformed, packed once for each of the 16 places of a
+ * transformed tile; the input's tiles transformed (V), packed the same
+ * way; and the products (M), per place an output channel's tiles. */
+#define CONV_TILES(h, w) (((h) / 2) * ((w) / 2))
+/* The places lie a whole number of 4 KiB pages and one or two cache lines
+ * apart: 16 streams a page apart would share a set of the L1 cache. */
+#define CONV_PLACE(reals) (((reals) + 1023) / 1024 * 1024 + 16)
+#define CONV_WINOGRAD_WEIGHTS(c_out, c_in, k) ((k) == 3 ? 16 * CONV_PLACE(CONV_PACKED(c_out, c_in)) : 0)
+#define CONV_WINOGRAD_TILES(c_in, c_out, h, w, k) \
+	((k) == 3 ? 16 * (CONV_PLACE(CONV_PACKED(CONV_TILES(h, w), c_in)) + CONV_PLACE((c_out) * CONV_TILES(h, w))) : 0)
+/* Any packing of the weights; the row split's outputs or Winograd's tiles. */
+#define CONV_PACKED_ANY(c_out, c_in, k) CONV_MAX(CONV_PACKED_EITHER(c_out, c_in, k), CONV_WINOGRAD_WEIGHTS(c_out, c_in, k))
+#define CONV_ROWS_OR_TILES(c_in, c_out, h_in, w_out, k) CONV_MAX(CONV_ROWS(c_out, h_in, w_out, k), CONV_WINOGRAD_TILES(c_in, c_out, h_in, w_out, k))
 /* An image with the convolution's zero border, as packing reads it. */
 #define CONV_PADDED(channels, height, width, k) CONV_ALIGN((channels) * ((height) + (k) / 2 * 2) * ((width) + (k) / 2 * 2))
 /* Per-thread scratch, in reals: a private weight gradient, then the
@@ -388,17 +402,18 @@ struct conv_shape {
  * weight gradient's part, the data gradient's after it (both run image by
  * image in one loop: conv_backward), and room for a fused BN's sums (4
  * reals a channel). The forward pass's: padded X, packed W, a panel of
- * columns and the row split's partial outputs; the data gradient's the
+ * columns, and the row split's partial outputs or Winograd's transformed
+ * tiles and products; the data gradient's the
  * same of dY and the flipped W; the weight gradient's CONV_WEIGHT_FAST;
  * the reference kernels', in each part: columns, and the input a prologue
  * activates. generator/plan.c computes the same figure; each instance
  * checks it at compile time. */
 #define CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k) (CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))
 #define CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                      \
-	CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_EITHER(c_out, c_in, k) + CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS(c_out, h_in, w_out, k), \
+	CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_ANY(c_out, c_in, k) + CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS_OR_TILES(c_in, c_out, h_in, w_out, k), \
 		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
 #define CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                             \
-	CONV_MAX(CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_EITHER(c_in, c_out, k) + CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS(c_in, h_out, w_in, k), \
+	CONV_MAX(CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_ANY(c_in, c_out, k) + CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS_OR_TILES(c_out, c_in, h_out, w_in, k), \
 		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
 /* The weight gradient's fast kernels: packed dY, then padded X and a panel
  * of columns^T, or a 1x1 convolution's X packed; or for the row split, its
@@ -863,6 +878,195 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm_split_of(re
 	}
 }
 
+/* Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast
+ * Algorithms for Convolutional Neural Networks", 2016), for a stride-1
+ * 3x3 convolution that keeps the image's size, both sides even. Each 2x2
+ * block of output pixels (a tile) comes from the 4x4 block d of the padded
+ * input around it, channel by channel, as
+ *     Y = A^T [ sum over input channels of (G g G^T) .* (B^T d B) ] A,
+ * g the 3x3 kernel. The sums are 16 matrix products, one per place
+ * e = 4 i + j of the transformed 4x4 tile,
+ *     M[e] (C_OUT, TILES) = U[e] (C_OUT, C_IN) . V[e] (C_IN, TILES),
+ * run on the micro-kernel as the other kernels are: 16 multiply-adds a
+ * tile and channel pair instead of 36, for the transforms' additions. It
+ * rounds differently from the direct sums; tests/test_kernels.c holds it
+ * to the same bound against the reference kernel. conv_winograd:
+ * -1 uses it where an image has at least two panels of tiles, 0 or 1
+ * forces it off or on where it applies (for the tests). With fewer tiles
+ * the panels run part empty: preact-110's 8 x 8 convolutions (16 tiles,
+ * panels of 32 on skx) ran slower by Winograd, its 32 x 32 and 16 x 16
+ * ones faster (make bench, 2-core Zen 4: the step 1200 against 1300 ms). */
+static int conv_winograd = -1;
+
+static inline __attribute__((always_inline)) bool conv_winograd_applies(struct conv_shape s)
+{
+	return s.k == 3 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in && s.h_in % 2 == 0 && s.w_in % 2 == 0;
+}
+
+/* U[e] = G g G^T for each kernel g, packed for each place e as
+ * conv_pack_weights packs a (channels, inputs) matrix, place after place.
+ * flipped: the data gradient's kernels, as conv_pack_weights flips them. */
+static inline __attribute__((always_inline)) void conv_pack_weights_winograd(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s)
+{
+	size_t place = CONV_PLACE(CONV_PACKED(channels, inputs));
+	for (int c0 = 0; c0 < channels; c0 += width)
+		for (int p = 0; p < inputs; p++)
+			for (int i = 0; i < width; i++) {
+				int c = c0 + i;
+				real u[16] = {0};
+				if (c < channels) {
+					real g[3][3], t[4][3];
+					for (int ky = 0; ky < 3; ky++)
+						for (int kx = 0; kx < 3; kx++)
+							g[ky][kx] = flipped ? weight[((size_t)p * s.c_in + c) * 9 + (2 - ky) * 3 + (2 - kx)]
+									    : weight[((size_t)c * s.c_in + p) * 9 + ky * 3 + kx];
+					for (int x = 0; x < 3; x++) { /* G g */
+						t[0][x] = g[0][x];
+						t[1][x] = (g[0][x] + g[1][x] + g[2][x]) / 2;
+						t[2][x] = (g[0][x] - g[1][x] + g[2][x]) / 2;
+						t[3][x] = g[2][x];
+					}
+					for (int y = 0; y < 4; y++) { /* (G g) G^T */
+						u[4 * y] = t[y][0];
+						u[4 * y + 1] = (t[y][0] + t[y][1] + t[y][2]) / 2;
+						u[4 * y + 2] = (t[y][0] - t[y][1] + t[y][2]) / 2;
+						u[4 * y + 3] = t[y][2];
+					}
+				}
+				for (int e = 0; e < 16; e++)
+					packed[e * place + conv_panel_at(c0, width, inputs) + (size_t)p * width + i] = u[e];
+			}
+}
+
+/* V[e] = B^T d B of every tile of one padded image, packed for each place
+ * e as panels of width tiles (the pixels of the other kernels), place
+ * after place; zero past the last tile. A row of tiles at a time, in
+ * vectors along it. */
+static inline __attribute__((always_inline)) void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width)
+{
+	int padded_width = s.w_in + 2, padded_height = s.h_in + 2, across = s.w_in / 2, tiles = CONV_TILES(s.h_in, s.w_in);
+	size_t place = CONV_PLACE(CONV_PACKED(CONV_TILES(s.h_in, s.w_in), s.c_in));
+	real rows[4][padded_width]; /* B^T d of a row of tiles, whole rows */
+	for (int c = 0; c < s.c_in; c++)
+		for (int ty = 0; ty < s.h_in / 2; ty++) {
+			const real *d0 = padded + ((size_t)c * padded_height + 2 * ty) * padded_width;
+			const real *d1 = d0 + padded_width, *d2 = d1 + padded_width, *d3 = d2 + padded_width;
+			for (int x = 0; x < padded_width; x++) {
+				rows[0][x] = d0[x] - d2[x];
+				rows[1][x] = d1[x] + d2[x];
+				rows[2][x] = d2[x] - d1[x];
+				rows[3][x] = d1[x] - d3[x];
+			}
+			for (int tx = 0; tx < across;) { /* (B^T d) B, a run of tiles in one panel at a time */
+				int tile = ty * across + tx, at = tile % width;
+				int run = across - tx < width - at ? across - tx : width - at;
+				real *to = v + conv_panel_at(tile, width, s.c_in) + (size_t)c * width + at;
+				for (int i = 0; i < 4; i++) {
+					const real *r = rows[i] + 2 * tx;
+					real *restrict o0 = to + 4 * i * place, *restrict o1 = o0 + place, *restrict o2 = o1 + place, *restrict o3 = o2 + place;
+					for (int j = 0; j < run; j++) {
+						o0[j] = r[2 * j] - r[2 * j + 2];
+						o1[j] = r[2 * j + 1] + r[2 * j + 2];
+						o2[j] = r[2 * j + 2] - r[2 * j + 1];
+						o3[j] = r[2 * j + 1] - r[2 * j + 3];
+					}
+				}
+				tx += run;
+			}
+		}
+	if (tiles % width)
+		for (int e = 0; e < 16; e++)
+			for (int c = 0; c < s.c_in; c++)
+				memset(v + e * place + conv_panel_at(tiles, width, s.c_in) + (size_t)c * width + tiles % width, 0,
+				       sizeof(real) * (width - tiles % width));
+}
+
+/* out (+)= A^T m A of every tile, m the tile's 16 products: a row of
+ * tiles at a time, in vectors along it, then its two rows of pixels
+ * interleaved from them. */
+static inline __attribute__((always_inline)) void conv_winograd_output(real *out, const real *m, struct conv_shape s, real beta)
+{
+	int across = s.w_out / 2, tiles = CONV_TILES(s.h_out, s.w_out);
+	size_t place = CONV_PLACE(s.c_out * CONV_TILES(s.h_out, s.w_out));
+	real y[4][across]; /* pixels (0, 0), (0, 1), (1, 0), (1, 1) of each tile */
+	for (int c = 0; c < s.c_out; c++)
+		for (int ty = 0; ty < s.h_out / 2; ty++) {
+			const real *q = m + (size_t)c * tiles + ty * across;
+			for (int t = 0; t < across; t++) {
+				real r0[4], r1[4];
+				for (int j = 0; j < 4; j++) { /* A^T m */
+					r0[j] = q[j * place + t] + q[(4 + j) * place + t] + q[(8 + j) * place + t];
+					r1[j] = q[(4 + j) * place + t] - q[(8 + j) * place + t] - q[(12 + j) * place + t];
+				}
+				y[0][t] = r0[0] + r0[1] + r0[2]; /* (A^T m) A */
+				y[1][t] = r0[1] - r0[2] - r0[3];
+				y[2][t] = r1[0] + r1[1] + r1[2];
+				y[3][t] = r1[1] - r1[2] - r1[3];
+			}
+			real *y0 = out + ((size_t)c * s.h_out + 2 * ty) * s.w_out, *y1 = y0 + s.w_out;
+			if (beta != 0)
+				for (int t = 0; t < across; t++) {
+					y0[2 * t] += y[0][t];
+					y0[2 * t + 1] += y[1][t];
+					y1[2 * t] += y[2][t];
+					y1[2 * t + 1] += y[3][t];
+				}
+			else
+				for (int t = 0; t < across; t++) {
+					y0[2 * t] = y[0][t];
+					y0[2 * t + 1] = y[1][t];
+					y1[2 * t] = y[2][t];
+					y1[2 * t + 1] = y[3][t];
+				}
+		}
+}
+
+/* out (C_OUT, PIXELS) = beta out + the convolution, by Winograd: the
+ * input's tiles transformed (V, at tiles_of), the 16 products (M, after
+ * V), the products transformed back into out. */
+static inline __attribute__((always_inline)) void conv_winograd_of(real *out, const real *padded, const real *packed, real *tiles_of, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+{
+	int tiles = CONV_TILES(s.h_in, s.w_in), channel_width = conv_channel_width(micro);
+	size_t weight_place = CONV_PLACE(CONV_PACKED(s.c_out, s.c_in)), tile_place = CONV_PLACE(CONV_PACKED(tiles, s.c_in));
+	size_t product_place = CONV_PLACE(s.c_out * tiles);
+	real *v = tiles_of, *m = v + 16 * tile_place;
+	conv_winograd_input(v, padded, s, pixel_width);
+	for (int e = 0; e < 16; e++)
+		for (int first = 0; first < tiles; first += pixel_width) {
+			int count = tiles - first < pixel_width ? tiles - first : pixel_width;
+			const real *panel = v + e * tile_place + conv_panel_at(first, pixel_width, s.c_in);
+			for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
+				int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
+				conv_tile(micro, channels, count, s.c_in, packed + e * weight_place + conv_panel_at(c0, channel_width, s.c_in),
+					  panel, 0, m + e * product_place + (size_t)c0 * tiles + first, tiles, 1);
+			}
+		}
+	conv_winograd_output(out, m, s, beta);
+}
+
+/* How a stride-1 convolution that keeps its size runs on the fast path. */
+enum conv_method { CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
+
+static inline __attribute__((always_inline)) enum conv_method conv_method_for(const struct gemm_micro *micro, struct conv_shape s)
+{
+	if (conv_winograd_applies(s) && (conv_winograd == 1 || (conv_winograd < 0 && CONV_TILES(s.h_in, s.w_in) >= 2 * conv_pixel_width(micro))))
+		return CONV_WINOGRAD;
+	return conv_splits_rows(micro, s) ? CONV_ROW_SPLIT : CONV_PLAIN;
+}
+
+/* The weights packed for a method; flipped: for the data gradient, whose
+ * convolution has the forward's inputs for channels. */
+static inline __attribute__((always_inline)) void conv_pack_weights_for(real *packed, const real *weight, enum conv_method method, bool flipped, const struct gemm_micro *micro, struct conv_shape s)
+{
+	int channels = flipped ? s.c_in : s.c_out, inputs = flipped ? s.c_out : s.c_in, width = conv_channel_width(micro);
+	if (method == CONV_WINOGRAD)
+		conv_pack_weights_winograd(packed, weight, channels, inputs, width, flipped, s);
+	else if (method == CONV_ROW_SPLIT)
+		conv_pack_weights_split(packed, weight, channels, inputs, width, flipped, s);
+	else
+		conv_pack_weights(packed, weight, channels, CONV_PATCH(inputs, s.k), width, flipped, s);
+}
+
 /* function(arguments..., width) with the micro-kernel's pixel panel width,
  * passed as a constant when it is one the machines have, so that the
  * packing copies unroll. */
@@ -883,12 +1087,14 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm_split_of(re
 		}                                                            \
 	} while (0)
 
-/* The convolution of one padded image; split: by the row split, the
- * weights packed for it; pre, if not NULL: the prologue, applied while
- * packing (not with the row split). */
-static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, const real *padded, const real *pre, const real *packed, real *panel, real *rows, bool split, struct conv_shape s, real beta, const struct gemm_micro *micro)
+/* The convolution of one padded image by method, the weights packed for
+ * it; pre, if not NULL: the prologue, applied while packing (plain method
+ * only). rows: the row split's partial outputs or Winograd's tiles. */
+static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, const real *padded, const real *pre, const real *packed, real *panel, real *rows, enum conv_method method, struct conv_shape s, real beta, const struct gemm_micro *micro)
 {
-	if (split)
+	if (method == CONV_WINOGRAD)
+		CONV_WITH_PIXEL_WIDTH(micro, conv_winograd_of, out, padded, packed, rows, s, beta, micro);
+	else if (method == CONV_ROW_SPLIT)
 		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, out, padded, packed, panel, rows, s, beta, micro);
 	else
 		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, out, padded, pre, packed, panel, s, beta, micro);
@@ -902,17 +1108,14 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
-	bool split = conv_splits_rows(micro, s);
+	enum conv_method method = conv_method_for(micro, s);
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
-	real *panel = packed + CONV_PACKED_EITHER(s.c_out, s.c_in, s.k);
+	real *panel = packed + CONV_PACKED_ANY(s.c_out, s.c_in, s.k);
 	real *rows = panel + CONV_PANEL(patch);
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-	if (split)
-		conv_pack_weights_split(packed, weight, s.c_out, s.c_in, conv_channel_width(micro), false, s);
-	else
-		conv_pack_weights(packed, weight, s.c_out, patch, conv_channel_width(micro), false, s);
+	conv_pack_weights_for(packed, weight, method, false, micro, s);
 	/* A 1x1 convolution reads its input only while packing, so that is
 	 * where its prologue goes; a wider one pads the image, activated, first. */
 	const real *packing_pre = s.k == 1 ? pre : NULL;
@@ -921,7 +1124,7 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 		const real *image = conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, packing_pre ? NULL : pre, s.c_in, s.h_in, s.w_in, s.k / 2);
 		real *result = out + (size_t)i * s.c_out * s.h_out * s.w_out;
 		real beta = conv_epilogue_start(epilogue, result, i, s);
-		conv_implicit_gemm(result, image, packing_pre, packed, panel, rows, split, s, beta, micro);
+		conv_implicit_gemm(result, image, packing_pre, packed, panel, rows, method, s, beta, micro);
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -1387,12 +1590,12 @@ struct conv_data_gradient {
 	struct conv_shape s;            /* the convolution's */
 	const real *weight;
 	real *padded, *packed, *panel, *rows; /* the fast kernel's; panel: the reference's columns */
-	bool split;                           /* by the row split */
+	enum conv_method method;
 };
 
 static inline __attribute__((always_inline)) struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part)
 {
-	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, false};
+	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, CONV_PLAIN};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
 	if (!d.micro || s.stride != 1) {
 		d.micro = NULL;
@@ -1400,17 +1603,14 @@ static inline __attribute__((always_inline)) struct conv_data_gradient conv_data
 		return d;
 	}
 	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
-	d.split = conv_splits_rows(d.micro, transposed);
+	d.method = conv_method_for(d.micro, transposed);
 	d.padded = part;
 	d.packed = d.padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
-	d.panel = d.packed + CONV_PACKED_EITHER(s.c_in, s.c_out, s.k);
+	d.panel = d.packed + CONV_PACKED_ANY(s.c_in, s.c_out, s.k);
 	d.rows = d.panel + CONV_PANEL(flipped_patch);
 	if (s.k > 1)
 		memset(d.padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
-	if (d.split)
-		conv_pack_weights_split(d.packed, weight, s.c_in, s.c_out, conv_channel_width(d.micro), true, s);
-	else
-		conv_pack_weights(d.packed, weight, s.c_in, flipped_patch, conv_channel_width(d.micro), true, s);
+	conv_pack_weights_for(d.packed, weight, d.method, true, d.micro, s);
 	return d;
 }
 
@@ -1423,7 +1623,7 @@ static inline __attribute__((always_inline)) void conv_data_gradient_image(const
 	}
 	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
 	const real *gradient = conv_pad(d->padded, dy, NULL, s.c_out, s.h_out, s.w_out, s.k / 2);
-	conv_implicit_gemm(dimage, gradient, NULL, d->packed, d->panel, d->rows, d->split, transposed, write == GRADIENT_ADD, d->micro);
+	conv_implicit_gemm(dimage, gradient, NULL, d->packed, d->panel, d->rows, d->method, transposed, write == GRADIENT_ADD, d->micro);
 }
 
 /* din (+)= the data gradient, the images shared among the threads. */
