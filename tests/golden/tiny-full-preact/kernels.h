@@ -424,8 +424,16 @@ struct conv_shape {
 								   CONV_PACKED(c_in, (h_out) * (w_out))),        \
 		 CONV_PACKED((k) * (c_out), CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_in, h_in, w_in, k) +       \
 			 CONV_PANEL(CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_out, h_out, w_out, 2 * (k) - 1))
-#define CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) \
-	CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
+/* Winograd's (3x3 only): dY's tiles and the input's transformed, dY and
+ * the padded input with their channels innermost, the 16 products. */
+#define CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                  \
+	((k) == 3 ? 16 * (CONV_PLACE(CONV_PACKED(c_out, CONV_TILES(h_out, w_out))) +                                   \
+			  CONV_PLACE(CONV_PACKED(c_in, CONV_TILES(h_out, w_out))) + CONV_PLACE((c_out) * (c_in))) + \
+			    CONV_ALIGN((c_out) * (h_out) * (w_out)) + CONV_PADDED(c_in, h_in, w_in, k)                \
+		  : 0)
+#define CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                      \
+	CONV_MAX(CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k)), \
+		 CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k))
 #define CONV_BN_SUMS(c_in) CONV_ALIGN(4 * (c_in))
 #define CONV_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                             \
 	(CONV_ALIGN((c_out) * CONV_PATCH(c_in, k)) +                                                     \
@@ -1373,7 +1381,7 @@ static int conv_weight_split = -1;
 /* How a weight gradient runs: by the patches (the plain way), by the 1x1
  * packing (swapped or not), or by the row split. gradient_width: the width
  * of dY's panels; gradient_first: they are the micro-kernel's A. */
-enum conv_weight_method { CONV_WEIGHT_PATCHES, CONV_WEIGHT_1X1, CONV_WEIGHT_SPLIT };
+enum conv_weight_method { CONV_WEIGHT_PATCHES, CONV_WEIGHT_1X1, CONV_WEIGHT_SPLIT, CONV_WEIGHT_WINOGRAD };
 
 struct conv_weight_plan {
 	enum conv_weight_method method;
@@ -1381,6 +1389,7 @@ struct conv_weight_plan {
 	bool gradient_first;
 	int pixels; /* the sums' length: the output's pixels, or the padded rows' */
 	struct conv_strides own;
+	struct conv_strides product; /* Winograd's: of the products of each place */
 };
 
 static inline __attribute__((always_inline)) struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s)
@@ -1388,7 +1397,7 @@ static inline __attribute__((always_inline)) struct conv_weight_plan conv_weight
 	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	struct conv_weight_plan w = {CONV_WEIGHT_PATCHES, channel_width, pixel_width, micro->prefers_rows, pixels,
-				     {patch, 1, s.k * s.c_in, s.c_in}};
+				     {patch, 1, s.k * s.c_in, s.c_in}, {0, 0, 0, 0}};
 	if (s.k == 1) {
 		bool swapped = conv_swaps_sides(micro, s);
 		w.method = CONV_WEIGHT_1X1;
@@ -1404,10 +1413,27 @@ static inline __attribute__((always_inline)) struct conv_weight_plan conv_weight
 	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;
 	int on_a = conv_blocks(rows, micro->mr) * conv_blocks(columns, micro->nr);
 	int on_b = conv_blocks(rows, micro->nr) * conv_blocks(columns, micro->mr);
-	bool split = conv_weight_split >= 0
-			     ? conv_weight_split
-			     : 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels <
-				       (double)conv_blocks(s.c_out, channel_width) * conv_blocks(patch, pixel_width) * pixels;
+	double patches = (double)conv_blocks(s.c_out, channel_width) * conv_blocks(patch, pixel_width) * pixels;
+	double split_steps = 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels;
+	bool split = conv_weight_split >= 0 ? conv_weight_split : split_steps < patches;
+	if (conv_winograd_applies(s) && conv_winograd != 0) {
+		/* Winograd's 16 products, C_OUT on the A side or on the B side; its
+		 * transforms cost about half as much again (measured) */
+		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
+		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
+		double winograd = 1.5 * 16 * (winograd_a < winograd_b ? winograd_a : winograd_b) * CONV_TILES(s.h_out, s.w_out);
+		if (conv_winograd == 1 || winograd < (split ? split_steps : patches)) {
+			w.method = CONV_WEIGHT_WINOGRAD;
+			w.gradient_first = winograd_a <= winograd_b;
+			w.gradient_width = w.gradient_first ? micro->mr : micro->nr;
+			w.input_width = w.gradient_first ? micro->nr : micro->mr;
+			/* the products stored as the kernel prefers, the private sum as OIHW */
+			w.product = w.gradient_first == micro->prefers_rows ? (struct conv_strides){s.c_in, 1, 0, 0}
+									     : (struct conv_strides){1, s.c_out, 0, 0};
+			w.own = (struct conv_strides){patch, s.k * s.k, s.k, 1};
+			return w;
+		}
+	}
 	if (!split)
 		return w;
 	w.method = CONV_WEIGHT_SPLIT;
@@ -1491,6 +1517,125 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_split(rea
 	}
 }
 
+/* Winograd's weight gradient, for the convolutions Winograd's forward pass
+ * applies to. The forward pass's formula differentiated: for each pair of
+ * channels, dW = G^T [ sum over tiles of (A dY A^T) .* (B^T d B) ] G, dY
+ * the tile's 2 x 2 gradient, d the 4 x 4 block of padded input around it.
+ * The sums over the tiles are 16 products an image, one per place,
+ * (C_OUT, TILES) . (TILES, C_IN), on the micro-kernel with the tiles as
+ * the sum's index, added to the thread's own transformed sums; after the
+ * thread's last image, G^T . G turns those into its private weight
+ * gradient. 16 multiply-adds per tile and channel pair instead of 36, as
+ * forward. */
+
+/* The transformed tiles of one image stored pixel by pixel with its
+ * channels innermost (conv_pad_transposed), for each place as panels of
+ * width channels, the tiles being the sum's index; zero past the last
+ * channel. gradient: the image is dY, A y A^T of each 2 x 2 tile y; else
+ * the input padded by one, B^T d B of each 4 x 4 block d. */
+static inline __attribute__((always_inline)) void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width)
+{
+	int across = image_width / 2, tiles = CONV_TILES(height, image_width), row = gradient ? image_width : image_width + 2;
+	size_t place = CONV_PLACE(CONV_PACKED(channels, tiles));
+	for (int c0 = 0; c0 < channels; c0 += width) {
+		int valid = channels - c0 < width ? channels - c0 : width;
+		real *panel = packed + conv_panel_at(c0, width, tiles);
+		for (int t = 0; t < tiles; t++) {
+			const real *at = image + ((size_t)2 * (t / across) * row + 2 * (t % across)) * channels + c0;
+			real *to = panel + (size_t)t * width;
+			for (int i = 0; i < valid; i++) {
+				real v[16];
+				if (gradient) {
+					const real y00 = at[i], y01 = at[channels + i], y10 = at[(size_t)row * channels + i], y11 = at[(size_t)(row + 1) * channels + i];
+					real r[4][2]; /* A y */
+					r[0][0] = y00;
+					r[0][1] = y01;
+					r[1][0] = y00 + y10;
+					r[1][1] = y01 + y11;
+					r[2][0] = y00 - y10;
+					r[2][1] = y01 - y11;
+					r[3][0] = -y10;
+					r[3][1] = -y11;
+					for (int k = 0; k < 4; k++) { /* (A y) A^T */
+						v[4 * k] = r[k][0];
+						v[4 * k + 1] = r[k][0] + r[k][1];
+						v[4 * k + 2] = r[k][0] - r[k][1];
+						v[4 * k + 3] = -r[k][1];
+					}
+				} else {
+					real d[4][4], b[4][4];
+					for (int y = 0; y < 4; y++)
+						for (int x = 0; x < 4; x++)
+							d[y][x] = at[((size_t)y * row + x) * channels + i];
+					for (int x = 0; x < 4; x++) { /* B^T d */
+						b[0][x] = d[0][x] - d[2][x];
+						b[1][x] = d[1][x] + d[2][x];
+						b[2][x] = d[2][x] - d[1][x];
+						b[3][x] = d[1][x] - d[3][x];
+					}
+					for (int k = 0; k < 4; k++) { /* (B^T d) B */
+						v[4 * k] = b[k][0] - b[k][2];
+						v[4 * k + 1] = b[k][1] + b[k][2];
+						v[4 * k + 2] = b[k][2] - b[k][1];
+						v[4 * k + 3] = b[k][1] - b[k][3];
+					}
+				}
+				for (int e = 0; e < 16; e++)
+					to[e * place + i] = v[e];
+			}
+			for (int i = valid; i < width; i++)
+				for (int e = 0; e < 16; e++)
+					to[e * place + i] = 0;
+		}
+	}
+}
+
+/* products += the 16 products of one image, from dY's tiles and the
+ * input's packed by conv_winograd_pack_tiles in the plan's widths. */
+static inline __attribute__((always_inline)) void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
+{
+	int tiles = CONV_TILES(s.h_out, s.w_out);
+	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, tiles)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, tiles));
+	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
+	for (int e = 0; e < 16; e++)
+		for (int x0 = 0; x0 < s.c_in; x0 += w.input_width) {
+			int inputs = s.c_in - x0 < w.input_width ? s.c_in - x0 : w.input_width;
+			const real *input_panel = input + e * input_place + conv_panel_at(x0, w.input_width, tiles);
+			for (int c0 = 0; c0 < s.c_out; c0 += w.gradient_width) {
+				int channels = s.c_out - c0 < w.gradient_width ? s.c_out - c0 : w.gradient_width;
+				const real *gradient_panel = gradient + e * gradient_place + conv_panel_at(c0, w.gradient_width, tiles);
+				real *block = products + e * product_place + (long)c0 * w.product.co + (long)x0 * w.product.c;
+				if (w.gradient_first)
+					gemm_micro_tile(channels, inputs, tiles, gradient_panel, input_panel, 1, block, w.product.co, w.product.c);
+				else
+					gemm_micro_tile(inputs, channels, tiles, input_panel, gradient_panel, 1, block, w.product.c, w.product.co);
+			}
+		}
+}
+
+/* own += G^T m G for each pair of channels, m its 16 summed products. */
+static inline __attribute__((always_inline)) void conv_winograd_weights_back(real *own, const real *products, struct conv_shape s, struct conv_weight_plan w)
+{
+	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
+	for (int co = 0; co < s.c_out; co++)
+		for (int c = 0; c < s.c_in; c++) {
+			const real *m = products + (long)co * w.product.co + (long)c * w.product.c;
+			real t[3][4], *to = own + (long)co * w.own.co + (long)c * w.own.c;
+			for (int j = 0; j < 4; j++) { /* G^T m */
+				real m0 = m[j * product_place], m1 = m[(4 + j) * product_place];
+				real m2 = m[(8 + j) * product_place], m3 = m[(12 + j) * product_place];
+				t[0][j] = m0 + (m1 + m2) / 2;
+				t[1][j] = (m1 - m2) / 2;
+				t[2][j] = (m1 + m2) / 2 + m3;
+			}
+			for (int k = 0; k < 3; k++) { /* (G^T m) G */
+				to[k * w.own.ky] += t[k][0] + (t[k][1] + t[k][2]) / 2;
+				to[k * w.own.ky + w.own.kx] += (t[k][1] - t[k][2]) / 2;
+				to[k * w.own.ky + 2 * w.own.kx] += (t[k][1] + t[k][2]) / 2 + t[k][3];
+			}
+		}
+}
+
 /* The weight gradient of one image at a time, summed per thread in the
  * thread's private sum (at the start of its scratch), then across threads
  * in thread order by conv_weight_gradient_end. A strided convolution
@@ -1505,13 +1650,15 @@ struct conv_weight_gradient {
 	real *own;                      /* the thread's private sum */
 	/* the fast kernel's: packed dY; padded X (or a 1x1's X packed), a
 	 * panel, and the row split's padded dY; the reference's: columns in
-	 * gradient, the activated input in padded */
-	real *gradient, *padded, *panel, *gradient_padded;
+	 * gradient, the activated input in padded; Winograd's: dY's tiles in
+	 * gradient, the input's in panel, dY and the input with their
+	 * channels innermost in gradient_padded and padded, the products */
+	real *gradient, *padded, *panel, *gradient_padded, *products;
 };
 
 static inline __attribute__((always_inline)) struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
 {
-	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL};
+	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
 	if (!g.micro || s.stride != 1) {
@@ -1520,6 +1667,16 @@ static inline __attribute__((always_inline)) struct conv_weight_gradient conv_we
 		return g;
 	}
 	g.w = conv_weight_plan(g.micro, s);
+	if (g.w.method == CONV_WEIGHT_WINOGRAD) {
+		int tiles = CONV_TILES(s.h_out, s.w_out);
+		g.panel = g.gradient + 16 * CONV_PLACE(CONV_PACKED(s.c_out, tiles));
+		g.gradient_padded = g.panel + 16 * CONV_PLACE(CONV_PACKED(s.c_in, tiles));
+		g.padded = g.gradient_padded + CONV_ALIGN(s.c_out * pixels);
+		g.products = g.padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+		memset(g.padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+		memset(g.products, 0, sizeof(real) * 16 * CONV_PLACE(s.c_out * s.c_in));
+		return g;
+	}
 	bool split = g.w.method == CONV_WEIGHT_SPLIT;
 	g.padded = g.gradient + (split ? CONV_PACKED(s.k * s.c_out, g.w.pixels) : CONV_PACKED(s.c_out, pixels));
 	g.panel = g.padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
@@ -1553,6 +1710,13 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_image(con
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, s.k / 2);
 		conv_weight_gradient_split(g->own, g->gradient, g->padded, g->panel, s, w);
 		break;
+	case CONV_WEIGHT_WINOGRAD:
+		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
+		conv_winograd_pack_tiles(g->gradient, g->gradient_padded, s.c_out, s.h_out, s.w_out, true, w.gradient_width);
+		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
+		conv_winograd_pack_tiles(g->panel, g->padded, s.c_in, s.h_in, s.w_in, false, w.input_width);
+		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, s, w);
+		break;
 	case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
 		conv_pack_channels(g->gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, s.k / 2);
@@ -1565,6 +1729,10 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_end(const
 {
 	struct conv_shape s = g->s;
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
+	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
+		conv_winograd_weights_back(g->own, g->products, s, g->w);
+		#pragma omp barrier /* every thread's sum in place before they are added */
+	}
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
 }
 
