@@ -115,11 +115,11 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * run in one loop). The fast kernels' parts: a padded image, packed
  * operands and a panel, for the forward pass, the data gradient and the
  * weight gradient; the first two's row split adds its partial outputs,
- * or a 3x3 one's Winograd its transformed tiles and products; the
- * weight gradient's row split dY padded, its Winograd both operands'
- * tiles, both with their channels innermost, and its 16 products, and a
- * 1x1 weight gradient packs its input instead. Each part is at least the reference kernels' columns
- * with the image a prologue computes. */
+ * or a 3x3 one's Winograd its transformed tiles and products; the weight
+ * gradient's row split dY padded, its Winograd both operands' tiles, both
+ * with their channels innermost, and its 16 products; and a 1x1 weight
+ * gradient packs its input instead. Each part is at least the reference
+ * kernels' columns with the image a prologue computes. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
 
 static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
