@@ -129,6 +129,14 @@ static long max_of(long a, long b) { return a > b ? a : b; }
 /* CONV_PLACE: one place of Winograd's tiles, whole pages and a line apart */
 static long place(long reals) { return (reals + 1023) / 1024 * 1024 + 16; }
 
+/* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel
+ * (up to CONV_WINOGRAD_GROUP, 4) */
+static long group_tiles(long tiles)
+{
+	long group = tiles >= PANEL_MAX || tiles == 0 ? 1 : (PANEL_MAX + tiles - 1) / tiles;
+	return (group < 4 ? group : 4) * tiles;
+}
+
 /* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
  * templates/ops/batch_norm.c.tmpl, two reals each in f32. */
 enum { SUMS_PER_CHANNEL = 3 * 2 };
@@ -154,7 +162,8 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long rows_forward = align(out.channels * k * (in.height + border) * out.width);
 	long rows_data = align(in.channels * k * (out.height + border) * in.width);
 	if (k == 3) { /* Winograd's weights, transformed tiles and products */
-		long tiles_forward = (long)(in.height / 2) * (out.width / 2), tiles_data = (long)(out.height / 2) * (in.width / 2);
+		long tiles_forward = group_tiles((long)(in.height / 2) * (out.width / 2));
+		long tiles_data = group_tiles((long)(out.height / 2) * (in.width / 2));
 		packed_forward = max_of(packed_forward, 16 * place(packed_panels(out.channels, in.channels)));
 		packed_data = max_of(packed_data, 16 * place(packed_panels(in.channels, out.channels)));
 		rows_forward = max_of(rows_forward, 16 * (place(packed_panels(tiles_forward, in.channels)) + place(out.channels * tiles_forward)));

@@ -386,12 +386,21 @@ struct conv_shape {
  * transformed tile; the input's tiles transformed (V), packed the same
  * way; and the products (M), per place an output channel's tiles. */
 #define CONV_TILES(h, w) (((h) / 2) * ((w) / 2))
+/* Images with fewer tiles than a panel holds run in groups, their tiles
+ * side by side in one set of products: up to CONV_WINOGRAD_GROUP images,
+ * as many as fill a panel of width tiles. CONV_SET_TILES: the most tiles
+ * a set has on any machine (panels at most GEMM_PANEL_MAX wide). */
+#define CONV_WINOGRAD_GROUP 4
+#define CONV_GROUP(tiles, width)                                                                                        \
+	((tiles) >= (width) || (tiles) == 0 ? 1                                                                         \
+	 : ((width) + (tiles) - 1) / (tiles) < CONV_WINOGRAD_GROUP ? ((width) + (tiles) - 1) / (tiles) : CONV_WINOGRAD_GROUP)
+#define CONV_SET_TILES(h, w) (CONV_GROUP(CONV_TILES(h, w), GEMM_PANEL_MAX) * CONV_TILES(h, w))
 /* The places lie a whole number of 4 KiB pages and one or two cache lines
  * apart: 16 streams a page apart would share a set of the L1 cache. */
 #define CONV_PLACE(reals) (((reals) + 1023) / 1024 * 1024 + 16)
 #define CONV_WINOGRAD_WEIGHTS(c_out, c_in, k) ((k) == 3 ? 16 * CONV_PLACE(CONV_PACKED(c_out, c_in)) : 0)
 #define CONV_WINOGRAD_TILES(c_in, c_out, h, w, k) \
-	((k) == 3 ? 16 * (CONV_PLACE(CONV_PACKED(CONV_TILES(h, w), c_in)) + CONV_PLACE((c_out) * CONV_TILES(h, w))) : 0)
+	((k) == 3 ? 16 * (CONV_PLACE(CONV_PACKED(CONV_SET_TILES(h, w), c_in)) + CONV_PLACE((c_out) * CONV_SET_TILES(h, w))) : 0)
 /* Any packing of the weights; the row split's outputs or Winograd's tiles. */
 #define CONV_PACKED_ANY(c_out, c_in, k) CONV_MAX(CONV_PACKED_EITHER(c_out, c_in, k), CONV_WINOGRAD_WEIGHTS(c_out, c_in, k))
 #define CONV_ROWS_OR_TILES(c_in, c_out, h_in, w_out, k) CONV_MAX(CONV_ROWS(c_out, h_in, w_out, k), CONV_WINOGRAD_TILES(c_in, c_out, h_in, w_out, k))
@@ -515,8 +524,21 @@ static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, 
 /* The drivers below (conv_forward, conv_backward, conv_backward_weights,
  * conv_backward_data and their references) are called by every thread of
  * a parallel region that the kernel instance opens, so that they are
- * inlined there with the instance's constant shape; they share the images
- * with orphaned omp for loops. */
+ * inlined there with the instance's constant shape; the references share
+ * the images with orphaned omp for loops, the fast kernels by conv_share
+ * (they take them in groups, and the weight gradient's sums, which add
+ * each thread's images, must not depend on how). */
+
+/* The calling thread's share of n images, [*first, *last): contiguous, the
+ * first n % threads threads one more; a barrier after the loop over them
+ * stands for omp for's. */
+static inline __attribute__((always_inline)) void conv_share(int n, int *first, int *last)
+{
+	int threads = omp_get_num_threads(), thread = omp_get_thread_num();
+	int base = n / threads, extra = n % threads;
+	*first = thread * base + (thread < extra ? thread : extra);
+	*last = *first + base + (thread < extra);
+}
 
 /* ---- reference kernels: im2col, then one gemm per image ---- */
 
@@ -898,12 +920,14 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm_split_of(re
  * run on the micro-kernel as the other kernels are: 16 multiply-adds a
  * tile and channel pair instead of 36, for the transforms' additions. It
  * rounds differently from the direct sums; tests/test_kernels.c holds it
- * to the same bound against the reference kernel. conv_winograd:
- * -1 uses it where an image has at least two panels of tiles, 0 or 1
- * forces it off or on where it applies (for the tests). With fewer tiles
- * the panels run part empty: preact-110's 8 x 8 convolutions (16 tiles,
- * panels of 32 on skx) ran slower by Winograd, its 32 x 32 and 16 x 16
- * ones faster (make bench, 2-core Zen 4: the step 1200 against 1300 ms). */
+ * to the same bound against the reference kernel. The tiles of up to
+ * CONV_WINOGRAD_GROUP images make one set of products where one image
+ * has fewer than a panel's width (preact-110's 8 x 8 images: 16 tiles,
+ * panels of 32 on skx): alone, half the panels' lanes ran empty, and
+ * Winograd was no faster than the direct convolution there. conv_winograd:
+ * -1 uses it where a group's tiles fill at least one panel and their
+ * panels at least half, 0 or 1 forces it off or on where it applies (for
+ * the tests). */
 static int conv_winograd = -1;
 
 static inline __attribute__((always_inline)) bool conv_winograd_applies(struct conv_shape s)
@@ -948,7 +972,8 @@ static inline __attribute__((always_inline)) void conv_pack_weights_winograd(rea
 
 /* V[e] = B^T d B of every tile of one padded image, packed for each place
  * e as panels of width tiles (the pixels of the other kernels), place
- * after place; zero past the last tile. CONV_WINOGRAD_ROWS rows of tiles
+ * after place, as tiles first, first + 1, ... of a set of total tiles
+ * (its group's, conv_winograd_of). CONV_WINOGRAD_ROWS rows of tiles
  * at a time: B^T d of each, whole rows, then (B^T d) B of each in vectors
  * along it. The second pass reads what the first stored at other offsets;
  * a row at a time, each read came straight after the stores it overlaps,
@@ -956,10 +981,10 @@ static inline __attribute__((always_inline)) void conv_pack_weights_winograd(rea
  * transform took 3 to 5 times as long. */
 enum { CONV_WINOGRAD_ROWS = 4 };
 
-static inline __attribute__((always_inline)) void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width)
+static inline __attribute__((always_inline)) void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width, int first, int total)
 {
-	int padded_width = s.w_in + 2, padded_height = s.h_in + 2, across = s.w_in / 2, tiles = CONV_TILES(s.h_in, s.w_in);
-	size_t place = CONV_PLACE(CONV_PACKED(CONV_TILES(s.h_in, s.w_in), s.c_in));
+	int padded_width = s.w_in + 2, padded_height = s.h_in + 2, across = s.w_in / 2;
+	size_t place = CONV_PLACE(CONV_PACKED(total, s.c_in));
 	real rows[CONV_WINOGRAD_ROWS][4][padded_width]; /* B^T d of rows of tiles */
 	for (int c = 0; c < s.c_in; c++)
 		for (int ty0 = 0; ty0 < s.h_in / 2; ty0 += CONV_WINOGRAD_ROWS) {
@@ -976,7 +1001,7 @@ static inline __attribute__((always_inline)) void conv_winograd_input(real *v, c
 			}
 			for (int k = 0; k < count; k++)
 				for (int tx = 0; tx < across;) { /* (B^T d) B, a run of tiles in one panel at a time */
-					int tile = (ty0 + k) * across + tx, at = tile % width;
+					int tile = first + (ty0 + k) * across + tx, at = tile % width;
 					int run = across - tx < width - at ? across - tx : width - at;
 					real *to = v + conv_panel_at(tile, width, s.c_in) + (size_t)c * width + at;
 					for (int i = 0; i < 4; i++) {
@@ -993,24 +1018,19 @@ static inline __attribute__((always_inline)) void conv_winograd_input(real *v, c
 					tx += run;
 				}
 		}
-	if (tiles % width)
-		for (int e = 0; e < 16; e++)
-			for (int c = 0; c < s.c_in; c++)
-				memset(v + e * place + conv_panel_at(tiles, width, s.c_in) + (size_t)c * width + tiles % width, 0,
-				       sizeof(real) * (width - tiles % width));
 }
 
-/* out (+)= A^T m A of every tile, m the tile's 16 products: a row of
- * tiles at a time, in vectors along it, then its two rows of pixels
- * interleaved from them. */
-static inline __attribute__((always_inline)) void conv_winograd_output(real *out, const real *m, struct conv_shape s, real beta)
+/* out (+)= A^T m A of every tile, m the tile's 16 products (tiles first,
+ * first + 1, ... of a set of total): a row of tiles at a time, in vectors
+ * along it, then its two rows of pixels interleaved from them. */
+static inline __attribute__((always_inline)) void conv_winograd_output(real *out, const real *m, struct conv_shape s, real beta, int first, int total)
 {
-	int across = s.w_out / 2, tiles = CONV_TILES(s.h_out, s.w_out);
-	size_t place = CONV_PLACE(s.c_out * CONV_TILES(s.h_out, s.w_out));
+	int across = s.w_out / 2;
+	size_t place = CONV_PLACE(s.c_out * total);
 	real y[4][across]; /* pixels (0, 0), (0, 1), (1, 0), (1, 1) of each tile */
 	for (int c = 0; c < s.c_out; c++)
 		for (int ty = 0; ty < s.h_out / 2; ty++) {
-			const real *q = m + (size_t)c * tiles + ty * across;
+			const real *q = m + (size_t)c * total + first + ty * across;
 			for (int t = 0; t < across; t++) {
 				real r0[4], r1[4];
 				for (int j = 0; j < 4; j++) { /* A^T m */
@@ -1040,36 +1060,58 @@ static inline __attribute__((always_inline)) void conv_winograd_output(real *out
 		}
 }
 
-/* out (C_OUT, PIXELS) = beta out + the convolution, by Winograd: the
- * input's tiles transformed (V, at tiles_of), the 16 products (M, after
- * V), the products transformed back into out. */
-static inline __attribute__((always_inline)) void conv_winograd_of(real *out, const real *padded, const real *packed, real *tiles_of, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+/* out (C_OUT, PIXELS) = beta out + the convolution, by Winograd, of each
+ * of count consecutive images of in (a group: CONV_GROUP): each padded by
+ * conv_pad (activated by pre, if not NULL) and its tiles transformed (V,
+ * at tiles_of) in turn, the 16 products of the group's tiles (M, after
+ * V), the products transformed back into each image's out. */
+static inline __attribute__((always_inline)) void conv_winograd_of(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
-	int tiles = CONV_TILES(s.h_in, s.w_in), channel_width = conv_channel_width(micro);
-	size_t weight_place = CONV_PLACE(CONV_PACKED(s.c_out, s.c_in)), tile_place = CONV_PLACE(CONV_PACKED(tiles, s.c_in));
-	size_t product_place = CONV_PLACE(s.c_out * tiles);
+	int tiles = CONV_TILES(s.h_in, s.w_in), total = count * tiles, channel_width = conv_channel_width(micro);
+	size_t weight_place = CONV_PLACE(CONV_PACKED(s.c_out, s.c_in)), tile_place = CONV_PLACE(CONV_PACKED(total, s.c_in));
+	size_t product_place = CONV_PLACE(s.c_out * total);
 	real *v = tiles_of, *m = v + 16 * tile_place;
-	conv_winograd_input(v, padded, s, pixel_width);
+	for (int g = 0; g < count; g++) {
+		const real *image = conv_pad(padded, in + (size_t)g * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in, s.w_in, 1);
+		conv_winograd_input(v, image, s, pixel_width, g * tiles, total);
+	}
+	if (total % pixel_width) /* zero past the last tile */
+		for (int e = 0; e < 16; e++)
+			for (int c = 0; c < s.c_in; c++)
+				memset(v + e * tile_place + conv_panel_at(total, pixel_width, s.c_in) + (size_t)c * pixel_width + total % pixel_width,
+				       0, sizeof(real) * (pixel_width - total % pixel_width));
 	for (int e = 0; e < 16; e++)
-		for (int first = 0; first < tiles; first += pixel_width) {
-			int count = tiles - first < pixel_width ? tiles - first : pixel_width;
+		for (int first = 0; first < total; first += pixel_width) {
+			int tile_count = total - first < pixel_width ? total - first : pixel_width;
 			const real *panel = v + e * tile_place + conv_panel_at(first, pixel_width, s.c_in);
 			for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
 				int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
-				conv_tile(micro, channels, count, s.c_in, packed + e * weight_place + conv_panel_at(c0, channel_width, s.c_in),
-					  panel, 0, m + e * product_place + (size_t)c0 * tiles + first, tiles, 1);
+				conv_tile(micro, channels, tile_count, s.c_in, packed + e * weight_place + conv_panel_at(c0, channel_width, s.c_in),
+					  panel, 0, m + e * product_place + (size_t)c0 * total + first, total, 1);
 			}
 		}
-	conv_winograd_output(out, m, s, beta);
+	for (int g = 0; g < count; g++)
+		conv_winograd_output(out + (size_t)g * s.c_out * s.h_out * s.w_out, m, s, beta, g * tiles, total);
 }
 
 /* How a stride-1 convolution that keeps its size runs on the fast path. */
 enum conv_method { CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
 
+/* How many images a group of Winograd's has. */
+static inline __attribute__((always_inline)) int conv_winograd_group(const struct gemm_micro *micro, struct conv_shape s)
+{
+	return CONV_GROUP(CONV_TILES(s.h_in, s.w_in), conv_pixel_width(micro));
+}
+
 static inline __attribute__((always_inline)) enum conv_method conv_method_for(const struct gemm_micro *micro, struct conv_shape s)
 {
-	if (conv_winograd_applies(s) && (conv_winograd == 1 || (conv_winograd < 0 && CONV_TILES(s.h_in, s.w_in) >= 2 * conv_pixel_width(micro))))
-		return CONV_WINOGRAD;
+	if (conv_winograd_applies(s)) {
+		/* a group's tiles fill a panel at least, its panels half at least */
+		int width = conv_pixel_width(micro), set = conv_winograd_group(micro, s) * CONV_TILES(s.h_in, s.w_in);
+		int panels = (set + width - 1) / width;
+		if (conv_winograd == 1 || (conv_winograd < 0 && set >= width && 2 * set >= panels * width))
+			return CONV_WINOGRAD;
+	}
 	return conv_splits_rows(micro, s) ? CONV_ROW_SPLIT : CONV_PLAIN;
 }
 
@@ -1106,17 +1148,33 @@ static inline __attribute__((always_inline)) void conv_pack_weights_for(real *pa
 		}                                                            \
 	} while (0)
 
-/* The convolution of one padded image by method, the weights packed for
- * it; pre, if not NULL: the prologue, applied while packing (plain method
- * only). rows: the row split's partial outputs or Winograd's tiles. */
-static inline __attribute__((always_inline)) void conv_implicit_gemm(real *out, const real *padded, const real *pre, const real *packed, real *panel, real *rows, enum conv_method method, struct conv_shape s, real beta, const struct gemm_micro *micro)
+/* The convolution of count consecutive images of in (a group: more than
+ * one only for Winograd's, conv_group_of) by method, the weights packed
+ * for it, each image padded into padded in turn; pre, if not NULL: the
+ * prologue. rows: the row split's partial outputs or Winograd's tiles. */
+static inline __attribute__((always_inline)) void conv_group(real *out, const real *in, const real *pre, real *padded, const real *packed, real *panel, real *rows, enum conv_method method, int count, struct conv_shape s, real beta, const struct gemm_micro *micro)
 {
-	if (method == CONV_WINOGRAD)
-		CONV_WITH_PIXEL_WIDTH(micro, conv_winograd_of, out, padded, packed, rows, s, beta, micro);
-	else if (method == CONV_ROW_SPLIT)
-		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, out, padded, packed, panel, rows, s, beta, micro);
-	else
-		CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, out, padded, pre, packed, panel, s, beta, micro);
+	/* A 1x1 convolution reads its input only while packing, so that is
+	 * where its prologue goes; a wider one pads the image, activated, first. */
+	const real *packing_pre = s.k == 1 ? pre : NULL, *padding_pre = s.k == 1 ? NULL : pre;
+	if (method == CONV_WINOGRAD) {
+		CONV_WITH_PIXEL_WIDTH(micro, conv_winograd_of, out, in, padding_pre, padded, packed, rows, count, s, beta, micro);
+		return;
+	}
+	for (int g = 0; g < count; g++) {
+		const real *image = conv_pad(padded, in + (size_t)g * s.c_in * s.h_in * s.w_in, padding_pre, s.c_in, s.h_in, s.w_in, s.k / 2);
+		real *result = out + (size_t)g * s.c_out * s.h_out * s.w_out;
+		if (method == CONV_ROW_SPLIT)
+			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, result, image, packed, panel, rows, s, beta, micro);
+		else
+			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, result, image, packing_pre, packed, panel, s, beta, micro);
+	}
+}
+
+/* The images a group of a method has: CONV_GROUP for Winograd's, else one. */
+static inline __attribute__((always_inline)) int conv_group_of(const struct gemm_micro *micro, enum conv_method method, struct conv_shape s)
+{
+	return method == CONV_WINOGRAD ? conv_winograd_group(micro, s) : 1;
 }
 
 static inline __attribute__((always_inline)) void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
@@ -1128,6 +1186,8 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
 	enum conv_method method = conv_method_for(micro, s);
+	int group = conv_group_of(micro, method, s);
+	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 	real *panel = packed + CONV_PACKED_ANY(s.c_out, s.c_in, s.k);
@@ -1135,17 +1195,18 @@ static inline __attribute__((always_inline)) void conv_forward(real *out, const 
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	conv_pack_weights_for(packed, weight, method, false, micro, s);
-	/* A 1x1 convolution reads its input only while packing, so that is
-	 * where its prologue goes; a wider one pads the image, activated, first. */
-	const real *packing_pre = s.k == 1 ? pre : NULL;
-	#pragma omp for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *image = conv_pad(padded, in + (size_t)i * s.c_in * s.h_in * s.w_in, packing_pre ? NULL : pre, s.c_in, s.h_in, s.w_in, s.k / 2);
-		real *result = out + (size_t)i * s.c_out * s.h_out * s.w_out;
-		real beta = conv_epilogue_start(epilogue, result, i, s);
-		conv_implicit_gemm(result, image, packing_pre, packed, panel, rows, method, s, beta, micro);
-		conv_epilogue_end(epilogue, result, i, s);
+	int from, to;
+	conv_share(n, &from, &to);
+	for (int first = from; first < to; first += group) {
+		int count = to - first < group ? to - first : group;
+		real beta = 0;
+		for (int i = first; i < first + count; i++)
+			beta = conv_epilogue_start(epilogue, out + i * out_size, i, s);
+		conv_group(out + first * out_size, in + first * in_size, pre, padded, packed, panel, rows, method, count, s, beta, micro);
+		for (int i = first; i < first + count; i++)
+			conv_epilogue_end(epilogue, out + i * out_size, i, s);
 	}
+	#pragma omp barrier
 }
 
 /* Eight reals as one vector (one register or two, as the machine has):
@@ -1753,9 +1814,11 @@ static inline __attribute__((always_inline)) void conv_backward_weights(real *dw
 {
 	real *part = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s);
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, part);
-	#pragma omp for schedule(static)
-	for (int i = 0; i < n; i++)
+	int from, to;
+	conv_share(n, &from, &to);
+	for (int i = from; i < to; i++)
 		conv_weight_gradient_image(&g, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in);
+	#pragma omp barrier
 	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
 }
 
@@ -1771,11 +1834,12 @@ struct conv_data_gradient {
 	const real *weight;
 	real *padded, *packed, *panel, *rows; /* the fast kernel's; panel: the reference's columns */
 	enum conv_method method;
+	int group; /* the images conv_data_gradient_images takes at a time */
 };
 
 static inline __attribute__((always_inline)) struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part)
 {
-	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, CONV_PLAIN};
+	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, CONV_PLAIN, 1};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
 	if (!d.micro || s.stride != 1) {
 		d.micro = NULL;
@@ -1784,6 +1848,7 @@ static inline __attribute__((always_inline)) struct conv_data_gradient conv_data
 	}
 	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
 	d.method = conv_method_for(d.micro, transposed);
+	d.group = conv_group_of(d.micro, d.method, transposed);
 	d.padded = part;
 	d.packed = d.padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
 	d.panel = d.packed + CONV_PACKED_ANY(s.c_in, s.c_out, s.k);
@@ -1794,25 +1859,30 @@ static inline __attribute__((always_inline)) struct conv_data_gradient conv_data
 	return d;
 }
 
-static inline __attribute__((always_inline)) void conv_data_gradient_image(const struct conv_data_gradient *d, real *dimage, const real *dy, enum gradient_write write)
+/* The data gradient of count consecutive images (d->group at most). */
+static inline __attribute__((always_inline)) void conv_data_gradient_images(const struct conv_data_gradient *d, real *dimage, const real *dy, int count, enum gradient_write write)
 {
 	struct conv_shape s = d->s;
 	if (!d->micro) {
-		conv_data_gradient_reference_image(dimage, dy, d->weight, s, d->panel, write);
+		for (int g = 0; g < count; g++)
+			conv_data_gradient_reference_image(dimage + (size_t)g * s.c_in * s.h_in * s.w_in,
+							   dy + (size_t)g * s.c_out * s.h_out * s.w_out, d->weight, s, d->panel, write);
 		return;
 	}
 	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
-	const real *gradient = conv_pad(d->padded, dy, NULL, s.c_out, s.h_out, s.w_out, s.k / 2);
-	conv_implicit_gemm(dimage, gradient, NULL, d->packed, d->panel, d->rows, d->method, transposed, write == GRADIENT_ADD, d->micro);
+	conv_group(dimage, dy, NULL, d->padded, d->packed, d->panel, d->rows, d->method, count, transposed, write == GRADIENT_ADD, d->micro);
 }
 
 /* din (+)= the data gradient, the images shared among the threads. */
 static inline __attribute__((always_inline)) void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
 	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s));
-	#pragma omp for schedule(static)
-	for (int i = 0; i < n; i++)
-		conv_data_gradient_image(&d, din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, write);
+	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
+	int from, to;
+	conv_share(n, &from, &to);
+	for (int first = from; first < to; first += d.group)
+		conv_data_gradient_images(&d, din + first * in_size, dout + first * out_size, to - first < d.group ? to - first : d.group, write);
+	#pragma omp barrier
 }
 
 /* The backward pass's epilogue: with saved not NULL, the convolution's
@@ -1837,17 +1907,21 @@ static inline __attribute__((always_inline)) void conv_backward(real *din, real 
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
 	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s));
-	#pragma omp for schedule(static)
-	for (int i = 0; i < n; i++) {
-		const real *dy = dout + (size_t)i * s.c_out * s.h_out * s.w_out, *image = in + (size_t)i * s.c_in * s.h_in * s.w_in;
-		real *dimage = din + (size_t)i * s.c_in * s.h_in * s.w_in;
-		conv_weight_gradient_image(&g, dy, image);
+	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
+	int from, to;
+	conv_share(n, &from, &to);
+	for (int first = from; first < to; first += d.group) {
+		int count = to - first < d.group ? to - first : d.group;
+		for (int i = first; i < first + count; i++)
+			conv_weight_gradient_image(&g, dout + i * out_size, in + i * in_size);
 		double started = profile_clock();
-		conv_data_gradient_image(&d, dimage, dy, write);
+		conv_data_gradient_images(&d, din + first * in_size, dout + first * out_size, count, write);
 		if (epilogue.saved)
-			batch_norm_gradient_sums(epilogue.sums, image, dimage, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
+			for (int i = first; i < first + count; i++)
+				batch_norm_gradient_sums(epilogue.sums, in + i * in_size, din + i * in_size, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
 		*data_seconds += profile_clock() - started;
 	}
+	#pragma omp barrier
 	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
 }
 
