@@ -1303,7 +1303,11 @@ static inline __attribute__((always_inline)) void conv_pack_channels(real *packe
  * middle of a (H + 2 pad, W + 2 pad, C) buffer, whose border was zeroed
  * once: pixel by pixel, the channels innermost, so that each pixel's
  * channels are one run for the weight gradient's patches. Eight channels
- * of eight pixels are transposed at a time when the rows come in eights. */
+ * of eight pixels are transposed at a time when the rows come in eights,
+ * along the row before the next eight channels: the eight rows read lie
+ * a channel apart, 4 KiB in a 32 x 32 image, in one set of the L1 cache,
+ * and with the next channels read first they were evicted before the
+ * next pixels (one thread, 16x32x32: 6.2 against 2.8 us an image). */
 static inline __attribute__((always_inline)) void conv_pad_transposed(real *padded, const real *image, const real *pre, int channels, int height, int width, int pad)
 {
 	int padded_width = width + 2 * pad;
@@ -1317,8 +1321,8 @@ static inline __attribute__((always_inline)) void conv_pad_transposed(real *padd
 			}
 			continue;
 		}
-		for (int x = 0; x < width; x += 8)
-			for (int c = 0; c < channels; c += 8) {
+		for (int c = 0; c < channels; c += 8)
+			for (int x = 0; x < width; x += 8) {
 				int valid = conv_clamp8(channels - c);
 				const real *at[8];
 				for (int r = 0; r < valid; r++)
