@@ -25,6 +25,17 @@
  * first; the others add to it. */
 enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
 
+/* The kernels' helpers are inlined into each instance, where the sizes
+ * are constants: what makes an instance fast. Builds that check rather
+ * than run define RESGEN_OUT_OF_LINE and compile each helper once (the
+ * same code; under ASan + UBSan, instrumenting every inlined copy took a
+ * small network 52 s to compile instead of 3). */
+#ifdef RESGEN_OUT_OF_LINE
+#define KERNEL_HELPER static inline
+#else
+#define KERNEL_HELPER static inline __attribute__((always_inline))
+#endif
+
 static const double batch_norm_epsilon = 1e-5, batch_norm_momentum = 0.1;
 
 /* BATCH_NORM_LANES reals as one vector: one register or two, as the
@@ -36,7 +47,7 @@ typedef real batch_norm_vector __attribute__((vector_size(BATCH_NORM_LANES * siz
  * square, or (dy given) of dy and of dy (x - shift). With relu, dy counts
  * only where BN's output x * relu_scale + relu_shift is positive: where the
  * ReLU after it passed the gradient. */
-static inline __attribute__((always_inline)) void batch_norm_sums(const real *x, const real *dy, real shift, bool relu, real relu_scale, real relu_shift, int pixels, double *first, double *second)
+KERNEL_HELPER void batch_norm_sums(const real *x, const real *dy, real shift, bool relu, real relu_scale, real relu_shift, int pixels, double *first, double *second)
 {
 	typedef __typeof__((batch_norm_vector){0} > (batch_norm_vector){0}) mask;
 	batch_norm_vector a = {0}, b = {0};
@@ -77,7 +88,7 @@ enum batch_norm_sums { SUMS_TO_TAKE, SUMS_TAKEN };
  * of the channel (its first, the shift) and the sums over the image of
  * x - shift and of its square. */
 enum { BATCH_NORM_IMAGE_SUMS = 3 };
-static inline __attribute__((always_inline)) void batch_norm_image_sums(double *sums, const real *image, int channels, int pixels)
+KERNEL_HELPER void batch_norm_image_sums(double *sums, const real *image, int channels, int pixels)
 {
 	for (int c = 0; c < channels; c++) {
 		const real *x = image + (size_t)c * pixels;
@@ -125,7 +136,7 @@ static inline bool batch_norm_synced(const struct net_ranks *ranks)
 /* Inside a parallel region, once the threads have written values (the
  * barrier of an omp for): one thread adds them across the ranks, in
  * place, while the others wait. */
-static inline __attribute__((always_inline)) void batch_norm_add_across(const struct net_ranks *ranks, double *values, int count)
+KERNEL_HELPER void batch_norm_add_across(const struct net_ranks *ranks, double *values, int count)
 {
 	#pragma omp master
 	ranks->add(values, count);
@@ -137,7 +148,7 @@ static inline __attribute__((always_inline)) void batch_norm_add_across(const st
  * moved towards them), the running statistics in evaluation. In training,
  * BN's statistics come from n images' batch_norm_image_sums at sums, taken
  * here first unless given is SUMS_TAKEN. */
-static inline __attribute__((always_inline)) void batch_norm_statistics(real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
+KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
 	bool synced = training && batch_norm_synced(ranks);
@@ -190,7 +201,7 @@ static inline __attribute__((always_inline)) void batch_norm_statistics(real *sa
 
 /* out = BN(in); with shortcut (not NULL), out = relu(shortcut + BN(in)),
  * the end of an original unit (batch_norm_add_relu.c.tmpl). */
-static inline __attribute__((always_inline)) void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks, const real *shortcut)
+KERNEL_HELPER void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks, const real *shortcut)
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given, ranks);
 	double started = profile_clock();
@@ -217,7 +228,7 @@ static inline __attribute__((always_inline)) void batch_norm_forward(real *out, 
 /* The sums BN's backward needs, added to sums[c] and sums[channels + c]
  * for one image: of dy and of dy (x - mean), dy counting only where ReLU
  * passed it if relu. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_sums(double *sums, const real *x, const real *dy, const real *saved, int channels, int pixels, bool relu)
+KERNEL_HELPER void batch_norm_gradient_sums(double *sums, const real *x, const real *dy, const real *saved, int channels, int pixels, bool relu)
 {
 	for (int c = 0; c < channels; c++)
 		batch_norm_sums(x + (size_t)c * pixels, dy + (size_t)c * pixels, saved[c], relu, saved[2 * channels + c],
@@ -238,7 +249,7 @@ struct batch_norm_gradient_line {
 	real scale, slope, offset;
 };
 
-static inline __attribute__((always_inline)) struct batch_norm_gradient_line batch_norm_gradient_line(real *dgamma, real *dbeta, const real *gamma, const real *saved, int channels, int c, struct batch_norm_gradient_sums own, struct batch_norm_gradient_sums whole, double count)
+KERNEL_HELPER struct batch_norm_gradient_line batch_norm_gradient_line(real *dgamma, real *dbeta, const real *gamma, const real *saved, int channels, int c, struct batch_norm_gradient_sums own, struct batch_norm_gradient_sums whole, double count)
 {
 	double inverse_std = saved[channels + c];
 	dgamma[c] += (real)(own.dy_centred * inverse_std);
@@ -253,7 +264,7 @@ static inline __attribute__((always_inline)) struct batch_norm_gradient_line bat
 /* din (+)= dx of every channel by its line, the images shared among the
  * threads (an orphaned omp for): whole images are long runs of memory,
  * where a channel of an 8 x 8 image is 64 reals. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_apply(real *din, const real *dout, const real *in, const real *saved, const struct batch_norm_gradient_line *lines, int n, int channels, int pixels, bool relu, enum gradient_write write)
+KERNEL_HELPER void batch_norm_gradient_apply(real *din, const real *dout, const real *in, const real *saved, const struct batch_norm_gradient_line *lines, int n, int channels, int pixels, bool relu, enum gradient_write write)
 {
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)
@@ -292,7 +303,7 @@ static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const do
  * across the ranks if BN's statistics span them), dgamma and dbeta, and
  * din (+)= dx from dy (through ReLU's mask if relu). totals (4 channels)
  * and lines (channels): the region's, shared by its threads. */
-static inline __attribute__((always_inline)) void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const real *scratch, size_t scratch_per_thread, size_t sums_at, double *totals, struct batch_norm_gradient_line *lines)
+KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const real *scratch, size_t scratch_per_thread, size_t sums_at, double *totals, struct batch_norm_gradient_line *lines)
 {
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
@@ -332,7 +343,7 @@ struct batch_norm_masked {
  * images are shared among the threads, each summing its own in its
  * scratch (BATCH_NORM_SCRATCH reals), added in thread order. */
 #define BATCH_NORM_SCRATCH(channels) (4 * (size_t)(channels)) /* 2 channels doubles, in reals of either precision */
-static inline __attribute__((always_inline)) void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
 {
 	double started = profile_clock();
 	double totals[4 * channels];
@@ -463,7 +474,7 @@ struct conv_epilogue {
 };
 
 /* Before output image i is computed: the beta its convolution runs with. */
-static inline __attribute__((always_inline)) real conv_epilogue_start(struct conv_epilogue e, real *out, int i, struct conv_shape s)
+KERNEL_HELPER real conv_epilogue_start(struct conv_epilogue e, real *out, int i, struct conv_shape s)
 {
 	size_t image = (size_t)s.c_out * s.h_out * s.w_out;
 	if (!e.shortcut)
@@ -473,7 +484,7 @@ static inline __attribute__((always_inline)) real conv_epilogue_start(struct con
 }
 
 /* After output image i is computed. */
-static inline __attribute__((always_inline)) void conv_epilogue_end(struct conv_epilogue e, const real *out, int i, struct conv_shape s)
+KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, const real *out, int i, struct conv_shape s)
 {
 	if (e.sums)
 		batch_norm_image_sums(e.sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * s.c_out, out, s.c_out, s.h_out * s.w_out);
@@ -485,13 +496,13 @@ static inline __attribute__((always_inline)) void conv_epilogue_end(struct conv_
  * with pre NULL, it reads x. */
 
 /* max(x * scale + shift, 0): BN-apply, then ReLU */
-static inline __attribute__((always_inline)) real conv_activated(real x, real scale, real shift)
+KERNEL_HELPER real conv_activated(real x, real scale, real shift)
 {
 	real y = x * scale + shift;
 	return y > 0 ? y : 0;
 }
 
-static inline __attribute__((always_inline)) void conv_activate_run(real *out, const real *in, int count, real scale, real shift)
+KERNEL_HELPER void conv_activate_run(real *out, const real *in, int count, real scale, real shift)
 {
 	for (int t = 0; t < count; t++)
 		out[t] = conv_activated(in[t], scale, shift);
@@ -499,7 +510,7 @@ static inline __attribute__((always_inline)) void conv_activate_run(real *out, c
 
 /* The image (C, PIXELS) a convolution reads: the input itself, or with a
  * prologue, its activation, written to out. */
-static inline __attribute__((always_inline)) const real *conv_activate(real *out, const real *image, const real *pre, int channels, int pixels)
+KERNEL_HELPER const real *conv_activate(real *out, const real *image, const real *pre, int channels, int pixels)
 {
 	if (!pre)
 		return image;
@@ -510,7 +521,7 @@ static inline __attribute__((always_inline)) const real *conv_activate(real *out
 
 /* The output columns [*lo, *hi) whose input column ox * stride - pad + kx
  * falls inside the image; the rest read the zero padding. */
-static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, int kx, int pad, int stride, int width, int width_out)
+KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, int width, int width_out)
 {
 	int first = 0, last = width_out;
 	while (first < width_out && first * stride - pad + kx < 0)
@@ -532,7 +543,7 @@ static inline __attribute__((always_inline)) void conv_inside(int *lo, int *hi, 
 /* The calling thread's share of n images, [*first, *last): contiguous, the
  * first n % threads threads one more; a barrier after the loop over them
  * stands for omp for's. */
-static inline __attribute__((always_inline)) void conv_share(int n, int *first, int *last)
+KERNEL_HELPER void conv_share(int n, int *first, int *last)
 {
 	int threads = omp_get_num_threads(), thread = omp_get_thread_num();
 	int base = n / threads, extra = n % threads;
@@ -543,7 +554,7 @@ static inline __attribute__((always_inline)) void conv_share(int n, int *first, 
 /* ---- reference kernels: im2col, then one gemm per image ---- */
 
 /* columns (C * K * K, H_OUT * W_OUT) of one image (C, H, W); zero outside */
-static inline __attribute__((always_inline)) void conv_im2col(real *columns, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
+KERNEL_HELPER void conv_im2col(real *columns, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
 {
 	int pad = kernel_size / 2;
 	for (int c = 0; c < channels; c++)
@@ -571,7 +582,7 @@ static inline __attribute__((always_inline)) void conv_im2col(real *columns, con
 }
 
 /* image (C, H, W) += the columns folded back onto the pixels they came from */
-static inline __attribute__((always_inline)) void conv_col2im_add(real *image, const real *columns, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
+KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
 {
 	int pad = kernel_size / 2;
 	for (int c = 0; c < channels; c++)
@@ -593,7 +604,7 @@ static inline __attribute__((always_inline)) void conv_col2im_add(real *image, c
 }
 
 /* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue */
-static inline __attribute__((always_inline)) void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
@@ -623,7 +634,7 @@ struct conv_strides {
 
 /* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
  * thread's own sum sits at the start of its scratch, laid out by own. */
-static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, struct conv_strides own)
+KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, struct conv_strides own)
 {
 	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k), kk = s.k * s.k;
 	#pragma omp for schedule(static)
@@ -639,7 +650,7 @@ static inline __attribute__((always_inline)) void conv_sum_weight_gradients(real
 
 /* own += dY(i) . columns(X(i))^T for one image; columns, activated: this
  * thread's scratch for them. */
-static inline __attribute__((always_inline)) void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated)
+KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
@@ -650,7 +661,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_reference
 }
 
 /* dweight += sum over images of dY(i) . columns(X(i))^T */
-static inline __attribute__((always_inline)) void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	int patch = CONV_PATCH(s.c_in, s.k);
 	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
@@ -665,7 +676,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_reference
 
 /* dimage (+)= W^T . dy for one image, folded back onto the pixels the
  * columns came from; dcolumns: this thread's scratch for the columns. */
-static inline __attribute__((always_inline)) void conv_data_gradient_reference_image(real *dimage, const real *dy, const real *weight, struct conv_shape s, real *dcolumns, enum gradient_write write)
+KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *dy, const real *weight, struct conv_shape s, real *dcolumns, enum gradient_write write)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	if (s.k == 1 && s.stride == 1) { /* the image is its own columns */
@@ -679,7 +690,7 @@ static inline __attribute__((always_inline)) void conv_data_gradient_reference_i
 }
 
 /* din (+)= W^T . dY(i) for every image */
-static inline __attribute__((always_inline)) void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
+KERNEL_HELPER void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
 	real *dcolumns = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * CONV_PATCH(s.c_in, s.k));
 	#pragma omp for schedule(static)
@@ -692,7 +703,7 @@ static inline __attribute__((always_inline)) void conv_data_gradient_reference(r
 /* One block of C = (channels x pixels) on the micro-kernel: the weight
  * panel on the side of C's rows if the kernel prefers row-stored C (the
  * channel's pixels are contiguous), on the side of its columns if not. */
-static inline __attribute__((always_inline)) void conv_tile(const struct gemm_micro *micro, int channels, int pixels, int k, const real *channel_panel, const real *pixel_panel, real beta, real *c, long channel_stride, long pixel_stride)
+KERNEL_HELPER void conv_tile(const struct gemm_micro *micro, int channels, int pixels, int k, const real *channel_panel, const real *pixel_panel, real beta, real *c, long channel_stride, long pixel_stride)
 {
 	if (micro->prefers_rows)
 		gemm_micro_tile(channels, pixels, k, channel_panel, pixel_panel, beta, c, channel_stride, pixel_stride);
@@ -701,18 +712,18 @@ static inline __attribute__((always_inline)) void conv_tile(const struct gemm_mi
 }
 
 /* Where panel b (of width rows of k reals) starts in a packed operand. */
-static inline __attribute__((always_inline)) size_t conv_panel_at(int c0, int width, int k) { return (size_t)(c0 / width) * CONV_ALIGN(width * k); }
+KERNEL_HELPER size_t conv_panel_at(int c0, int width, int k) { return (size_t)(c0 / width) * CONV_ALIGN(width * k); }
 
 /* The panel widths: channels along one side of the kernel's block, pixels along the other. */
-static inline __attribute__((always_inline)) int conv_channel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->mr : micro->nr; }
-static inline __attribute__((always_inline)) int conv_pixel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->nr : micro->mr; }
+KERNEL_HELPER int conv_channel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->mr : micro->nr; }
+KERNEL_HELPER int conv_pixel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->nr : micro->mr; }
 
 /* Weights (channels, patch) as panels of width channel rows: panel b holds,
  * for each p, weight[b * width + i][p] for i < width (zero past the last
  * channel). flipped: the weights of the data gradient's convolution, whose
  * channels are the forward's inputs: weight'[ci][(co, ky, kx)] =
  * weight[co][ci][K - 1 - ky][K - 1 - kx]. */
-static inline __attribute__((always_inline)) void conv_pack_weights(real *packed, const real *weight, int channels, int patch, int width, bool flipped, struct conv_shape s)
+KERNEL_HELPER void conv_pack_weights(real *packed, const real *weight, int channels, int patch, int width, bool flipped, struct conv_shape s)
 {
 	int kk = s.k * s.k;
 	for (int c0 = 0; c0 < channels; c0 += width) {
@@ -734,7 +745,7 @@ static inline __attribute__((always_inline)) void conv_pack_weights(real *packed
  * (activated by the prologue, if any) into the middle of padded
  * (C, H + 2 pad, W + 2 pad), whose border was zeroed once; or, with no
  * border and no prologue (a 1x1 convolution), the image itself. */
-static inline __attribute__((always_inline)) const real *conv_pad(real *padded, const real *image, const real *pre, int channels, int height, int width, int pad)
+KERNEL_HELPER const real *conv_pad(real *padded, const real *image, const real *pre, int channels, int height, int width, int pad)
 {
 	if (pad == 0 && !pre)
 		return image;
@@ -756,7 +767,7 @@ static inline __attribute__((always_inline)) const real *conv_pad(real *padded, 
  * pixels run along output rows; each row's run reads one input row. pre,
  * if not NULL, activates what is read (a 1x1 convolution's prologue,
  * applied here rather than by conv_pad: one pass over the image fewer). */
-static inline __attribute__((always_inline)) void conv_pack_pixels(real *panel, const real *padded, const real *pre, struct conv_shape s, int first, int count, int width)
+KERNEL_HELPER void conv_pack_pixels(real *panel, const real *padded, const real *pre, struct conv_shape s, int first, int count, int width)
 {
 	int pad = s.k / 2, padded_height = s.h_in + 2 * pad, padded_width = s.w_in + 2 * pad;
 	for (int j = 0; j < count;) {
@@ -793,7 +804,7 @@ static inline __attribute__((always_inline)) void conv_pack_pixels(real *panel, 
  * padded by conv_pad (activated by pre while packed, if not NULL) and W
  * packed by conv_pack_weights. Panel widths the machines have are passed
  * as constants, so their copies unroll. */
-static inline __attribute__((always_inline)) void conv_implicit_gemm_of(real *out, const real *padded, const real *pre, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+KERNEL_HELPER void conv_implicit_gemm_of(real *out, const real *padded, const real *pre, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	int channel_width = conv_channel_width(micro);
@@ -820,7 +831,7 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm_of(real *ou
  * or 1 forces it (for the tests). */
 static int conv_row_split = -1;
 
-static inline __attribute__((always_inline)) bool conv_splits_rows(const struct gemm_micro *micro, struct conv_shape s)
+KERNEL_HELPER bool conv_splits_rows(const struct gemm_micro *micro, struct conv_shape s)
 {
 	if (s.k == 1 || s.stride != 1 || s.h_out != s.h_in || s.w_out != s.w_in)
 		return false;
@@ -835,7 +846,7 @@ static inline __attribute__((always_inline)) bool conv_splits_rows(const struct 
 
 /* The weights for the row split, as conv_pack_weights packs them, with
  * rows v = (co, ky) and, along each panel, p = (ci, kx). */
-static inline __attribute__((always_inline)) void conv_pack_weights_split(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s)
+KERNEL_HELPER void conv_pack_weights_split(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s)
 {
 	int k = s.k, kk = k * k, rows = channels * k, patch = inputs * k;
 	for (int v0 = 0; v0 < rows; v0 += width) {
@@ -856,7 +867,7 @@ static inline __attribute__((always_inline)) void conv_pack_weights_split(real *
 /* Pixels [first, first + count) of the padded rows (every row of the
  * padded image, the output's columns) as a panel: for each p = (c, kx),
  * width reals, zero past count. */
-static inline __attribute__((always_inline)) void conv_pack_row_pixels(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
+KERNEL_HELPER void conv_pack_row_pixels(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
 {
 	int pad = s.k / 2, padded_height = s.h_in + 2 * pad, padded_width = s.w_in + 2 * pad;
 	for (int j = 0; j < count;) {
@@ -881,7 +892,7 @@ static inline __attribute__((always_inline)) void conv_pack_row_pixels(real *pan
 
 /* out (C_OUT, PIXELS) = beta out + the convolution, by the row split:
  * rows (the partial outputs) first, then their sums. */
-static inline __attribute__((always_inline)) void conv_implicit_gemm_split_of(real *out, const real *padded, const real *packed, real *panel, real *rows, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+KERNEL_HELPER void conv_implicit_gemm_split_of(real *out, const real *padded, const real *packed, real *panel, real *rows, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
 	int patch = s.c_in * s.k, channels = s.c_out * s.k, channel_width = conv_channel_width(micro);
 	int pixels = s.h_out * s.w_out, row_pixels = (s.h_in + s.k - 1) * s.w_out;
@@ -930,7 +941,7 @@ static inline __attribute__((always_inline)) void conv_implicit_gemm_split_of(re
  * the tests). */
 static int conv_winograd = -1;
 
-static inline __attribute__((always_inline)) bool conv_winograd_applies(struct conv_shape s)
+KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 {
 	return s.k == 3 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in && s.h_in % 2 == 0 && s.w_in % 2 == 0;
 }
@@ -938,7 +949,7 @@ static inline __attribute__((always_inline)) bool conv_winograd_applies(struct c
 /* U[e] = G g G^T for each kernel g, packed for each place e as
  * conv_pack_weights packs a (channels, inputs) matrix, place after place.
  * flipped: the data gradient's kernels, as conv_pack_weights flips them. */
-static inline __attribute__((always_inline)) void conv_pack_weights_winograd(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s)
+KERNEL_HELPER void conv_pack_weights_winograd(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s)
 {
 	size_t place = CONV_PLACE(CONV_PACKED(channels, inputs));
 	for (int c0 = 0; c0 < channels; c0 += width)
@@ -981,7 +992,7 @@ static inline __attribute__((always_inline)) void conv_pack_weights_winograd(rea
  * transform took 3 to 5 times as long. */
 enum { CONV_WINOGRAD_ROWS = 4 };
 
-static inline __attribute__((always_inline)) void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width, int first, int total)
+KERNEL_HELPER void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width, int first, int total)
 {
 	int padded_width = s.w_in + 2, padded_height = s.h_in + 2, across = s.w_in / 2;
 	size_t place = CONV_PLACE(CONV_PACKED(total, s.c_in));
@@ -1023,7 +1034,7 @@ static inline __attribute__((always_inline)) void conv_winograd_input(real *v, c
 /* out (+)= A^T m A of every tile, m the tile's 16 products (tiles first,
  * first + 1, ... of a set of total): a row of tiles at a time, in vectors
  * along it, then its two rows of pixels interleaved from them. */
-static inline __attribute__((always_inline)) void conv_winograd_output(real *out, const real *m, struct conv_shape s, real beta, int first, int total)
+KERNEL_HELPER void conv_winograd_output(real *out, const real *m, struct conv_shape s, real beta, int first, int total)
 {
 	int across = s.w_out / 2;
 	size_t place = CONV_PLACE(s.c_out * total);
@@ -1065,7 +1076,7 @@ static inline __attribute__((always_inline)) void conv_winograd_output(real *out
  * conv_pad (activated by pre, if not NULL) and its tiles transformed (V,
  * at tiles_of) in turn, the 16 products of the group's tiles (M, after
  * V), the products transformed back into each image's out. */
-static inline __attribute__((always_inline)) void conv_winograd_of(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+KERNEL_HELPER void conv_winograd_of(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
 	int tiles = CONV_TILES(s.h_in, s.w_in), total = count * tiles, channel_width = conv_channel_width(micro);
 	size_t weight_place = CONV_PLACE(CONV_PACKED(s.c_out, s.c_in)), tile_place = CONV_PLACE(CONV_PACKED(total, s.c_in));
@@ -1098,12 +1109,12 @@ static inline __attribute__((always_inline)) void conv_winograd_of(real *out, co
 enum conv_method { CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
 
 /* How many images a group of Winograd's has. */
-static inline __attribute__((always_inline)) int conv_winograd_group(const struct gemm_micro *micro, struct conv_shape s)
+KERNEL_HELPER int conv_winograd_group(const struct gemm_micro *micro, struct conv_shape s)
 {
 	return CONV_GROUP(CONV_TILES(s.h_in, s.w_in), conv_pixel_width(micro));
 }
 
-static inline __attribute__((always_inline)) enum conv_method conv_method_for(const struct gemm_micro *micro, struct conv_shape s)
+KERNEL_HELPER enum conv_method conv_method_for(const struct gemm_micro *micro, struct conv_shape s)
 {
 	if (conv_winograd_applies(s)) {
 		/* a group's tiles fill a panel at least, its panels half at least */
@@ -1117,7 +1128,7 @@ static inline __attribute__((always_inline)) enum conv_method conv_method_for(co
 
 /* The weights packed for a method; flipped: for the data gradient, whose
  * convolution has the forward's inputs for channels. */
-static inline __attribute__((always_inline)) void conv_pack_weights_for(real *packed, const real *weight, enum conv_method method, bool flipped, const struct gemm_micro *micro, struct conv_shape s)
+KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum conv_method method, bool flipped, const struct gemm_micro *micro, struct conv_shape s)
 {
 	int channels = flipped ? s.c_in : s.c_out, inputs = flipped ? s.c_out : s.c_in, width = conv_channel_width(micro);
 	if (method == CONV_WINOGRAD)
@@ -1152,7 +1163,7 @@ static inline __attribute__((always_inline)) void conv_pack_weights_for(real *pa
  * one only for Winograd's, conv_group_of) by method, the weights packed
  * for it, each image padded into padded in turn; pre, if not NULL: the
  * prologue. rows: the row split's partial outputs or Winograd's tiles. */
-static inline __attribute__((always_inline)) void conv_group(real *out, const real *in, const real *pre, real *padded, const real *packed, real *panel, real *rows, enum conv_method method, int count, struct conv_shape s, real beta, const struct gemm_micro *micro)
+KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *padded, const real *packed, real *panel, real *rows, enum conv_method method, int count, struct conv_shape s, real beta, const struct gemm_micro *micro)
 {
 	/* A 1x1 convolution reads its input only while packing, so that is
 	 * where its prologue goes; a wider one pads the image, activated, first. */
@@ -1172,12 +1183,12 @@ static inline __attribute__((always_inline)) void conv_group(real *out, const re
 }
 
 /* The images a group of a method has: CONV_GROUP for Winograd's, else one. */
-static inline __attribute__((always_inline)) int conv_group_of(const struct gemm_micro *micro, enum conv_method method, struct conv_shape s)
+KERNEL_HELPER int conv_group_of(const struct gemm_micro *micro, enum conv_method method, struct conv_shape s)
 {
 	return method == CONV_WINOGRAD ? conv_winograd_group(micro, s) : 1;
 }
 
-static inline __attribute__((always_inline)) void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	if (!micro) {
@@ -1219,7 +1230,7 @@ typedef __typeof__((conv_vector){0} > (conv_vector){0}) conv_mask; /* a comparis
  * the rows from valid on: an 8 x 8 block transposed in registers
  * (interleave pairs of rows, then pairs of pairs, then halves). With
  * pre, row i is activated first: max(x * pre[i] + pre[pre_shift + i], 0). */
-static inline __attribute__((always_inline)) void conv_transpose8(real *out, long out_stride, const real *const rows[8], int valid, int stored, const real *pre, int pre_shift)
+KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *const rows[8], int valid, int stored, const real *pre, int pre_shift)
 {
 	conv_vector r[8], t[8], u[8];
 	for (int i = 0; i < 8; i++)
@@ -1267,14 +1278,14 @@ static inline __attribute__((always_inline)) void conv_transpose8(real *out, lon
 	}
 }
 
-static inline __attribute__((always_inline)) int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
+KERNEL_HELPER int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
 
 /* One image (C, PIXELS) as panels of width channel rows, the pixels being
  * the sum's index: panel b holds, for each pixel q, image[b * width + i][q]
  * (zero past the last channel), transposed eight channels and eight pixels
  * at a time when the pixels come in eights; activated first by pre, if not
  * NULL. For the weight gradient: dY, and the input of a 1x1 convolution. */
-static inline __attribute__((always_inline)) void conv_pack_channels(real *packed, const real *image, const real *pre, int channels, int pixels, int width)
+KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const real *pre, int channels, int pixels, int width)
 {
 	for (int c0 = 0; c0 < channels; c0 += width) {
 		real *panel = packed + conv_panel_at(c0, width, pixels);
@@ -1308,7 +1319,7 @@ static inline __attribute__((always_inline)) void conv_pack_channels(real *packe
  * a channel apart, 4 KiB in a 32 x 32 image, in one set of the L1 cache,
  * and with the next channels read first they were evicted before the
  * next pixels (one thread, 16x32x32: 6.2 against 2.8 us an image). */
-static inline __attribute__((always_inline)) void conv_pad_transposed(real *padded, const real *image, const real *pre, int channels, int height, int width, int pad)
+KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const real *pre, int channels, int height, int width, int pad)
 {
 	int padded_width = width + 2 * pad;
 	for (int y = 0; y < height; y++) {
@@ -1335,7 +1346,7 @@ static inline __attribute__((always_inline)) void conv_pad_transposed(real *padd
 /* out[q * width + j] = in[q * step + j] for j < length, for the output
  * pixels q of one patch run: the pixels of a row are step reals apart in
  * the padded image, its rows row_step apart. */
-static inline __attribute__((always_inline)) void conv_copy_run_of(real *out, int width, const real *in, long step, long row_step, int rows, int columns, int length)
+KERNEL_HELPER void conv_copy_run_of(real *out, int width, const real *in, long step, long row_step, int rows, int columns, int length)
 {
 	for (int oy = 0; oy < rows; oy++, in += row_step)
 		for (int ox = 0; ox < columns; ox++, out += width)
@@ -1345,7 +1356,7 @@ static inline __attribute__((always_inline)) void conv_copy_run_of(real *out, in
 /* The same, with the lengths packing meets most (the panel widths, 16
  * channels) passed as constants, so that each copy is a few vector moves
  * rather than a call. */
-static inline __attribute__((always_inline)) void conv_copy_run(real *out, int width, const real *in, long step, long row_step, int rows, int columns, int length)
+KERNEL_HELPER void conv_copy_run(real *out, int width, const real *in, long step, long row_step, int rows, int columns, int length)
 {
 	switch (length) {
 	case 8:
@@ -1367,7 +1378,7 @@ static inline __attribute__((always_inline)) void conv_copy_run(real *out, int w
 
 /* out[q * width + j] = 0 for j < length, for pixels q < pixels; a
  * constant length makes each a few vector stores. */
-static inline __attribute__((always_inline)) void conv_zero_run(real *out, int width, int pixels, int length)
+KERNEL_HELPER void conv_zero_run(real *out, int width, int pixels, int length)
 {
 	for (int q = 0; q < pixels; q++, out += width)
 		memset(out, 0, sizeof(real) * length);
@@ -1378,7 +1389,7 @@ static inline __attribute__((always_inline)) void conv_zero_run(real *out, int w
  * panel of width reals per pixel, zero past count. The entries of one
  * (ky, kx) are consecutive channels of one padded pixel: one run each,
  * copied for all pixels before the next run. */
-static inline __attribute__((always_inline)) void conv_pack_patches(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
+KERNEL_HELPER void conv_pack_patches(real *panel, const real *padded, struct conv_shape s, int first, int count, int width)
 {
 	int padded_width = s.w_in + 2 * (s.k / 2), pixels = s.h_out * s.w_out;
 	long step = (long)s.stride * s.c_in, row_step = (long)s.stride * padded_width * s.c_in;
@@ -1399,7 +1410,7 @@ static inline __attribute__((always_inline)) void conv_pack_patches(real *panel,
  * the order (ky, kx, c), X padded by conv_pad_transposed and dY packed by
  * conv_pack_channels: the pixels are the sum's index. pixel_width is the
  * panel width of the patches' side. */
-static inline __attribute__((always_inline)) void conv_weight_gradient_of(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro, int pixel_width)
+KERNEL_HELPER void conv_weight_gradient_of(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro, int pixel_width)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	int channel_width = conv_channel_width(micro);
@@ -1414,7 +1425,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_of(real *
 	}
 }
 
-static inline __attribute__((always_inline)) void conv_weight_gradient(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro)
+KERNEL_HELPER void conv_weight_gradient(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro)
 {
 	CONV_WITH_PIXEL_WIDTH(micro, conv_weight_gradient_of, dweight, gradient, padded, panel, s, micro);
 }
@@ -1428,9 +1439,9 @@ static inline __attribute__((always_inline)) void conv_weight_gradient(real *dwe
  * by the count of blocks, 0 or 1 forces it (for the tests). */
 static int conv_swap_sides = -1;
 
-static inline __attribute__((always_inline)) int conv_blocks(int rows, int width) { return (rows + width - 1) / width; }
+KERNEL_HELPER int conv_blocks(int rows, int width) { return (rows + width - 1) / width; }
 
-static inline __attribute__((always_inline)) bool conv_swaps_sides(const struct gemm_micro *micro, struct conv_shape s)
+KERNEL_HELPER bool conv_swaps_sides(const struct gemm_micro *micro, struct conv_shape s)
 {
 	if (s.k != 1)
 		return false;
@@ -1468,7 +1479,7 @@ struct conv_weight_plan {
 	struct conv_strides product; /* Winograd's: of the products of each place */
 };
 
-static inline __attribute__((always_inline)) struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s)
+KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s)
 {
 	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
@@ -1530,7 +1541,7 @@ static inline __attribute__((always_inline)) struct conv_weight_plan conv_weight
 
 /* own += dY(i) . X(i)^T for a 1x1 convolution, from dY and X packed by
  * conv_pack_channels in panels of the plan's widths. */
-static inline __attribute__((always_inline)) void conv_weight_gradient_1x1(real *own, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
+KERNEL_HELPER void conv_weight_gradient_1x1(real *own, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
 {
 	int pixels = s.h_out * s.w_out;
 	for (int x0 = 0; x0 < s.c_in; x0 += w.input_width) {
@@ -1552,7 +1563,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_1x1(real 
  * from dY padded by K - 1 rows and columns by conv_pad_transposed: at each
  * padded row y' and column x, dY[co][y' - ky][x]. The rows past the last
  * are left as they are: conv_weight_gradient_begin zeroed them once. */
-static inline __attribute__((always_inline)) void conv_pack_split_gradient(real *packed, const real *padded, struct conv_shape s, int width)
+KERNEL_HELPER void conv_pack_split_gradient(real *packed, const real *padded, struct conv_shape s, int width)
 {
 	int rows = s.k * s.c_out, padded_width = s.w_out + 2 * (s.k - 1), row_pixels = (s.h_out + s.k - 1) * s.w_out;
 	long step = s.c_out, row_step = (long)padded_width * s.c_out;
@@ -1573,7 +1584,7 @@ static inline __attribute__((always_inline)) void conv_pack_split_gradient(real 
  * conv_pack_split_gradient, the columns u = (kx, c) packed here a panel at
  * a time from X padded by conv_pad_transposed (X'[c][y'][x + kx] at
  * (y', x): one run). */
-static inline __attribute__((always_inline)) void conv_weight_gradient_split(real *own, const real *gradient, const real *padded, real *panel, struct conv_shape s, struct conv_weight_plan w)
+KERNEL_HELPER void conv_weight_gradient_split(real *own, const real *gradient, const real *padded, real *panel, struct conv_shape s, struct conv_weight_plan w)
 {
 	int rows = s.k * s.c_out, columns = s.k * s.c_in, padded_width = s.w_in + 2 * (s.k / 2);
 	for (int u0 = 0; u0 < columns; u0 += w.input_width) {
@@ -1612,7 +1623,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_split(rea
  * 16x32x32's weight gradient). gradient: the image is dY, A y A^T of each
  * 2 x 2 tile y; else the input padded by one, B^T d B of each 4 x 4
  * block d. */
-static inline __attribute__((always_inline)) void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width)
+KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width)
 {
 	int across = image_width / 2, tiles = CONV_TILES(height, image_width), row = gradient ? image_width : image_width + 2;
 	size_t place = CONV_PLACE(CONV_PACKED(channels, tiles));
@@ -1668,7 +1679,7 @@ static inline __attribute__((always_inline)) void conv_winograd_pack_tiles(real 
 
 /* products += the 16 products of one image, from dY's tiles and the
  * input's packed by conv_winograd_pack_tiles in the plan's widths. */
-static inline __attribute__((always_inline)) void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
+KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
 {
 	int tiles = CONV_TILES(s.h_out, s.w_out);
 	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, tiles)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, tiles));
@@ -1690,7 +1701,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_winograd(
 }
 
 /* own += G^T m G for each pair of channels, m its 16 summed products. */
-static inline __attribute__((always_inline)) void conv_winograd_weights_back(real *own, const real *products, struct conv_shape s, struct conv_weight_plan w)
+KERNEL_HELPER void conv_winograd_weights_back(real *own, const real *products, struct conv_shape s, struct conv_weight_plan w)
 {
 	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
 	for (int co = 0; co < s.c_out; co++)
@@ -1732,7 +1743,7 @@ struct conv_weight_gradient {
 	real *gradient, *padded, *panel, *gradient_padded, *products;
 };
 
-static inline __attribute__((always_inline)) struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
+KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
 {
 	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
@@ -1768,7 +1779,7 @@ static inline __attribute__((always_inline)) struct conv_weight_gradient conv_we
 }
 
 /* own += dY(i) . columns(X(i))^T: dy, image: the image's dY and X */
-static inline __attribute__((always_inline)) void conv_weight_gradient_image(const struct conv_weight_gradient *g, const real *dy, const real *image)
+KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient *g, const real *dy, const real *image)
 {
 	struct conv_shape s = g->s;
 	struct conv_weight_plan w = g->w;
@@ -1804,7 +1815,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_image(con
 }
 
 /* dweight += the threads' sums, after every thread's last image */
-static inline __attribute__((always_inline)) void conv_weight_gradient_end(const struct conv_weight_gradient *g, real *dweight, const real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_weight_gradient_end(const struct conv_weight_gradient *g, real *dweight, const real *scratch, size_t scratch_per_thread)
 {
 	struct conv_shape s = g->s;
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
@@ -1816,7 +1827,7 @@ static inline __attribute__((always_inline)) void conv_weight_gradient_end(const
 }
 
 /* dweight += the weight gradient, the images shared among the threads. */
-static inline __attribute__((always_inline)) void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
 {
 	real *part = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s);
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, part);
@@ -1843,7 +1854,7 @@ struct conv_data_gradient {
 	int group; /* the images conv_data_gradient_images takes at a time */
 };
 
-static inline __attribute__((always_inline)) struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part)
+KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part)
 {
 	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, CONV_PLAIN, 1};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
@@ -1866,7 +1877,7 @@ static inline __attribute__((always_inline)) struct conv_data_gradient conv_data
 }
 
 /* The data gradient of count consecutive images (d->group at most). */
-static inline __attribute__((always_inline)) void conv_data_gradient_images(const struct conv_data_gradient *d, real *dimage, const real *dy, int count, enum gradient_write write)
+KERNEL_HELPER void conv_data_gradient_images(const struct conv_data_gradient *d, real *dimage, const real *dy, int count, enum gradient_write write)
 {
 	struct conv_shape s = d->s;
 	if (!d->micro) {
@@ -1880,7 +1891,7 @@ static inline __attribute__((always_inline)) void conv_data_gradient_images(cons
 }
 
 /* din (+)= the data gradient, the images shared among the threads. */
-static inline __attribute__((always_inline)) void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
+KERNEL_HELPER void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
 	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s));
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
@@ -1908,7 +1919,7 @@ struct conv_backward_epilogue {
  * epilogue are added to *data_seconds (the profile's split). This is
  * conv_backward_weights and conv_backward_data in one loop: the same sums
  * in the same order. */
-static inline __attribute__((always_inline)) void conv_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
+KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
 {
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
