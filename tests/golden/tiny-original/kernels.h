@@ -275,7 +275,13 @@ KERNEL_HELPER void batch_norm_gradient_apply(real *din, const real *dout, const 
 			const real *x = in + at, *dy = dout + at;
 			real *dx = din + at;
 			for (int p = 0; p < pixels; p++) {
-				real gradient = relu && !(x[p] * relu_scale + relu_shift > 0) ? 0 : dy[p];
+				/* dy read whatever the mask: read only where the mask
+				 * passes, GCC made it a masked load merging into a
+				 * register it kept on the stack, a store and a load
+				 * every 16 values. */
+				real gradient = dy[p];
+				if (relu && !(x[p] * relu_scale + relu_shift > 0))
+					gradient = 0;
 				dx[p] = (write == GRADIENT_ADD ? dx[p] : 0) + scale * gradient + slope * (x[p] - mean) + offset;
 			}
 		}
