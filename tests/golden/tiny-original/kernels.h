@@ -639,18 +639,42 @@ struct conv_strides {
 };
 
 /* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
- * thread's own sum sits at the start of its scratch, laid out by own. */
+ * thread's own sum sits at the start of its scratch, laid out by own. Sums
+ * laid out as dW is (OIHW) are added a run of reals at a time, each
+ * thread's run after the other's, which vectorises; taken element by
+ * element, with an index divided into (co, c, ky, kx) for each, this took
+ * 1.3% of ResNet-1001's step. */
+enum { CONV_SUM_RUN = 256 };
 KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, struct conv_strides own)
 {
-	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k), kk = s.k * s.k;
+	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k);
+	bool oihw = own.co == patch && own.c == s.k * s.k && own.ky == s.k && own.kx == 1;
 	#pragma omp for schedule(static)
-	for (int j = 0; j < s.c_out * patch; j++) {
-		int co = j / patch, c = j % patch / kk, ky = j % kk / s.k, kx = j % s.k;
-		int from = co * own.co + c * own.c + ky * own.ky + kx * own.kx;
-		real sum = 0;
-		for (int t = 0; t < threads; t++)
-			sum += scratch[(size_t)t * scratch_per_thread + from];
-		dweight[j] += sum;
+	for (int co = 0; co < s.c_out; co++) {
+		real *to = dweight + (size_t)co * patch;
+		if (oihw) {
+			for (int first = 0; first < patch; first += CONV_SUM_RUN) {
+				int run = patch - first < CONV_SUM_RUN ? patch - first : CONV_SUM_RUN;
+				real sum[CONV_SUM_RUN] = {0};
+				for (int t = 0; t < threads; t++) {
+					const real *part = scratch + (size_t)t * scratch_per_thread + (size_t)co * patch + first;
+					for (int j = 0; j < run; j++)
+						sum[j] += part[j];
+				}
+				for (int j = 0; j < run; j++)
+					to[first + j] += sum[j];
+			}
+			continue;
+		}
+		for (int c = 0; c < s.c_in; c++)
+			for (int ky = 0; ky < s.k; ky++)
+				for (int kx = 0; kx < s.k; kx++) {
+					size_t from = (size_t)co * own.co + (size_t)c * own.c + (size_t)ky * own.ky + (size_t)kx * own.kx;
+					real sum = 0;
+					for (int t = 0; t < threads; t++)
+						sum += scratch[(size_t)t * scratch_per_thread + from];
+					to[(c * s.k + ky) * s.k + kx] += sum;
+				}
 	}
 }
 
