@@ -830,20 +830,47 @@ KERNEL_HELPER void conv_pack_pixels(real *panel, const real *padded, const real 
 				panel[(size_t)p * width + j] = 0;
 }
 
+/* A stride-1 1x1 convolution's columns are its image (C, PIXELS): its
+ * panels, width pixels each, packed at once a channel's row at a time, so
+ * that each row is read in one run (activated by pre, if not NULL).
+ * Packing a panel at a time reads C rows at once, more streams than the
+ * hardware prefetches. */
+KERNEL_HELPER void conv_pack_image_panels(real *panels, const real *image, const real *pre, int channels, int pixels, int width)
+{
+	for (int c = 0; c < channels; c++) {
+		const real *row = image + (size_t)c * pixels;
+		for (int first = 0; first < pixels; first += width) {
+			real *out = panels + (size_t)first * channels + (size_t)c * width;
+			if (pre)
+				conv_activate_run(out, row + first, width, pre[c], pre[channels + c]);
+			else
+				for (int t = 0; t < width; t++)
+					out[t] = row[first + t];
+		}
+	}
+}
+
 /* out (C_OUT, PIXELS) = beta out + W . columns(image), from the image
  * padded by conv_pad (activated by pre while packed, if not NULL) and W
  * packed by conv_pack_weights. Panel widths the machines have are passed
- * as constants, so their copies unroll. */
-KERNEL_HELPER void conv_implicit_gemm_of(real *out, const real *padded, const real *pre, const real *packed, real *panel, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+ * as constants, so their copies unroll. whole, if not NULL, has room for
+ * a stride-1 1x1 convolution's image: its panels are packed there at once
+ * where they fill it whole, 64-byte aligned. */
+KERNEL_HELPER void conv_implicit_gemm_of(real *out, const real *padded, const real *pre, const real *packed, real *panel, real *whole, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	int channel_width = conv_channel_width(micro);
+	bool at_once = whole && s.k == 1 && s.stride == 1 && pixels % pixel_width == 0 && patch * pixel_width % 16 == 0;
+	if (at_once)
+		conv_pack_image_panels(whole, padded, pre, s.c_in, pixels, pixel_width);
 	for (int first = 0; first < pixels; first += pixel_width) {
 		int count = pixels - first < pixel_width ? pixels - first : pixel_width;
-		conv_pack_pixels(panel, padded, pre, s, first, count, pixel_width);
+		const real *columns = at_once ? whole + (size_t)first * patch : panel;
+		if (!at_once)
+			conv_pack_pixels(panel, padded, pre, s, first, count, pixel_width);
 		for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
 			int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
-			conv_tile(micro, channels, count, patch, packed + conv_panel_at(c0, channel_width, patch), panel, beta,
+			conv_tile(micro, channels, count, patch, packed + conv_panel_at(c0, channel_width, patch), columns, beta,
 				  out + (size_t)c0 * pixels + first, pixels, 1);
 		}
 	}
@@ -1208,7 +1235,8 @@ KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *
 		if (method == CONV_ROW_SPLIT)
 			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, result, image, packed, panel, rows, s, beta, micro);
 		else
-			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, result, image, packing_pre, packed, panel, s, beta, micro);
+			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, result, image, packing_pre, packed, panel,
+					      s.k == 1 ? padded : NULL, s, beta, micro);
 	}
 }
 
