@@ -116,8 +116,10 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * operands and a panel, for the forward pass, the data gradient and the
  * weight gradient; the first two's row split adds its partial outputs,
  * or a 3x3 one's Winograd its transformed tiles and products; the weight
- * gradient's row split dY padded, its Winograd both operands' tiles, both
- * with their channels innermost, and its 16 products; and a 1x1 weight
+ * gradient's row split dY padded, its Winograd both operands' tiles and
+ * its products for each place of the larger of its two tiles' (2 x 2:
+ * 16 places, 4 x 4: 36), dY and the input with their channels innermost;
+ * and a 1x1 weight
  * gradient packs its input instead. Each part is at least the reference
  * kernels' columns with the image a prologue computes. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
@@ -179,12 +181,15 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long weight_split = packed_panels(out.channels * k, split_pixels) + padded_in + align(split_pixels * PANEL_MAX) + padded_gradient;
 	long reference = align(patch * pixels) + align(in.channels * in.height * in.width);
 	long weight_part = max_of(max_of(weight_gradient, weight_split), reference);
-	if (k == 3) { /* Winograd's: dY's and the input's tiles, both with their channels innermost, the products */
-		long tiles = (long)(out.height / 2) * (out.width / 2);
-		long winograd = 16 * (place(packed_panels(out.channels, tiles)) + place(packed_panels(in.channels, tiles)) +
-				      place((long)out.channels * in.channels)) +
-				align(out.channels * pixels) + padded_in;
-		weight_part = max_of(weight_part, winograd);
+	if (k == 3) { /* Winograd's: dY's and the input's tiles and the products, then dY and the input with their channels innermost */
+		long places = 0;
+		for (long m = 2; m <= 4; m += 2) {
+			long tiles = (long)(out.height / m) * (out.width / m);
+			places = max_of(places, (m + 2) * (m + 2) *
+							(place(packed_panels(out.channels, tiles)) + place(packed_panels(in.channels, tiles)) +
+							 place((long)out.channels * in.channels)));
+		}
+		weight_part = max_of(weight_part, places + align(out.channels * pixels) + padded_in);
 	}
 	long bn_sums = align(4L * in.channels);
 	kernel->scratch_per_thread = align(out.channels * patch) +

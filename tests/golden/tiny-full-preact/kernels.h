@@ -402,7 +402,8 @@ struct conv_shape {
  * weights transformed, packed once for each of the 16 places of a
  * transformed tile; the input's tiles transformed (V), packed the same
  * way; and the products (M), per place an output channel's tiles. */
-#define CONV_TILES(h, w) (((h) / 2) * ((w) / 2))
+#define CONV_TILES_OF(h, w, m) (((h) / (m)) * ((w) / (m)))
+#define CONV_TILES(h, w) CONV_TILES_OF(h, w, 2)
 /* Images with fewer tiles than a panel holds run in groups, their tiles
  * side by side in one set of products: up to CONV_WINOGRAD_GROUP images,
  * as many as fill a panel of width tiles. CONV_SET_TILES: the most tiles
@@ -450,12 +451,16 @@ struct conv_shape {
 								   CONV_PACKED(c_in, (h_out) * (w_out))),        \
 		 CONV_PACKED((k) * (c_out), CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_in, h_in, w_in, k) +       \
 			 CONV_PANEL(CONV_SPLIT_PIXELS(h_in, w_out, k)) + CONV_PADDED(c_out, h_out, w_out, 2 * (k) - 1))
-/* Winograd's (3x3 only): dY's tiles and the input's transformed, dY and
- * the padded input with their channels innermost, the 16 products. */
-#define CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                  \
-	((k) == 3 ? 16 * (CONV_PLACE(CONV_PACKED(c_out, CONV_TILES(h_out, w_out))) +                                   \
-			  CONV_PLACE(CONV_PACKED(c_in, CONV_TILES(h_out, w_out))) + CONV_PLACE((c_out) * (c_in))) + \
-			    CONV_ALIGN((c_out) * (h_out) * (w_out)) + CONV_PADDED(c_in, h_in, w_in, k)                \
+/* Winograd's (3x3 only), with tiles of m x m outputs (2 or 4): per place
+ * of a transformed tile, dY's tiles and the input's, and the products;
+ * then dY and the padded input with their channels innermost. */
+#define CONV_PLACES(m) (((m) + 2) * ((m) + 2))
+#define CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, m)                                      \
+	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(c_out, CONV_TILES_OF(h_out, w_out, m))) + \
+			   CONV_PLACE(CONV_PACKED(c_in, CONV_TILES_OF(h_out, w_out, m))) + CONV_PLACE((c_out) * (c_in))))
+#define CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                      \
+	((k) == 3 ? CONV_MAX(CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, 2), CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, 4)) + \
+			    CONV_ALIGN((c_out) * (h_out) * (w_out)) + CONV_PADDED(c_in, h_in, w_in, k)                                \
 		  : 0)
 #define CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                      \
 	CONV_MAX(CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k)), \
@@ -1003,6 +1008,17 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 	return s.k == 3 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in && s.h_in % 2 == 0 && s.w_in % 2 == 0;
 }
 
+/* Whether the weight gradient's Winograd applies with tiles of m x m
+ * (below, conv_winograd_weights_back). conv_winograd_tile: -1 chooses the
+ * tile by conv_weight_plan's estimate, 2 or 4 forces one where it applies
+ * (for the tests). */
+static int conv_winograd_tile = -1;
+
+KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
+{
+	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
+}
+
 /* U[e] = G g G^T for each kernel g, packed for each place e as
  * conv_pack_weights packs a (channels, inputs) matrix, place after place.
  * flipped: the data gradient's kernels, as conv_pack_weights flips them. */
@@ -1284,6 +1300,18 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 typedef real conv_vector __attribute__((vector_size(8 * sizeof(real))));
 typedef __typeof__((conv_vector){0} > (conv_vector){0}) conv_mask; /* a comparison's lanes */
 
+/* to[l] = from[l] for l < count (up to 16), in pieces of constant size,
+ * which are plain moves. */
+KERNEL_HELPER void conv_copy_lanes(real *to, const real *from, int count)
+{
+	int l = 0;
+	for (int piece = 16; piece >= 1; piece /= 2)
+		if (count & piece) {
+			memcpy(to + l, from + l, sizeof(real) * piece);
+			l += piece;
+		}
+}
+
 /* out[t * out_stride + i] = rows[i][t] for t < 8 and i < stored, zero for
  * the rows from valid on: an 8 x 8 block transposed in registers
  * (interleave pairs of rows, then pairs of pairs, then halves). With
@@ -1315,24 +1343,13 @@ KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *const
 		r[i + 4] = __builtin_shufflevector(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
 	}
 	for (int i = 0; i < 8; i++) {
+		real lanes[8];
 		if (stored == 8) { /* the usual case */
 			memcpy(out + i * out_stride, &r[i], sizeof r[i]);
 			continue;
 		}
-		/* in pieces of constant size, which are plain moves */
-		real *to = out + i * out_stride, lanes[8];
 		memcpy(lanes, &r[i], sizeof lanes);
-		int l = 0;
-		if (stored & 4) {
-			memcpy(to, lanes, sizeof(real) * 4);
-			l = 4;
-		}
-		if (stored & 2) {
-			memcpy(to + l, lanes + l, sizeof(real) * 2);
-			l += 2;
-		}
-		if (stored & 1)
-			to[l] = lanes[l];
+		conv_copy_lanes(out + i * out_stride, lanes, stored);
 	}
 }
 
@@ -1535,6 +1552,7 @@ struct conv_weight_plan {
 	int pixels; /* the sums' length: the output's pixels, or the padded rows' */
 	struct conv_strides own;
 	struct conv_strides product; /* Winograd's: of the products of each place */
+	int tile;                     /* Winograd's: its tiles' side, 2 or 4 */
 };
 
 KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s)
@@ -1542,7 +1560,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	struct conv_weight_plan w = {CONV_WEIGHT_PATCHES, channel_width, pixel_width, micro->prefers_rows, pixels,
-				     {patch, 1, s.k * s.c_in, s.c_in}, {0, 0, 0, 0}};
+				     {patch, 1, s.k * s.c_in, s.c_in}, {0, 0, 0, 0}, 0};
 	if (s.k == 1) {
 		bool swapped = conv_swaps_sides(micro, s);
 		w.method = CONV_WEIGHT_1X1;
@@ -1562,12 +1580,24 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 	double split_steps = 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels;
 	bool split = conv_weight_split >= 0 ? conv_weight_split : split_steps < patches;
 	if (conv_winograd_applies(s) && conv_winograd != 0) {
-		/* Winograd's 16 products, C_OUT on the A side or on the B side; its
-		 * transforms taken as half as much again (an estimate: with it, skx
-		 * runs the 16x16 and 8x8 convolutions so, which measured faster) */
+		/* Winograd's products, C_OUT on the A side or on the B side, for
+		 * each place of either tile, each block's sum taken as 8 steps
+		 * longer for its load and store of C (a product an image: an 8x8
+		 * image has 4 tiles of 4 x 4), its transforms as a quarter as
+		 * much again. An estimate; with it, the 32x32 and 16x16
+		 * convolutions run by F(4x4) and the 8x8 ones by F(2x2), which
+		 * measured fastest on skx's kernels and haswell's. */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
 		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
-		double winograd = 1.5 * 16 * (winograd_a < winograd_b ? winograd_a : winograd_b) * CONV_TILES(s.h_out, s.w_out);
+		double winograd = 1e300;
+		int wanted = conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile) ? conv_winograd_tile : -1;
+		for (int m = 2; m <= 4; m += 2) {
+			double steps = 1.25 * CONV_PLACES(m) * (winograd_a < winograd_b ? winograd_a : winograd_b) * (CONV_TILES_OF(s.h_out, s.w_out, m) + 8);
+			if (conv_winograd_tile_applies(s, m) && (wanted == m || (wanted < 0 && steps < winograd))) {
+				winograd = steps;
+				w.tile = m;
+			}
+		}
 		if (conv_winograd == 1 || winograd < (split ? split_steps : patches)) {
 			w.method = CONV_WEIGHT_WINOGRAD;
 			w.gradient_first = winograd_a <= winograd_b;
@@ -1665,13 +1695,120 @@ KERNEL_HELPER void conv_weight_gradient_split(real *own, const real *gradient, c
 /* Winograd's weight gradient, for the convolutions Winograd's forward pass
  * applies to. The forward pass's formula differentiated: for each pair of
  * channels, dW = G^T [ sum over tiles of (A dY A^T) .* (B^T d B) ] G, dY
- * the tile's 2 x 2 gradient, d the 4 x 4 block of padded input around it.
- * The sums over the tiles are 16 products an image, one per place,
- * (C_OUT, TILES) . (TILES, C_IN), on the micro-kernel with the tiles as
- * the sum's index, added to the thread's own transformed sums; after the
- * thread's last image, G^T . G turns those into its private weight
- * gradient. 16 multiply-adds per tile and channel pair instead of 36, as
- * forward. */
+ * the tile's m x m gradient, d the (m + 2) x (m + 2) block of padded
+ * input around it. The sums over the tiles are a product an image for
+ * each place of the transformed tile, (C_OUT, TILES) . (TILES, C_IN), on
+ * the micro-kernel with the tiles as the sum's index, added to the
+ * thread's own transformed sums; after the thread's last image, G^T . G
+ * turns those into its private weight gradient. Tiles of 2 x 2, F(2x2,
+ * 3x3) as forward: 16 multiply-adds a tile and channel pair for 4
+ * outputs; or, where the image's sides are multiples of 4, tiles of
+ * 4 x 4, F(4x4, 3x3): 36 for 16 outputs, with Lavin and Gray's
+ *     B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+ *            0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1],
+ *     A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1],
+ *     G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6;
+ *            1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1].
+ * F(4x4) is what lets 16 channels use Winograd on a micro-kernel 32 wide
+ * (skx's): a product of 16 x 16 channels fills a third of a 32 x 12 block
+ * either way, and a 32 x 32 image takes 36 places x 64 tiles x 2 blocks,
+ * 4608 block-steps, against F(2x2)'s 8192 and the row split's 8704. Its
+ * transforms scale by up to 8 and 1/24 along each side; on the network's
+ * shapes in f32 it differed from the reference by 2-6e-7 of the largest
+ * gradient, as F(2x2) did, within the same bound in tests/test_kernels.c. */
+
+/* Sixteen reals as one vector (one to four registers, as the machine
+ * has): Winograd's transforms run on sixteen channels at a time. */
+enum { CONV_LANES = 16 };
+typedef real conv_lanes __attribute__((vector_size(CONV_LANES * sizeof(real))));
+
+/* The 1-D transforms of F(m, 3), m 2 or 4, from in[j * in_step] to
+ * out[j * out_step], sixteen channels (or channel pairs) at a time: the
+ * gradient's A y (m to m + 2), the input's B^T d (m + 2 to m + 2), and the
+ * sums' G^T t (m + 2 to 3). */
+KERNEL_HELPER void conv_winograd_gradient_1d(conv_lanes *out, int out_step, const conv_lanes *y, int in_step, int m)
+{
+	conv_lanes y0 = y[0], y1 = y[in_step];
+	if (m == 2) {
+		out[0] = y0;
+		out[out_step] = y0 + y1;
+		out[2 * out_step] = y0 - y1;
+		out[3 * out_step] = -y1;
+		return;
+	}
+	conv_lanes y2 = y[2 * in_step], y3 = y[3 * in_step];
+	conv_lanes even = y0 + y2, odd = y1 + y3, even4 = y0 + 4 * y2, odd4 = 2 * y1 + 8 * y3;
+	out[0] = y0;
+	out[out_step] = even + odd;
+	out[2 * out_step] = even - odd;
+	out[3 * out_step] = even4 + odd4;
+	out[4 * out_step] = even4 - odd4;
+	out[5 * out_step] = y3;
+}
+
+KERNEL_HELPER void conv_winograd_input_1d(conv_lanes *out, int out_step, const conv_lanes *d, int in_step, int m)
+{
+	conv_lanes d0 = d[0], d1 = d[in_step], d2 = d[2 * in_step], d3 = d[3 * in_step];
+	if (m == 2) {
+		out[0] = d0 - d2;
+		out[out_step] = d1 + d2;
+		out[2 * out_step] = d2 - d1;
+		out[3 * out_step] = d1 - d3;
+		return;
+	}
+	conv_lanes d4 = d[4 * in_step], d5 = d[5 * in_step];
+	out[0] = 4 * d0 - 5 * d2 + d4;
+	out[out_step] = (d3 + d4) - 4 * (d1 + d2);
+	out[2 * out_step] = (d4 - d3) + 4 * (d1 - d2);
+	out[3 * out_step] = (d4 - d2) + 2 * (d3 - d1);
+	out[4 * out_step] = (d4 - d2) - 2 * (d3 - d1);
+	out[5 * out_step] = 4 * d1 - 5 * d3 + d5;
+}
+
+KERNEL_HELPER void conv_winograd_back_1d(conv_lanes *out, int out_step, const conv_lanes *t, int in_step, int m)
+{
+	conv_lanes t0 = t[0], t1 = t[in_step], t2 = t[2 * in_step], t3 = t[3 * in_step];
+	if (m == 2) {
+		out[0] = t0 + (t1 + t2) / 2;
+		out[out_step] = (t1 - t2) / 2;
+		out[2 * out_step] = (t1 + t2) / 2 + t3;
+		return;
+	}
+	conv_lanes t4 = t[4 * in_step], t5 = t[5 * in_step];
+	out[0] = t0 / 4 - (t1 + t2) / 6 + (t3 + t4) / 24;
+	out[out_step] = (t2 - t1) / 6 + (t3 - t4) / 12;
+	out[2 * out_step] = (t3 + t4 - t1 - t2) / 6 + t5;
+}
+
+/* to[e * place + l] = lanes from + l of v[e], for l < count and each
+ * place e < places; with the counts packing meets most (16 channels in
+ * panels of 32, 12 + 4 in panels of 12, 6 + 6 + 4 in panels of 6) as
+ * constants, so that each run is a few vector moves. */
+KERNEL_HELPER void conv_store_places_of(real *to, size_t place, const conv_lanes *v, int places, int from, int count)
+{
+	for (int e = 0; e < places; e++)
+		conv_copy_lanes(to + e * place, (const real *)&v[e] + from, count);
+}
+
+KERNEL_HELPER void conv_store_places(real *to, size_t place, const conv_lanes *v, int places, int from, int count)
+{
+	switch (count) {
+	case 16:
+		conv_store_places_of(to, place, v, places, from, 16);
+		break;
+	case 12:
+		conv_store_places_of(to, place, v, places, from, 12);
+		break;
+	case 6:
+		conv_store_places_of(to, place, v, places, from, 6);
+		break;
+	case 4:
+		conv_store_places_of(to, place, v, places, from, 4);
+		break;
+	default:
+		conv_store_places_of(to, place, v, places, from, count);
+	}
+}
 
 /* The transformed tiles of one image stored pixel by pixel with its
  * channels innermost (conv_pad_transposed), for each place as panels of
@@ -1679,70 +1816,66 @@ KERNEL_HELPER void conv_weight_gradient_split(real *own, const real *gradient, c
  * channel are left as they are (conv_weight_gradient_begin zeroed them
  * once: written for every tile of every image, they took a fifth of
  * 16x32x32's weight gradient). gradient: the image is dY, A y A^T of each
- * 2 x 2 tile y; else the input padded by one, B^T d B of each 4 x 4
- * block d. */
-KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width)
+ * m x m tile y; else the input padded by one, B^T d B of each
+ * (m + 2) x (m + 2) block d. Place e = (m + 2) i + j: the transform's
+ * row i, column j. Sixteen channels of a tile at a time, as vectors,
+ * whatever the panels' width: a vector's lanes are stored in one run
+ * for each panel they fall in (12 and 4 of 16 channels in skx's panels
+ * of 12, 6, 6 and 4 in haswell's of 6). */
+KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width, int m)
 {
-	int across = image_width / 2, tiles = CONV_TILES(height, image_width), row = gradient ? image_width : image_width + 2;
+	enum { MOST = 6 }; /* m + 2 at most */
+	int n = m + 2, size = gradient ? m : n, across = image_width / m, tiles = CONV_TILES_OF(height, image_width, m);
+	int row = gradient ? image_width : image_width + 2;
 	size_t place = CONV_PLACE(CONV_PACKED(channels, tiles));
-	for (int c0 = 0; c0 < channels; c0 += width) {
-		int valid = channels - c0 < width ? channels - c0 : width;
-		real *panel = packed + conv_panel_at(c0, width, tiles);
+	for (int c = 0; c < channels; c += CONV_LANES) {
+		int lanes = channels - c < CONV_LANES ? channels - c : CONV_LANES;
+		/* the runs of lanes: run r from lane run_from[r], in its panel at run_at[r] */
+		int runs = 0, run_from[CONV_LANES + 1];
+		size_t run_at[CONV_LANES];
+		for (int l = 0; l < lanes; l += width - (c + l) % width) {
+			run_from[runs] = l;
+			run_at[runs++] = conv_panel_at(c + l, width, tiles) + (c + l) % width;
+		}
+		run_from[runs] = lanes;
 		for (int t = 0; t < tiles; t++) {
-			const real *at = image + ((size_t)2 * (t / across) * row + 2 * (t % across)) * channels + c0;
-			real *to = panel + (size_t)t * width;
-			for (int i = 0; i < valid; i++) {
-				real v[16];
-				if (gradient) {
-					const real y00 = at[i], y01 = at[channels + i], y10 = at[(size_t)row * channels + i], y11 = at[(size_t)(row + 1) * channels + i];
-					real r[4][2]; /* A y */
-					r[0][0] = y00;
-					r[0][1] = y01;
-					r[1][0] = y00 + y10;
-					r[1][1] = y01 + y11;
-					r[2][0] = y00 - y10;
-					r[2][1] = y01 - y11;
-					r[3][0] = -y10;
-					r[3][1] = -y11;
-					for (int k = 0; k < 4; k++) { /* (A y) A^T */
-						v[4 * k] = r[k][0];
-						v[4 * k + 1] = r[k][0] + r[k][1];
-						v[4 * k + 2] = r[k][0] - r[k][1];
-						v[4 * k + 3] = -r[k][1];
-					}
-				} else {
-					real d[4][4], b[4][4];
-					for (int y = 0; y < 4; y++)
-						for (int x = 0; x < 4; x++)
-							d[y][x] = at[((size_t)y * row + x) * channels + i];
-					for (int x = 0; x < 4; x++) { /* B^T d */
-						b[0][x] = d[0][x] - d[2][x];
-						b[1][x] = d[1][x] + d[2][x];
-						b[2][x] = d[2][x] - d[1][x];
-						b[3][x] = d[1][x] - d[3][x];
-					}
-					for (int k = 0; k < 4; k++) { /* (B^T d) B */
-						v[4 * k] = b[k][0] - b[k][2];
-						v[4 * k + 1] = b[k][1] + b[k][2];
-						v[4 * k + 2] = b[k][2] - b[k][1];
-						v[4 * k + 3] = b[k][1] - b[k][3];
+			const real *at = image + ((size_t)m * (t / across) * row + m * (t % across)) * channels + c;
+			conv_lanes d[MOST][MOST], b[MOST][MOST], v[MOST * MOST];
+			for (int y = 0; y < size; y++)
+				for (int x = 0; x < size; x++) {
+					const real *from = at + ((size_t)y * row + x) * channels;
+					if (lanes == CONV_LANES) {
+						memcpy(&d[y][x], from, sizeof d[y][x]);
+					} else {
+						real partial[CONV_LANES] = {0};
+						conv_copy_lanes(partial, from, lanes);
+						memcpy(&d[y][x], partial, sizeof partial);
 					}
 				}
-				for (int e = 0; e < 16; e++)
-					to[e * place + i] = v[e];
-			}
+			for (int x = 0; x < size; x++) /* down each column */
+				if (gradient)
+					conv_winograd_gradient_1d(&b[0][x], MOST, &d[0][x], MOST, m);
+				else
+					conv_winograd_input_1d(&b[0][x], MOST, &d[0][x], MOST, m);
+			for (int k = 0; k < n; k++) /* along each row */
+				if (gradient)
+					conv_winograd_gradient_1d(&v[n * k], 1, b[k], 1, m);
+				else
+					conv_winograd_input_1d(&v[n * k], 1, b[k], 1, m);
+			for (int r = 0; r < runs; r++)
+				conv_store_places(packed + run_at[r] + (size_t)t * width, place, v, n * n, run_from[r], run_from[r + 1] - run_from[r]);
 		}
 	}
 }
 
-/* products += the 16 products of one image, from dY's tiles and the
- * input's packed by conv_winograd_pack_tiles in the plan's widths. */
+/* products += the products of one image, place by place, from dY's tiles
+ * and the input's packed by conv_winograd_pack_tiles in the plan's widths. */
 KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
 {
-	int tiles = CONV_TILES(s.h_out, s.w_out);
+	int tiles = CONV_TILES_OF(s.h_out, s.w_out, w.tile);
 	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, tiles)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, tiles));
 	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
-	for (int e = 0; e < 16; e++)
+	for (int e = 0; e < CONV_PLACES(w.tile); e++)
 		for (int x0 = 0; x0 < s.c_in; x0 += w.input_width) {
 			int inputs = s.c_in - x0 < w.input_width ? s.c_in - x0 : w.input_width;
 			const real *input_panel = input + e * input_place + conv_panel_at(x0, w.input_width, tiles);
@@ -1758,25 +1891,33 @@ KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gra
 		}
 }
 
-/* own += G^T m G for each pair of channels, m its 16 summed products. */
-KERNEL_HELPER void conv_winograd_weights_back(real *own, const real *products, struct conv_shape s, struct conv_weight_plan w)
+/* own += G^T m G for each pair of channels, m its summed products:
+ * sixteen input channels at a time. */
+KERNEL_HELPER void conv_winograd_weights_back(real *own, const real *products, struct conv_shape s, struct conv_weight_plan w, int m)
 {
+	enum { MOST = 6 };
+	int n = m + 2;
 	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
 	for (int co = 0; co < s.c_out; co++)
-		for (int c = 0; c < s.c_in; c++) {
-			const real *m = products + (long)co * w.product.co + (long)c * w.product.c;
-			real t[3][4], *to = own + (long)co * w.own.co + (long)c * w.own.c;
-			for (int j = 0; j < 4; j++) { /* G^T m */
-				real m0 = m[j * product_place], m1 = m[(4 + j) * product_place];
-				real m2 = m[(8 + j) * product_place], m3 = m[(12 + j) * product_place];
-				t[0][j] = m0 + (m1 + m2) / 2;
-				t[1][j] = (m1 - m2) / 2;
-				t[2][j] = (m1 + m2) / 2 + m3;
+		for (int c0 = 0; c0 < s.c_in; c0 += CONV_LANES) {
+			int lanes = s.c_in - c0 < CONV_LANES ? s.c_in - c0 : CONV_LANES;
+			conv_lanes sums[MOST * MOST], t[3][MOST], kernel[3];
+			for (int e = 0; e < n * n; e++) {
+				real pairs[CONV_LANES] = {0};
+				for (int l = 0; l < lanes; l++)
+					pairs[l] = products[e * product_place + (long)co * w.product.co + (long)(c0 + l) * w.product.c];
+				memcpy(&sums[e], pairs, sizeof pairs);
 			}
-			for (int k = 0; k < 3; k++) { /* (G^T m) G */
-				to[k * w.own.ky] += t[k][0] + (t[k][1] + t[k][2]) / 2;
-				to[k * w.own.ky + w.own.kx] += (t[k][1] - t[k][2]) / 2;
-				to[k * w.own.ky + 2 * w.own.kx] += (t[k][1] + t[k][2]) / 2 + t[k][3];
+			for (int j = 0; j < n; j++) /* G^T m, down each column */
+				conv_winograd_back_1d(&t[0][j], MOST, &sums[j], n, m);
+			for (int k = 0; k < 3; k++) { /* (G^T m) G, along each row */
+				conv_winograd_back_1d(kernel, 1, t[k], 1, m);
+				for (int x = 0; x < 3; x++) {
+					real weights[CONV_LANES];
+					memcpy(weights, &kernel[x], sizeof weights);
+					for (int l = 0; l < lanes; l++)
+						own[(long)co * w.own.co + (long)(c0 + l) * w.own.c + k * w.own.ky + x * w.own.kx] += weights[l];
+				}
 			}
 		}
 }
@@ -1813,14 +1954,14 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 	}
 	g.w = conv_weight_plan(g.micro, s);
 	if (g.w.method == CONV_WEIGHT_WINOGRAD) {
-		int tiles = CONV_TILES(s.h_out, s.w_out);
-		g.panel = g.gradient + 16 * CONV_PLACE(CONV_PACKED(s.c_out, tiles));
-		g.gradient_padded = g.panel + 16 * CONV_PLACE(CONV_PACKED(s.c_in, tiles));
+		int tiles = CONV_TILES_OF(s.h_out, s.w_out, g.w.tile), places = CONV_PLACES(g.w.tile);
+		g.panel = g.gradient + places * CONV_PLACE(CONV_PACKED(s.c_out, tiles));
+		g.gradient_padded = g.panel + places * CONV_PLACE(CONV_PACKED(s.c_in, tiles));
 		g.padded = g.gradient_padded + CONV_ALIGN(s.c_out * pixels);
 		g.products = g.padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 		memset(g.gradient, 0, sizeof(real) * (size_t)(g.gradient_padded - g.gradient)); /* both tiles' padding lanes */
 		memset(g.padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-		memset(g.products, 0, sizeof(real) * 16 * CONV_PLACE(s.c_out * s.c_in));
+		memset(g.products, 0, sizeof(real) * places * CONV_PLACE(s.c_out * s.c_in));
 		return g;
 	}
 	bool split = g.w.method == CONV_WEIGHT_SPLIT;
@@ -1834,6 +1975,15 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 		memset(g.gradient_padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, 2 * s.k - 1));
 	}
 	return g;
+}
+
+/* Both operands' tiles of an image, from dY and X with their channels
+ * innermost; m: the plan's tile, a constant for the transforms to fold. */
+KERNEL_HELPER void conv_winograd_pack_both(const struct conv_weight_gradient *g, int m)
+{
+	struct conv_shape s = g->s;
+	conv_winograd_pack_tiles(g->gradient, g->gradient_padded, s.c_out, s.h_out, s.w_out, true, g->w.gradient_width, m);
+	conv_winograd_pack_tiles(g->panel, g->padded, s.c_in, s.h_in, s.w_in, false, g->w.input_width, m);
 }
 
 /* own += dY(i) . columns(X(i))^T: dy, image: the image's dY and X */
@@ -1860,9 +2010,11 @@ KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient 
 		break;
 	case CONV_WEIGHT_WINOGRAD:
 		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
-		conv_winograd_pack_tiles(g->gradient, g->gradient_padded, s.c_out, s.h_out, s.w_out, true, w.gradient_width);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
-		conv_winograd_pack_tiles(g->panel, g->padded, s.c_in, s.h_in, s.w_in, false, w.input_width);
+		if (w.tile == 4)
+			conv_winograd_pack_both(g, 4);
+		else
+			conv_winograd_pack_both(g, 2);
 		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, s, w);
 		break;
 	case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
@@ -1878,7 +2030,10 @@ KERNEL_HELPER void conv_weight_gradient_end(const struct conv_weight_gradient *g
 	struct conv_shape s = g->s;
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
-		conv_winograd_weights_back(g->own, g->products, s, g->w);
+		if (g->w.tile == 4)
+			conv_winograd_weights_back(g->own, g->products, s, g->w, 4);
+		else
+			conv_winograd_weights_back(g->own, g->products, s, g->w, 2);
 		#pragma omp barrier /* every thread's sum in place before they are added */
 	}
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
