@@ -1305,11 +1305,24 @@ typedef __typeof__((conv_vector){0} > (conv_vector){0}) conv_mask; /* a comparis
 KERNEL_HELPER void conv_copy_lanes(real *to, const real *from, int count)
 {
 	int l = 0;
-	for (int piece = 16; piece >= 1; piece /= 2)
-		if (count & piece) {
-			memcpy(to + l, from + l, sizeof(real) * piece);
-			l += piece;
-		}
+	if (count & 16) {
+		memcpy(to, from, sizeof(real) * 16);
+		return;
+	}
+	if (count & 8) {
+		memcpy(to, from, sizeof(real) * 8);
+		l = 8;
+	}
+	if (count & 4) {
+		memcpy(to + l, from + l, sizeof(real) * 4);
+		l += 4;
+	}
+	if (count & 2) {
+		memcpy(to + l, from + l, sizeof(real) * 2);
+		l += 2;
+	}
+	if (count & 1)
+		to[l] = from[l];
 }
 
 /* out[t * out_stride + i] = rows[i][t] for t < 8 and i < stored, zero for
@@ -1343,11 +1356,11 @@ KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *const
 		r[i + 4] = __builtin_shufflevector(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
 	}
 	for (int i = 0; i < 8; i++) {
-		real lanes[8];
 		if (stored == 8) { /* the usual case */
 			memcpy(out + i * out_stride, &r[i], sizeof r[i]);
 			continue;
 		}
+		real lanes[8];
 		memcpy(lanes, &r[i], sizeof lanes);
 		conv_copy_lanes(out + i * out_stride, lanes, stored);
 	}
@@ -1942,6 +1955,19 @@ struct conv_weight_gradient {
 	real *gradient, *padded, *panel, *gradient_padded, *products;
 };
 
+/* The lanes past the last channel of Winograd's tiles, for each place:
+ * zeroed once a call (the tiles' panels are written lane by lane for each
+ * image, these never; zeroing all the places' panels took longer than the
+ * images of ResNet-1001 at batch 16 gained). */
+KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tiles, int places, int width)
+{
+	size_t place = CONV_PLACE(CONV_PACKED(channels, tiles));
+	int valid = channels % width;
+	if (valid)
+		for (int e = 0; e < places; e++)
+			conv_zero_run(packed + e * place + conv_panel_at(channels - valid, width, tiles) + valid, width, tiles, width - valid);
+}
+
 KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
 {
 	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL};
@@ -1959,9 +1985,11 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 		g.gradient_padded = g.panel + places * CONV_PLACE(CONV_PACKED(s.c_in, tiles));
 		g.padded = g.gradient_padded + CONV_ALIGN(s.c_out * pixels);
 		g.products = g.padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
-		memset(g.gradient, 0, sizeof(real) * (size_t)(g.gradient_padded - g.gradient)); /* both tiles' padding lanes */
+		conv_winograd_zero_lanes(g.gradient, s.c_out, tiles, places, g.w.gradient_width);
+		conv_winograd_zero_lanes(g.panel, s.c_in, tiles, places, g.w.input_width);
 		memset(g.padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-		memset(g.products, 0, sizeof(real) * places * CONV_PLACE(s.c_out * s.c_in));
+		for (int e = 0; e < places; e++)
+			memset(g.products + e * CONV_PLACE(s.c_out * s.c_in), 0, sizeof(real) * s.c_out * s.c_in);
 		return g;
 	}
 	bool split = g.w.method == CONV_WEIGHT_SPLIT;
