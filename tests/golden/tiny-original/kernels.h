@@ -1009,14 +1009,27 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 }
 
 /* Whether the weight gradient's Winograd applies with tiles of m x m
- * (below, conv_winograd_weights_back). conv_winograd_tile: -1 chooses the
- * tile by conv_weight_plan's estimate, 2 or 4 forces one where it applies
- * (for the tests). */
+ * (below, conv_winograd_weights_back), and the tile it takes: 4 x 4 where
+ * the image's sides are multiples of 4 and it has at least 16 such tiles,
+ * else 2 x 2 (each product's sum runs over an image's tiles; an 8x8 image
+ * has 4 of 4 x 4, which measured slower than F(2x2) on haswell's kernels
+ * and no faster on skx's). A rule of the shape alone, so that an instance
+ * compiles the transforms of one tile only (both, inlined in each of
+ * ResNet-1001's instances, took its net.c from 53 s to 68 s to compile).
+ * conv_winograd_tile: -1 for that rule, 2 or 4 forces one where it
+ * applies (for the tests). */
 static int conv_winograd_tile = -1;
 
 KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
 {
 	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
+}
+
+KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
+{
+	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
+		return conv_winograd_tile;
+	return conv_winograd_tile_applies(s, 4) && CONV_TILES_OF(s.h_out, s.w_out, 4) >= 16 ? 4 : 2;
 }
 
 /* U[e] = G g G^T for each kernel g, packed for each place e as
@@ -1213,19 +1226,26 @@ KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum 
 }
 
 /* function(arguments..., width) with the micro-kernel's pixel panel width,
- * passed as a constant when it is one the machines have, so that the
- * packing copies unroll. */
+ * passed as a constant when it is one the machines have (skx's kernels and
+ * haswell's: 32 and 16 reals in f32, 16 and 8 in f64), so that the
+ * packing copies unroll; each constant is another copy of the packing in
+ * every instance (ResNet-1001's net.c took 9 s longer to compile with all
+ * three in both precisions). */
+#ifdef RESGEN_F64
+#define CONV_WIDE_PIXELS 16
+#define CONV_NARROW_PIXELS 8
+#else
+#define CONV_WIDE_PIXELS 32
+#define CONV_NARROW_PIXELS 16
+#endif
 #define CONV_WITH_PIXEL_WIDTH(micro, function, ...)                          \
 	do {                                                                 \
 		switch (conv_pixel_width(micro)) {                           \
-		case 8:                                                      \
-			function(__VA_ARGS__, 8);                            \
+		case CONV_NARROW_PIXELS:                                     \
+			function(__VA_ARGS__, CONV_NARROW_PIXELS);           \
 			break;                                               \
-		case 16:                                                     \
-			function(__VA_ARGS__, 16);                           \
-			break;                                               \
-		case 32:                                                     \
-			function(__VA_ARGS__, 32);                           \
+		case CONV_WIDE_PIXELS:                                       \
+			function(__VA_ARGS__, CONV_WIDE_PIXELS);             \
 			break;                                               \
 		default:                                                     \
 			function(__VA_ARGS__, conv_pixel_width(micro));      \
@@ -1593,24 +1613,17 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 	double split_steps = 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels;
 	bool split = conv_weight_split >= 0 ? conv_weight_split : split_steps < patches;
 	if (conv_winograd_applies(s) && conv_winograd != 0) {
-		/* Winograd's products, C_OUT on the A side or on the B side, for
-		 * each place of either tile, each block's sum taken as 8 steps
-		 * longer for its load and store of C (a product an image: an 8x8
-		 * image has 4 tiles of 4 x 4), its transforms as a quarter as
-		 * much again. An estimate; with it, the 32x32 and 16x16
-		 * convolutions run by F(4x4) and the 8x8 ones by F(2x2), which
-		 * measured fastest on skx's kernels and haswell's. */
+		/* Winograd's products for each place of its tile, C_OUT on the A
+		 * side or on the B side, each block's sum taken as 8 steps longer
+		 * for its load and store of C, its transforms as a quarter as
+		 * much again (an estimate: with it, skx's kernels and haswell's
+		 * run the 32x32, 16x16 and 8x8 convolutions of 16, 32 and 64
+		 * channels so, which measured faster) */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
 		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
-		double winograd = 1e300;
-		int wanted = conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile) ? conv_winograd_tile : -1;
-		for (int m = 2; m <= 4; m += 2) {
-			double steps = 1.25 * CONV_PLACES(m) * (winograd_a < winograd_b ? winograd_a : winograd_b) * (CONV_TILES_OF(s.h_out, s.w_out, m) + 8);
-			if (conv_winograd_tile_applies(s, m) && (wanted == m || (wanted < 0 && steps < winograd))) {
-				winograd = steps;
-				w.tile = m;
-			}
-		}
+		w.tile = conv_winograd_tile_for(s);
+		double winograd = 1.25 * CONV_PLACES(w.tile) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
+				  (CONV_TILES_OF(s.h_out, s.w_out, w.tile) + 8);
 		if (conv_winograd == 1 || winograd < (split ? split_steps : patches)) {
 			w.method = CONV_WEIGHT_WINOGRAD;
 			w.gradient_first = winograd_a <= winograd_b;
@@ -2039,7 +2052,7 @@ KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient 
 	case CONV_WEIGHT_WINOGRAD:
 		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
-		if (w.tile == 4)
+		if (conv_winograd_tile_for(s) == 4)
 			conv_winograd_pack_both(g, 4);
 		else
 			conv_winograd_pack_both(g, 2);
@@ -2058,7 +2071,7 @@ KERNEL_HELPER void conv_weight_gradient_end(const struct conv_weight_gradient *g
 	struct conv_shape s = g->s;
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
-		if (g->w.tile == 4)
+		if (conv_winograd_tile_for(s) == 4)
 			conv_winograd_weights_back(g->own, g->products, s, g->w, 4);
 		else
 			conv_winograd_weights_back(g->own, g->products, s, g->w, 2);
