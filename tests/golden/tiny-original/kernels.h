@@ -1380,8 +1380,8 @@ KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *const
 			memcpy(out + i * out_stride, &r[i], sizeof r[i]);
 			continue;
 		}
-		real lanes[8];
-		memcpy(lanes, &r[i], sizeof lanes);
+		real lanes[16]; /* as many as conv_copy_lanes may copy */
+		memcpy(lanes, &r[i], sizeof r[i]);
 		conv_copy_lanes(out + i * out_stride, lanes, stored);
 	}
 }
