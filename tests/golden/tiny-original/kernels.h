@@ -1032,6 +1032,16 @@ KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
 	return conv_winograd_tile_applies(s, 4) && CONV_TILES_OF(s.h_out, s.w_out, 4) >= 16 ? 4 : 2;
 }
 
+/* function(..., m) with the shape's tile as a constant, for the
+ * transforms to fold (as CONV_WITH_PIXEL_WIDTH passes a panel's width). */
+#define CONV_WITH_WINOGRAD_TILE(s, function, ...)              \
+	do {                                                   \
+		if (conv_winograd_tile_for(s) == 4)            \
+			function(__VA_ARGS__, 4);              \
+		else                                           \
+			function(__VA_ARGS__, 2);              \
+	} while (0)
+
 /* U[e] = G g G^T for each kernel g, packed for each place e as
  * conv_pack_weights packs a (channels, inputs) matrix, place after place.
  * flipped: the data gradient's kernels, as conv_pack_weights flips them. */
@@ -1585,7 +1595,6 @@ struct conv_weight_plan {
 	int pixels; /* the sums' length: the output's pixels, or the padded rows' */
 	struct conv_strides own;
 	struct conv_strides product; /* Winograd's: of the products of each place */
-	int tile;                     /* Winograd's: its tiles' side, 2 or 4 */
 };
 
 KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s)
@@ -1593,7 +1602,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	struct conv_weight_plan w = {CONV_WEIGHT_PATCHES, channel_width, pixel_width, micro->prefers_rows, pixels,
-				     {patch, 1, s.k * s.c_in, s.c_in}, {0, 0, 0, 0}, 0};
+				     {patch, 1, s.k * s.c_in, s.c_in}, {0, 0, 0, 0}};
 	if (s.k == 1) {
 		bool swapped = conv_swaps_sides(micro, s);
 		w.method = CONV_WEIGHT_1X1;
@@ -1621,9 +1630,9 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		 * channels so, which measured faster) */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
 		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
-		w.tile = conv_winograd_tile_for(s);
-		double winograd = 1.25 * CONV_PLACES(w.tile) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
-				  (CONV_TILES_OF(s.h_out, s.w_out, w.tile) + 8);
+		int m = conv_winograd_tile_for(s);
+		double winograd = 1.25 * CONV_PLACES(m) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
+				  (CONV_TILES_OF(s.h_out, s.w_out, m) + 8);
 		if (conv_winograd == 1 || winograd < (split ? split_steps : patches)) {
 			w.method = CONV_WEIGHT_WINOGRAD;
 			w.gradient_first = winograd_a <= winograd_b;
@@ -1898,10 +1907,10 @@ KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *r
  * and the input's packed by conv_winograd_pack_tiles in the plan's widths. */
 KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
 {
-	int tiles = CONV_TILES_OF(s.h_out, s.w_out, w.tile);
+	int m = conv_winograd_tile_for(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m);
 	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, tiles)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, tiles));
 	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
-	for (int e = 0; e < CONV_PLACES(w.tile); e++)
+	for (int e = 0; e < CONV_PLACES(m); e++)
 		for (int x0 = 0; x0 < s.c_in; x0 += w.input_width) {
 			int inputs = s.c_in - x0 < w.input_width ? s.c_in - x0 : w.input_width;
 			const real *input_panel = input + e * input_place + conv_panel_at(x0, w.input_width, tiles);
@@ -1970,8 +1979,9 @@ struct conv_weight_gradient {
 
 /* The lanes past the last channel of Winograd's tiles, for each place:
  * zeroed once a call (the tiles' panels are written lane by lane for each
- * image, these never; zeroing all the places' panels took longer than the
- * images of ResNet-1001 at batch 16 gained). */
+ * image, these never), rather than all the places' panels (1.2 MB a
+ * thread a call for 16x32x32, with as few as 8 images a thread to spread
+ * it over). */
 KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tiles, int places, int width)
 {
 	size_t place = CONV_PLACE(CONV_PACKED(channels, tiles));
@@ -1993,7 +2003,7 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 	}
 	g.w = conv_weight_plan(g.micro, s);
 	if (g.w.method == CONV_WEIGHT_WINOGRAD) {
-		int tiles = CONV_TILES_OF(s.h_out, s.w_out, g.w.tile), places = CONV_PLACES(g.w.tile);
+		int m = conv_winograd_tile_for(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m), places = CONV_PLACES(m);
 		g.panel = g.gradient + places * CONV_PLACE(CONV_PACKED(s.c_out, tiles));
 		g.gradient_padded = g.panel + places * CONV_PLACE(CONV_PACKED(s.c_in, tiles));
 		g.padded = g.gradient_padded + CONV_ALIGN(s.c_out * pixels);
@@ -2052,10 +2062,7 @@ KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient 
 	case CONV_WEIGHT_WINOGRAD:
 		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
-		if (conv_winograd_tile_for(s) == 4)
-			conv_winograd_pack_both(g, 4);
-		else
-			conv_winograd_pack_both(g, 2);
+		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_pack_both, g);
 		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, s, w);
 		break;
 	case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
@@ -2071,10 +2078,7 @@ KERNEL_HELPER void conv_weight_gradient_end(const struct conv_weight_gradient *g
 	struct conv_shape s = g->s;
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
-		if (conv_winograd_tile_for(s) == 4)
-			conv_winograd_weights_back(g->own, g->products, s, g->w, 4);
-		else
-			conv_winograd_weights_back(g->own, g->products, s, g->w, 2);
+		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_weights_back, g->own, g->products, s, g->w);
 		#pragma omp barrier /* every thread's sum in place before they are added */
 	}
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
