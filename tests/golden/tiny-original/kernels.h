@@ -1355,16 +1355,17 @@ KERNEL_HELPER void conv_copy_lanes(real *to, const real *from, int count)
 		to[l] = from[l];
 }
 
-/* out[t * out_stride + i] = rows[i][t] for t < 8 and i < stored, zero for
- * the rows from valid on: an 8 x 8 block transposed in registers
- * (interleave pairs of rows, then pairs of pairs, then halves). With
- * pre, row i is activated first: max(x * pre[i] + pre[pre_shift + i], 0). */
-KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *const rows[8], int valid, int stored, const real *pre, int pre_shift)
+/* out[t * out_stride + i] = rows[i * row_stride + t] for t < 8 and
+ * i < stored, zero for the rows from valid on: an 8 x 8 block transposed
+ * in registers (interleave pairs of rows, then pairs of pairs, then
+ * halves). With pre, row i is activated first:
+ * max(x * pre[i] + pre[pre_shift + i], 0). */
+KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *rows, long row_stride, int valid, int stored, const real *pre, int pre_shift)
 {
 	conv_vector r[8], t[8], u[8];
 	for (int i = 0; i < 8; i++)
 		if (i < valid) {
-			memcpy(&r[i], rows[i], sizeof r[i]);
+			memcpy(&r[i], rows + i * row_stride, sizeof r[i]);
 			if (pre) {
 				r[i] = r[i] * pre[i] + pre[pre_shift + i];
 				r[i] = (conv_vector)((conv_mask)r[i] & (r[i] > 0));
@@ -1410,12 +1411,13 @@ KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const rea
 		if (pixels % 8 == 0) {
 			for (int i = 0; i < width; i += 8) {
 				int valid = conv_clamp8(channels - c0 - i), stored = width - i < 8 ? width - i : 8;
-				for (int q = 0; q < pixels; q += 8) {
-					const real *at[8];
-					for (int r = 0; r < valid; r++)
-						at[r] = image + (size_t)(c0 + i + r) * pixels + q;
-					conv_transpose8(panel + (size_t)q * width + i, width, at, valid, stored, pre ? pre + c0 + i : NULL, channels);
-				}
+				const real *rows = image + (size_t)(c0 + i) * pixels, *rows_pre = pre ? pre + c0 + i : NULL;
+				if (valid == 8 && stored == 8) /* the usual case, with constants */
+					for (int q = 0; q < pixels; q += 8)
+						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, 8, 8, rows_pre, channels);
+				else
+					for (int q = 0; q < pixels; q += 8)
+						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, valid, stored, rows_pre, channels);
 			}
 			continue;
 		}
@@ -1451,13 +1453,17 @@ KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const re
 			continue;
 		}
 		for (int c = 0; c < channels; c += 8)
-			for (int x = 0; x < width; x += 8) {
-				int valid = conv_clamp8(channels - c);
-				const real *at[8];
-				for (int r = 0; r < valid; r++)
-					at[r] = image + ((size_t)(c + r) * height + y) * width + x;
-				conv_transpose8(row + (size_t)x * channels + c, channels, at, valid, valid, pre ? pre + c : NULL, channels);
-			}
+		{
+			int valid = conv_clamp8(channels - c);
+			const real *rows = image + ((size_t)c * height + y) * width, *rows_pre = pre ? pre + c : NULL;
+			long row_stride = (long)height * width;
+			if (valid == 8)
+				for (int x = 0; x < width; x += 8)
+					conv_transpose8(row + (size_t)x * channels + c, channels, rows + x, row_stride, 8, 8, rows_pre, channels);
+			else
+				for (int x = 0; x < width; x += 8)
+					conv_transpose8(row + (size_t)x * channels + c, channels, rows + x, row_stride, valid, valid, rows_pre, channels);
+		}
 	}
 }
 
