@@ -515,6 +515,9 @@ KERNEL_HELPER real conv_activated(real x, real scale, real shift)
 
 KERNEL_HELPER void conv_activate_run(real *out, const real *in, int count, real scale, real shift)
 {
+	/* simd: with count a constant 16 (haswell's panels), GCC otherwise
+	 * unrolled the loop whole into scalar code */
+	#pragma omp simd
 	for (int t = 0; t < count; t++)
 		out[t] = conv_activated(in[t], scale, shift);
 }
