@@ -515,8 +515,8 @@ KERNEL_HELPER real conv_activated(real x, real scale, real shift)
 
 KERNEL_HELPER void conv_activate_run(real *out, const real *in, int count, real scale, real shift)
 {
-	/* simd: with count a constant 16 (haswell's panels), GCC otherwise
-	 * unrolled the loop whole into scalar code */
+	/* simd: with count a constant 16 (haswell's f32 panels, skx's f64
+	 * ones), GCC otherwise unrolled the loop whole into scalar code */
 	#pragma omp simd
 	for (int t = 0; t < count; t++)
 		out[t] = conv_activated(in[t], scale, shift);
@@ -1455,8 +1455,7 @@ KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const re
 			}
 			continue;
 		}
-		for (int c = 0; c < channels; c += 8)
-		{
+		for (int c = 0; c < channels; c += 8) {
 			int valid = conv_clamp8(channels - c);
 			const real *rows = image + ((size_t)c * height + y) * width, *rows_pre = pre ? pre + c : NULL;
 			long row_stride = (long)height * width;
