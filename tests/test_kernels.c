@@ -555,13 +555,18 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 	}
 }
 
-/* Kernels of the other preference, that this processor runs: the portable
- * sandybridge kernels (AVX, column-stored) or haswell's (AVX2 and FMA,
- * row-stored). */
+/* Kernels of the other preference, that this processor runs: skx's
+ * (AVX-512, column-stored; a Zen 4 runs zen3's by runtime/gemm.c's rule,
+ * and so tests skx's here), else the portable sandybridge kernels (AVX,
+ * column-stored), or haswell's (AVX2 and FMA, row-stored). */
 static const char *other_kernels(void)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	__builtin_cpu_init();
+	bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
+		      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+	if (micro && micro->prefers_rows && avx512)
+		return "skx";
 	if (micro && micro->prefers_rows && __builtin_cpu_supports("avx"))
 		return "sandybridge";
 	if (micro && !micro->prefers_rows && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
