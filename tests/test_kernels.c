@@ -563,9 +563,7 @@ static const char *other_kernels(void)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	__builtin_cpu_init();
-	bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
-		      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-	if (micro && micro->prefers_rows && avx512)
+	if (micro && micro->prefers_rows && gemm_runs_skx_kernels())
 		return "skx";
 	if (micro && micro->prefers_rows && __builtin_cpu_supports("avx"))
 		return "sandybridge";
