@@ -117,10 +117,10 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * weight gradient; the first two's row split adds its partial outputs,
  * or a 3x3 one's Winograd its transformed tiles and products; the weight
  * gradient's row split dY padded, its Winograd both operands' tiles and
- * its products for each place of the larger of its two tiles' (2 x 2:
- * 16 places, 4 x 4: 36), dY and the input with their channels innermost;
- * and a 1x1 weight
- * gradient packs its input instead. Each part is at least the reference
+ * its products; Winograd's for each place of the larger of its two
+ * tiles' (2 x 2: 16 places, 4 x 4: 36), and the weight gradient's dY and
+ * input with their channels innermost; and a 1x1 weight gradient packs
+ * its input instead. Each part is at least the reference
  * kernels' columns with the image a prologue computes. */
 enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
 
@@ -163,13 +163,16 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	long packed_data = max_of(packed_panels(in.channels, flipped_patch), packed_panels(in.channels * k, out.channels * k));
 	long rows_forward = align(out.channels * k * (in.height + border) * out.width);
 	long rows_data = align(in.channels * k * (out.height + border) * in.width);
-	if (k == 3) { /* Winograd's weights, transformed tiles and products */
-		long tiles_forward = group_tiles((long)(in.height / 2) * (out.width / 2));
-		long tiles_data = group_tiles((long)(out.height / 2) * (in.width / 2));
-		packed_forward = max_of(packed_forward, 16 * place(packed_panels(out.channels, in.channels)));
-		packed_data = max_of(packed_data, 16 * place(packed_panels(in.channels, out.channels)));
-		rows_forward = max_of(rows_forward, 16 * (place(packed_panels(tiles_forward, in.channels)) + place(out.channels * tiles_forward)));
-		rows_data = max_of(rows_data, 16 * (place(packed_panels(tiles_data, out.channels)) + place(in.channels * tiles_data)));
+	if (k == 3) { /* Winograd's weights, transformed tiles and products, for either tile (2 x 2: 16 places, 4 x 4: 36) */
+		packed_forward = max_of(packed_forward, 36 * place(packed_panels(out.channels, in.channels)));
+		packed_data = max_of(packed_data, 36 * place(packed_panels(in.channels, out.channels)));
+		for (long m = 2; m <= 4; m += 2) {
+			long places = (m + 2) * (m + 2);
+			long tiles_forward = group_tiles((long)(in.height / m) * (out.width / m));
+			long tiles_data = group_tiles((long)(out.height / m) * (in.width / m));
+			rows_forward = max_of(rows_forward, places * (place(packed_panels(tiles_forward, in.channels)) + place(out.channels * tiles_forward)));
+			rows_data = max_of(rows_data, places * (place(packed_panels(tiles_data, out.channels)) + place(in.channels * tiles_data)));
+		}
 	}
 	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward;
 	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data;

@@ -398,12 +398,12 @@ struct conv_shape {
 /* The row split's partial outputs: per output channel and kernel row, the
  * output columns of every row of the padded input. */
 #define CONV_ROWS(c_out, h_in, w_out, k) CONV_ALIGN((c_out) * (k) * ((h_in) + (k) / 2 * 2) * (w_out))
-/* Winograd's F(2x2, 3x3) (below), for 3x3 convolutions only: the
- * weights transformed, packed once for each of the 16 places of a
- * transformed tile; the input's tiles transformed (V), packed the same
- * way; and the products (M), per place an output channel's tiles. */
+/* Winograd's F(2x2, 3x3) and F(4x4, 3x3) (below), for 3x3 convolutions
+ * only, with room for either: the weights transformed, packed once for
+ * each of the 16 or 36 places of a transformed tile; the input's tiles
+ * transformed (V), packed the same way; and the products (M), per place
+ * an output channel's tiles. Tiles of m x m output pixels. */
 #define CONV_TILES_OF(h, w, m) (((h) / (m)) * ((w) / (m)))
-#define CONV_TILES(h, w) CONV_TILES_OF(h, w, 2)
 /* Images with fewer tiles than a panel holds run in groups, their tiles
  * side by side in one set of products: up to CONV_WINOGRAD_GROUP images,
  * as many as fill a panel of width tiles. CONV_SET_TILES: the most tiles
@@ -412,13 +412,15 @@ struct conv_shape {
 #define CONV_GROUP(tiles, width)                                                                                        \
 	((tiles) >= (width) || (tiles) == 0 ? 1                                                                         \
 	 : ((width) + (tiles) - 1) / (tiles) < CONV_WINOGRAD_GROUP ? ((width) + (tiles) - 1) / (tiles) : CONV_WINOGRAD_GROUP)
-#define CONV_SET_TILES(h, w) (CONV_GROUP(CONV_TILES(h, w), GEMM_PANEL_MAX) * CONV_TILES(h, w))
+#define CONV_SET_TILES(h, w, m) (CONV_GROUP(CONV_TILES_OF(h, w, m), GEMM_PANEL_MAX) * CONV_TILES_OF(h, w, m))
 /* The places lie a whole number of 4 KiB pages and one or two cache lines
  * apart: 16 streams a page apart would share a set of the L1 cache. */
 #define CONV_PLACE(reals) (((reals) + 1023) / 1024 * 1024 + 16)
-#define CONV_WINOGRAD_WEIGHTS(c_out, c_in, k) ((k) == 3 ? 16 * CONV_PLACE(CONV_PACKED(c_out, c_in)) : 0)
+#define CONV_WINOGRAD_WEIGHTS(c_out, c_in, k) ((k) == 3 ? CONV_PLACES(4) * CONV_PLACE(CONV_PACKED(c_out, c_in)) : 0)
+#define CONV_WINOGRAD_TILES_OF(c_in, c_out, h, w, m) \
+	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(CONV_SET_TILES(h, w, m), c_in)) + CONV_PLACE((c_out) * CONV_SET_TILES(h, w, m))))
 #define CONV_WINOGRAD_TILES(c_in, c_out, h, w, k) \
-	((k) == 3 ? 16 * (CONV_PLACE(CONV_PACKED(CONV_SET_TILES(h, w), c_in)) + CONV_PLACE((c_out) * CONV_SET_TILES(h, w))) : 0)
+	((k) == 3 ? CONV_MAX(CONV_WINOGRAD_TILES_OF(c_in, c_out, h, w, 2), CONV_WINOGRAD_TILES_OF(c_in, c_out, h, w, 4)) : 0)
 /* Any packing of the weights; the row split's outputs or Winograd's tiles. */
 #define CONV_PACKED_ANY(c_out, c_in, k) CONV_MAX(CONV_PACKED_EITHER(c_out, c_in, k), CONV_WINOGRAD_WEIGHTS(c_out, c_in, k))
 #define CONV_ROWS_OR_TILES(c_in, c_out, h_in, w_out, k) CONV_MAX(CONV_ROWS(c_out, h_in, w_out, k), CONV_WINOGRAD_TILES(c_in, c_out, h_in, w_out, k))
@@ -984,352 +986,10 @@ KERNEL_HELPER void conv_implicit_gemm_split_of(real *out, const real *padded, co
 	}
 }
 
-/* Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast
- * Algorithms for Convolutional Neural Networks", 2016), for a stride-1
- * 3x3 convolution that keeps the image's size, both sides even. Each 2x2
- * block of output pixels (a tile) comes from the 4x4 block d of the padded
- * input around it, channel by channel, as
- *     Y = A^T [ sum over input channels of (G g G^T) .* (B^T d B) ] A,
- * g the 3x3 kernel. The sums are 16 matrix products, one per place
- * e = 4 i + j of the transformed 4x4 tile,
- *     M[e] (C_OUT, TILES) = U[e] (C_OUT, C_IN) . V[e] (C_IN, TILES),
- * run on the micro-kernel as the other kernels are: 16 multiply-adds a
- * tile and channel pair instead of 36, for the transforms' additions. It
- * rounds differently from the direct sums; tests/test_kernels.c holds it
- * to the same bound against the reference kernel. The tiles of up to
- * CONV_WINOGRAD_GROUP images make one set of products where one image
- * has fewer than a panel's width (preact-110's 8 x 8 images: 16 tiles,
- * panels of 32 on skx): alone, half the panels' lanes ran empty, and
- * Winograd was no faster than the direct convolution there. conv_winograd:
- * -1 uses it where a group's tiles fill at least one panel and their
- * panels at least half, 0 or 1 forces it off or on where it applies (for
- * the tests). */
-static int conv_winograd = -1;
-
-KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
-{
-	return s.k == 3 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in && s.h_in % 2 == 0 && s.w_in % 2 == 0;
-}
-
-/* Whether the weight gradient's Winograd applies with tiles of m x m
- * (below, conv_winograd_weights_back), and the tile it takes: 4 x 4 where
- * the image's sides are multiples of 4 and it has at least 16 such tiles,
- * else 2 x 2 (each product's sum runs over an image's tiles; an 8x8 image
- * has 4 of 4 x 4, which measured slower than F(2x2) on haswell's kernels
- * and no faster on skx's). A rule of the shape alone, so that an instance
- * compiles the transforms of one tile only (both, inlined in each of
- * ResNet-1001's instances, took its net.c from 53 s to 68 s to compile).
- * conv_winograd_tile: -1 for that rule, 2 or 4 forces one where it
- * applies (for the tests). */
-static int conv_winograd_tile = -1;
-
-KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
-{
-	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
-}
-
-KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
-{
-	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
-		return conv_winograd_tile;
-	return conv_winograd_tile_applies(s, 4) && CONV_TILES_OF(s.h_out, s.w_out, 4) >= 16 ? 4 : 2;
-}
-
-/* function(..., m) with the shape's tile as a constant, for the
- * transforms to fold (as CONV_WITH_PIXEL_WIDTH passes a panel's width). */
-#define CONV_WITH_WINOGRAD_TILE(s, function, ...)              \
-	do {                                                   \
-		if (conv_winograd_tile_for(s) == 4)            \
-			function(__VA_ARGS__, 4);              \
-		else                                           \
-			function(__VA_ARGS__, 2);              \
-	} while (0)
-
-/* U[e] = G g G^T for each kernel g, packed for each place e as
- * conv_pack_weights packs a (channels, inputs) matrix, place after place.
- * flipped: the data gradient's kernels, as conv_pack_weights flips them. */
-KERNEL_HELPER void conv_pack_weights_winograd(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s)
-{
-	size_t place = CONV_PLACE(CONV_PACKED(channels, inputs));
-	for (int c0 = 0; c0 < channels; c0 += width)
-		for (int p = 0; p < inputs; p++)
-			for (int i = 0; i < width; i++) {
-				int c = c0 + i;
-				real u[16] = {0};
-				if (c < channels) {
-					real g[3][3], t[4][3];
-					for (int ky = 0; ky < 3; ky++)
-						for (int kx = 0; kx < 3; kx++)
-							g[ky][kx] = flipped ? weight[((size_t)p * s.c_in + c) * 9 + (2 - ky) * 3 + (2 - kx)]
-									    : weight[((size_t)c * s.c_in + p) * 9 + ky * 3 + kx];
-					for (int x = 0; x < 3; x++) { /* G g */
-						t[0][x] = g[0][x];
-						t[1][x] = (g[0][x] + g[1][x] + g[2][x]) / 2;
-						t[2][x] = (g[0][x] - g[1][x] + g[2][x]) / 2;
-						t[3][x] = g[2][x];
-					}
-					for (int y = 0; y < 4; y++) { /* (G g) G^T */
-						u[4 * y] = t[y][0];
-						u[4 * y + 1] = (t[y][0] + t[y][1] + t[y][2]) / 2;
-						u[4 * y + 2] = (t[y][0] - t[y][1] + t[y][2]) / 2;
-						u[4 * y + 3] = t[y][2];
-					}
-				}
-				for (int e = 0; e < 16; e++)
-					packed[e * place + conv_panel_at(c0, width, inputs) + (size_t)p * width + i] = u[e];
-			}
-}
-
-/* V[e] = B^T d B of every tile of one padded image, packed for each place
- * e as panels of width tiles (the pixels of the other kernels), place
- * after place, as tiles first, first + 1, ... of a set of total tiles
- * (its group's, conv_winograd_of). CONV_WINOGRAD_ROWS rows of tiles
- * at a time: B^T d of each, whole rows, then (B^T d) B of each in vectors
- * along it. The second pass reads what the first stored at other offsets;
- * a row at a time, each read came straight after the stores it overlaps,
- * waited for them to reach the cache (store forwarding fails), and the
- * transform took 3 to 5 times as long. */
-enum { CONV_WINOGRAD_ROWS = 4 };
-
-KERNEL_HELPER void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width, int first, int total)
-{
-	int padded_width = s.w_in + 2, padded_height = s.h_in + 2, across = s.w_in / 2;
-	size_t place = CONV_PLACE(CONV_PACKED(total, s.c_in));
-	real rows[CONV_WINOGRAD_ROWS][4][padded_width]; /* B^T d of rows of tiles */
-	for (int c = 0; c < s.c_in; c++)
-		for (int ty0 = 0; ty0 < s.h_in / 2; ty0 += CONV_WINOGRAD_ROWS) {
-			int count = s.h_in / 2 - ty0 < CONV_WINOGRAD_ROWS ? s.h_in / 2 - ty0 : CONV_WINOGRAD_ROWS;
-			for (int k = 0; k < count; k++) {
-				const real *d0 = padded + ((size_t)c * padded_height + 2 * (ty0 + k)) * padded_width;
-				const real *d1 = d0 + padded_width, *d2 = d1 + padded_width, *d3 = d2 + padded_width;
-				for (int x = 0; x < padded_width; x++) {
-					rows[k][0][x] = d0[x] - d2[x];
-					rows[k][1][x] = d1[x] + d2[x];
-					rows[k][2][x] = d2[x] - d1[x];
-					rows[k][3][x] = d1[x] - d3[x];
-				}
-			}
-			for (int k = 0; k < count; k++)
-				for (int tx = 0; tx < across;) { /* (B^T d) B, a run of tiles in one panel at a time */
-					int tile = first + (ty0 + k) * across + tx, at = tile % width;
-					int run = across - tx < width - at ? across - tx : width - at;
-					real *to = v + conv_panel_at(tile, width, s.c_in) + (size_t)c * width + at;
-					for (int i = 0; i < 4; i++) {
-						const real *r = rows[k][i] + 2 * tx;
-						real *restrict o0 = to + 4 * i * place, *restrict o1 = o0 + place, *restrict o2 = o1 + place,
-							       *restrict o3 = o2 + place;
-						for (int j = 0; j < run; j++) {
-							o0[j] = r[2 * j] - r[2 * j + 2];
-							o1[j] = r[2 * j + 1] + r[2 * j + 2];
-							o2[j] = r[2 * j + 2] - r[2 * j + 1];
-							o3[j] = r[2 * j + 1] - r[2 * j + 3];
-						}
-					}
-					tx += run;
-				}
-		}
-}
-
-/* out (+)= A^T m A of every tile, m the tile's 16 products (tiles first,
- * first + 1, ... of a set of total): a row of tiles at a time, in vectors
- * along it, then its two rows of pixels interleaved from them. */
-KERNEL_HELPER void conv_winograd_output(real *out, const real *m, struct conv_shape s, real beta, int first, int total)
-{
-	int across = s.w_out / 2;
-	size_t place = CONV_PLACE(s.c_out * total);
-	real y[4][across]; /* pixels (0, 0), (0, 1), (1, 0), (1, 1) of each tile */
-	for (int c = 0; c < s.c_out; c++)
-		for (int ty = 0; ty < s.h_out / 2; ty++) {
-			const real *q = m + (size_t)c * total + first + ty * across;
-			for (int t = 0; t < across; t++) {
-				real r0[4], r1[4];
-				for (int j = 0; j < 4; j++) { /* A^T m */
-					r0[j] = q[j * place + t] + q[(4 + j) * place + t] + q[(8 + j) * place + t];
-					r1[j] = q[(4 + j) * place + t] - q[(8 + j) * place + t] - q[(12 + j) * place + t];
-				}
-				y[0][t] = r0[0] + r0[1] + r0[2]; /* (A^T m) A */
-				y[1][t] = r0[1] - r0[2] - r0[3];
-				y[2][t] = r1[0] + r1[1] + r1[2];
-				y[3][t] = r1[1] - r1[2] - r1[3];
-			}
-			real *y0 = out + ((size_t)c * s.h_out + 2 * ty) * s.w_out, *y1 = y0 + s.w_out;
-			if (beta != 0)
-				for (int t = 0; t < across; t++) {
-					y0[2 * t] += y[0][t];
-					y0[2 * t + 1] += y[1][t];
-					y1[2 * t] += y[2][t];
-					y1[2 * t + 1] += y[3][t];
-				}
-			else
-				for (int t = 0; t < across; t++) {
-					y0[2 * t] = y[0][t];
-					y0[2 * t + 1] = y[1][t];
-					y1[2 * t] = y[2][t];
-					y1[2 * t + 1] = y[3][t];
-				}
-		}
-}
-
-/* out (C_OUT, PIXELS) = beta out + the convolution, by Winograd, of each
- * of count consecutive images of in (a group: CONV_GROUP): each padded by
- * conv_pad (activated by pre, if not NULL) and its tiles transformed (V,
- * at tiles_of) in turn, the 16 products of the group's tiles (M, after
- * V), the products transformed back into each image's out. */
-KERNEL_HELPER void conv_winograd_of(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
-{
-	int tiles = CONV_TILES(s.h_in, s.w_in), total = count * tiles, channel_width = conv_channel_width(micro);
-	size_t weight_place = CONV_PLACE(CONV_PACKED(s.c_out, s.c_in)), tile_place = CONV_PLACE(CONV_PACKED(total, s.c_in));
-	size_t product_place = CONV_PLACE(s.c_out * total);
-	real *v = tiles_of, *m = v + 16 * tile_place;
-	for (int g = 0; g < count; g++) {
-		const real *image = conv_pad(padded, in + (size_t)g * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in, s.w_in, 1);
-		conv_winograd_input(v, image, s, pixel_width, g * tiles, total);
-	}
-	if (total % pixel_width) /* zero past the last tile */
-		for (int e = 0; e < 16; e++)
-			for (int c = 0; c < s.c_in; c++)
-				memset(v + e * tile_place + conv_panel_at(total, pixel_width, s.c_in) + (size_t)c * pixel_width + total % pixel_width,
-				       0, sizeof(real) * (pixel_width - total % pixel_width));
-	for (int e = 0; e < 16; e++)
-		for (int first = 0; first < total; first += pixel_width) {
-			int tile_count = total - first < pixel_width ? total - first : pixel_width;
-			const real *panel = v + e * tile_place + conv_panel_at(first, pixel_width, s.c_in);
-			for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
-				int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
-				conv_tile(micro, channels, tile_count, s.c_in, packed + e * weight_place + conv_panel_at(c0, channel_width, s.c_in),
-					  panel, 0, m + e * product_place + (size_t)c0 * total + first, total, 1);
-			}
-		}
-	for (int g = 0; g < count; g++)
-		conv_winograd_output(out + (size_t)g * s.c_out * s.h_out * s.w_out, m, s, beta, g * tiles, total);
-}
-
-/* How a stride-1 convolution that keeps its size runs on the fast path. */
-enum conv_method { CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
-
-/* How many images a group of Winograd's has. */
-KERNEL_HELPER int conv_winograd_group(const struct gemm_micro *micro, struct conv_shape s)
-{
-	return CONV_GROUP(CONV_TILES(s.h_in, s.w_in), conv_pixel_width(micro));
-}
-
-KERNEL_HELPER enum conv_method conv_method_for(const struct gemm_micro *micro, struct conv_shape s)
-{
-	if (conv_winograd_applies(s)) {
-		/* a group's tiles fill a panel at least, its panels half at least */
-		int width = conv_pixel_width(micro), set = conv_winograd_group(micro, s) * CONV_TILES(s.h_in, s.w_in);
-		int panels = (set + width - 1) / width;
-		if (conv_winograd == 1 || (conv_winograd < 0 && set >= width && 2 * set >= panels * width))
-			return CONV_WINOGRAD;
-	}
-	return conv_splits_rows(micro, s) ? CONV_ROW_SPLIT : CONV_PLAIN;
-}
-
-/* The weights packed for a method; flipped: for the data gradient, whose
- * convolution has the forward's inputs for channels. */
-KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum conv_method method, bool flipped, const struct gemm_micro *micro, struct conv_shape s)
-{
-	int channels = flipped ? s.c_in : s.c_out, inputs = flipped ? s.c_out : s.c_in, width = conv_channel_width(micro);
-	if (method == CONV_WINOGRAD)
-		conv_pack_weights_winograd(packed, weight, channels, inputs, width, flipped, s);
-	else if (method == CONV_ROW_SPLIT)
-		conv_pack_weights_split(packed, weight, channels, inputs, width, flipped, s);
-	else
-		conv_pack_weights(packed, weight, channels, CONV_PATCH(inputs, s.k), width, flipped, s);
-}
-
-/* function(arguments..., width) with the micro-kernel's pixel panel width,
- * passed as a constant when it is one the machines have (skx's kernels and
- * haswell's: 32 and 16 reals in f32, 16 and 8 in f64), so that the
- * packing copies unroll; each constant is another copy of the packing in
- * every instance (ResNet-1001's net.c took 9 s longer to compile with all
- * three in both precisions). */
-#ifdef RESGEN_F64
-#define CONV_WIDE_PIXELS 16
-#define CONV_NARROW_PIXELS 8
-#else
-#define CONV_WIDE_PIXELS 32
-#define CONV_NARROW_PIXELS 16
-#endif
-#define CONV_WITH_PIXEL_WIDTH(micro, function, ...)                          \
-	do {                                                                 \
-		switch (conv_pixel_width(micro)) {                           \
-		case CONV_NARROW_PIXELS:                                     \
-			function(__VA_ARGS__, CONV_NARROW_PIXELS);           \
-			break;                                               \
-		case CONV_WIDE_PIXELS:                                       \
-			function(__VA_ARGS__, CONV_WIDE_PIXELS);             \
-			break;                                               \
-		default:                                                     \
-			function(__VA_ARGS__, conv_pixel_width(micro));      \
-		}                                                            \
-	} while (0)
-
-/* The convolution of count consecutive images of in (a group: more than
- * one only for Winograd's, conv_group_of) by method, the weights packed
- * for it, each image padded into padded in turn; pre, if not NULL: the
- * prologue. rows: the row split's partial outputs or Winograd's tiles. */
-KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *padded, const real *packed, real *panel, real *rows, enum conv_method method, int count, struct conv_shape s, real beta, const struct gemm_micro *micro)
-{
-	/* A 1x1 convolution reads its input only while packing, so that is
-	 * where its prologue goes; a wider one pads the image, activated, first. */
-	const real *packing_pre = s.k == 1 ? pre : NULL, *padding_pre = s.k == 1 ? NULL : pre;
-	if (method == CONV_WINOGRAD) {
-		CONV_WITH_PIXEL_WIDTH(micro, conv_winograd_of, out, in, padding_pre, padded, packed, rows, count, s, beta, micro);
-		return;
-	}
-	for (int g = 0; g < count; g++) {
-		const real *image = conv_pad(padded, in + (size_t)g * s.c_in * s.h_in * s.w_in, padding_pre, s.c_in, s.h_in, s.w_in, s.k / 2);
-		real *result = out + (size_t)g * s.c_out * s.h_out * s.w_out;
-		if (method == CONV_ROW_SPLIT)
-			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, result, image, packed, panel, rows, s, beta, micro);
-		else
-			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, result, image, packing_pre, packed, panel,
-					      s.k == 1 ? padded : NULL, s, beta, micro);
-	}
-}
-
-/* The images a group of a method has: CONV_GROUP for Winograd's, else one. */
-KERNEL_HELPER int conv_group_of(const struct gemm_micro *micro, enum conv_method method, struct conv_shape s)
-{
-	return method == CONV_WINOGRAD ? conv_winograd_group(micro, s) : 1;
-}
-
-KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
-{
-	const struct gemm_micro *micro = gemm_micro();
-	if (!micro) {
-		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread);
-		return;
-	}
-	int patch = CONV_PATCH(s.c_in, s.k);
-	enum conv_method method = conv_method_for(micro, s);
-	int group = conv_group_of(micro, method, s);
-	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
-	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
-	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
-	real *panel = packed + CONV_PACKED_ANY(s.c_out, s.c_in, s.k);
-	real *rows = panel + CONV_PANEL(patch);
-	if (s.k > 1)
-		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-	conv_pack_weights_for(packed, weight, method, false, micro, s);
-	int from, to;
-	conv_share(n, &from, &to);
-	for (int first = from; first < to; first += group) {
-		int count = to - first < group ? to - first : group;
-		real beta = 0;
-		for (int i = first; i < first + count; i++)
-			beta = conv_epilogue_start(epilogue, out + i * out_size, i, s);
-		conv_group(out + first * out_size, in + first * in_size, pre, padded, packed, panel, rows, method, count, s, beta, micro);
-		for (int i = first; i < first + count; i++)
-			conv_epilogue_end(epilogue, out + i * out_size, i, s);
-	}
-	#pragma omp barrier
-}
-
 /* Eight reals as one vector (one register or two, as the machine has):
  * the unit of the transposes that packing for the weight gradient needs,
- * whose operands both run along the pixels in memory. */
+ * whose operands both run along the pixels in memory, and Winograd's
+ * F(4x4) forward tiles, transformed along the channels. */
 typedef real conv_vector __attribute__((vector_size(8 * sizeof(real))));
 typedef __typeof__((conv_vector){0} > (conv_vector){0}) conv_mask; /* a comparison's lanes */
 
@@ -1402,37 +1062,6 @@ KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *rows,
 
 KERNEL_HELPER int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
 
-/* One image (C, PIXELS) as panels of width channel rows, the pixels being
- * the sum's index: panel b holds, for each pixel q, image[b * width + i][q]
- * (zero past the last channel), transposed eight channels and eight pixels
- * at a time when the pixels come in eights; activated first by pre, if not
- * NULL. For the weight gradient: dY, and the input of a 1x1 convolution. */
-KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const real *pre, int channels, int pixels, int width)
-{
-	for (int c0 = 0; c0 < channels; c0 += width) {
-		real *panel = packed + conv_panel_at(c0, width, pixels);
-		if (pixels % 8 == 0) {
-			for (int i = 0; i < width; i += 8) {
-				int valid = conv_clamp8(channels - c0 - i), stored = width - i < 8 ? width - i : 8;
-				const real *rows = image + (size_t)(c0 + i) * pixels, *rows_pre = pre ? pre + c0 + i : NULL;
-				if (valid == 8 && stored == 8) /* the usual case, with constants */
-					for (int q = 0; q < pixels; q += 8)
-						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, 8, 8, rows_pre, channels);
-				else
-					for (int q = 0; q < pixels; q += 8)
-						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, valid, stored, rows_pre, channels);
-			}
-			continue;
-		}
-		for (int i = 0; i < width; i++)
-			for (int q = 0; q < pixels; q++) {
-				int c = c0 + i;
-				real value = c < channels ? image[(size_t)c * pixels + q] : 0;
-				panel[(size_t)q * width + i] = pre && c < channels ? conv_activated(value, pre[c], pre[channels + c]) : value;
-			}
-	}
-}
-
 /* One image (C, H, W) copied (activated by the prologue, if any) into the
  * middle of a (H + 2 pad, W + 2 pad, C) buffer, whose border was zeroed
  * once: pixel by pixel, the channels innermost, so that each pixel's
@@ -1466,6 +1095,610 @@ KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const re
 				for (int x = 0; x < width; x += 8)
 					conv_transpose8(row + (size_t)x * channels + c, channels, rows + x, row_stride, valid, valid, rows_pre, channels);
 		}
+	}
+}
+
+/* Sixteen reals as one vector (one to four registers, as the machine
+ * has): Winograd's transforms run on sixteen channels at a time. */
+enum { CONV_LANES = 16 };
+typedef real conv_lanes __attribute__((vector_size(CONV_LANES * sizeof(real))));
+
+/* The 1-D transforms of F(m, 3), m 2 or 4, from in[j * in_step] to
+ * out[j * out_step], sixteen channels (or channel pairs) at a time: the
+ * gradient's A y (m to m + 2), the input's B^T d (m + 2 to m + 2), and the
+ * sums' G^T t (m + 2 to 3). */
+KERNEL_HELPER void conv_winograd_gradient_1d(conv_lanes *out, int out_step, const conv_lanes *y, int in_step, int m)
+{
+	conv_lanes y0 = y[0], y1 = y[in_step];
+	if (m == 2) {
+		out[0] = y0;
+		out[out_step] = y0 + y1;
+		out[2 * out_step] = y0 - y1;
+		out[3 * out_step] = -y1;
+		return;
+	}
+	conv_lanes y2 = y[2 * in_step], y3 = y[3 * in_step];
+	conv_lanes even = y0 + y2, odd = y1 + y3, even4 = y0 + 4 * y2, odd4 = 2 * y1 + 8 * y3;
+	out[0] = y0;
+	out[out_step] = even + odd;
+	out[2 * out_step] = even - odd;
+	out[3 * out_step] = even4 + odd4;
+	out[4 * out_step] = even4 - odd4;
+	out[5 * out_step] = y3;
+}
+
+KERNEL_HELPER void conv_winograd_input_1d(conv_lanes *out, int out_step, const conv_lanes *d, int in_step, int m)
+{
+	conv_lanes d0 = d[0], d1 = d[in_step], d2 = d[2 * in_step], d3 = d[3 * in_step];
+	if (m == 2) {
+		out[0] = d0 - d2;
+		out[out_step] = d1 + d2;
+		out[2 * out_step] = d2 - d1;
+		out[3 * out_step] = d1 - d3;
+		return;
+	}
+	conv_lanes d4 = d[4 * in_step], d5 = d[5 * in_step];
+	out[0] = 4 * d0 - 5 * d2 + d4;
+	out[out_step] = (d3 + d4) - 4 * (d1 + d2);
+	out[2 * out_step] = (d4 - d3) + 4 * (d1 - d2);
+	out[3 * out_step] = (d4 - d2) + 2 * (d3 - d1);
+	out[4 * out_step] = (d4 - d2) - 2 * (d3 - d1);
+	out[5 * out_step] = 4 * d1 - 5 * d3 + d5;
+}
+
+KERNEL_HELPER void conv_winograd_back_1d(conv_lanes *out, int out_step, const conv_lanes *t, int in_step, int m)
+{
+	conv_lanes t0 = t[0], t1 = t[in_step], t2 = t[2 * in_step], t3 = t[3 * in_step];
+	if (m == 2) {
+		out[0] = t0 + (t1 + t2) / 2;
+		out[out_step] = (t1 - t2) / 2;
+		out[2 * out_step] = (t1 + t2) / 2 + t3;
+		return;
+	}
+	conv_lanes t4 = t[4 * in_step], t5 = t[5 * in_step];
+	out[0] = t0 / 4 - (t1 + t2) / 6 + (t3 + t4) / 24;
+	out[out_step] = (t2 - t1) / 6 + (t3 - t4) / 12;
+	out[2 * out_step] = (t3 + t4 - t1 - t2) / 6 + t5;
+}
+
+/* The transformed tile v[e] (e = (m + 2) i + j: the transform's row i,
+ * column j) of sixteen channels, lanes of them valid (the rest zero), of
+ * an image with its channels innermost, rows row pixels apart, from at,
+ * the tile's first pixel. gradient: the image is dY, A y A^T of the m x m
+ * tile y; else the input padded by one, B^T d B of the (m + 2) x (m + 2)
+ * block d. */
+KERNEL_HELPER void conv_winograd_tile_transform(conv_lanes *v, const real *at, int channels, int row, int lanes, bool gradient, int m)
+{
+	enum { MOST = 6 }; /* m + 2 at most */
+	int n = m + 2, size = gradient ? m : n;
+	conv_lanes d[MOST][MOST], b[MOST][MOST];
+	for (int y = 0; y < size; y++)
+		for (int x = 0; x < size; x++) {
+			const real *from = at + ((size_t)y * row + x) * channels;
+			if (lanes == CONV_LANES) {
+				memcpy(&d[y][x], from, sizeof d[y][x]);
+			} else {
+				real partial[CONV_LANES] = {0};
+				conv_copy_lanes(partial, from, lanes);
+				memcpy(&d[y][x], partial, sizeof partial);
+			}
+		}
+	for (int x = 0; x < size; x++) /* down each column */
+		if (gradient)
+			conv_winograd_gradient_1d(&b[0][x], MOST, &d[0][x], MOST, m);
+		else
+			conv_winograd_input_1d(&b[0][x], MOST, &d[0][x], MOST, m);
+	for (int k = 0; k < n; k++) /* along each row */
+		if (gradient)
+			conv_winograd_gradient_1d(&v[n * k], 1, b[k], 1, m);
+		else
+			conv_winograd_input_1d(&v[n * k], 1, b[k], 1, m);
+}
+
+/* Winograd's minimal filtering (Lavin and Gray, "Fast Algorithms for
+ * Convolutional Neural Networks", 2016), for a stride-1 3x3 convolution
+ * that keeps the image's size, both sides even. Each m x m block of output
+ * pixels (a tile) comes from the n x n block d (n = m + 2) of the padded
+ * input around it, channel by channel, as
+ *     Y = A^T [ sum over input channels of (G g G^T) .* (B^T d B) ] A,
+ * g the 3x3 kernel. The sums are n^2 matrix products, one per place
+ * e = n i + j of the transformed tile,
+ *     M[e] (C_OUT, TILES) = U[e] (C_OUT, C_IN) . V[e] (C_IN, TILES),
+ * run on the micro-kernel as the other kernels are. Tiles of 2 x 2,
+ * F(2x2, 3x3): 16 multiply-adds a tile and channel pair for 4 outputs
+ * (the direct sums take 36), with
+ *     B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
+ *     A^T = [1 1 1 0; 0 1 -1 -1],  G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1];
+ * or of 4 x 4, F(4x4, 3x3): 36 for 16 outputs, with
+ *     B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+ *            0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1],
+ *     A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1],
+ *     G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6;
+ *            1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1].
+ * Either rounds differently from the direct sums (F(4x4)'s transforms
+ * scale by up to 8 and 1/24 along each side); tests/test_kernels.c holds
+ * both to the same bound against the reference kernel. The tiles of up
+ * to CONV_WINOGRAD_GROUP images make one set of products where one image
+ * has fewer than a panel's width (preact-110's 8 x 8 images: 16 tiles,
+ * panels of 32 on skx): alone, half the panels' lanes ran empty, and
+ * Winograd was no faster than the direct convolution there.
+ * conv_winograd: -1 uses it where a group's tiles fill at least one panel
+ * and their panels at least half, 0 or 1 forces it off or on where it
+ * applies (for the tests). */
+static int conv_winograd = -1;
+
+KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
+{
+	return s.k == 3 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in && s.h_in % 2 == 0 && s.w_in % 2 == 0;
+}
+
+/* Whether Winograd applies with tiles of m x m, and the tile a shape
+ * takes, in all three passes: 4 x 4 where the image's sides are multiples
+ * of 4 and it has at least 16 such tiles, else 2 x 2 (the weight
+ * gradient's products sum over an image's tiles; an 8x8 image has 4 of
+ * 4 x 4, which measured slower than F(2x2) on haswell's kernels and no
+ * faster on skx's). A rule of the shape alone, so that an instance
+ * compiles the transforms of one tile only (both, inlined in each of
+ * ResNet-1001's instances, took its net.c from 53 s to 68 s to compile).
+ * conv_winograd_tile: -1 for that rule, 2 or 4 forces one where it
+ * applies (for the tests). */
+static int conv_winograd_tile = -1;
+
+KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
+{
+	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
+}
+
+KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
+{
+	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
+		return conv_winograd_tile;
+	return conv_winograd_tile_applies(s, 4) && CONV_TILES_OF(s.h_out, s.w_out, 4) >= 16 ? 4 : 2;
+}
+
+/* function(..., m) with the shape's tile as a constant, for the
+ * transforms to fold (as CONV_WITH_PIXEL_WIDTH passes a panel's width). */
+#define CONV_WITH_WINOGRAD_TILE(s, function, ...)              \
+	do {                                                   \
+		if (conv_winograd_tile_for(s) == 4)            \
+			function(__VA_ARGS__, 4);              \
+		else                                           \
+			function(__VA_ARGS__, 2);              \
+	} while (0)
+
+/* The forward pass's 1-D transforms of F(m, 3), m 2 or 4, from
+ * in[j * in_step] to out[j * out_step]: the kernel's G g (3 to m + 2),
+ * and the products' A^T q (m + 2 to m), eight tiles at a time. */
+KERNEL_HELPER void conv_winograd_kernel_1d(real *out, int out_step, const real *g, int in_step, int m)
+{
+	real g0 = g[0], g1 = g[in_step], g2 = g[2 * in_step];
+	if (m == 2) {
+		out[0] = g0;
+		out[out_step] = (g0 + g1 + g2) / 2;
+		out[2 * out_step] = (g0 - g1 + g2) / 2;
+		out[3 * out_step] = g2;
+		return;
+	}
+	out[0] = g0 / 4;
+	out[out_step] = -(g0 + g1 + g2) / 6;
+	out[2 * out_step] = -(g0 - g1 + g2) / 6;
+	out[3 * out_step] = g0 / 24 + g1 / 12 + g2 / 6;
+	out[4 * out_step] = g0 / 24 - g1 / 12 + g2 / 6;
+	out[5 * out_step] = g2;
+}
+
+KERNEL_HELPER void conv_winograd_output_1d(conv_vector *out, int out_step, const conv_vector *q, int in_step, int m)
+{
+	conv_vector q0 = q[0], q1 = q[in_step], q2 = q[2 * in_step], q3 = q[3 * in_step];
+	if (m == 2) {
+		out[0] = q0 + q1 + q2;
+		out[out_step] = q1 - q2 - q3;
+		return;
+	}
+	conv_vector q4 = q[4 * in_step], q5 = q[5 * in_step];
+	conv_vector even = q1 + q2, odd = q1 - q2, even34 = q3 + q4, odd34 = q3 - q4;
+	out[0] = q0 + even + even34;
+	out[out_step] = odd + 2 * odd34;
+	out[2 * out_step] = even + 4 * even34;
+	out[3 * out_step] = odd + 8 * odd34 + q5;
+}
+
+/* U[e] = G g G^T for each kernel g, packed for each place e as
+ * conv_pack_weights packs a (channels, inputs) matrix, place after place.
+ * flipped: the data gradient's kernels, as conv_pack_weights flips them. */
+KERNEL_HELPER void conv_pack_weights_winograd(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s, int m)
+{
+	enum { MOST = 6 }; /* m + 2 at most */
+	int n = m + 2;
+	size_t place = CONV_PLACE(CONV_PACKED(channels, inputs));
+	for (int c0 = 0; c0 < channels; c0 += width)
+		for (int p = 0; p < inputs; p++)
+			for (int i = 0; i < width; i++) {
+				int c = c0 + i;
+				real u[MOST * MOST] = {0};
+				if (c < channels) {
+					real g[3][3], t[MOST][3];
+					for (int ky = 0; ky < 3; ky++)
+						for (int kx = 0; kx < 3; kx++)
+							g[ky][kx] = flipped ? weight[((size_t)p * s.c_in + c) * 9 + (2 - ky) * 3 + (2 - kx)]
+									    : weight[((size_t)c * s.c_in + p) * 9 + ky * 3 + kx];
+					for (int x = 0; x < 3; x++) /* G g, down each column */
+						conv_winograd_kernel_1d(&t[0][x], 3, &g[0][x], 3, m);
+					for (int y = 0; y < n; y++) /* (G g) G^T, along each row */
+						conv_winograd_kernel_1d(&u[n * y], 1, t[y], 1, m);
+				}
+				for (int e = 0; e < n * n; e++)
+					packed[e * place + conv_panel_at(c0, width, inputs) + (size_t)p * width + i] = u[e];
+			}
+}
+
+/* V[e] = B^T d B of every tile of one padded image, packed for each place
+ * e as panels of width tiles (the pixels of the other kernels), place
+ * after place, as tiles first, first + 1, ... of a set of total tiles
+ * (its group's, conv_winograd_of): F(2x2)'s, from the image padded by
+ * conv_pad. CONV_WINOGRAD_ROWS rows of tiles at a time: B^T d of each,
+ * whole rows, then (B^T d) B of each in vectors along it. The second pass
+ * reads what the first stored at other offsets; a row at a time, each read
+ * came straight after the stores it overlaps, waited for them to reach
+ * the cache (store forwarding fails), and the transform took 3 to 5 times
+ * as long. */
+enum { CONV_WINOGRAD_ROWS = 4 };
+
+KERNEL_HELPER void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width, int first, int total)
+{
+	int padded_width = s.w_in + 2, padded_height = s.h_in + 2, across = s.w_in / 2;
+	size_t place = CONV_PLACE(CONV_PACKED(total, s.c_in));
+	real rows[CONV_WINOGRAD_ROWS][4][padded_width]; /* B^T d of rows of tiles */
+	for (int c = 0; c < s.c_in; c++)
+		for (int ty0 = 0; ty0 < s.h_in / 2; ty0 += CONV_WINOGRAD_ROWS) {
+			int count = s.h_in / 2 - ty0 < CONV_WINOGRAD_ROWS ? s.h_in / 2 - ty0 : CONV_WINOGRAD_ROWS;
+			for (int k = 0; k < count; k++) {
+				const real *d0 = padded + ((size_t)c * padded_height + 2 * (ty0 + k)) * padded_width;
+				const real *d1 = d0 + padded_width, *d2 = d1 + padded_width, *d3 = d2 + padded_width;
+				for (int x = 0; x < padded_width; x++) {
+					rows[k][0][x] = d0[x] - d2[x];
+					rows[k][1][x] = d1[x] + d2[x];
+					rows[k][2][x] = d2[x] - d1[x];
+					rows[k][3][x] = d1[x] - d3[x];
+				}
+			}
+			for (int k = 0; k < count; k++)
+				for (int tx = 0; tx < across;) { /* (B^T d) B, a run of tiles in one panel at a time */
+					int tile = first + (ty0 + k) * across + tx, at = tile % width;
+					int run = across - tx < width - at ? across - tx : width - at;
+					real *to = v + conv_panel_at(tile, width, s.c_in) + (size_t)c * width + at;
+					for (int i = 0; i < 4; i++) {
+						const real *r = rows[k][i] + 2 * tx;
+						real *restrict o0 = to + 4 * i * place, *restrict o1 = o0 + place, *restrict o2 = o1 + place,
+							       *restrict o3 = o2 + place;
+						for (int j = 0; j < run; j++) {
+							o0[j] = r[2 * j] - r[2 * j + 2];
+							o1[j] = r[2 * j + 1] + r[2 * j + 2];
+							o2[j] = r[2 * j + 2] - r[2 * j + 1];
+							o3[j] = r[2 * j + 1] - r[2 * j + 3];
+						}
+					}
+					tx += run;
+				}
+		}
+}
+
+/* Row i of the pixels of eight consecutive tiles of an image, from t0
+ * (lanes of them), y[j] their pixel (i, j) in lane l for tile t0 + l:
+ * image[m ty + i][m tx + j] (+)= y[j][l], ty and tx the tile's row and
+ * column. The lanes interleaved in registers, the pixels of 8 / m tiles a
+ * vector, where those lie in one row of tiles; else one by one. */
+KERNEL_HELPER void conv_winograd_store_row(real *image, const conv_vector *y, int i, int t0, int lanes, bool add, struct conv_shape s, int m)
+{
+	int across = s.w_out / m;
+	if (lanes == 8 && across % (8 / m) == 0) {
+		conv_vector p[4];
+		if (m == 2) {
+			p[0] = __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11);
+			p[1] = __builtin_shufflevector(y[0], y[1], 4, 12, 5, 13, 6, 14, 7, 15);
+		} else {
+			conv_vector low01 = __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11);
+			conv_vector high01 = __builtin_shufflevector(y[0], y[1], 4, 12, 5, 13, 6, 14, 7, 15);
+			conv_vector low23 = __builtin_shufflevector(y[2], y[3], 0, 8, 1, 9, 2, 10, 3, 11);
+			conv_vector high23 = __builtin_shufflevector(y[2], y[3], 4, 12, 5, 13, 6, 14, 7, 15);
+			p[0] = __builtin_shufflevector(low01, low23, 0, 1, 8, 9, 2, 3, 10, 11);
+			p[1] = __builtin_shufflevector(low01, low23, 4, 5, 12, 13, 6, 7, 14, 15);
+			p[2] = __builtin_shufflevector(high01, high23, 0, 1, 8, 9, 2, 3, 10, 11);
+			p[3] = __builtin_shufflevector(high01, high23, 4, 5, 12, 13, 6, 7, 14, 15);
+		}
+		for (int k = 0; k < m; k++) {
+			int tile = t0 + k * 8 / m;
+			real *to = image + (size_t)(m * (tile / across) + i) * s.w_out + m * (tile % across);
+			if (add) {
+				conv_vector old;
+				memcpy(&old, to, sizeof old);
+				p[k] += old;
+			}
+			memcpy(to, &p[k], sizeof p[k]);
+		}
+		return;
+	}
+	real pixels[4][8];
+	memcpy(pixels, y, sizeof(real) * 8 * m);
+	for (int l = 0; l < lanes; l++) {
+		int tile = t0 + l;
+		real *to = image + (size_t)(m * (tile / across) + i) * s.w_out + m * (tile % across);
+		for (int j = 0; j < m; j++)
+			to[j] = add ? to[j] + pixels[j][l] : pixels[j][l];
+	}
+}
+
+/* out (+)= A^T q A of every tile, q the tile's products (tiles first,
+ * first + 1, ... of a set of total): eight tiles of an image at a time,
+ * as vectors, then the pixels of each of their m rows interleaved in
+ * registers, eight at a time (conv_winograd_store_row). */
+KERNEL_HELPER void conv_winograd_output(real *out, const real *products, struct conv_shape s, real beta, int first, int total, int m)
+{
+	enum { MOST = 6 }; /* m + 2 at most */
+	int n = m + 2, tiles = CONV_TILES_OF(s.h_out, s.w_out, m);
+	size_t place = CONV_PLACE(s.c_out * total);
+	for (int c = 0; c < s.c_out; c++)
+		for (int t0 = 0; t0 < tiles; t0 += 8) {
+			int lanes = tiles - t0 < 8 ? tiles - t0 : 8;
+			const real *q = products + (size_t)c * total + first + t0;
+			conv_vector tile[MOST * MOST], a[MOST][MOST], y[4][4];
+			for (int e = 0; e < n * n; e++) {
+				real values[16] = {0}; /* as many as conv_copy_lanes may copy */
+				conv_copy_lanes(values, q + e * place, lanes);
+				memcpy(&tile[e], values, sizeof tile[e]);
+			}
+			for (int j = 0; j < n; j++) /* A^T q, down each column */
+				conv_winograd_output_1d(&a[0][j], MOST, &tile[j], n, m);
+			for (int i = 0; i < m; i++) /* (A^T q) A, along each row */
+				conv_winograd_output_1d(y[i], 1, a[i], 1, m);
+			for (int i = 0; i < m; i++)
+				conv_winograd_store_row(out + (size_t)c * s.h_out * s.w_out, y[i], i, t0, lanes, beta != 0, s, m);
+		}
+}
+
+/* V[e] as conv_winograd_input packs it, for tiles of m x m, from the image
+ * padded by conv_pad_transposed (pixel by pixel, its channels innermost):
+ * sixteen channels of up to eight tiles at a time transformed as vectors
+ * (conv_winograd_tile_transform), then each place's eight channels of
+ * those tiles transposed into their panel (conv_transpose8). */
+KERNEL_HELPER void conv_winograd_input_tiles(real *v, const real *padded, struct conv_shape s, int width, int first, int total, int m)
+{
+	enum { MOST = 36, BATCH = 8 }; /* places at most; tiles at a time */
+	int n = m + 2, places = n * n, across = s.w_in / m, tiles = CONV_TILES_OF(s.h_in, s.w_in, m), row = s.w_in + 2;
+	size_t place = CONV_PLACE(CONV_PACKED(total, s.c_in));
+	long tile_stride = MOST * CONV_LANES; /* reals from one tile's place to the next tile's */
+	conv_lanes batch[BATCH][MOST];
+	for (int c = 0; c < s.c_in; c += CONV_LANES) {
+		int lanes = s.c_in - c < CONV_LANES ? s.c_in - c : CONV_LANES;
+		for (int t = 0; t < tiles;) {
+			/* a run of tiles in one panel */
+			int tile = first + t, at = tile % width;
+			int count = tiles - t < width - at ? tiles - t : width - at;
+			count = count < BATCH ? count : BATCH;
+			for (int i = 0; i < count; i++) {
+				int ty = (t + i) / across, tx = (t + i) % across;
+				conv_winograd_tile_transform(batch[i], padded + ((size_t)m * ty * row + m * tx) * s.c_in + c, s.c_in, row, lanes, false, m);
+			}
+			real *to = v + conv_panel_at(tile, width, s.c_in) + (size_t)c * width + at;
+			for (int e = 0; e < places; e++)
+				for (int h = 0; h < lanes; h += 8) {
+					const real *rows = (const real *)&batch[0][e] + h;
+					real *panel_rows = to + e * place + (size_t)h * width;
+					if (lanes - h >= 8 && count == BATCH) /* the usual case, with constants */
+						conv_transpose8(panel_rows, width, rows, tile_stride, BATCH, BATCH, NULL, 0);
+					else if (lanes - h >= 8)
+						conv_transpose8(panel_rows, width, rows, tile_stride, count, count, NULL, 0);
+					else /* the last few channels */
+						for (int l = 0; l < lanes - h; l++)
+							for (int i = 0; i < count; i++)
+								panel_rows[(size_t)l * width + i] = rows[i * tile_stride + l];
+				}
+			t += count;
+		}
+	}
+}
+
+/* out (C_OUT, PIXELS) = beta out + the convolution, by Winograd with tiles
+ * of m x m, of each of count consecutive images of in (a group:
+ * CONV_GROUP): each padded (activated by pre, if not NULL) and its tiles
+ * transformed (V, at tiles_of) in turn, the products of the group's tiles
+ * (M, after V), the products transformed back into each image's out.
+ * F(4x4)'s tiles are transformed from the image with its channels
+ * innermost, as vectors along them: from the rows, as F(2x2)'s, its
+ * transform reads every fourth pixel. */
+KERNEL_HELPER void conv_winograd_of(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width, int m)
+{
+	int tiles = CONV_TILES_OF(s.h_in, s.w_in, m), total = count * tiles, places = CONV_PLACES(m);
+	int channel_width = conv_channel_width(micro);
+	size_t weight_place = CONV_PLACE(CONV_PACKED(s.c_out, s.c_in)), tile_place = CONV_PLACE(CONV_PACKED(total, s.c_in));
+	size_t product_place = CONV_PLACE(s.c_out * total);
+	real *v = tiles_of, *products = v + places * tile_place;
+	for (int g = 0; g < count; g++) {
+		const real *image = in + (size_t)g * s.c_in * s.h_in * s.w_in;
+		if (m == 2) {
+			conv_winograd_input(v, conv_pad(padded, image, pre, s.c_in, s.h_in, s.w_in, 1), s, pixel_width, g * tiles, total);
+		} else {
+			conv_pad_transposed(padded, image, pre, s.c_in, s.h_in, s.w_in, 1);
+			conv_winograd_input_tiles(v, padded, s, pixel_width, g * tiles, total, m);
+		}
+	}
+	if (total % pixel_width) /* zero past the last tile */
+		for (int e = 0; e < places; e++)
+			for (int c = 0; c < s.c_in; c++)
+				memset(v + e * tile_place + conv_panel_at(total, pixel_width, s.c_in) + (size_t)c * pixel_width + total % pixel_width,
+				       0, sizeof(real) * (pixel_width - total % pixel_width));
+	for (int e = 0; e < places; e++)
+		for (int first = 0; first < total; first += pixel_width) {
+			int tile_count = total - first < pixel_width ? total - first : pixel_width;
+			const real *panel = v + e * tile_place + conv_panel_at(first, pixel_width, s.c_in);
+			for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
+				int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
+				conv_tile(micro, channels, tile_count, s.c_in, packed + e * weight_place + conv_panel_at(c0, channel_width, s.c_in),
+					  panel, 0, products + e * product_place + (size_t)c0 * total + first, total, 1);
+			}
+		}
+	for (int g = 0; g < count; g++)
+		conv_winograd_output(out + (size_t)g * s.c_out * s.h_out * s.w_out, products, s, beta, g * tiles, total, m);
+}
+
+/* conv_winograd_of with the shape's tile as a constant. */
+KERNEL_HELPER void conv_winograd_tiled(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
+{
+	CONV_WITH_WINOGRAD_TILE(s, conv_winograd_of, out, in, pre, padded, packed, tiles_of, count, s, beta, micro, pixel_width);
+}
+
+/* How a stride-1 convolution that keeps its size runs on the fast path. */
+enum conv_method { CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
+
+/* How many images a group of Winograd's has, and their tiles. */
+KERNEL_HELPER int conv_winograd_group(const struct gemm_micro *micro, struct conv_shape s)
+{
+	return CONV_GROUP(CONV_TILES_OF(s.h_in, s.w_in, conv_winograd_tile_for(s)), conv_pixel_width(micro));
+}
+
+KERNEL_HELPER enum conv_method conv_method_for(const struct gemm_micro *micro, struct conv_shape s)
+{
+	if (conv_winograd_applies(s)) {
+		/* a group's tiles fill a panel at least, its panels half at least */
+		int width = conv_pixel_width(micro);
+		int set = conv_winograd_group(micro, s) * CONV_TILES_OF(s.h_in, s.w_in, conv_winograd_tile_for(s));
+		int panels = (set + width - 1) / width;
+		if (conv_winograd == 1 || (conv_winograd < 0 && set >= width && 2 * set >= panels * width))
+			return CONV_WINOGRAD;
+	}
+	return conv_splits_rows(micro, s) ? CONV_ROW_SPLIT : CONV_PLAIN;
+}
+
+/* The weights packed for a method; flipped: for the data gradient, whose
+ * convolution has the forward's inputs for channels. */
+KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum conv_method method, bool flipped, const struct gemm_micro *micro, struct conv_shape s)
+{
+	int channels = flipped ? s.c_in : s.c_out, inputs = flipped ? s.c_out : s.c_in, width = conv_channel_width(micro);
+	if (method == CONV_WINOGRAD)
+		CONV_WITH_WINOGRAD_TILE(s, conv_pack_weights_winograd, packed, weight, channels, inputs, width, flipped, s);
+	else if (method == CONV_ROW_SPLIT)
+		conv_pack_weights_split(packed, weight, channels, inputs, width, flipped, s);
+	else
+		conv_pack_weights(packed, weight, channels, CONV_PATCH(inputs, s.k), width, flipped, s);
+}
+
+/* function(arguments..., width) with the micro-kernel's pixel panel width,
+ * passed as a constant when it is one the machines have (skx's kernels and
+ * haswell's: 32 and 16 reals in f32, 16 and 8 in f64), so that the
+ * packing copies unroll; each constant is another copy of the packing in
+ * every instance (ResNet-1001's net.c took 9 s longer to compile with all
+ * three in both precisions). */
+#ifdef RESGEN_F64
+#define CONV_WIDE_PIXELS 16
+#define CONV_NARROW_PIXELS 8
+#else
+#define CONV_WIDE_PIXELS 32
+#define CONV_NARROW_PIXELS 16
+#endif
+#define CONV_WITH_PIXEL_WIDTH(micro, function, ...)                          \
+	do {                                                                 \
+		switch (conv_pixel_width(micro)) {                           \
+		case CONV_NARROW_PIXELS:                                     \
+			function(__VA_ARGS__, CONV_NARROW_PIXELS);           \
+			break;                                               \
+		case CONV_WIDE_PIXELS:                                       \
+			function(__VA_ARGS__, CONV_WIDE_PIXELS);             \
+			break;                                               \
+		default:                                                     \
+			function(__VA_ARGS__, conv_pixel_width(micro));      \
+		}                                                            \
+	} while (0)
+
+/* The convolution of count consecutive images of in (a group: more than
+ * one only for Winograd's, conv_group_of) by method, the weights packed
+ * for it, each image padded into padded in turn; pre, if not NULL: the
+ * prologue. rows: the row split's partial outputs or Winograd's tiles. */
+KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *padded, const real *packed, real *panel, real *rows, enum conv_method method, int count, struct conv_shape s, real beta, const struct gemm_micro *micro)
+{
+	/* A 1x1 convolution reads its input only while packing, so that is
+	 * where its prologue goes; a wider one pads the image, activated, first. */
+	const real *packing_pre = s.k == 1 ? pre : NULL, *padding_pre = s.k == 1 ? NULL : pre;
+	if (method == CONV_WINOGRAD) {
+		CONV_WITH_PIXEL_WIDTH(micro, conv_winograd_tiled, out, in, padding_pre, padded, packed, rows, count, s, beta, micro);
+		return;
+	}
+	for (int g = 0; g < count; g++) {
+		const real *image = conv_pad(padded, in + (size_t)g * s.c_in * s.h_in * s.w_in, padding_pre, s.c_in, s.h_in, s.w_in, s.k / 2);
+		real *result = out + (size_t)g * s.c_out * s.h_out * s.w_out;
+		if (method == CONV_ROW_SPLIT)
+			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, result, image, packed, panel, rows, s, beta, micro);
+		else
+			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, result, image, packing_pre, packed, panel,
+					      s.k == 1 ? padded : NULL, s, beta, micro);
+	}
+}
+
+/* The images a group of a method has: CONV_GROUP for Winograd's, else one. */
+KERNEL_HELPER int conv_group_of(const struct gemm_micro *micro, enum conv_method method, struct conv_shape s)
+{
+	return method == CONV_WINOGRAD ? conv_winograd_group(micro, s) : 1;
+}
+
+KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	const struct gemm_micro *micro = gemm_micro();
+	if (!micro) {
+		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread);
+		return;
+	}
+	int patch = CONV_PATCH(s.c_in, s.k);
+	enum conv_method method = conv_method_for(micro, s);
+	int group = conv_group_of(micro, method, s);
+	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
+	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
+	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
+	real *panel = packed + CONV_PACKED_ANY(s.c_out, s.c_in, s.k);
+	real *rows = panel + CONV_PANEL(patch);
+	if (s.k > 1)
+		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
+	conv_pack_weights_for(packed, weight, method, false, micro, s);
+	int from, to;
+	conv_share(n, &from, &to);
+	for (int first = from; first < to; first += group) {
+		int count = to - first < group ? to - first : group;
+		real beta = 0;
+		for (int i = first; i < first + count; i++)
+			beta = conv_epilogue_start(epilogue, out + i * out_size, i, s);
+		conv_group(out + first * out_size, in + first * in_size, pre, padded, packed, panel, rows, method, count, s, beta, micro);
+		for (int i = first; i < first + count; i++)
+			conv_epilogue_end(epilogue, out + i * out_size, i, s);
+	}
+	#pragma omp barrier
+}
+
+/* One image (C, PIXELS) as panels of width channel rows, the pixels being
+ * the sum's index: panel b holds, for each pixel q, image[b * width + i][q]
+ * (zero past the last channel), transposed eight channels and eight pixels
+ * at a time when the pixels come in eights; activated first by pre, if not
+ * NULL. For the weight gradient: dY, and the input of a 1x1 convolution. */
+KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const real *pre, int channels, int pixels, int width)
+{
+	for (int c0 = 0; c0 < channels; c0 += width) {
+		real *panel = packed + conv_panel_at(c0, width, pixels);
+		if (pixels % 8 == 0) {
+			for (int i = 0; i < width; i += 8) {
+				int valid = conv_clamp8(channels - c0 - i), stored = width - i < 8 ? width - i : 8;
+				const real *rows = image + (size_t)(c0 + i) * pixels, *rows_pre = pre ? pre + c0 + i : NULL;
+				if (valid == 8 && stored == 8) /* the usual case, with constants */
+					for (int q = 0; q < pixels; q += 8)
+						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, 8, 8, rows_pre, channels);
+				else
+					for (int q = 0; q < pixels; q += 8)
+						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, valid, stored, rows_pre, channels);
+			}
+			continue;
+		}
+		for (int i = 0; i < width; i++)
+			for (int q = 0; q < pixels; q++) {
+				int c = c0 + i;
+				real value = c < channels ? image[(size_t)c * pixels + q] : 0;
+				panel[(size_t)q * width + i] = pre && c < channels ? conv_activated(value, pre[c], pre[channels + c]) : value;
+			}
 	}
 }
 
@@ -1743,85 +1976,14 @@ KERNEL_HELPER void conv_weight_gradient_split(real *own, const real *gradient, c
  * each place of the transformed tile, (C_OUT, TILES) . (TILES, C_IN), on
  * the micro-kernel with the tiles as the sum's index, added to the
  * thread's own transformed sums; after the thread's last image, G^T . G
- * turns those into its private weight gradient. Tiles of 2 x 2, F(2x2,
- * 3x3) as forward: 16 multiply-adds a tile and channel pair for 4
- * outputs; or, where the image's sides are multiples of 4, tiles of
- * 4 x 4, F(4x4, 3x3): 36 for 16 outputs, with Lavin and Gray's
- *     B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
- *            0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1],
- *     A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1],
- *     G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6;
- *            1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1].
- * F(4x4) is what lets 16 channels use Winograd on a micro-kernel 32 wide
- * (skx's): a product of 16 x 16 channels fills a third of a 32 x 12 block
- * either way, and a 32 x 32 image takes 36 places x 64 tiles x 2 blocks,
- * 4608 block-steps, against F(2x2)'s 8192 and the row split's 8704. Its
- * transforms scale by up to 8 and 1/24 along each side; on the network's
- * shapes in f32 it differed from the reference by 2-6e-7 of the largest
- * gradient, as F(2x2) did, within the same bound in tests/test_kernels.c. */
-
-/* Sixteen reals as one vector (one to four registers, as the machine
- * has): Winograd's transforms run on sixteen channels at a time. */
-enum { CONV_LANES = 16 };
-typedef real conv_lanes __attribute__((vector_size(CONV_LANES * sizeof(real))));
-
-/* The 1-D transforms of F(m, 3), m 2 or 4, from in[j * in_step] to
- * out[j * out_step], sixteen channels (or channel pairs) at a time: the
- * gradient's A y (m to m + 2), the input's B^T d (m + 2 to m + 2), and the
- * sums' G^T t (m + 2 to 3). */
-KERNEL_HELPER void conv_winograd_gradient_1d(conv_lanes *out, int out_step, const conv_lanes *y, int in_step, int m)
-{
-	conv_lanes y0 = y[0], y1 = y[in_step];
-	if (m == 2) {
-		out[0] = y0;
-		out[out_step] = y0 + y1;
-		out[2 * out_step] = y0 - y1;
-		out[3 * out_step] = -y1;
-		return;
-	}
-	conv_lanes y2 = y[2 * in_step], y3 = y[3 * in_step];
-	conv_lanes even = y0 + y2, odd = y1 + y3, even4 = y0 + 4 * y2, odd4 = 2 * y1 + 8 * y3;
-	out[0] = y0;
-	out[out_step] = even + odd;
-	out[2 * out_step] = even - odd;
-	out[3 * out_step] = even4 + odd4;
-	out[4 * out_step] = even4 - odd4;
-	out[5 * out_step] = y3;
-}
-
-KERNEL_HELPER void conv_winograd_input_1d(conv_lanes *out, int out_step, const conv_lanes *d, int in_step, int m)
-{
-	conv_lanes d0 = d[0], d1 = d[in_step], d2 = d[2 * in_step], d3 = d[3 * in_step];
-	if (m == 2) {
-		out[0] = d0 - d2;
-		out[out_step] = d1 + d2;
-		out[2 * out_step] = d2 - d1;
-		out[3 * out_step] = d1 - d3;
-		return;
-	}
-	conv_lanes d4 = d[4 * in_step], d5 = d[5 * in_step];
-	out[0] = 4 * d0 - 5 * d2 + d4;
-	out[out_step] = (d3 + d4) - 4 * (d1 + d2);
-	out[2 * out_step] = (d4 - d3) + 4 * (d1 - d2);
-	out[3 * out_step] = (d4 - d2) + 2 * (d3 - d1);
-	out[4 * out_step] = (d4 - d2) - 2 * (d3 - d1);
-	out[5 * out_step] = 4 * d1 - 5 * d3 + d5;
-}
-
-KERNEL_HELPER void conv_winograd_back_1d(conv_lanes *out, int out_step, const conv_lanes *t, int in_step, int m)
-{
-	conv_lanes t0 = t[0], t1 = t[in_step], t2 = t[2 * in_step], t3 = t[3 * in_step];
-	if (m == 2) {
-		out[0] = t0 + (t1 + t2) / 2;
-		out[out_step] = (t1 - t2) / 2;
-		out[2 * out_step] = (t1 + t2) / 2 + t3;
-		return;
-	}
-	conv_lanes t4 = t[4 * in_step], t5 = t[5 * in_step];
-	out[0] = t0 / 4 - (t1 + t2) / 6 + (t3 + t4) / 24;
-	out[out_step] = (t2 - t1) / 6 + (t3 - t4) / 12;
-	out[2 * out_step] = (t3 + t4 - t1 - t2) / 6 + t5;
-}
+ * turns those into its private weight gradient. The tile is the forward
+ * pass's (conv_winograd_tile_for). F(4x4) is what lets 16 channels use
+ * Winograd on a micro-kernel 32 wide (skx's): a product of 16 x 16
+ * channels fills a third of a 32 x 12 block either way, and a 32 x 32
+ * image takes 36 places x 64 tiles x 2 blocks, 4608 block-steps, against
+ * F(2x2)'s 8192 and the row split's 8704. On the network's shapes in f32
+ * it differed from the reference by 2-6e-7 of the largest gradient, as
+ * F(2x2) did. */
 
 /* to[e * place + l] = lanes from + l of v[e], for l < count and each
  * place e < places; with the counts packing meets most (16 channels in
@@ -1858,17 +2020,15 @@ KERNEL_HELPER void conv_store_places(real *to, size_t place, const conv_lanes *v
  * width channels, the tiles being the sum's index; the lanes past the last
  * channel are left as they are (conv_weight_gradient_begin zeroed them
  * once: written for every tile of every image, they took a fifth of
- * 16x32x32's weight gradient). gradient: the image is dY, A y A^T of each
- * m x m tile y; else the input padded by one, B^T d B of each
- * (m + 2) x (m + 2) block d. Place e = (m + 2) i + j: the transform's
- * row i, column j. Sixteen channels of a tile at a time, as vectors,
- * whatever the panels' width: a vector's lanes are stored in one run
- * for each panel they fall in (12 and 4 of 16 channels in skx's panels
- * of 12, 6, 6 and 4 in haswell's of 6). */
+ * 16x32x32's weight gradient). gradient: the image is dY, else the input
+ * padded by one (conv_winograd_tile_transform). Sixteen channels of a
+ * tile at a time, as vectors, whatever the panels' width: a vector's
+ * lanes are stored in one run for each panel they fall in (12 and 4 of 16
+ * channels in skx's panels of 12, 6, 6 and 4 in haswell's of 6). */
 KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width, int m)
 {
 	enum { MOST = 6 }; /* m + 2 at most */
-	int n = m + 2, size = gradient ? m : n, across = image_width / m, tiles = CONV_TILES_OF(height, image_width, m);
+	int n = m + 2, across = image_width / m, tiles = CONV_TILES_OF(height, image_width, m);
 	int row = gradient ? image_width : image_width + 2;
 	size_t place = CONV_PLACE(CONV_PACKED(channels, tiles));
 	for (int c = 0; c < channels; c += CONV_LANES) {
@@ -1882,29 +2042,8 @@ KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *r
 		}
 		run_from[runs] = lanes;
 		for (int t = 0; t < tiles; t++) {
-			const real *at = image + ((size_t)m * (t / across) * row + m * (t % across)) * channels + c;
-			conv_lanes d[MOST][MOST], b[MOST][MOST], v[MOST * MOST];
-			for (int y = 0; y < size; y++)
-				for (int x = 0; x < size; x++) {
-					const real *from = at + ((size_t)y * row + x) * channels;
-					if (lanes == CONV_LANES) {
-						memcpy(&d[y][x], from, sizeof d[y][x]);
-					} else {
-						real partial[CONV_LANES] = {0};
-						conv_copy_lanes(partial, from, lanes);
-						memcpy(&d[y][x], partial, sizeof partial);
-					}
-				}
-			for (int x = 0; x < size; x++) /* down each column */
-				if (gradient)
-					conv_winograd_gradient_1d(&b[0][x], MOST, &d[0][x], MOST, m);
-				else
-					conv_winograd_input_1d(&b[0][x], MOST, &d[0][x], MOST, m);
-			for (int k = 0; k < n; k++) /* along each row */
-				if (gradient)
-					conv_winograd_gradient_1d(&v[n * k], 1, b[k], 1, m);
-				else
-					conv_winograd_input_1d(&v[n * k], 1, b[k], 1, m);
+			conv_lanes v[MOST * MOST];
+			conv_winograd_tile_transform(v, image + ((size_t)m * (t / across) * row + m * (t % across)) * channels + c, channels, row, lanes, gradient, m);
 			for (int r = 0; r < runs; r++)
 				conv_store_places(packed + run_at[r] + (size_t)t * width, place, v, n * n, run_from[r], run_from[r + 1] - run_from[r]);
 		}
