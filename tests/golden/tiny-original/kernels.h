@@ -1268,7 +1268,8 @@ KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
 
 /* The forward pass's 1-D transforms of F(m, 3), m 2 or 4, from
  * in[j * in_step] to out[j * out_step]: the kernel's G g (3 to m + 2),
- * and the products' A^T q (m + 2 to m), eight tiles at a time. */
+ * a kernel at a time, and the products' A^T q (m + 2 to m), eight tiles
+ * at a time. */
 KERNEL_HELPER void conv_winograd_kernel_1d(real *out, int out_step, const real *g, int in_step, int m)
 {
 	real g0 = g[0], g1 = g[in_step], g2 = g[2 * in_step];
