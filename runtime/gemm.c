@@ -22,9 +22,10 @@
  * per cycle than zen3's 6 x 16, and fill worse with 16 channels: on one,
  * with zen3's, preact-110, original-110 and preact-164 trained 3 to 4%
  * faster, and ResNet-1001 at batch 16 3% faster in 5 of 7 alternating
- * pairs (4% slower in two taken in a busier spell). Intel processors are left to BLIS, which knows them by their
- * features, and so is any choice the user made in BLIS_ARCH_TYPE. */
-bool gemm_runs_skx_kernels(void)
+ * pairs (4% slower in two taken in a busier spell). Intel processors are
+ * left to BLIS, which knows them by their features, and so is any choice
+ * the user made in BLIS_ARCH_TYPE. */
+bool gemm_supports_skx_kernels(void)
 {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
@@ -50,7 +51,7 @@ __attribute__((constructor)) static void choose_blis_kernels(void)
 	if (family < 0x19 || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
 		return;
 	char id[16];
-	snprintf(id, sizeof id, "%d", (int)(gemm_runs_skx_kernels() && family > 0x19 ? BLIS_ARCH_SKX : BLIS_ARCH_ZEN3));
+	snprintf(id, sizeof id, "%d", (int)(gemm_supports_skx_kernels() && family > 0x19 ? BLIS_ARCH_SKX : BLIS_ARCH_ZEN3));
 	setenv("BLIS_ARCH_TYPE", id, 0);
 }
 

@@ -35,7 +35,7 @@ void gemm_set_threads(int threads);
 
 /* Whether this processor has every AVX-512 extension (F, DQ, CD, BW, VL)
  * BLIS's skx kernels use. */
-bool gemm_runs_skx_kernels(void);
+bool gemm_supports_skx_kernels(void);
 
 /* The name of the kernels BLIS runs on this machine (its sub-configuration,
  * such as zen3, skx or generic). */

@@ -563,7 +563,7 @@ static const char *other_kernels(void)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	__builtin_cpu_init();
-	if (micro && micro->prefers_rows && gemm_runs_skx_kernels())
+	if (micro && micro->prefers_rows && gemm_supports_skx_kernels())
 		return "skx";
 	if (micro && micro->prefers_rows && __builtin_cpu_supports("avx"))
 		return "sandybridge";
