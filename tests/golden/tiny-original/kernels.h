@@ -657,30 +657,61 @@ struct conv_strides {
 
 /* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
  * thread's own sum sits at the start of its scratch, laid out by own. Sums
- * laid out as dW is (OIHW) are added a run of reals at a time, each
- * thread's run after the other's, which vectorises; taken element by
- * element, with an index divided into (co, c, ky, kx) for each, this took
- * 1.3% of ResNet-1001's step. */
+ * laid out as dW is (OIHW), or as a 1x1 convolution's transposed (C_IN,
+ * C_OUT), are added a run of reals at a time, each thread's run after the
+ * other's, which vectorises; taken element by element, with an index
+ * divided into (co, c, ky, kx) for each, this took 1.3% of ResNet-1001's
+ * step, and the transposed 1x1 sums 41 us a call for 256 x 64 channels. */
 enum { CONV_SUM_RUN = 256 };
+
+/* to[j] += the sum over threads of their own + from + j, j < count */
+KERNEL_HELPER void conv_sum_run(real *to, const real *scratch, size_t scratch_per_thread, size_t from, int count)
+{
+	int threads = omp_get_num_threads();
+	for (int first = 0; first < count; first += CONV_SUM_RUN) {
+		int run = count - first < CONV_SUM_RUN ? count - first : CONV_SUM_RUN;
+		real sum[CONV_SUM_RUN] = {0};
+		for (int t = 0; t < threads; t++) {
+			const real *part = scratch + (size_t)t * scratch_per_thread + from + first;
+			for (int j = 0; j < run; j++)
+				sum[j] += part[j];
+		}
+		for (int j = 0; j < run; j++)
+			to[first + j] += sum[j];
+	}
+}
+
 KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, struct conv_strides own)
 {
 	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k);
-	bool oihw = own.co == patch && own.c == s.k * s.k && own.ky == s.k && own.kx == 1;
+	bool oihw = own.co == patch && own.c == s.k * s.k && (s.k == 1 || (own.ky == s.k && own.kx == 1)); /* a 1x1's ky, kx: any */
+	if (s.k == 1 && own.co == 1 && own.c == s.c_out) {
+		/* (C_IN, C_OUT): blocks of 16 x 16, read and written a line at a
+		 * time (a column of dW at a time, its reals 4 KiB apart for 256
+		 * channels, missed the cache: 36 us for 256 x 64 channels) */
+		enum { SIDE = 16 };
+		#pragma omp for schedule(static)
+		for (int c0 = 0; c0 < s.c_in; c0 += SIDE)
+			for (int co0 = 0; co0 < s.c_out; co0 += SIDE) {
+				int columns = s.c_in - c0 < SIDE ? s.c_in - c0 : SIDE, rows = s.c_out - co0 < SIDE ? s.c_out - co0 : SIDE;
+				real sum[SIDE][SIDE] = {0}; /* [c][co] */
+				for (int t = 0; t < threads; t++)
+					for (int j = 0; j < columns; j++) {
+						const real *part = scratch + (size_t)t * scratch_per_thread + (size_t)(c0 + j) * s.c_out + co0;
+						for (int i = 0; i < rows; i++)
+							sum[j][i] += part[i];
+					}
+				for (int i = 0; i < rows; i++)
+					for (int j = 0; j < columns; j++)
+						dweight[(size_t)(co0 + i) * s.c_in + c0 + j] += sum[j][i];
+			}
+		return;
+	}
 	#pragma omp for schedule(static)
 	for (int co = 0; co < s.c_out; co++) {
 		real *to = dweight + (size_t)co * patch;
 		if (oihw) {
-			for (int first = 0; first < patch; first += CONV_SUM_RUN) {
-				int run = patch - first < CONV_SUM_RUN ? patch - first : CONV_SUM_RUN;
-				real sum[CONV_SUM_RUN] = {0};
-				for (int t = 0; t < threads; t++) {
-					const real *part = scratch + (size_t)t * scratch_per_thread + (size_t)co * patch + first;
-					for (int j = 0; j < run; j++)
-						sum[j] += part[j];
-				}
-				for (int j = 0; j < run; j++)
-					to[first + j] += sum[j];
-			}
+			conv_sum_run(to, scratch, scratch_per_thread, (size_t)co * patch, patch);
 			continue;
 		}
 		for (int c = 0; c < s.c_in; c++)
@@ -775,16 +806,13 @@ KERNEL_HELPER void conv_pack_weights(real *packed, const real *weight, int chann
 	int kk = s.k * s.k;
 	for (int c0 = 0; c0 < channels; c0 += width) {
 		real *panel = packed + conv_panel_at(c0, width, patch);
-		for (int p = 0; p < patch; p++)
-			for (int i = 0; i < width; i++) {
-				int c = c0 + i;
-				real value = 0;
-				if (c < channels && !flipped)
-					value = weight[(size_t)c * patch + p];
-				else if (c < channels) /* p = (co, ky, kx); c = ci */
-					value = weight[((size_t)(p / kk) * s.c_in + c) * kk + (kk - 1 - p % kk)];
-				panel[(size_t)p * width + i] = value;
-			}
+		for (int p = 0; p < patch; p++) {
+			/* channel c's entry p at base + c * step; flipped: p = (co, ky, kx), c = ci */
+			size_t base = flipped ? (size_t)(p / kk) * s.c_in * kk + (kk - 1 - p % kk) : (size_t)p;
+			size_t step = flipped ? (size_t)kk : (size_t)patch;
+			for (int i = 0; i < width; i++)
+				panel[(size_t)p * width + i] = c0 + i < channels ? weight[base + (c0 + i) * step] : 0;
+		}
 	}
 }
 
@@ -1023,6 +1051,14 @@ KERNEL_HELPER void conv_copy_lanes(real *to, const real *from, int count)
 	}
 	if (count & 1)
 		to[l] = from[l];
+}
+
+/* out[q * width + j] = 0 for j < length, for pixels q < pixels; a
+ * constant length makes each a few vector stores. */
+KERNEL_HELPER void conv_zero_run(real *out, int width, int pixels, int length)
+{
+	for (int q = 0; q < pixels; q++, out += width)
+		memset(out, 0, sizeof(real) * length);
 }
 
 /* out[t * out_stride + i] = rows[i * row_stride + t] for t < 8 and
@@ -1277,9 +1313,9 @@ KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
  * in[j * in_step] to out[j * out_step]: the kernel's G g (3 to m + 2),
  * a kernel at a time, and the products' A^T q (m + 2 to m), eight tiles
  * at a time. */
-KERNEL_HELPER void conv_winograd_kernel_1d(real *out, int out_step, const real *g, int in_step, int m)
+KERNEL_HELPER void conv_winograd_kernel_1d(conv_lanes *out, int out_step, const conv_lanes *g, int in_step, int m)
 {
-	real g0 = g[0], g1 = g[in_step], g2 = g[2 * in_step];
+	conv_lanes g0 = g[0], g1 = g[in_step], g2 = g[2 * in_step];
 	if (m == 2) {
 		out[0] = g0;
 		out[out_step] = (g0 + g1 + g2) / 2;
@@ -1313,31 +1349,43 @@ KERNEL_HELPER void conv_winograd_output_1d(conv_vector *out, int out_step, const
 
 /* U[e] = G g G^T for each kernel g, packed for each place e as
  * conv_pack_weights packs a (channels, inputs) matrix, place after place.
- * flipped: the data gradient's kernels, as conv_pack_weights flips them. */
+ * flipped: the data gradient's kernels, as conv_pack_weights flips them.
+ * Sixteen kernels at a time, transformed as vectors: those of sixteen
+ * consecutive reals of a panel (width channels of an input, then the
+ * next input's), so that each place's are stored as one vector. A kernel
+ * at a time, the divisions by 6, 12 and 24 took 52 us a call for 32 x 32
+ * channels, 89 flipped: as long as the weight gradient of one of
+ * ResNet-1001's images. Each lane computes what that code did, in the
+ * same order; the rows past the last channel come out zero, if -0. */
 KERNEL_HELPER void conv_pack_weights_winograd(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s, int m)
 {
 	enum { MOST = 6 }; /* m + 2 at most */
-	int n = m + 2;
+	int n = m + 2, size = inputs * width;
 	size_t place = CONV_PLACE(CONV_PACKED(channels, inputs));
-	for (int c0 = 0; c0 < channels; c0 += width)
-		for (int p = 0; p < inputs; p++)
-			for (int i = 0; i < width; i++) {
+	for (int c0 = 0; c0 < channels; c0 += width) {
+		real *panel = packed + conv_panel_at(c0, width, inputs);
+		for (int j0 = 0, p = 0, i = 0; j0 < size; j0 += CONV_LANES) {
+			int lanes = size - j0 < CONV_LANES ? size - j0 : CONV_LANES;
+			real values[9][CONV_LANES] = {0};
+			for (int l = 0; l < lanes; l++) { /* real j0 + l of the panel: channel c0 + i of input p */
 				int c = c0 + i;
-				real u[MOST * MOST] = {0};
-				if (c < channels) {
-					real g[3][3], t[MOST][3];
-					for (int ky = 0; ky < 3; ky++)
-						for (int kx = 0; kx < 3; kx++)
-							g[ky][kx] = flipped ? weight[((size_t)p * s.c_in + c) * 9 + (2 - ky) * 3 + (2 - kx)]
-									    : weight[((size_t)c * s.c_in + p) * 9 + ky * 3 + kx];
-					for (int x = 0; x < 3; x++) /* G g, down each column */
-						conv_winograd_kernel_1d(&t[0][x], 3, &g[0][x], 3, m);
-					for (int y = 0; y < n; y++) /* (G g) G^T, along each row */
-						conv_winograd_kernel_1d(&u[n * y], 1, t[y], 1, m);
+				for (int k = 0; k < 9 && c < channels; k++)
+					values[k][l] = flipped ? weight[((size_t)p * s.c_in + c) * 9 + 8 - k] : weight[((size_t)c * s.c_in + p) * 9 + k];
+				if (++i == width) {
+					i = 0;
+					p++;
 				}
-				for (int e = 0; e < n * n; e++)
-					packed[e * place + conv_panel_at(c0, width, inputs) + (size_t)p * width + i] = u[e];
 			}
+			conv_lanes g[9], t[MOST * 3], u[MOST * MOST];
+			memcpy(g, values, sizeof g);
+			for (int x = 0; x < 3; x++) /* G g, down each column */
+				conv_winograd_kernel_1d(&t[x], 3, &g[x], 3, m);
+			for (int y = 0; y < n; y++) /* (G g) G^T, along each row */
+				conv_winograd_kernel_1d(&u[n * y], 1, &t[3 * y], 1, m);
+			for (int e = 0; e < n * n; e++)
+				conv_copy_lanes(panel + e * place + j0, (const real *)&u[e], lanes);
+		}
+	}
 }
 
 /* V[e] = B^T d B of every tile of one padded image, packed for each place
@@ -1747,14 +1795,6 @@ KERNEL_HELPER void conv_copy_run(real *out, int width, const real *in, long step
 	}
 }
 
-/* out[q * width + j] = 0 for j < length, for pixels q < pixels; a
- * constant length makes each a few vector stores. */
-KERNEL_HELPER void conv_zero_run(real *out, int width, int pixels, int length)
-{
-	for (int q = 0; q < pixels; q++, out += width)
-		memset(out, 0, sizeof(real) * length);
-}
-
 /* Entries [first, first + count) of every output pixel's patch, the patch
  * in the order (ky, kx, c), from an image padded by conv_pad_transposed: a
  * panel of width reals per pixel, zero past count. The entries of one
@@ -2092,25 +2132,30 @@ KERNEL_HELPER void conv_winograd_weights_back(real *own, const real *products, s
 	enum { MOST = 6 };
 	int n = m + 2;
 	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
-	for (int co = 0; co < s.c_out; co++)
-		for (int c0 = 0; c0 < s.c_in; c0 += CONV_LANES) {
-			int lanes = s.c_in - c0 < CONV_LANES ? s.c_in - c0 : CONV_LANES;
+	/* sixteen pairs a vector, along the channels the products run along in memory */
+	bool along_outputs = w.product.co == 1;
+	int lines = along_outputs ? s.c_in : s.c_out, along = along_outputs ? s.c_out : s.c_in;
+	long line_step = along_outputs ? w.product.c : w.product.co;
+	long own_line = along_outputs ? w.own.c : w.own.co, own_lane = along_outputs ? w.own.co : w.own.c;
+	for (int a = 0; a < lines; a++)
+		for (int b0 = 0; b0 < along; b0 += CONV_LANES) {
+			int lanes = along - b0 < CONV_LANES ? along - b0 : CONV_LANES;
 			conv_lanes sums[MOST * MOST], t[3][MOST], kernel[3];
 			for (int e = 0; e < n * n; e++) {
 				real pairs[CONV_LANES] = {0};
-				for (int l = 0; l < lanes; l++)
-					pairs[l] = products[e * product_place + (long)co * w.product.co + (long)(c0 + l) * w.product.c];
+				conv_copy_lanes(pairs, products + e * product_place + a * line_step + b0, lanes);
 				memcpy(&sums[e], pairs, sizeof pairs);
 			}
 			for (int j = 0; j < n; j++) /* G^T m, down each column */
 				conv_winograd_back_1d(&t[0][j], MOST, &sums[j], n, m);
+			real *to = own + a * own_line + b0 * own_lane;
 			for (int k = 0; k < 3; k++) { /* (G^T m) G, along each row */
 				conv_winograd_back_1d(kernel, 1, t[k], 1, m);
 				for (int x = 0; x < 3; x++) {
 					real weights[CONV_LANES];
 					memcpy(weights, &kernel[x], sizeof weights);
 					for (int l = 0; l < lanes; l++)
-						own[(long)co * w.own.co + (long)(c0 + l) * w.own.c + k * w.own.ky + x * w.own.kx] += weights[l];
+						to[l * own_lane + k * w.own.ky + x * w.own.kx] += weights[l];
 				}
 			}
 		}
