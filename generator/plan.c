@@ -132,11 +132,11 @@ static long max_of(long a, long b) { return a > b ? a : b; }
 static long place(long reals) { return (reals + 1023) / 1024 * 1024 + 16; }
 
 /* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel
- * (up to CONV_WINOGRAD_GROUP, 4) */
+ * (up to CONV_WINOGRAD_GROUP, 8) */
 static long group_tiles(long tiles)
 {
 	long group = tiles >= PANEL_MAX || tiles == 0 ? 1 : (PANEL_MAX + tiles - 1) / tiles;
-	return (group < 4 ? group : 4) * tiles;
+	return (group < 8 ? group : 8) * tiles;
 }
 
 /* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of

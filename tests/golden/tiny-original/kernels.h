@@ -415,7 +415,7 @@ struct conv_shape {
  * side by side in one set of products: up to CONV_WINOGRAD_GROUP images,
  * as many as fill a panel of width tiles. CONV_SET_TILES: the most tiles
  * a set has on any machine (panels at most GEMM_PANEL_MAX wide). */
-#define CONV_WINOGRAD_GROUP 4
+#define CONV_WINOGRAD_GROUP 8
 #define CONV_GROUP(tiles, width)                                                                                        \
 	((tiles) >= (width) || (tiles) == 0 ? 1                                                                         \
 	 : ((width) + (tiles) - 1) / (tiles) < CONV_WINOGRAD_GROUP ? ((width) + (tiles) - 1) / (tiles) : CONV_WINOGRAD_GROUP)
@@ -1262,9 +1262,9 @@ KERNEL_HELPER void conv_winograd_tile_transform(conv_lanes *v, const real *at, i
  * scale by up to 8 and 1/24 along each side); tests/test_kernels.c holds
  * both to the same bound against the reference kernel. The tiles of up
  * to CONV_WINOGRAD_GROUP images make one set of products where one image
- * has fewer than a panel's width (preact-110's 8 x 8 images: 16 tiles,
- * panels of 32 on skx): alone, half the panels' lanes ran empty, and
- * Winograd was no faster than the direct convolution there.
+ * has fewer than a panel's width (preact-110's 8 x 8 images: 16 tiles of
+ * 2 x 2, 4 of 4 x 4, panels of 32 on skx): alone, half the panels' lanes
+ * ran empty, and Winograd was no faster than the direct convolution there.
  * conv_winograd: -1 uses it where a group's tiles fill at least one panel
  * and their panels at least half, 0 or 1 forces it off or on where it
  * applies (for the tests). */
@@ -1276,15 +1276,17 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 }
 
 /* Whether Winograd applies with tiles of m x m, and the tile a shape
- * takes, in all three passes: 4 x 4 where the image's sides are multiples
- * of 4 and it has at least 16 such tiles, else 2 x 2 (the weight
- * gradient's products sum over an image's tiles; an 8x8 image has 4 of
- * 4 x 4, which measured slower than F(2x2) on haswell's kernels and no
- * faster on skx's). A rule of the shape alone, so that an instance
- * compiles the transforms of one tile only (both, inlined in each of
+ * takes: a rule of the shape alone, so that an instance compiles the
+ * transforms of few tiles (both in every pass, inlined in each of
  * ResNet-1001's instances, took its net.c from 53 s to 68 s to compile).
- * conv_winograd_tile: -1 for that rule, 2 or 4 forces one where it
- * applies (for the tests). */
+ * The forward pass and the data gradient take 4 x 4 where the image's
+ * sides are multiples of 4, with its tiles in groups of images: for
+ * 64 x 64 channels at 8x8, one thread, zen3's kernels, 22 us an image
+ * each against F(2x2)'s 36. The weight gradient takes 4 x 4 only where an
+ * image has at least 16 such tiles, else 2 x 2: its products sum over an
+ * image's tiles, and 8x8 at 4 x 4 has only 4 (44 us an image against
+ * F(2x2)'s 38). conv_winograd_tile: -1 for the rule, 2 or 4 forces one
+ * for all three passes where it applies (for the tests). */
 static int conv_winograd_tile = -1;
 
 KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
@@ -1292,18 +1294,27 @@ KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
 	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
 }
 
+/* The forward pass's tile, and the data gradient's. */
 KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
+{
+	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
+		return conv_winograd_tile;
+	return conv_winograd_tile_applies(s, 4) ? 4 : 2;
+}
+
+/* The weight gradient's. */
+KERNEL_HELPER int conv_winograd_weight_tile(struct conv_shape s)
 {
 	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
 		return conv_winograd_tile;
 	return conv_winograd_tile_applies(s, 4) && CONV_TILES_OF(s.h_out, s.w_out, 4) >= 16 ? 4 : 2;
 }
 
-/* function(..., m) with the shape's tile as a constant, for the
+/* function(..., m) with the tile m, 2 or 4, as a constant, for the
  * transforms to fold (as CONV_WITH_PIXEL_WIDTH passes a panel's width). */
-#define CONV_WITH_WINOGRAD_TILE(s, function, ...)              \
+#define CONV_WITH_WINOGRAD_TILE(m, function, ...)              \
 	do {                                                   \
-		if (conv_winograd_tile_for(s) == 4)            \
+		if ((m) == 4)                                  \
 			function(__VA_ARGS__, 4);              \
 		else                                           \
 			function(__VA_ARGS__, 2);              \
@@ -1455,7 +1466,7 @@ KERNEL_HELPER void conv_next_tile(int *ty, int *tx, int step, int across)
 KERNEL_HELPER void conv_winograd_store_row(real *image, const conv_vector *y, int i, int ty, int tx, int lanes, bool add, struct conv_shape s, int m)
 {
 	int across = s.w_out / m;
-	if (lanes == 8 && across % (8 / m) == 0 && tx % (8 / m) == 0) {
+	if ((lanes == 8 || lanes == 4) && across % (8 / m) == 0 && tx % (8 / m) == 0) {
 		conv_vector p[4];
 		if (m == 2) {
 			p[0] = __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11);
@@ -1470,7 +1481,7 @@ KERNEL_HELPER void conv_winograd_store_row(real *image, const conv_vector *y, in
 			p[2] = __builtin_shufflevector(high01, high23, 0, 1, 8, 9, 2, 3, 10, 11);
 			p[3] = __builtin_shufflevector(high01, high23, 4, 5, 12, 13, 6, 7, 14, 15);
 		}
-		for (int k = 0; k < m; k++, conv_next_tile(&ty, &tx, 8 / m, across)) {
+		for (int k = 0; k < lanes * m / 8; k++, conv_next_tile(&ty, &tx, 8 / m, across)) {
 			real *to = image + (size_t)(m * ty + i) * s.w_out + m * tx;
 			if (add) {
 				conv_vector old;
@@ -1490,6 +1501,28 @@ KERNEL_HELPER void conv_winograd_store_row(real *image, const conv_vector *y, in
 	}
 }
 
+/* v = the reals from[l], l < lanes (up to 8), zero past them:
+ * read as a vector where they make one or half of one. Copied lane by
+ * lane to memory, the vector read from there waits for those writes to
+ * reach the cache, and an 8x8 image's four tiles of 4 x 4 took twice as
+ * long to transform back. */
+typedef real conv_half __attribute__((vector_size(4 * sizeof(real))));
+
+KERNEL_HELPER void conv_load_lanes(conv_vector *v, const real *from, int lanes)
+{
+	if (lanes == 8) {
+		memcpy(v, from, sizeof *v);
+	} else if (lanes == 4) {
+		conv_half half;
+		memcpy(&half, from, sizeof half);
+		*v = __builtin_shufflevector(half, (conv_half){0}, 0, 1, 2, 3, 4, 5, 6, 7);
+	} else {
+		real values[16] = {0}; /* as many as conv_copy_lanes may copy */
+		conv_copy_lanes(values, from, lanes);
+		memcpy(v, values, sizeof *v);
+	}
+}
+
 /* out (+)= A^T q A of every tile, q the tile's products (tiles first,
  * first + 1, ... of a set of total): eight tiles of an image at a time,
  * as vectors, then the pixels of each of their m rows interleaved in
@@ -1504,11 +1537,8 @@ KERNEL_HELPER void conv_winograd_output(real *out, const real *products, struct 
 			int lanes = tiles - t0 < 8 ? tiles - t0 : 8;
 			const real *q = products + (size_t)c * total + first + t0;
 			conv_vector tile[MOST * MOST], a[MOST][MOST], y[4][4];
-			for (int e = 0; e < n * n; e++) {
-				real values[16] = {0}; /* as many as conv_copy_lanes may copy */
-				conv_copy_lanes(values, q + e * place, lanes);
-				memcpy(&tile[e], values, sizeof tile[e]);
-			}
+			for (int e = 0; e < n * n; e++)
+				conv_load_lanes(&tile[e], q + e * place, lanes);
 			for (int j = 0; j < n; j++) /* A^T q, down each column */
 				conv_winograd_output_1d(&a[0][j], MOST, &tile[j], n, m);
 			for (int i = 0; i < m; i++) /* (A^T q) A, along each row */
@@ -1546,6 +1576,8 @@ KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct
 					real *panel_rows = to + e * place + (size_t)h * width;
 					if (lanes - h >= 8 && count == BATCH) /* the usual case, with constants */
 						conv_transpose8(panel_rows, width, rows, tile_stride, BATCH, BATCH, NULL, 0);
+					else if (lanes - h >= 8 && count == BATCH / 2) /* an 8x8 image's four tiles */
+						conv_transpose8(panel_rows, width, rows, tile_stride, BATCH / 2, BATCH / 2, NULL, 0);
 					else if (lanes - h >= 8)
 						conv_transpose8(panel_rows, width, rows, tile_stride, count, count, NULL, 0);
 					else /* the last few channels */
@@ -1604,7 +1636,7 @@ KERNEL_HELPER void conv_winograd_of(real *out, const real *in, const real *pre, 
 /* conv_winograd_of with the shape's tile as a constant. */
 KERNEL_HELPER void conv_winograd_tiled(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
-	CONV_WITH_WINOGRAD_TILE(s, conv_winograd_of, out, in, pre, padded, packed, tiles_of, count, s, beta, micro, pixel_width);
+	CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_winograd_of, out, in, pre, padded, packed, tiles_of, count, s, beta, micro, pixel_width);
 }
 
 /* How a stride-1 convolution that keeps its size runs on the fast path. */
@@ -1635,7 +1667,7 @@ KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum 
 {
 	int channels = flipped ? s.c_in : s.c_out, inputs = flipped ? s.c_out : s.c_in, width = conv_channel_width(micro);
 	if (method == CONV_WINOGRAD)
-		CONV_WITH_WINOGRAD_TILE(s, conv_pack_weights_winograd, packed, weight, channels, inputs, width, flipped, s);
+		CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_pack_weights_winograd, packed, weight, channels, inputs, width, flipped, s);
 	else if (method == CONV_ROW_SPLIT)
 		conv_pack_weights_split(packed, weight, channels, inputs, width, flipped, s);
 	else
@@ -1923,7 +1955,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		 * channels so, which measured faster) */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
 		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
-		int m = conv_winograd_tile_for(s);
+		int m = conv_winograd_weight_tile(s);
 		double winograd = 1.25 * CONV_PLACES(m) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
 				  (CONV_TILES_OF(s.h_out, s.w_out, m) + 8);
 		if (conv_winograd == 1 || winograd < (split ? split_steps : patches)) {
@@ -2028,8 +2060,8 @@ KERNEL_HELPER void conv_weight_gradient_split(real *own, const real *gradient, c
  * each place of the transformed tile, (C_OUT, TILES) . (TILES, C_IN), on
  * the micro-kernel with the tiles as the sum's index, added to the
  * thread's own transformed sums; after the thread's last image, G^T . G
- * turns those into its private weight gradient. The tile is the forward
- * pass's (conv_winograd_tile_for). F(4x4) is what lets 16 channels use
+ * turns those into its private weight gradient. The tile is
+ * conv_winograd_weight_tile's. F(4x4) is what lets 16 channels use
  * Winograd on a micro-kernel 32 wide (skx's): a product of 16 x 16
  * channels fills a third of a 32 x 12 block either way, and a 32 x 32
  * image takes 36 places x 64 tiles x 2 blocks, 4608 block-steps, against
@@ -2106,7 +2138,7 @@ KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *r
  * and the input's packed by conv_winograd_pack_tiles in the plan's widths. */
 KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
 {
-	int m = conv_winograd_tile_for(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m);
+	int m = conv_winograd_weight_tile(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m);
 	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, tiles)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, tiles));
 	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
 	for (int e = 0; e < CONV_PLACES(m); e++)
@@ -2207,7 +2239,7 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 	}
 	g.w = conv_weight_plan(g.micro, s);
 	if (g.w.method == CONV_WEIGHT_WINOGRAD) {
-		int m = conv_winograd_tile_for(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m), places = CONV_PLACES(m);
+		int m = conv_winograd_weight_tile(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m), places = CONV_PLACES(m);
 		g.panel = g.gradient + places * CONV_PLACE(CONV_PACKED(s.c_out, tiles));
 		g.gradient_padded = g.panel + places * CONV_PLACE(CONV_PACKED(s.c_in, tiles));
 		g.padded = g.gradient_padded + CONV_ALIGN(s.c_out * pixels);
@@ -2266,7 +2298,7 @@ KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient 
 	case CONV_WEIGHT_WINOGRAD:
 		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
-		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_pack_both, g);
+		CONV_WITH_WINOGRAD_TILE(conv_winograd_weight_tile(s), conv_winograd_pack_both, g);
 		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, s, w);
 		break;
 	case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
@@ -2282,7 +2314,7 @@ KERNEL_HELPER void conv_weight_gradient_end(const struct conv_weight_gradient *g
 	struct conv_shape s = g->s;
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
-		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_weights_back, g->own, g->products, s, g->w);
+		CONV_WITH_WINOGRAD_TILE(conv_winograd_weight_tile(s), conv_winograd_weights_back, g->own, g->products, s, g->w);
 		#pragma omp barrier /* every thread's sum in place before they are added */
 	}
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
