@@ -139,6 +139,14 @@ static long group_tiles(long tiles)
 	return (group < 8 ? group : 8) * tiles;
 }
 
+/* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at
+ * once, of as many images as make 16 (up to CONV_WINOGRAD_GROUP, 8) */
+static long weight_set(long tiles)
+{
+	long group = tiles >= 16 || tiles == 0 ? 1 : (16 + tiles - 1) / tiles;
+	return (group < 8 ? group : 8) * tiles;
+}
+
 /* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
  * templates/ops/batch_norm.c.tmpl, two reals each in f32. */
 enum { SUMS_PER_CHANNEL = 3 * 2 };
@@ -187,7 +195,7 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 	if (k == 3) { /* Winograd's: dY's and the input's tiles and the products, then dY and the input with their channels innermost */
 		long places = 0;
 		for (long m = 2; m <= 4; m += 2) {
-			long tiles = (long)(out.height / m) * (out.width / m);
+			long tiles = weight_set((long)(out.height / m) * (out.width / m));
 			places = max_of(places, (m + 2) * (m + 2) *
 							(place(packed_panels(out.channels, tiles)) + place(packed_panels(in.channels, tiles)) +
 							 place((long)out.channels * in.channels)));

@@ -464,9 +464,15 @@ struct conv_shape {
  * of a transformed tile, dY's tiles and the input's, and the products;
  * then dY and the padded input with their channels innermost. */
 #define CONV_PLACES(m) (((m) + 2) * ((m) + 2))
-#define CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, m)                                      \
-	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(c_out, CONV_TILES_OF(h_out, w_out, m))) + \
-			   CONV_PLACE(CONV_PACKED(c_in, CONV_TILES_OF(h_out, w_out, m))) + CONV_PLACE((c_out) * (c_in))))
+/* The weight gradient's products sum over the tiles of as many images
+ * as make 16 tiles (up to CONV_WINOGRAD_GROUP): an 8x8 image has only 4 of
+ * 4 x 4, and sums of 4 on the micro-kernel were mostly its start and end. */
+#define CONV_WEIGHT_GROUP(tiles) \
+	((tiles) >= 16 || (tiles) == 0 ? 1 : (16 + (tiles) - 1) / (tiles) < CONV_WINOGRAD_GROUP ? (16 + (tiles) - 1) / (tiles) : CONV_WINOGRAD_GROUP)
+#define CONV_WEIGHT_SET(h, w, m) (CONV_WEIGHT_GROUP(CONV_TILES_OF(h, w, m)) * CONV_TILES_OF(h, w, m))
+#define CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, m)                                        \
+	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(c_out, CONV_WEIGHT_SET(h_out, w_out, m))) + \
+			   CONV_PLACE(CONV_PACKED(c_in, CONV_WEIGHT_SET(h_out, w_out, m))) + CONV_PLACE((c_out) * (c_in))))
 #define CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                      \
 	((k) == 3 ? CONV_MAX(CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, 2), CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, 4)) + \
 			    CONV_ALIGN((c_out) * (h_out) * (w_out)) + CONV_PADDED(c_in, h_in, w_in, k)                                \
@@ -1276,17 +1282,18 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 }
 
 /* Whether Winograd applies with tiles of m x m, and the tile a shape
- * takes: a rule of the shape alone, so that an instance compiles the
- * transforms of few tiles (both in every pass, inlined in each of
+ * takes, in all three passes: 4 x 4 where the image's sides are multiples
+ * of 4, else 2 x 2. A rule of the shape alone, so that an instance
+ * compiles the transforms of one tile only (both, inlined in each of
  * ResNet-1001's instances, took its net.c from 53 s to 68 s to compile).
- * The forward pass and the data gradient take 4 x 4 where the image's
- * sides are multiples of 4, with its tiles in groups of images: for
- * 64 x 64 channels at 8x8, one thread, zen3's kernels, 22 us an image
- * each against F(2x2)'s 36. The weight gradient takes 4 x 4 only where an
- * image has at least 16 such tiles, else 2 x 2: its products sum over an
- * image's tiles, and 8x8 at 4 x 4 has only 4 (44 us an image against
- * F(2x2)'s 38). conv_winograd_tile: -1 for the rule, 2 or 4 forces one
- * for all three passes where it applies (for the tests). */
+ * An 8x8 image has only 4 tiles of 4 x 4: the forward pass and the data
+ * gradient take them in groups of images (CONV_GROUP), the weight
+ * gradient's products sum over the tiles of 4 images (CONV_WEIGHT_GROUP).
+ * So, for 64 x 64 channels at 8x8, one thread, zen3's kernels, us an
+ * image forward / data gradient / weight gradient: 22.0 / 21.3 / 24.9
+ * against F(2x2)'s 36.2 / 36.1 / 37.1 (an image's 4 tiles alone in the
+ * weight gradient: 44.0). conv_winograd_tile: -1 for the rule, 2 or 4
+ * forces one where it applies (for the tests). */
 static int conv_winograd_tile = -1;
 
 KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
@@ -1294,20 +1301,11 @@ KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
 	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
 }
 
-/* The forward pass's tile, and the data gradient's. */
 KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
 {
 	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
 		return conv_winograd_tile;
 	return conv_winograd_tile_applies(s, 4) ? 4 : 2;
-}
-
-/* The weight gradient's. */
-KERNEL_HELPER int conv_winograd_weight_tile(struct conv_shape s)
-{
-	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
-		return conv_winograd_tile;
-	return conv_winograd_tile_applies(s, 4) && CONV_TILES_OF(s.h_out, s.w_out, 4) >= 16 ? 4 : 2;
 }
 
 /* function(..., m) with the tile m, 2 or 4, as a constant, for the
@@ -1955,7 +1953,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		 * channels so, which measured faster) */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
 		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
-		int m = conv_winograd_weight_tile(s);
+		int m = conv_winograd_tile_for(s);
 		double winograd = 1.25 * CONV_PLACES(m) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
 				  (CONV_TILES_OF(s.h_out, s.w_out, m) + 8);
 		if (conv_winograd == 1 || winograd < (split ? split_steps : patches)) {
@@ -2060,8 +2058,8 @@ KERNEL_HELPER void conv_weight_gradient_split(real *own, const real *gradient, c
  * each place of the transformed tile, (C_OUT, TILES) . (TILES, C_IN), on
  * the micro-kernel with the tiles as the sum's index, added to the
  * thread's own transformed sums; after the thread's last image, G^T . G
- * turns those into its private weight gradient. The tile is
- * conv_winograd_weight_tile's. F(4x4) is what lets 16 channels use
+ * turns those into its private weight gradient. The tile is the forward
+ * pass's (conv_winograd_tile_for). F(4x4) is what lets 16 channels use
  * Winograd on a micro-kernel 32 wide (skx's): a product of 16 x 16
  * channels fills a third of a 32 x 12 block either way, and a 32 x 32
  * image takes 36 places x 64 tiles x 2 blocks, 4608 block-steps, against
@@ -2109,12 +2107,12 @@ KERNEL_HELPER void conv_store_places(real *to, size_t place, const conv_lanes *v
  * tile at a time, as vectors, whatever the panels' width: a vector's
  * lanes are stored in one run for each panel they fall in (12 and 4 of 16
  * channels in skx's panels of 12, 6, 6 and 4 in haswell's of 6). */
-KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width, int m)
+KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width, int first, int set, int m)
 {
 	enum { MOST = 6 }; /* m + 2 at most */
 	int n = m + 2, across = image_width / m, tiles = CONV_TILES_OF(height, image_width, m);
 	int row = gradient ? image_width : image_width + 2;
-	size_t place = CONV_PLACE(CONV_PACKED(channels, tiles));
+	size_t place = CONV_PLACE(CONV_PACKED(channels, set));
 	for (int c = 0; c < channels; c += CONV_LANES) {
 		int lanes = channels - c < CONV_LANES ? channels - c : CONV_LANES;
 		/* the runs of lanes: run r from lane run_from[r], in its panel at run_at[r] */
@@ -2122,37 +2120,37 @@ KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *r
 		size_t run_at[CONV_LANES];
 		for (int l = 0; l < lanes; l += width - (c + l) % width) {
 			run_from[runs] = l;
-			run_at[runs++] = conv_panel_at(c + l, width, tiles) + (c + l) % width;
+			run_at[runs++] = conv_panel_at(c + l, width, set) + (c + l) % width;
 		}
 		run_from[runs] = lanes;
 		for (int t = 0; t < tiles; t++) {
 			conv_lanes v[MOST * MOST];
 			conv_winograd_tile_transform(v, image + ((size_t)m * (t / across) * row + m * (t % across)) * channels + c, channels, row, lanes, gradient, m);
 			for (int r = 0; r < runs; r++)
-				conv_store_places(packed + run_at[r] + (size_t)t * width, place, v, n * n, run_from[r], run_from[r + 1] - run_from[r]);
+				conv_store_places(packed + run_at[r] + (size_t)(first + t) * width, place, v, n * n, run_from[r], run_from[r + 1] - run_from[r]);
 		}
 	}
 }
 
 /* products += the products of one image, place by place, from dY's tiles
  * and the input's packed by conv_winograd_pack_tiles in the plan's widths. */
-KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w)
+KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w, int used)
 {
-	int m = conv_winograd_weight_tile(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m);
-	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, tiles)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, tiles));
+	int m = conv_winograd_tile_for(s), set = CONV_WEIGHT_SET(s.h_out, s.w_out, m);
+	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, set)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, set));
 	size_t product_place = CONV_PLACE(s.c_out * s.c_in);
 	for (int e = 0; e < CONV_PLACES(m); e++)
 		for (int x0 = 0; x0 < s.c_in; x0 += w.input_width) {
 			int inputs = s.c_in - x0 < w.input_width ? s.c_in - x0 : w.input_width;
-			const real *input_panel = input + e * input_place + conv_panel_at(x0, w.input_width, tiles);
+			const real *input_panel = input + e * input_place + conv_panel_at(x0, w.input_width, set);
 			for (int c0 = 0; c0 < s.c_out; c0 += w.gradient_width) {
 				int channels = s.c_out - c0 < w.gradient_width ? s.c_out - c0 : w.gradient_width;
-				const real *gradient_panel = gradient + e * gradient_place + conv_panel_at(c0, w.gradient_width, tiles);
+				const real *gradient_panel = gradient + e * gradient_place + conv_panel_at(c0, w.gradient_width, set);
 				real *block = products + e * product_place + (long)c0 * w.product.co + (long)x0 * w.product.c;
 				if (w.gradient_first)
-					gemm_micro_tile(channels, inputs, tiles, gradient_panel, input_panel, 1, block, w.product.co, w.product.c);
+					gemm_micro_tile(channels, inputs, used, gradient_panel, input_panel, 1, block, w.product.co, w.product.c);
 				else
-					gemm_micro_tile(inputs, channels, tiles, input_panel, gradient_panel, 1, block, w.product.c, w.product.co);
+					gemm_micro_tile(inputs, channels, used, input_panel, gradient_panel, 1, block, w.product.c, w.product.co);
 			}
 		}
 }
@@ -2211,6 +2209,7 @@ struct conv_weight_gradient {
 	 * gradient, the input's in panel, dY and the input with their
 	 * channels innermost in gradient_padded and padded, the products */
 	real *gradient, *padded, *panel, *gradient_padded, *products;
+	int filled; /* Winograd's: the images whose tiles are packed, not yet summed */
 };
 
 /* The lanes past the last channel of Winograd's tiles, for each place:
@@ -2229,7 +2228,7 @@ KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tile
 
 KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
 {
-	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL};
+	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
 	if (!g.micro || s.stride != 1) {
@@ -2239,13 +2238,13 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 	}
 	g.w = conv_weight_plan(g.micro, s);
 	if (g.w.method == CONV_WEIGHT_WINOGRAD) {
-		int m = conv_winograd_weight_tile(s), tiles = CONV_TILES_OF(s.h_out, s.w_out, m), places = CONV_PLACES(m);
-		g.panel = g.gradient + places * CONV_PLACE(CONV_PACKED(s.c_out, tiles));
-		g.gradient_padded = g.panel + places * CONV_PLACE(CONV_PACKED(s.c_in, tiles));
+		int m = conv_winograd_tile_for(s), set = CONV_WEIGHT_SET(s.h_out, s.w_out, m), places = CONV_PLACES(m);
+		g.panel = g.gradient + places * CONV_PLACE(CONV_PACKED(s.c_out, set));
+		g.gradient_padded = g.panel + places * CONV_PLACE(CONV_PACKED(s.c_in, set));
 		g.padded = g.gradient_padded + CONV_ALIGN(s.c_out * pixels);
 		g.products = g.padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
-		conv_winograd_zero_lanes(g.gradient, s.c_out, tiles, places, g.w.gradient_width);
-		conv_winograd_zero_lanes(g.panel, s.c_in, tiles, places, g.w.input_width);
+		conv_winograd_zero_lanes(g.gradient, s.c_out, set, places, g.w.gradient_width);
+		conv_winograd_zero_lanes(g.panel, s.c_in, set, places, g.w.input_width);
 		memset(g.padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 		for (int e = 0; e < places; e++)
 			memset(g.products + e * CONV_PLACE(s.c_out * s.c_in), 0, sizeof(real) * s.c_out * s.c_in);
@@ -2265,16 +2264,27 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 }
 
 /* Both operands' tiles of an image, from dY and X with their channels
- * innermost; m: the plan's tile, a constant for the transforms to fold. */
+ * innermost, after those of the images packed before it; m: the plan's
+ * tile, a constant for the transforms to fold. */
 KERNEL_HELPER void conv_winograd_pack_both(const struct conv_weight_gradient *g, int m)
 {
 	struct conv_shape s = g->s;
-	conv_winograd_pack_tiles(g->gradient, g->gradient_padded, s.c_out, s.h_out, s.w_out, true, g->w.gradient_width, m);
-	conv_winograd_pack_tiles(g->panel, g->padded, s.c_in, s.h_in, s.w_in, false, g->w.input_width, m);
+	int tiles = CONV_TILES_OF(s.h_out, s.w_out, m), set = CONV_WEIGHT_SET(s.h_out, s.w_out, m);
+	conv_winograd_pack_tiles(g->gradient, g->gradient_padded, s.c_out, s.h_out, s.w_out, true, g->w.gradient_width, g->filled * tiles, set, m);
+	conv_winograd_pack_tiles(g->panel, g->padded, s.c_in, s.h_in, s.w_in, false, g->w.input_width, g->filled * tiles, set, m);
+}
+
+/* Winograd's products of the images packed, added to the thread's sums. */
+KERNEL_HELPER void conv_winograd_sum_images(struct conv_weight_gradient *g)
+{
+	if (g->filled)
+		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, g->s, g->w,
+					      g->filled * CONV_TILES_OF(g->s.h_out, g->s.w_out, conv_winograd_tile_for(g->s)));
+	g->filled = 0;
 }
 
 /* own += dY(i) . columns(X(i))^T: dy, image: the image's dY and X */
-KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient *g, const real *dy, const real *image)
+KERNEL_HELPER void conv_weight_gradient_image(struct conv_weight_gradient *g, const real *dy, const real *image)
 {
 	struct conv_shape s = g->s;
 	struct conv_weight_plan w = g->w;
@@ -2298,8 +2308,9 @@ KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient 
 	case CONV_WEIGHT_WINOGRAD:
 		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
-		CONV_WITH_WINOGRAD_TILE(conv_winograd_weight_tile(s), conv_winograd_pack_both, g);
-		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, s, w);
+		CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_winograd_pack_both, g);
+		if (++g->filled == CONV_WEIGHT_GROUP(CONV_TILES_OF(s.h_out, s.w_out, conv_winograd_tile_for(s))))
+			conv_winograd_sum_images(g);
 		break;
 	case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
 		conv_pack_channels(g->gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
@@ -2309,12 +2320,13 @@ KERNEL_HELPER void conv_weight_gradient_image(const struct conv_weight_gradient 
 }
 
 /* dweight += the threads' sums, after every thread's last image */
-KERNEL_HELPER void conv_weight_gradient_end(const struct conv_weight_gradient *g, real *dweight, const real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_weight_gradient_end(struct conv_weight_gradient *g, real *dweight, const real *scratch, size_t scratch_per_thread)
 {
 	struct conv_shape s = g->s;
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
-		CONV_WITH_WINOGRAD_TILE(conv_winograd_weight_tile(s), conv_winograd_weights_back, g->own, g->products, s, g->w);
+		conv_winograd_sum_images(g);
+		CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_winograd_weights_back, g->own, g->products, s, g->w);
 		#pragma omp barrier /* every thread's sum in place before they are added */
 	}
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
