@@ -131,21 +131,19 @@ static long max_of(long a, long b) { return a > b ? a : b; }
 /* CONV_PLACE: one place of Winograd's tiles, whole pages and a line apart */
 static long place(long reals) { return (reals + 1023) / 1024 * 1024 + 16; }
 
-/* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel
- * (up to CONV_WINOGRAD_GROUP, 8) */
-static long group_tiles(long tiles)
+/* CONV_GROUP times the tiles: those of as many images as make width
+ * tiles (up to CONV_WINOGRAD_GROUP, 8) */
+static long set_of(long tiles, long width)
 {
-	long group = tiles >= PANEL_MAX || tiles == 0 ? 1 : (PANEL_MAX + tiles - 1) / tiles;
+	long group = tiles >= width || tiles == 0 ? 1 : (width + tiles - 1) / tiles;
 	return (group < 8 ? group : 8) * tiles;
 }
 
-/* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at
- * once, of as many images as make 16 (up to CONV_WINOGRAD_GROUP, 8) */
-static long weight_set(long tiles)
-{
-	long group = tiles >= 16 || tiles == 0 ? 1 : (16 + tiles - 1) / tiles;
-	return (group < 8 ? group : 8) * tiles;
-}
+/* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel */
+static long group_tiles(long tiles) { return set_of(tiles, PANEL_MAX); }
+
+/* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at once */
+static long weight_set(long tiles) { return set_of(tiles, 16); }
 
 /* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
  * templates/ops/batch_norm.c.tmpl, two reals each in f32. */

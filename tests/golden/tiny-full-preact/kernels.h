@@ -467,8 +467,7 @@ struct conv_shape {
 /* The weight gradient's products sum over the tiles of as many images
  * as make 16 tiles (up to CONV_WINOGRAD_GROUP): an 8x8 image has only 4 of
  * 4 x 4, and sums of 4 on the micro-kernel were mostly its start and end. */
-#define CONV_WEIGHT_GROUP(tiles) \
-	((tiles) >= 16 || (tiles) == 0 ? 1 : (16 + (tiles) - 1) / (tiles) < CONV_WINOGRAD_GROUP ? (16 + (tiles) - 1) / (tiles) : CONV_WINOGRAD_GROUP)
+#define CONV_WEIGHT_GROUP(tiles) CONV_GROUP(tiles, 16)
 #define CONV_WEIGHT_SET(h, w, m) (CONV_WEIGHT_GROUP(CONV_TILES_OF(h, w, m)) * CONV_TILES_OF(h, w, m))
 #define CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, m)                                        \
 	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(c_out, CONV_WEIGHT_SET(h_out, w_out, m))) + \
