@@ -1765,21 +1765,29 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
  * the sum's index: panel b holds, for each pixel q, image[b * width + i][q]
  * (zero past the last channel), transposed eight channels and eight pixels
  * at a time when the pixels come in eights; activated first by pre, if not
- * NULL. For the weight gradient: dY, and the input of a 1x1 convolution. */
+ * NULL. For the weight gradient: dY, and the input of a 1x1 convolution.
+ * Each transposed row is stored whole, 8 reals, even where the panel is
+ * narrower (6 on a 6 x 16 kernel): what lies past a pixel's width lands
+ * on the next pixel's first reals, which the panel's first 8 channels
+ * then overwrite, so the last eights go first; past a panel's last pixel
+ * it lands on the next panel, packed after it, or in CONV_PACKED's slack
+ * past the last (16 reals a channel). A narrower store went
+ * through memory lane by lane (the 1x1 weight gradient of 64 -> 16
+ * channels at 32 x 32 spent half its time there). */
 KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const real *pre, int channels, int pixels, int width)
 {
 	for (int c0 = 0; c0 < channels; c0 += width) {
 		real *panel = packed + conv_panel_at(c0, width, pixels);
 		if (pixels % 8 == 0) {
-			for (int i = 0; i < width; i += 8) {
-				int valid = conv_clamp8(channels - c0 - i), stored = width - i < 8 ? width - i : 8;
+			for (int i = (width - 1) / 8 * 8; i >= 0; i -= 8) {
+				int valid = conv_clamp8(channels - c0 - i);
 				const real *rows = image + (size_t)(c0 + i) * pixels, *rows_pre = pre ? pre + c0 + i : NULL;
-				if (valid == 8 && stored == 8) /* the usual case, with constants */
+				if (valid == 8) /* the usual case, with constants */
 					for (int q = 0; q < pixels; q += 8)
 						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, 8, 8, rows_pre, channels);
 				else
 					for (int q = 0; q < pixels; q += 8)
-						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, valid, stored, rows_pre, channels);
+						conv_transpose8(panel + (size_t)q * width + i, width, rows + q, pixels, valid, 8, rows_pre, channels);
 			}
 			continue;
 		}
