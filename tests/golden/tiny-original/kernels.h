@@ -1767,13 +1767,14 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
  * at a time when the pixels come in eights; activated first by pre, if not
  * NULL. For the weight gradient: dY, and the input of a 1x1 convolution.
  * Each transposed row is stored whole, 8 reals, even where the panel is
- * narrower (6 on a 6 x 16 kernel): what lies past a pixel's width lands
- * on the next pixel's first reals, which the panel's first 8 channels
- * then overwrite, so the last eights go first; past a panel's last pixel
- * it lands on the next panel, packed after it, or in CONV_PACKED's slack
- * past the last (16 reals a channel). A narrower store went
- * through memory lane by lane (the 1x1 weight gradient of 64 -> 16
- * channels at 32 x 32 spent half its time there). */
+ * narrower (6 on a 6 x 16 kernel, 12 = 8 + 4 on a 32 x 12): what lies
+ * past a pixel's width lands on the next pixel's first reals, stored
+ * after it by the same eight channels' next pixel or by the panel's first
+ * eight (the last eights go first); past a panel's last pixel, on the
+ * next panel, packed after it, or in CONV_PACKED's slack past the last
+ * (16 reals a channel). A narrower store went through memory lane by lane
+ * (the 1x1 weight gradient of 64 -> 16 channels at 32 x 32 spent half its
+ * time there). */
 KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const real *pre, int channels, int pixels, int width)
 {
 	for (int c0 = 0; c0 < channels; c0 += width) {
