@@ -1308,11 +1308,11 @@ KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
 	return conv_winograd_tile_applies(s, 4) ? 4 : 2;
 }
 
-/* function(..., m) with the tile m, 2 or 4, as a constant, for the
+/* function(..., m) with shape s's tile m, 2 or 4, as a constant, for the
  * transforms to fold (as CONV_WITH_PIXEL_WIDTH passes a panel's width). */
-#define CONV_WITH_WINOGRAD_TILE(m, function, ...)              \
+#define CONV_WITH_WINOGRAD_TILE(s, function, ...)              \
 	do {                                                   \
-		if ((m) == 4)                                  \
+		if (conv_winograd_tile_for(s) == 4)            \
 			function(__VA_ARGS__, 4);              \
 		else                                           \
 			function(__VA_ARGS__, 2);              \
@@ -1634,7 +1634,7 @@ KERNEL_HELPER void conv_winograd_of(real *out, const real *in, const real *pre, 
 /* conv_winograd_of with the shape's tile as a constant. */
 KERNEL_HELPER void conv_winograd_tiled(real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
-	CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_winograd_of, out, in, pre, padded, packed, tiles_of, count, s, beta, micro, pixel_width);
+	CONV_WITH_WINOGRAD_TILE(s, conv_winograd_of, out, in, pre, padded, packed, tiles_of, count, s, beta, micro, pixel_width);
 }
 
 /* How a stride-1 convolution that keeps its size runs on the fast path. */
@@ -1665,7 +1665,7 @@ KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum 
 {
 	int channels = flipped ? s.c_in : s.c_out, inputs = flipped ? s.c_out : s.c_in, width = conv_channel_width(micro);
 	if (method == CONV_WINOGRAD)
-		CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_pack_weights_winograd, packed, weight, channels, inputs, width, flipped, s);
+		CONV_WITH_WINOGRAD_TILE(s, conv_pack_weights_winograd, packed, weight, channels, inputs, width, flipped, s);
 	else if (method == CONV_ROW_SPLIT)
 		conv_pack_weights_split(packed, weight, channels, inputs, width, flipped, s);
 	else
@@ -2317,7 +2317,7 @@ KERNEL_HELPER void conv_weight_gradient_image(struct conv_weight_gradient *g, co
 	case CONV_WEIGHT_WINOGRAD:
 		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
-		CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_winograd_pack_both, g);
+		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_pack_both, g);
 		if (++g->filled == CONV_WEIGHT_GROUP(CONV_TILES_OF(s.h_out, s.w_out, conv_winograd_tile_for(s))))
 			conv_winograd_sum_images(g);
 		break;
@@ -2335,7 +2335,7 @@ KERNEL_HELPER void conv_weight_gradient_end(struct conv_weight_gradient *g, real
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
 		conv_winograd_sum_images(g);
-		CONV_WITH_WINOGRAD_TILE(conv_winograd_tile_for(s), conv_winograd_weights_back, g->own, g->products, s, g->w);
+		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_weights_back, g->own, g->products, s, g->w);
 		#pragma omp barrier /* every thread's sum in place before they are added */
 	}
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
