@@ -6,18 +6,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "rng.h"
 #include "tensor_file.h"
 
+/* Buffers of a huge page or more (the arena, the scratch) start on a huge
+ * page and are offered to the kernel as transparent huge pages, which
+ * Linux grants where it has them (enabled: always or madvise). The
+ * kernels read panels of rows 4 KiB apart and transpose eight channels at
+ * a time: with 4 KiB pages each such row is a TLB entry of its own.
+ * Measured on preact-110, batch 128, two threads: 8% faster a step. The
+ * advice may be refused; the memory is the same either way. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
 static real *allocate(long count, int *failed)
 {
 	size_t bytes = ((size_t)(count > 0 ? count : 1) * sizeof(real) + 63) / 64 * 64;
-	real *p = aligned_alloc(64, bytes);
-	if (!p)
+	size_t alignment = 64;
+	if (bytes >= HUGE_PAGE) {
+		alignment = HUGE_PAGE;
+		bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+	}
+	real *p = aligned_alloc(alignment, bytes);
+	if (!p) {
 		*failed = 1;
-	else
-		memset(p, 0, bytes);
+		return NULL;
+	}
+#ifdef MADV_HUGEPAGE
+	if (alignment == HUGE_PAGE)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	memset(p, 0, bytes);
 	return p;
 }
 
