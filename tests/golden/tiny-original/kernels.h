@@ -71,9 +71,12 @@ KERNEL_HELPER void batch_norm_sums(const real *x, const real *dy, real shift, bo
 		a += weight;
 		b += weight * centred;
 	}
-	for (int l = 0; p < pixels; p++, l++) {
-		real centred = x[p] - shift, weight = dy ? dy[p] : centred;
-		if (relu && !(x[p] * relu_scale + relu_shift > 0))
+	/* the last pixels, fewer than a vector's lanes: the bound says so;
+	 * counted by p alone, GCC (-O3, helpers out of line) warned of a
+	 * lane past the vector's end */
+	for (int l = 0; l < pixels - p; l++) {
+		real centred = x[p + l] - shift, weight = dy ? dy[p + l] : centred;
+		if (relu && !(x[p + l] * relu_scale + relu_shift > 0))
 			weight = 0;
 		a[l] += weight;
 		b[l] += weight * centred;
