@@ -22,12 +22,9 @@
 
 static real *allocate(long count, int *failed)
 {
-	size_t bytes = ((size_t)(count > 0 ? count : 1) * sizeof(real) + 63) / 64 * 64;
-	size_t alignment = 64;
-	if (bytes >= HUGE_PAGE) {
-		alignment = HUGE_PAGE;
-		bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-	}
+	size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(real);
+	size_t alignment = bytes >= HUGE_PAGE ? HUGE_PAGE : 64;
+	bytes = (bytes + alignment - 1) / alignment * alignment;
 	real *p = aligned_alloc(alignment, bytes);
 	if (!p) {
 		*failed = 1;

@@ -899,10 +899,11 @@ KERNEL_HELPER void conv_pack_image_panels(real *panels, const real *image, const
 {
 	for (int c = 0; c < channels; c++) {
 		const real *row = image + (size_t)c * pixels;
+		const real *ahead = pre && c + CONV_PREFETCH_ROWS < channels ? row + (size_t)CONV_PREFETCH_ROWS * pixels : NULL;
 		for (int first = 0; first < pixels; first += width) {
 			real *out = panels + (size_t)first * channels + (size_t)c * width;
-			if (pre && c + CONV_PREFETCH_ROWS < channels)
-				__builtin_prefetch(row + (size_t)CONV_PREFETCH_ROWS * pixels + first, 0, 2);
+			if (ahead)
+				__builtin_prefetch(ahead + first, 0, 2);
 			if (pre)
 				conv_activate_run(out, row + first, width, pre[c], pre[channels + c]);
 			else
