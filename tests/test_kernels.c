@@ -367,6 +367,7 @@ static void test_conv_fast_matches_reference_on_network_shapes(void **unused)
 		{3, 32, 32, 16, 32, 32, 3, 1},   {16, 32, 32, 16, 32, 32, 3, 1}, {16, 32, 32, 32, 16, 16, 3, 2},
 		{32, 16, 16, 32, 16, 16, 3, 1}, {64, 8, 8, 64, 8, 8, 3, 1},    {64, 32, 32, 16, 32, 32, 1, 1},
 		{16, 32, 32, 64, 32, 32, 1, 1}, {64, 32, 32, 128, 16, 16, 1, 2}, {1, 28, 28, 16, 28, 28, 3, 1},
+		{128, 16, 16, 32, 16, 16, 1, 1}, {256, 8, 8, 64, 8, 8, 1, 1}, /* 1x1 packed by panel, and whole */
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		check_shape(shapes[i], 3);

@@ -539,6 +539,21 @@ KERNEL_HELPER void conv_activate_run(real *out, const real *in, int count, real 
 		out[t] = conv_activated(in[t], scale, shift);
 }
 
+/* out[t] = in[t] for t < count, activated by channel c's prologue if pre
+ * is not NULL. The plain copy is a simd loop for the same reason: as a
+ * plain loop the 1x1 data gradient's packing, 64 -> 16 channels at 32x32,
+ * took 43 us an image where it takes 36 (one thread, in the cache). */
+KERNEL_HELPER void conv_read_run(real *out, const real *in, int count, const real *pre, int c, int channels)
+{
+	if (pre) {
+		conv_activate_run(out, in, count, pre[c], pre[channels + c]);
+		return;
+	}
+	#pragma omp simd
+	for (int t = 0; t < count; t++)
+		out[t] = in[t];
+}
+
 /* The image (C, PIXELS) a convolution reads: the input itself, or with a
  * prologue, its activation, written to out. */
 KERNEL_HELPER const real *conv_activate(real *out, const real *image, const real *pre, int channels, int pixels)
@@ -884,16 +899,40 @@ KERNEL_HELPER void conv_pack_pixels(real *panel, const real *padded, const real 
 				panel[(size_t)p * width + j] = 0;
 }
 
-/* A stride-1 1x1 convolution's columns are its image (C, PIXELS): its
- * panels, width pixels each, packed at once a channel's row at a time, so
- * that each row is read in one run (activated by pre, if not NULL).
- * Packing a panel at a time reads C rows at once, more streams than the
- * hardware prefetches. With a prologue, the row two channels on is
+/* A stride-1 1x1 convolution's columns are its image (C, PIXELS): a panel
+ * of width pixels from first is every channel's run of them, one after
+ * the other (activated by pre, if not NULL). Those runs lie a channel
+ * apart, more streams than the hardware prefetches, so the runs
+ * CONV_PANELS_AHEAD panels on are fetched as each is packed. Packed whole
+ * instead, a channel's row at a time into a buffer of the image's size,
+ * before any product (conv_pack_image_panels), the images of 16 x 16 and
+ * 32 x 32 pixels ran slower, now that the network's memory is in huge
+ * pages; those of 8 x 8, whose rows hold only four panels of 16 and leave
+ * the fetches little to run ahead of, ran faster, and are still packed
+ * whole: an image is packed a panel at a time if it has 16 panels or
+ * more. On zen3's kernels, one thread, 256 images (from memory), us an
+ * image, whole -> by panel: forward, BN and ReLU applied, 64 -> 16
+ * channels at 32x32 38.7 -> 32.6, 128 -> 32 at 16x16 31.9 -> 29.3, 16 ->
+ * 64 at 32x32 37 -> 33.6, 256 -> 64 at 8x8 25.2 -> 26.4; plain copy (the
+ * data gradient), 64 -> 16 at 32x32 45 -> 32.5. */
+enum { CONV_PANELS_AHEAD = 2, CONV_LINE = 64 / sizeof(real) };
+KERNEL_HELPER bool conv_packs_by_panel(int pixels, int width) { return pixels >= 16 * width; }
+KERNEL_HELPER void conv_pack_run_panel(real *panel, const real *image, const real *pre, int channels, int pixels, int first, int width)
+{
+	int ahead = first + CONV_PANELS_AHEAD * width;
+	for (int c = 0; c < channels; c++) {
+		const real *row = image + (size_t)c * pixels;
+		if (ahead < pixels)
+			for (int l = 0; l < width; l += CONV_LINE)
+				__builtin_prefetch(row + ahead + l, 0, 1);
+		conv_read_run(panel + (size_t)c * width, row + first, width, pre, c, channels);
+	}
+}
+
+/* The same image as all its panels at once, a channel's row at a time,
+ * each row read in one run. With a prologue, the row two channels on is
  * fetched as this one is packed: a row of 32 x 32 is 4 KiB, at whose end
- * the hardware's prefetch stops, huge pages or not. Measured, one thread,
- * 64 images, 64 -> 16 channels at 32x32: 42.6 / 43.2 -> 37.3 / 37.2 us an
- * image (huge pages), 43.7 / 47.4 -> 37.3 / 37.7 (4 KiB pages). Without
- * a prologue (the data gradient) it went 41 -> 44, so not there. */
+ * the hardware's prefetch stops. */
 enum { CONV_PREFETCH_ROWS = 2 };
 KERNEL_HELPER void conv_pack_image_panels(real *panels, const real *image, const real *pre, int channels, int pixels, int width)
 {
@@ -901,14 +940,9 @@ KERNEL_HELPER void conv_pack_image_panels(real *panels, const real *image, const
 		const real *row = image + (size_t)c * pixels;
 		const real *ahead = pre && c + CONV_PREFETCH_ROWS < channels ? row + (size_t)CONV_PREFETCH_ROWS * pixels : NULL;
 		for (int first = 0; first < pixels; first += width) {
-			real *out = panels + (size_t)first * channels + (size_t)c * width;
 			if (ahead)
 				__builtin_prefetch(ahead + first, 0, 2);
-			if (pre)
-				conv_activate_run(out, row + first, width, pre[c], pre[channels + c]);
-			else
-				for (int t = 0; t < width; t++)
-					out[t] = row[first + t];
+			conv_read_run(panels + (size_t)first * channels + (size_t)c * width, row + first, width, pre, c, channels);
 		}
 	}
 }
@@ -917,19 +951,23 @@ KERNEL_HELPER void conv_pack_image_panels(real *panels, const real *image, const
  * padded by conv_pad (activated by pre while packed, if not NULL) and W
  * packed by conv_pack_weights. Panel widths the machines have are passed
  * as constants, so their copies unroll. whole, if not NULL, has room for
- * a stride-1 1x1 convolution's image: its panels are packed there at once
- * where they fill it whole, 64-byte aligned. */
+ * a stride-1 1x1 convolution's image: a small one's panels are packed
+ * there at once where they fill it whole, 64-byte aligned. */
 KERNEL_HELPER void conv_implicit_gemm_of(real *out, const real *padded, const real *pre, const real *packed, real *panel, real *whole, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	int channel_width = conv_channel_width(micro);
-	bool at_once = whole && s.k == 1 && s.stride == 1 && pixels % pixel_width == 0 && patch * pixel_width % 16 == 0;
+	bool runs = s.k == 1 && s.stride == 1 && pixels % pixel_width == 0;
+	bool by_panel = runs && conv_packs_by_panel(pixels, pixel_width);
+	bool at_once = runs && !by_panel && whole && patch * pixel_width % 16 == 0;
 	if (at_once)
 		conv_pack_image_panels(whole, padded, pre, s.c_in, pixels, pixel_width);
 	for (int first = 0; first < pixels; first += pixel_width) {
 		int count = pixels - first < pixel_width ? pixels - first : pixel_width;
 		const real *columns = at_once ? whole + (size_t)first * patch : panel;
-		if (!at_once)
+		if (by_panel)
+			conv_pack_run_panel(panel, padded, pre, s.c_in, pixels, first, pixel_width);
+		else if (!at_once)
 			conv_pack_pixels(panel, padded, pre, s, first, count, pixel_width);
 		for (int c0 = 0; c0 < s.c_out; c0 += channel_width) {
 			int channels = s.c_out - c0 < channel_width ? s.c_out - c0 : channel_width;
