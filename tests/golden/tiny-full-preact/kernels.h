@@ -540,9 +540,10 @@ KERNEL_HELPER void conv_activate_run(real *out, const real *in, int count, real 
 }
 
 /* out[t] = in[t] for t < count, activated by channel c's prologue if pre
- * is not NULL. The plain copy is a simd loop for the same reason: as a
- * plain loop the 1x1 data gradient's packing, 64 -> 16 channels at 32x32,
- * took 43 us an image where it takes 36 (one thread, in the cache). */
+ * is not NULL. The plain copy is a simd loop for the same reason: with a
+ * plain loop, a 1x1 convolution of 64 -> 16 channels at 32x32 packed
+ * whole without a prologue (as the data gradient's were) took 43 us an
+ * image against 36 (one thread, one image, in the cache). */
 KERNEL_HELPER void conv_read_run(real *out, const real *in, int count, const real *pre, int c, int channels)
 {
 	if (pre) {
