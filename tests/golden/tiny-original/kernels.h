@@ -907,15 +907,16 @@ KERNEL_HELPER void conv_pack_pixels(real *panel, const real *padded, const real 
  * CONV_PANELS_AHEAD panels on are fetched as each is packed. Packed whole
  * instead, a channel's row at a time into a buffer of the image's size,
  * before any product (conv_pack_image_panels), the images of 16 x 16 and
- * 32 x 32 pixels ran slower, now that the network's memory is in huge
- * pages; those of 8 x 8, whose rows hold only four panels of 16 and leave
- * the fetches little to run ahead of, ran faster, and are still packed
- * whole: an image is packed a panel at a time if it has 16 panels or
- * more. On zen3's kernels, one thread, 256 images (from memory), us an
- * image, whole -> by panel: forward, BN and ReLU applied, 64 -> 16
- * channels at 32x32 38.7 -> 32.6, 128 -> 32 at 16x16 31.9 -> 29.3, 16 ->
- * 64 at 32x32 37 -> 33.6, 256 -> 64 at 8x8 25.2 -> 26.4; plain copy (the
- * data gradient), 64 -> 16 at 32x32 45 -> 32.5. */
+ * 32 x 32 pixels ran slower; by panel without the fetches, as fast as
+ * whole (64 -> 16 at 32x32: 37.5 to 40.7 us an image against 38 to 40),
+ * in huge pages or not. Those of 8 x 8, whose rows hold only four panels
+ * of 16 and leave the fetches little to run ahead of, ran faster whole,
+ * and are still packed so: an image is packed a panel at a time if it has
+ * 16 panels or more. On zen3's kernels, one thread, 256 images (from
+ * memory), us an image, whole -> by panel: forward, BN and ReLU applied,
+ * 64 -> 16 channels at 32x32 38.7 -> 32.6, 128 -> 32 at 16x16 31.9 ->
+ * 29.3, 16 -> 64 at 32x32 37 -> 33.6, 256 -> 64 at 8x8 25.2 -> 26.4;
+ * plain copy (the data gradient), 64 -> 16 at 32x32 45 -> 32.5. */
 enum { CONV_PANELS_AHEAD = 2, CONV_LINE = 64 / sizeof(real) };
 KERNEL_HELPER bool conv_packs_by_panel(int pixels, int width) { return pixels >= 16 * width; }
 KERNEL_HELPER void conv_pack_run_panel(real *panel, const real *image, const real *pre, int channels, int pixels, int first, int width)
