@@ -1,12 +1,13 @@
 /* make bench: the speed of training steps of one network, on synthetic data
- * of its input shape, split into forward, backward and SGD, and by kind of
- * kernel (runtime/profile.h). FLOP rates count a training step as 3 forward
+ * of its input shape, split into forward, backward and SGD, by kind of
+ * kernel, and by kernel for the longest (runtime/profile.h). FLOP rates count a training step as 3 forward
  * passes (backward does about twice the work of forward), the usual
  * convention; each of a convolution's three products does a forward pass's
  * convolution work. With BENCH_FMA_LIMIT set (GFLOP/s, as fma-peak
  * measured it), rates are also given as a fraction of it. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -22,6 +23,38 @@ static double now(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The kernels that took longest (runtime/profile.h: most are one op at one
+ * shape), each with its time by kind. */
+enum { LONGEST_KERNELS = 10 };
+static int by_time(const void *a, const void *b)
+{
+	double ta = 0, tb = 0;
+	for (int k = 0; k < PROFILE_KIND_COUNT; k++) {
+		ta += ((const struct profile_kernel *)a)->seconds[k];
+		tb += ((const struct profile_kernel *)b)->seconds[k];
+	}
+	return (ta < tb) - (ta > tb);
+}
+
+static void print_longest_kernels(int steps, double total)
+{
+	struct profile_kernel sorted[PROFILE_KERNELS_MAX];
+	memcpy(sorted, profile_kernels, sizeof(struct profile_kernel) * profile_kernel_count);
+	qsort(sorted, profile_kernel_count, sizeof sorted[0], by_time);
+	int shown = profile_kernel_count < LONGEST_KERNELS ? profile_kernel_count : LONGEST_KERNELS;
+	printf("  the %d kernels that take longest, of %d (ms/step: forward, data gradient, weight gradient, BN/ReLU/add):\n",
+	       shown, profile_kernel_count);
+	for (int i = 0; i < shown; i++) {
+		double seconds = 0;
+		for (int k = 0; k < PROFILE_KIND_COUNT; k++)
+			seconds += sorted[i].seconds[k];
+		printf("    %-46s %7.1f ms/step %5.1f%%:", sorted[i].name, 1e3 * seconds / steps, 100 * seconds / total);
+		for (int k = 0; k < PROFILE_KIND_COUNT; k++)
+			printf(" %6.1f", 1e3 * sorted[i].seconds[k] / steps);
+		printf("\n");
+	}
 }
 
 int main(int argc, char **argv)
@@ -109,6 +142,7 @@ int main(int argc, char **argv)
 	printf("    %-22s %8.1f ms/step %5.1f%% (gradient zeroing, pooling, classifier, loss)\n",
 	       "rest", 1e3 * rest / steps, 100 * rest / total);
 	printf("    %-22s %8.1f ms/step %5.1f%%\n", "sgd", 1e3 * update / steps, 100 * update / total);
+	print_longest_kernels(steps, total);
 	struct rusage usage;
 	getrusage(RUSAGE_SELF, &usage);
 	printf("  peak RSS  %8.0f MiB (planned arena %.0f MiB)\n", usage.ru_maxrss / 1024.0,
