@@ -1,10 +1,11 @@
 /* make bench: the speed of training steps of one network, on synthetic data
  * of its input shape, split into forward, backward and SGD, by kind of
- * kernel, and by kernel for the longest (runtime/profile.h). FLOP rates count a training step as 3 forward
- * passes (backward does about twice the work of forward), the usual
- * convention; each of a convolution's three products does a forward pass's
- * convolution work. With BENCH_FMA_LIMIT set (GFLOP/s, as fma-peak
- * measured it), rates are also given as a fraction of it. */
+ * kernel, and by kernel for the longest (runtime/profile.h). FLOP rates
+ * count a training step as 3 forward passes (backward does about twice the
+ * work of forward), the usual convention; each of a convolution's three
+ * products does a forward pass's convolution work. With BENCH_FMA_LIMIT
+ * set (GFLOP/s, as fma-peak measured it), rates are also given as a
+ * fraction of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
