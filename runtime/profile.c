@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-double profile_seconds[PROFILE_KIND_COUNT];
 struct profile_kernel profile_kernels[PROFILE_KERNELS_MAX];
 int profile_kernel_count;
 
@@ -19,15 +18,32 @@ int profile_kernel_slot(const char *name)
 	for (int i = 0; i < profile_kernel_count; i++)
 		if (strcmp(profile_kernels[i].name, name) == 0)
 			return i;
-	if (profile_kernel_count == PROFILE_KERNELS_MAX)
-		return -1;
+	if (profile_kernel_count == PROFILE_KERNELS_MAX) /* the last, "other kernels" */
+		return PROFILE_KERNELS_MAX - 1;
+	if (profile_kernel_count == PROFILE_KERNELS_MAX - 1)
+		name = "other kernels";
 	profile_kernels[profile_kernel_count].name = name;
 	return profile_kernel_count++;
 }
 
+double profile_kernel_seconds(const struct profile_kernel *kernel)
+{
+	double seconds = 0;
+	for (int k = 0; k < PROFILE_KIND_COUNT; k++)
+		seconds += kernel->seconds[k];
+	return seconds;
+}
+
+double profile_kind_seconds(enum profile_kind kind)
+{
+	double seconds = 0;
+	for (int i = 0; i < profile_kernel_count; i++)
+		seconds += profile_kernels[i].seconds[kind];
+	return seconds;
+}
+
 void profile_reset(void)
 {
-	memset(profile_seconds, 0, sizeof profile_seconds);
 	for (int i = 0; i < profile_kernel_count; i++)
 		memset(profile_kernels[i].seconds, 0, sizeof profile_kernels[i].seconds);
 }

@@ -1,10 +1,10 @@
-/* Where a training step's time goes, by kind of kernel and by kernel.
+/* Where a training step's time goes, by kernel and by kind of kernel.
  * Every kernel of the emitted code that matters for speed adds the time it
- * took to its kind and to its own: one clock read per call, about a
+ * took, split by kind, to its own entry: one clock read per call, about a
  * thousand calls per step of ResNet-110, microseconds against a step of a
- * second. make bench prints both splits. The kernels are called from one
- * thread, outside parallel regions (or from its master thread), so the
- * sums need no locking. */
+ * second. make bench prints the kinds' sums and the longest kernels. The
+ * kernels are called from one thread, outside parallel regions (or from
+ * its master thread), so the sums need no locking. */
 #ifndef RESGEN_PROFILE_H
 #define RESGEN_PROFILE_H
 
@@ -18,15 +18,13 @@ enum profile_kind {
 	PROFILE_KIND_COUNT
 };
 
-/* Seconds per kind since the process started or profile_reset. */
-extern double profile_seconds[PROFILE_KIND_COUNT];
-
-/* The same by kernel: each function of the emitted code that times
- * itself, named as C names it (__func__), holds its time of each kind.
- * Most are the kernel of one op and shape, such as
+/* Each function of the emitted code that times itself, named as C names
+ * it (__func__), holds its seconds of each kind since the process started
+ * or profile_reset. Most are the kernel of one op and shape, such as
  * bn_relu_conv1x1_s1_64x32x32_to_16_backward; a few are helpers that the
- * kernels of every shape share, such as batch_norm_statistics. A function
- * past the first PROFILE_KERNELS_MAX is counted only by kind. */
+ * kernels of every shape share, such as batch_norm_statistics. The last
+ * entry, "other kernels", takes the time of any past the others, so that
+ * the kinds' sums are whole. */
 enum { PROFILE_KERNELS_MAX = 256 };
 struct profile_kernel {
 	const char *name;
@@ -35,9 +33,12 @@ struct profile_kernel {
 extern struct profile_kernel profile_kernels[PROFILE_KERNELS_MAX];
 extern int profile_kernel_count;
 
-/* The index of the kernel called name in profile_kernels, added if new;
- * -1 if the table is full. */
+/* The index of the kernel called name in profile_kernels, added if new. */
 int profile_kernel_slot(const char *name);
+
+/* A kernel's seconds of every kind; every kernel's seconds of one kind. */
+double profile_kernel_seconds(const struct profile_kernel *kernel);
+double profile_kind_seconds(enum profile_kind kind);
 
 /* What make bench calls each kind. */
 extern const char *const profile_kind_names[PROFILE_KIND_COUNT];
@@ -51,36 +52,29 @@ static inline double profile_clock(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static inline void profile_count(int slot, enum profile_kind kind, double seconds)
-{
-	profile_seconds[kind] += seconds;
-	if (slot >= 0)
-		profile_kernels[slot].seconds[kind] += seconds;
-}
-
 static inline double profile_add_in(int slot, enum profile_kind kind, double started)
 {
 	double now = profile_clock();
-	profile_count(slot, kind, now - started);
+	profile_kernels[slot].seconds[kind] += now - started;
 	return now;
 }
 
 static inline double profile_add_split_in(int slot, enum profile_kind kind, enum profile_kind part, double part_seconds, double started)
 {
-	profile_count(slot, part, part_seconds);
+	profile_kernels[slot].seconds[part] += part_seconds;
 	return profile_add_in(slot, kind, started + part_seconds);
 }
 
 /* The kernel's slot, found at its first call and kept at the call's site. */
 #define PROFILE_SLOT()                                                        \
 	({                                                                    \
-		static int profile_slot_ = -2;                                \
-		if (profile_slot_ == -2)                                      \
+		static int profile_slot_ = -1;                                \
+		if (profile_slot_ < 0)                                        \
 			profile_slot_ = profile_kernel_slot(__func__);        \
 		profile_slot_;                                                \
 	})
 
-/* Adds the time since started to kind, and to the calling kernel's; returns
+/* Adds the time since started to the calling kernel's of kind; returns
  * the clock, the start of whatever follows. */
 #define profile_add(kind, started) profile_add_in(PROFILE_SLOT(), kind, started)
 

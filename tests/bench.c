@@ -31,11 +31,7 @@ static double now(void)
 enum { LONGEST_KERNELS = 10 };
 static int by_time(const void *a, const void *b)
 {
-	double ta = 0, tb = 0;
-	for (int k = 0; k < PROFILE_KIND_COUNT; k++) {
-		ta += ((const struct profile_kernel *)a)->seconds[k];
-		tb += ((const struct profile_kernel *)b)->seconds[k];
-	}
+	double ta = profile_kernel_seconds(a), tb = profile_kernel_seconds(b);
 	return (ta < tb) - (ta > tb);
 }
 
@@ -48,9 +44,7 @@ static void print_longest_kernels(int steps, double total)
 	printf("  the %d kernels that take longest, of %d (ms/step: forward, data gradient, weight gradient, BN/ReLU/add):\n",
 	       shown, profile_kernel_count);
 	for (int i = 0; i < shown; i++) {
-		double seconds = 0;
-		for (int k = 0; k < PROFILE_KIND_COUNT; k++)
-			seconds += sorted[i].seconds[k];
+		double seconds = profile_kernel_seconds(&sorted[i]);
 		printf("    %-46s %7.1f ms/step %5.1f%%:", sorted[i].name, 1e3 * seconds / steps, 100 * seconds / total);
 		for (int k = 0; k < PROFILE_KIND_COUNT; k++)
 			printf(" %6.1f", 1e3 * sorted[i].seconds[k] / steps);
@@ -127,7 +121,7 @@ int main(int argc, char **argv)
 	printf("  by kind of kernel:\n");
 	double kernels = 0;
 	for (int k = 0; k < PROFILE_KIND_COUNT; k++) {
-		double seconds = profile_seconds[k];
+		double seconds = profile_kind_seconds(k);
 		kernels += seconds;
 		printf("    %-22s %8.1f ms/step %5.1f%%", profile_kind_names[k], 1e3 * seconds / steps,
 		       100 * seconds / total);

@@ -85,9 +85,9 @@ static double triad_bandwidth(void)
 			#pragma omp parallel for schedule(static)
 			for (size_t i = 0; i < count; i++)
 				a[i] = b[i] + 3 * c[i];
-			double seconds = now() - start;
-			if (12.0 * count / seconds > best)
-				best = 12.0 * count / seconds;
+			double rate = 12.0 * count / (now() - start);
+			if (rate > best)
+				best = rate;
 		}
 		if (a[count / 2] != 7)
 			best = 0;
