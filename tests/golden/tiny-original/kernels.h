@@ -1601,6 +1601,27 @@ KERNEL_HELPER void conv_winograd_output(real *out, const real *products, struct 
 		}
 }
 
+/* Each place's channels of count transformed tiles (batch: tile i's place
+ * e at tile_stride i + e lanes) into their panel rows at to, eight
+ * channels of the tiles at a time transposed. One call for each count
+ * that comes as a constant, and the places' loop in it, so that GCC keeps
+ * one pointer for the rows: with the cases inside the loop, it kept one
+ * for each row of each case, 32 of them, on the stack, and the adds to
+ * them took about a third of the transform's time. */
+KERNEL_HELPER void conv_winograd_store_tiles(real *to, size_t place, int width, const conv_lanes *batch, long tile_stride, int places, int lanes, int count)
+{
+	int whole = lanes / 8 * 8;
+	for (int e = 0; e < places; e++) {
+		const real *rows = (const real *)&batch[e];
+		real *panel_rows = to + e * place;
+		for (int h = 0; h < whole; h += 8)
+			conv_transpose8(panel_rows + (size_t)h * width, width, rows + h, tile_stride, count, count, NULL, 0);
+		for (int l = whole; l < lanes; l++) /* the last few channels */
+			for (int i = 0; i < count; i++)
+				panel_rows[(size_t)l * width + i] = rows[i * tile_stride + l];
+	}
+}
+
 /* V[e] as conv_winograd_input packs it, for tiles of m x m, from the image
  * padded by conv_pad_transposed (pixel by pixel, its channels innermost):
  * sixteen channels of up to eight tiles at a time transformed as vectors
@@ -1623,21 +1644,12 @@ KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct
 			for (int i = 0; i < count; i++, conv_next_tile(&ty, &tx, 1, across))
 				conv_winograd_tile_transform(batch[i], padded + ((size_t)m * ty * row + m * tx) * s.c_in + c, s.c_in, row, lanes, false, m);
 			real *to = v + conv_panel_at(tile, width, s.c_in) + (size_t)c * width + at;
-			for (int e = 0; e < places; e++)
-				for (int h = 0; h < lanes; h += 8) {
-					const real *rows = (const real *)&batch[0][e] + h;
-					real *panel_rows = to + e * place + (size_t)h * width;
-					if (lanes - h >= 8 && count == BATCH) /* the usual case, with constants */
-						conv_transpose8(panel_rows, width, rows, tile_stride, BATCH, BATCH, NULL, 0);
-					else if (lanes - h >= 8 && count == BATCH / 2) /* an 8x8 image's four tiles */
-						conv_transpose8(panel_rows, width, rows, tile_stride, BATCH / 2, BATCH / 2, NULL, 0);
-					else if (lanes - h >= 8)
-						conv_transpose8(panel_rows, width, rows, tile_stride, count, count, NULL, 0);
-					else /* the last few channels */
-						for (int l = 0; l < lanes - h; l++)
-							for (int i = 0; i < count; i++)
-								panel_rows[(size_t)l * width + i] = rows[i * tile_stride + l];
-				}
+			if (count == BATCH) /* the usual case, with constants */
+				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, BATCH);
+			else if (count == BATCH / 2) /* an 8x8 image's four tiles */
+				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, BATCH / 2);
+			else
+				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, count);
 			t += count;
 		}
 	}
