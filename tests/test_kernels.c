@@ -358,6 +358,25 @@ static void test_conv_fast_matches_reference_on_random_shapes(void **unused)
 		check_shape(random_shape(), random_int(1, 5));
 }
 
+/* Stride-1 shapes whose pixels come in sixteens, with whole and partial
+ * blocks of sixteen channels: where CONV_TRANSPOSE16 holds, the weight
+ * gradient's operands are packed 16 x 16 (conv_pack_channels). */
+static void test_conv_fast_matches_reference_on_shapes_of_sixteens(void **unused)
+{
+	(void)unused;
+	static const int sides[] = {4, 8, 16, 32};
+	for (int i = 0; i < SHAPES / 4; i++) {
+		struct conv_shape s;
+		s.k = random_int(0, 1) ? 3 : 1;
+		s.stride = 1;
+		s.c_in = random_int(0, 1) ? 16 * random_int(1, 3) : random_int(1, 48);
+		s.c_out = random_int(0, 1) ? 16 * random_int(1, 3) : random_int(1, 48);
+		s.h_in = s.h_out = sides[random_int(0, 2)];
+		s.w_in = s.w_out = sides[random_int(0, 3)];
+		check_shape(s, random_int(1, 3));
+	}
+}
+
 /* The paper's shapes, which the emitted networks run, at a batch that
  * splits unevenly among threads. */
 static void test_conv_fast_matches_reference_on_network_shapes(void **unused)
@@ -578,6 +597,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conv_fast_matches_reference_on_random_shapes),
+		cmocka_unit_test(test_conv_fast_matches_reference_on_shapes_of_sixteens),
 		cmocka_unit_test(test_conv_fast_matches_reference_on_network_shapes),
 		cmocka_unit_test(test_batch_norm_relu_backward_matches_unfused_ops),
 		cmocka_unit_test(test_batch_norm_masked_backward_matches_relu_then_batch_norm),

@@ -1089,6 +1089,14 @@ KERNEL_HELPER void conv_implicit_gemm_split_of(real *out, const real *padded, co
 typedef real conv_vector __attribute__((vector_size(8 * sizeof(real))));
 typedef __typeof__((conv_vector){0} > (conv_vector){0}) conv_mask; /* a comparison's lanes */
 
+/* Sixteen reals as one vector (one to four registers, as the machine
+ * has): Winograd's transforms run on sixteen channels at a time, and where
+ * that is one register (f32 with AVX-512), the transposes below run on
+ * 16 x 16 blocks. */
+enum { CONV_LANES = 16 };
+typedef real conv_lanes __attribute__((vector_size(CONV_LANES * sizeof(real))));
+typedef __typeof__((conv_lanes){0} > (conv_lanes){0}) conv_lanes_mask;
+
 /* to[l] = from[l] for l < count (up to 16), in pieces of constant size,
  * which are plain moves. */
 KERNEL_HELPER void conv_copy_lanes(real *to, const real *from, int count)
@@ -1166,6 +1174,64 @@ KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *rows,
 
 KERNEL_HELPER int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
 
+/* Whether conv_pack_channels transposes 16 x 16 blocks in one piece
+ * (conv_transpose16): with AVX-512 in f32, where a row is one register,
+ * that takes 64 shuffles, against 96 and twice the loads and stores for
+ * four 8 x 8 blocks. One thread packing 64 channels of a 32 x 32 image
+ * with BN + ReLU, us an image: 8.4 against 13.4 from the cache, 12.8
+ * against 16.9 from a tensor of 128 images (32 MiB, as the network's),
+ * 23.6 against 22.8 from 1024 (memory-bound either way); 128 channels at
+ * 16 x 16 from 128 images, 6.1 against 6.4. Elsewhere (AVX2, or f64, whose
+ * 16 lanes are two registers or more) the 8 x 8 blocks serve. */
+#if defined(__AVX512F__) && !defined(RESGEN_F64)
+enum { CONV_TRANSPOSE16 = 1 };
+#else
+enum { CONV_TRANSPOSE16 = 0 };
+#endif
+
+/* out[t * out_stride + i] = rows[i * row_stride + t] for t < 16 and
+ * i < 16, zero for the rows from valid on; with pre, as conv_transpose8.
+ * Four rounds of interleaving pairs of rows: of single lanes, of pairs,
+ * of quarters (128 bits), of halves; after them, vector k holds column
+ * k's bits reversed (0, 8, 4, 12, ...). */
+KERNEL_HELPER void conv_transpose16(real *out, long out_stride, const real *rows, long row_stride, int valid, const real *pre, int pre_shift)
+{
+	static const int column[16] = {0, 8, 4, 12, 1, 9, 5, 13, 2, 10, 6, 14, 3, 11, 7, 15};
+	conv_lanes r[16], t[16];
+	for (int i = 0; i < 16; i++)
+		if (i < valid) {
+			memcpy(&r[i], rows + i * row_stride, sizeof r[i]);
+			if (pre) {
+				r[i] = r[i] * pre[i] + pre[pre_shift + i];
+				r[i] = (conv_lanes)((conv_lanes_mask)r[i] & (r[i] > 0));
+			}
+		} else {
+			r[i] = (conv_lanes){0};
+		}
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+		t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+	}
+	for (int i = 0; i < 16; i += 4)
+		for (int h = 0; h < 2; h++) {
+			r[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+			r[i + 2 * h + 1] = __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+		}
+	for (int i = 0; i < 16; i += 8)
+		for (int h = 0; h < 4; h++) {
+			t[i + 2 * h] = __builtin_shufflevector(r[i + h], r[i + h + 4], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+			t[i + 2 * h + 1] = __builtin_shufflevector(r[i + h], r[i + h + 4], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+		}
+	for (int h = 0; h < 8; h++) {
+		r[2 * h] = __builtin_shufflevector(t[h], t[h + 8], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+		r[2 * h + 1] = __builtin_shufflevector(t[h], t[h + 8], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+	}
+	for (int k = 0; k < 16; k++)
+		memcpy(out + column[k] * out_stride, &r[k], sizeof r[k]);
+}
+
+KERNEL_HELPER int conv_clamp16(int rows) { return rows < 0 ? 0 : rows > 16 ? 16 : rows; }
+
 /* One image (C, H, W) copied (activated by the prologue, if any) into the
  * middle of a (H + 2 pad, W + 2 pad, C) buffer, whose border was zeroed
  * once: pixel by pixel, the channels innermost, so that each pixel's
@@ -1174,7 +1240,11 @@ KERNEL_HELPER int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : r
  * along the row before the next eight channels: the eight rows read lie
  * a channel apart, 4 KiB in a 32 x 32 image, in one set of the L1 cache,
  * and with the next channels read first they were evicted before the
- * next pixels (one thread, 16x32x32: 6.2 against 2.8 us an image). */
+ * next pixels (one thread, 16x32x32: 6.2 against 2.8 us an image).
+ * 16 x 16 blocks (conv_transpose16) were slower here: 16 channels at 32 x
+ * 32, 2.8 against 3.2 us an image, 32 at 16 x 16, 2.1 against 4.2 (the
+ * images from the cache); their rows are stored a pixel's channels apart,
+ * where a panel's are a panel's width apart. */
 KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const real *pre, int channels, int height, int width, int pad)
 {
 	int padded_width = width + 2 * pad;
@@ -1201,11 +1271,6 @@ KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const re
 		}
 	}
 }
-
-/* Sixteen reals as one vector (one to four registers, as the machine
- * has): Winograd's transforms run on sixteen channels at a time. */
-enum { CONV_LANES = 16 };
-typedef real conv_lanes __attribute__((vector_size(CONV_LANES * sizeof(real))));
 
 /* The 1-D transforms of F(m, 3), m 2 or 4, from in[j * in_step] to
  * out[j * out_step], sixteen channels (or channel pairs) at a time: the
@@ -1831,8 +1896,10 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 /* One image (C, PIXELS) as panels of width channel rows, the pixels being
  * the sum's index: panel b holds, for each pixel q, image[b * width + i][q]
  * (zero past the last channel), transposed eight channels and eight pixels
- * at a time when the pixels come in eights; activated first by pre, if not
- * NULL. For the weight gradient: dY, and the input of a 1x1 convolution.
+ * at a time when the pixels come in eights (sixteen and sixteen where the
+ * panel's width and the pixels come in sixteens and CONV_TRANSPOSE16);
+ * activated first by pre, if not NULL. For the weight gradient: dY, and
+ * the input of a 1x1 convolution.
  * Each transposed row is stored whole, 8 reals, even where the panel is
  * narrower (6 on a 6 x 16 kernel, 12 = 8 + 4 on a 32 x 12): what lies
  * past a pixel's width lands on the next pixel's first reals, stored
@@ -1846,6 +1913,19 @@ KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const rea
 {
 	for (int c0 = 0; c0 < channels; c0 += width) {
 		real *panel = packed + conv_panel_at(c0, width, pixels);
+		if (CONV_TRANSPOSE16 && width % 16 == 0 && pixels % 16 == 0) {
+			for (int i = 0; i < width; i += 16) {
+				int valid = conv_clamp16(channels - c0 - i);
+				const real *rows = image + (size_t)(c0 + i) * pixels, *rows_pre = pre ? pre + c0 + i : NULL;
+				if (valid == 16) /* the usual case, with constants */
+					for (int q = 0; q < pixels; q += 16)
+						conv_transpose16(panel + (size_t)q * width + i, width, rows + q, pixels, 16, rows_pre, channels);
+				else
+					for (int q = 0; q < pixels; q += 16)
+						conv_transpose16(panel + (size_t)q * width + i, width, rows + q, pixels, valid, rows_pre, channels);
+			}
+			continue;
+		}
 		if (pixels % 8 == 0) {
 			for (int i = (width - 1) / 8 * 8; i >= 0; i -= 8) {
 				int valid = conv_clamp8(channels - c0 - i);
