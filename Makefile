@@ -256,7 +256,7 @@ study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(shell sed -n '
 # PyTorch training the same network from the same weights in the same run,
 # taking turns for BENCH_ROUNDS rounds, each read at its best round; and the
 # ratios of speed and peak memory; first the machine's FMA limit, measured
-# now; BENCH_SCALING's network also runs on one thread. The paper's
+# now; BENCH_SCALING's network also runs on one thread in each round. The paper's
 # ResNet-1001 runs at batch 16 (BENCH_BATCH_NAME sets a batch, BENCH_STEPS_NAME
 # the timed steps: 4 unless set; fewer and the machine's noise shows).
 BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001
