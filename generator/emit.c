@@ -43,6 +43,7 @@ static const struct {
 } step_table[STEP_KIND_COUNT] = {
 	[STEP_BN_RELU_CONV] = {"batch_norm_relu_conv", {OP_BATCH_NORM, OP_CONV}},
 	[STEP_BN_ADD_RELU] = {"batch_norm_add_relu", {OP_BATCH_NORM, OP_BATCH_NORM}},
+	[STEP_BN_RELU] = {"batch_norm_relu", {OP_BATCH_NORM, OP_BATCH_NORM}},
 };
 
 /* Whether op index's backward sets the gradient of its input k: it writes
@@ -395,8 +396,8 @@ static const char *next_sums(const struct lowering *l, int j)
 }
 
 /* Values of a fused step's forward and backward call: the names of its
- * ops, and of every tensor and parameter its kernel reads or writes. Both
- * fusions start with a BN. */
+ * ops, and of every tensor and parameter its kernel reads or writes. Every
+ * fusion starts with a BN. */
 static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 {
 	const struct graph *g = e->g;
@@ -417,6 +418,11 @@ static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 	template_set(v, "VAR", "%s", g->params[bn->params[3]].name);
 	template_set(v, "WRITE", "%s", sets_gradient(p, step->first_op, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
 	template_set(v, "SUMS_GIVEN", "%s", sums_given(&p->lowering, j));
+	if (step->kind == STEP_BN_RELU) { /* second: the ReLU */
+		template_set(v, "FORWARD_NAMES", "%s + %s", names[0], names[1]);
+		template_set(v, "BACKWARD_NAMES", "%s + %s", names[1], names[0]);
+		return;
+	}
 	if (step->kind == STEP_BN_ADD_RELU) { /* second: the addition, third: the ReLU */
 		int other = second->inputs[0] == bn->output ? second->inputs[1] : second->inputs[0];
 		template_set(v, "SHORTCUT", "%s", g->tensors[other].name);

@@ -135,6 +135,37 @@ static void fuse_bn_add_relu(struct lowering *l, const int *readers)
 	l->step_count = kept;
 }
 
+/* Whether steps j and j + 1 are BN -> ReLU of one group, each its own
+ * step, BN's output read only by the ReLU (see lower.h). */
+static bool bn_relu_at(const struct lowering *l, const int *readers, int j)
+{
+	const struct graph *g = l->graph;
+	if (j + 1 >= l->step_count || l->steps[j].kind != STEP_OP || l->steps[j + 1].kind != STEP_OP)
+		return false;
+	const struct op *bn = &g->ops[l->steps[j].first_op], *relu = &g->ops[l->steps[j + 1].first_op];
+	return bn->kind == OP_BATCH_NORM && relu->kind == OP_RELU && relu->group == bn->group && relu->inputs[0] == bn->output &&
+	       readers[bn->output] == 1;
+}
+
+/* Each BN -> ReLU left becomes one step; the steps after move up. */
+static void fuse_bn_relu(struct lowering *l, const int *readers)
+{
+	int kept = 0;
+	for (int j = 0; j < l->step_count; j++) {
+		struct step step = l->steps[j];
+		if (bn_relu_at(l, readers, j)) {
+			const struct op *bn = &l->graph->ops[step.first_op];
+			step = (struct step){STEP_BN_RELU, step.first_op, 2, step.first_op, false};
+			l->stored[bn->output] = l->gradient_stored[bn->output] = false;
+			j++;
+		}
+		for (int k = 0; k < step.op_count; k++)
+			l->step_of_op[step.first_op + k] = kept;
+		l->steps[kept++] = step;
+	}
+	l->step_count = kept;
+}
+
 int lower(struct lowering *l, const struct graph *g)
 {
 	memset(l, 0, sizeof *l);
@@ -192,6 +223,7 @@ int lower(struct lowering *l, const struct graph *g)
 		}
 	fuse_additions(l, readers);
 	fuse_bn_add_relu(l, readers);
+	fuse_bn_relu(l, readers);
 	for (int j = 0; j + 1 < l->step_count; j++) {
 		const struct step *step = &l->steps[j], *next = step + 1;
 		const struct op *kernel = &g->ops[step->kernel_op], *bn = &g->ops[next->first_op];

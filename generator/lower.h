@@ -27,6 +27,14 @@
  * BN's output nor the sum stored. Backward reads ReLU's output for its
  * mask, as ReLU's own backward does.
  *
+ * A BN whose output only a ReLU reads, where that ReLU's output has other
+ * readers than one convolution (a pre-activation unit's first convolution
+ * and its projection shortcut, or the pooling after the last unit), run
+ * as one step: one pass over the images in forward, BN's output not
+ * stored; backward takes the gradient of ReLU's output through ReLU's mask,
+ * computed again from BN's input, so that neither BN's output nor its
+ * gradient is stored and ReLU's backward pass is spared.
+ *
  * An addition's backward only hands its output's gradient to both inputs.
  * Where that can be done without a copy, the inputs' gradients share the
  * output gradient's slot and the backward does nothing: the gradient of a
@@ -42,6 +50,7 @@ enum step_kind {
 	STEP_BN_RELU_CONV, /* BN, ReLU, convolution (+ addition): the convolution's kernel with a BN +
 			      ReLU prologue (and the addition as its epilogue) */
 	STEP_BN_ADD_RELU,  /* BN, addition, ReLU: one elementwise pass after BN's statistics */
+	STEP_BN_RELU,      /* BN, ReLU: one elementwise pass after BN's statistics */
 	STEP_KIND_COUNT
 };
 

@@ -224,6 +224,8 @@ static int find_kernels(struct plan *p, const struct graph *g)
 			snprintf(name, sizeof name, "bn_relu_%.55s", op_name);
 		else if (step->kind == STEP_BN_ADD_RELU)
 			snprintf(name, sizeof name, "bn_add_relu_%dx%dx%d", in.channels, in.height, in.width);
+		else if (step->kind == STEP_BN_RELU)
+			snprintf(name, sizeof name, "bn_relu_%dx%dx%d", in.channels, in.height, in.width);
 		else
 			snprintf(name, sizeof name, "%s", op_name);
 		int k = 0;

@@ -375,6 +375,45 @@ static void test_lowering_fuses_batch_norm_addition_relu(void **unused)
 	graph_free(&g);
 }
 
+/* Pre-activation ResNet-20 with projection shortcuts: the BN + ReLU that
+ * both the first convolution and the projection of a projection unit read,
+ * and the last one, before the pooling, run as one step each; BN's output
+ * and its gradient are not stored, ReLU's output and its gradient are. */
+static void test_lowering_fuses_batch_norm_relu(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct graph g;
+	struct plan p;
+	struct diag d = {{0}};
+	build(&spec, &g, "basic", "full-preact", 20, "projection: conv1x1");
+	assert_int_equal(plan_build(&p, &g, &d), 0);
+	const struct lowering *l = &p.lowering;
+	int fused = 0, relus = 0;
+	for (int i = 0; i < g.op_count; i++)
+		relus += g.ops[i].kind == OP_RELU;
+	for (int j = 0; j < l->step_count; j++) {
+		const struct step *step = &l->steps[j];
+		assert_true(step->kind != STEP_OP || g.ops[step->first_op].kind != OP_RELU);
+		if (step->kind != STEP_BN_RELU)
+			continue;
+		const struct op *bn = &g.ops[step->first_op], *relu = bn + 1;
+		assert_int_equal(step->op_count, 2);
+		assert_int_equal(bn->kind, OP_BATCH_NORM);
+		assert_int_equal(relu->kind, OP_RELU);
+		assert_int_equal(relu->inputs[0], bn->output);
+		assert_int_equal(p.activation_offset[bn->output], -1);
+		assert_int_equal(p.gradient_offset[bn->output], -1);
+		assert_true(p.activation_offset[relu->output] >= 0);
+		assert_true(p.gradient_offset[relu->output] >= 0);
+		fused++;
+	}
+	print_message("preact-20: %d of %d ReLUs run with their BN as one step (the rest inside a convolution's)\n", fused, relus);
+	assert_int_equal(fused, 4);
+	plan_free(&p);
+	graph_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_plan_additions_pass_gradients_in_one_slot),
 		cmocka_unit_test(test_lowering_fuses_additions_and_batch_norm_sums),
 		cmocka_unit_test(test_lowering_fuses_batch_norm_addition_relu),
+		cmocka_unit_test(test_lowering_fuses_batch_norm_relu),
 	};
 	return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }

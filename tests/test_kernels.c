@@ -392,8 +392,24 @@ static void test_conv_fast_matches_reference_on_network_shapes(void **unused)
 		check_shape(shapes[i], 3);
 }
 
-/* BN's backward through ReLU's mask, as a fused step runs it, against the
- * unfused ops: BN forward, ReLU forward, ReLU backward, BN backward. */
+/* ReLU's op as templates/ops/relu.c.tmpl computes it (the tiny network's
+ * kernels need not have it: its BN + ReLU run fused). */
+static void relu_forward(real *out, const real *in, long count)
+{
+	for (long j = 0; j < count; j++)
+		out[j] = in[j] > 0 ? in[j] : 0;
+}
+
+static void relu_backward(real *din, const real *dout, const real *out, long count, enum gradient_write write)
+{
+	for (long j = 0; j < count; j++)
+		din[j] = (write == GRADIENT_ADD ? din[j] : 0) + (out[j] > 0 ? dout[j] : 0);
+}
+
+/* BN + ReLU as a fused step runs them, against the unfused ops: the
+ * forward pass with ReLU (the same values, bitwise), against BN forward
+ * then ReLU forward; BN's backward through ReLU's mask, against ReLU
+ * backward then BN backward. */
 static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 {
 	(void)unused;
@@ -412,9 +428,13 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 
 		double *sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * count / pixels);
 		assert_non_null(sums);
-		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE, &alone, NULL);
-		free(sums);
+		batch_norm_forward(normalised, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE, &alone, false, NULL);
 		relu_forward(activated, normalised, (long)count);
+		real *fused = random_tensor(count);
+		batch_norm_forward(fused, in, gamma, beta, running_mean, running_var, saved, n, 1, channels, pixels, sums, SUMS_TO_TAKE, &alone, true, NULL);
+		assert_memory_equal(fused, activated, sizeof(real) * count);
+		free(fused);
+		free(sums);
 		relu_backward(dnormalised, dactivated, activated, (long)count, GRADIENT_SET);
 		batch_norm_backward(din_reference, dgamma_reference, dbeta_reference, dnormalised, in, gamma, saved, n,
 				    channels, pixels, false, GRADIENT_ADD, &alone, NULL, batch_norm_scratch(channels), BATCH_NORM_SCRATCH(channels));
@@ -556,7 +576,7 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 			assert_true(running[k] && din[k] && dparams[k]);
 			additions = 0;
 			batch_norm_forward(out[k], in, gamma, beta, running[k], running[k] + channels, saved[k], n, 1, channels,
-					   pixels, sums, SUMS_TO_TAKE, ranks, NULL);
+					   pixels, sums, SUMS_TO_TAKE, ranks, false, NULL);
 			batch_norm_backward(din[k], dparams[k], dparams[k] + channels, dout, in, gamma, saved[k], n, channels,
 					    pixels, trial % 2 == 1, GRADIENT_SET, ranks, NULL, batch_norm_scratch(channels),
 					    BATCH_NORM_SCRATCH(channels));

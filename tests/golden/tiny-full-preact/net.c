@@ -94,14 +94,14 @@ static __attribute__((noinline)) void sgd_update(real *param, const real *grad, 
 static void stem_forward(struct net_state *s, int n)
 {
 	conv3x3_s1_3x8x8_to_4_forward(ACT(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch, IMAGE_SUMS);
-	batch_norm_4x8x8_forward(ACT(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), PARAM(stem_bn_beta), BUFFER(stem_bn_running_mean), BUFFER(stem_bn_running_var), STATS(stem_bn), n, s->training, IMAGE_SUMS, SUMS_TAKEN, &s->ranks);
-	relu_forward(ACT(stem_relu), ACT(stem_bn), (long)n * 256);
+	/* stem_bn + stem_relu */
+	bn_relu_4x8x8_forward(ACT(stem_relu), ACT(stem_conv), PARAM(stem_bn_gamma), PARAM(stem_bn_beta), BUFFER(stem_bn_running_mean), BUFFER(stem_bn_running_var), STATS(stem_bn), n, s->training, IMAGE_SUMS, SUMS_TAKEN, &s->ranks);
 }
 
 static void stem_backward(struct net_state *s, int n)
 {
-	relu_backward(GRAD(stem_bn), GRAD(stem_relu), ACT(stem_relu), (long)n * 256, GRADIENT_SET);
-	batch_norm_4x8x8_backward(GRAD(stem_conv), DPARAM(stem_bn_gamma), DPARAM(stem_bn_beta), GRAD(stem_bn), ACT(stem_conv), PARAM(stem_bn_gamma), STATS(stem_bn), n, s->scratch, GRADIENT_SET, &s->ranks);
+	/* stem_relu + stem_bn */
+	bn_relu_4x8x8_backward(GRAD(stem_conv), DPARAM(stem_bn_gamma), DPARAM(stem_bn_beta), GRAD(stem_relu), ACT(stem_conv), PARAM(stem_bn_gamma), STATS(stem_bn), n, s->scratch, GRADIENT_SET, &s->ranks);
 	conv3x3_s1_3x8x8_to_4_backward(GRAD(input), DPARAM(stem_conv_weight), GRAD(stem_conv), ACT(input), PARAM(stem_conv_weight), n, s->scratch, GRADIENT_SET);
 }
 
@@ -125,8 +125,8 @@ static void stage1_unit01_backward(struct net_state *s, int n)
  * bn1 relu1 conv1 bn2 relu2 conv2 shortcut_conv add */
 static void stage2_unit01_forward(struct net_state *s, int n)
 {
-	batch_norm_4x8x8_forward(ACT(stage2_unit01_bn1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), n, s->training, IMAGE_SUMS, SUMS_TAKEN, &s->ranks);
-	relu_forward(ACT(stage2_unit01_relu1), ACT(stage2_unit01_bn1), (long)n * 256);
+	/* stage2_unit01_bn1 + stage2_unit01_relu1 */
+	bn_relu_4x8x8_forward(ACT(stage2_unit01_relu1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), PARAM(stage2_unit01_bn1_beta), BUFFER(stage2_unit01_bn1_running_mean), BUFFER(stage2_unit01_bn1_running_var), STATS(stage2_unit01_bn1), n, s->training, IMAGE_SUMS, SUMS_TAKEN, &s->ranks);
 	conv3x3_s2_4x8x8_to_8_forward(ACT(stage2_unit01_conv1), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage2_unit01_bn2 + stage2_unit01_relu2 + stage2_unit01_conv2 */
 	bn_relu_conv3x3_s1_8x4x4_to_8_forward(ACT(stage2_unit01_conv2), ACT(stage2_unit01_conv1), NULL, PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_bn2_beta), BUFFER(stage2_unit01_bn2_running_mean), BUFFER(stage2_unit01_bn2_running_var), STATS(stage2_unit01_bn2), PARAM(stage2_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, NULL, &s->ranks);
@@ -141,16 +141,16 @@ static void stage2_unit01_backward(struct net_state *s, int n)
 	/* stage2_unit01_conv2 + stage2_unit01_relu2 + stage2_unit01_bn2 */
 	bn_relu_conv3x3_s1_8x4x4_to_8_backward(GRAD(stage2_unit01_conv1), DPARAM(stage2_unit01_bn2_gamma), DPARAM(stage2_unit01_bn2_beta), DPARAM(stage2_unit01_conv2_weight), GRAD(stage2_unit01_relu2), GRAD(stage2_unit01_conv2), ACT(stage2_unit01_conv1), PARAM(stage2_unit01_bn2_gamma), PARAM(stage2_unit01_conv2_weight), STATS(stage2_unit01_bn2), n, s->scratch, GRADIENT_SET, &s->ranks);
 	conv3x3_s2_4x8x8_to_8_backward(GRAD(stage2_unit01_relu1), DPARAM(stage2_unit01_conv1_weight), GRAD(stage2_unit01_conv1), ACT(stage2_unit01_relu1), PARAM(stage2_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
-	relu_backward(GRAD(stage2_unit01_bn1), GRAD(stage2_unit01_relu1), ACT(stage2_unit01_relu1), (long)n * 256, GRADIENT_SET);
-	batch_norm_4x8x8_backward(GRAD(stage1_unit01_add), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), GRAD(stage2_unit01_bn1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), STATS(stage2_unit01_bn1), n, s->scratch, GRADIENT_SET, &s->ranks);
+	/* stage2_unit01_relu1 + stage2_unit01_bn1 */
+	bn_relu_4x8x8_backward(GRAD(stage1_unit01_add), DPARAM(stage2_unit01_bn1_gamma), DPARAM(stage2_unit01_bn1_beta), GRAD(stage2_unit01_relu1), ACT(stage1_unit01_add), PARAM(stage2_unit01_bn1_gamma), STATS(stage2_unit01_bn1), n, s->scratch, GRADIENT_SET, &s->ranks);
 }
 
 /* stage3_unit01: (n, 8, 4, 4) -> (n, 16, 2, 2)
  * bn1 relu1 conv1 bn2 relu2 conv2 shortcut_conv add */
 static void stage3_unit01_forward(struct net_state *s, int n)
 {
-	batch_norm_8x4x4_forward(ACT(stage3_unit01_bn1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), n, s->training, IMAGE_SUMS, SUMS_TO_TAKE, &s->ranks);
-	relu_forward(ACT(stage3_unit01_relu1), ACT(stage3_unit01_bn1), (long)n * 128);
+	/* stage3_unit01_bn1 + stage3_unit01_relu1 */
+	bn_relu_8x4x4_forward(ACT(stage3_unit01_relu1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), PARAM(stage3_unit01_bn1_beta), BUFFER(stage3_unit01_bn1_running_mean), BUFFER(stage3_unit01_bn1_running_var), STATS(stage3_unit01_bn1), n, s->training, IMAGE_SUMS, SUMS_TO_TAKE, &s->ranks);
 	conv3x3_s2_8x4x4_to_16_forward(ACT(stage3_unit01_conv1), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv1_weight), n, s->scratch, IMAGE_SUMS);
 	/* stage3_unit01_bn2 + stage3_unit01_relu2 + stage3_unit01_conv2 */
 	bn_relu_conv3x3_s1_16x2x2_to_16_forward(ACT(stage3_unit01_conv2), ACT(stage3_unit01_conv1), NULL, PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_bn2_beta), BUFFER(stage3_unit01_bn2_running_mean), BUFFER(stage3_unit01_bn2_running_var), STATS(stage3_unit01_bn2), PARAM(stage3_unit01_conv2_weight), n, s->training, s->scratch, IMAGE_SUMS, SUMS_TAKEN, NULL, &s->ranks);
@@ -165,16 +165,16 @@ static void stage3_unit01_backward(struct net_state *s, int n)
 	/* stage3_unit01_conv2 + stage3_unit01_relu2 + stage3_unit01_bn2 */
 	bn_relu_conv3x3_s1_16x2x2_to_16_backward(GRAD(stage3_unit01_conv1), DPARAM(stage3_unit01_bn2_gamma), DPARAM(stage3_unit01_bn2_beta), DPARAM(stage3_unit01_conv2_weight), GRAD(stage3_unit01_relu2), GRAD(stage3_unit01_conv2), ACT(stage3_unit01_conv1), PARAM(stage3_unit01_bn2_gamma), PARAM(stage3_unit01_conv2_weight), STATS(stage3_unit01_bn2), n, s->scratch, GRADIENT_SET, &s->ranks);
 	conv3x3_s2_8x4x4_to_16_backward(GRAD(stage3_unit01_relu1), DPARAM(stage3_unit01_conv1_weight), GRAD(stage3_unit01_conv1), ACT(stage3_unit01_relu1), PARAM(stage3_unit01_conv1_weight), n, s->scratch, GRADIENT_ADD);
-	relu_backward(GRAD(stage3_unit01_bn1), GRAD(stage3_unit01_relu1), ACT(stage3_unit01_relu1), (long)n * 128, GRADIENT_SET);
-	batch_norm_8x4x4_backward(GRAD(stage2_unit01_add), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), GRAD(stage3_unit01_bn1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), STATS(stage3_unit01_bn1), n, s->scratch, GRADIENT_SET, &s->ranks);
+	/* stage3_unit01_relu1 + stage3_unit01_bn1 */
+	bn_relu_8x4x4_backward(GRAD(stage2_unit01_add), DPARAM(stage3_unit01_bn1_gamma), DPARAM(stage3_unit01_bn1_beta), GRAD(stage3_unit01_relu1), ACT(stage2_unit01_add), PARAM(stage3_unit01_bn1_gamma), STATS(stage3_unit01_bn1), n, s->scratch, GRADIENT_SET, &s->ranks);
 }
 
 /* head: (n, 16, 2, 2) -> (n, 4, 1, 1)
  * bn relu pool fc loss */
 static void head_forward(struct net_state *s, int n)
 {
-	batch_norm_16x2x2_forward(ACT(head_bn), ACT(stage3_unit01_add), PARAM(head_bn_gamma), PARAM(head_bn_beta), BUFFER(head_bn_running_mean), BUFFER(head_bn_running_var), STATS(head_bn), n, s->training, IMAGE_SUMS, SUMS_TO_TAKE, &s->ranks);
-	relu_forward(ACT(head_relu), ACT(head_bn), (long)n * 64);
+	/* head_bn + head_relu */
+	bn_relu_16x2x2_forward(ACT(head_relu), ACT(stage3_unit01_add), PARAM(head_bn_gamma), PARAM(head_bn_beta), BUFFER(head_bn_running_mean), BUFFER(head_bn_running_var), STATS(head_bn), n, s->training, IMAGE_SUMS, SUMS_TO_TAKE, &s->ranks);
 	average_pool_16x2x2_forward(ACT(head_pool), ACT(head_relu), n);
 	linear_16_to_4_forward(ACT(head_fc), ACT(head_pool), PARAM(head_fc_weight), PARAM(head_fc_bias), n);
 	s->loss = softmax_cross_entropy_4_forward(ACT(head_loss), ACT(head_fc), s->labels, n);
@@ -188,8 +188,8 @@ static void head_backward(struct net_state *s, int n)
 	linear_16_to_4_backward(GRAD(head_pool), DPARAM(head_fc_weight), DPARAM(head_fc_bias), GRAD(head_fc), ACT(head_pool), PARAM(head_fc_weight), n);
 	zero_gradient(GRAD(head_relu), (long)n * 64);
 	average_pool_16x2x2_backward(GRAD(head_relu), GRAD(head_pool), n);
-	relu_backward(GRAD(head_bn), GRAD(head_relu), ACT(head_relu), (long)n * 64, GRADIENT_SET);
-	batch_norm_16x2x2_backward(GRAD(stage3_unit01_add), DPARAM(head_bn_gamma), DPARAM(head_bn_beta), GRAD(head_bn), ACT(stage3_unit01_add), PARAM(head_bn_gamma), STATS(head_bn), n, s->scratch, GRADIENT_SET, &s->ranks);
+	/* head_relu + head_bn */
+	bn_relu_16x2x2_backward(GRAD(stage3_unit01_add), DPARAM(head_bn_gamma), DPARAM(head_bn_beta), GRAD(head_relu), ACT(stage3_unit01_add), PARAM(head_bn_gamma), STATS(head_bn), n, s->scratch, GRADIENT_SET, &s->ranks);
 }
 
 static const struct net_group groups[] = {
@@ -203,7 +203,7 @@ static const struct net_group groups[] = {
 const struct net_info net_info = {
 	.name = "tiny-full-preact",
 	.dtype = "f32",
-	.identity = 0x607f5d4a150f2243ULL,
+	.identity = 0x768f23db001d8724ULL,
 	.summary = "basic units, full-preact ordering, depth 8, identity shortcut, conv1x1 projection",
 	.channels = 3,
 	.height = 8,

@@ -19,9 +19,8 @@
 /* Activations */
 #define ACT_input 0L
 #define ACT_stem_conv 192L
-#define ACT_stem_bn 544L
-#define ACT_stem_relu 800L
-#define ACT_stage1_unit01_conv1 544L
+#define ACT_stem_relu 544L
+#define ACT_stage1_unit01_conv1 800L
 #define ACT_stage1_unit01_conv2 1056L
 #define ACT_stage1_unit01_post_relu 1312L
 #define ACT_stage2_unit01_conv1 1568L
@@ -42,8 +41,7 @@
 
 /* Gradients of the activations */
 #define GRAD_input 192L
-#define GRAD_stem_conv 704L
-#define GRAD_stem_bn 448L
+#define GRAD_stem_conv 800L
 #define GRAD_stem_relu 1824L
 #define GRAD_stage1_unit01_conv1 1056L
 #define GRAD_stage1_unit01_relu1 1312L

@@ -209,9 +209,10 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
 
-/* out = BN(in); with shortcut (not NULL), out = relu(shortcut + BN(in)),
- * the end of an original unit (batch_norm_add_relu.c.tmpl). */
-KERNEL_HELPER void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks, const real *shortcut)
+/* out = BN(in); with relu, out = relu(BN(in)) (batch_norm_relu.c.tmpl);
+ * with shortcut (not NULL) too, out = relu(shortcut + BN(in)), the end of
+ * an original unit (batch_norm_add_relu.c.tmpl). */
+KERNEL_HELPER void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks, bool relu, const real *shortcut)
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given, ranks);
 	double started = profile_clock();
@@ -222,9 +223,16 @@ KERNEL_HELPER void batch_norm_forward(real *out, const real *in, const real *gam
 			size_t at = ((size_t)i * channels + c) * pixels;
 			const real *x = in + at;
 			real *y = out + at;
-			if (!shortcut) {
+			if (!relu) {
 				for (int p = 0; p < pixels; p++)
 					y[p] = x[p] * scale + shift;
+				continue;
+			}
+			if (!shortcut) {
+				for (int p = 0; p < pixels; p++) {
+					real value = x[p] * scale + shift;
+					y[p] = value > 0 ? value : 0;
+				}
 				continue;
 			}
 			for (int p = 0; p < pixels; p++) {
@@ -2672,17 +2680,18 @@ static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real 
 	profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 }
 
-/* batch_norm_4x8x8: (n, 4, 8, 8) */
-_Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "batch_norm_4x8x8: no room for BN's sums");
-_Static_assert(BATCH_NORM_SCRATCH(4) <= NET_SCRATCH_PER_THREAD, "batch_norm_4x8x8: scratch too small");
-static void batch_norm_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
+/* bn_relu_4x8x8: relu(BN(in)), (n, 4, 8, 8) */
+_Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_4x8x8: no room for BN's sums");
+_Static_assert(BATCH_NORM_SCRATCH(4) <= NET_SCRATCH_PER_THREAD, "bn_relu_4x8x8: scratch too small");
+static void bn_relu_4x8x8_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks, NULL);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks, true, NULL);
 }
 
-static void batch_norm_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+/* dout: the gradient of ReLU's output; din (+)= BN's input gradient. */
+static void bn_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
-	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
+	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, true, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
 }
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
@@ -2766,7 +2775,7 @@ _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE 
 _Static_assert(BATCH_NORM_SCRATCH(4) <= NET_SCRATCH_PER_THREAD, "bn_add_relu_4x8x8: scratch too small");
 static void bn_add_relu_4x8x8_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks, shortcut);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 4, 8 * 8, sums, given, ranks, true, shortcut);
 }
 
 /* dsum (+)= dout where ReLU passed it: the gradient of the sum, of BN's
@@ -2858,7 +2867,7 @@ _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE 
 _Static_assert(BATCH_NORM_SCRATCH(8) <= NET_SCRATCH_PER_THREAD, "batch_norm_8x4x4: scratch too small");
 static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given, ranks, NULL);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given, ranks, false, NULL);
 }
 
 static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
@@ -2977,7 +2986,7 @@ _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE
 _Static_assert(BATCH_NORM_SCRATCH(16) <= NET_SCRATCH_PER_THREAD, "batch_norm_16x2x2: scratch too small");
 static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
 {
-	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given, ranks, NULL);
+	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given, ranks, false, NULL);
 }
 
 static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
