@@ -116,25 +116,6 @@ static bool bn_add_relu_at(const struct lowering *l, const int *readers, int j)
 	       l->passes_gradient[step[1].first_op];
 }
 
-/* Each BN -> addition -> ReLU becomes one step; the steps after move up. */
-static void fuse_bn_add_relu(struct lowering *l, const int *readers)
-{
-	int kept = 0;
-	for (int j = 0; j < l->step_count; j++) {
-		struct step step = l->steps[j];
-		if (bn_add_relu_at(l, readers, j)) {
-			const struct op *bn = &l->graph->ops[step.first_op], *add = bn + 1;
-			step = (struct step){STEP_BN_ADD_RELU, step.first_op, 3, step.first_op, false};
-			l->stored[bn->output] = l->stored[add->output] = false;
-			j += 2;
-		}
-		for (int k = 0; k < step.op_count; k++)
-			l->step_of_op[step.first_op + k] = kept;
-		l->steps[kept++] = step;
-	}
-	l->step_count = kept;
-}
-
 /* Whether steps j and j + 1 are BN -> ReLU of one group, each its own
  * step, BN's output read only by the ReLU (see lower.h). */
 static bool bn_relu_at(const struct lowering *l, const int *readers, int j)
@@ -147,17 +128,22 @@ static bool bn_relu_at(const struct lowering *l, const int *readers, int j)
 	       readers[bn->output] == 1;
 }
 
-/* Each BN -> ReLU left becomes one step; the steps after move up. */
-static void fuse_bn_relu(struct lowering *l, const int *readers)
+/* Each BN -> addition -> ReLU, and each BN -> ReLU, of steps left as
+ * single ops becomes one step (see lower.h); the steps after move up. */
+static void fuse_batch_norms(struct lowering *l, const int *readers)
 {
 	int kept = 0;
 	for (int j = 0; j < l->step_count; j++) {
 		struct step step = l->steps[j];
-		if (bn_relu_at(l, readers, j)) {
-			const struct op *bn = &l->graph->ops[step.first_op];
+		const struct op *bn = &l->graph->ops[step.first_op];
+		if (bn_add_relu_at(l, readers, j)) {
+			step = (struct step){STEP_BN_ADD_RELU, step.first_op, 3, step.first_op, false};
+			l->stored[bn->output] = l->stored[(bn + 1)->output] = false; /* BN's and the addition's */
+			j += 2;
+		} else if (bn_relu_at(l, readers, j)) {
 			step = (struct step){STEP_BN_RELU, step.first_op, 2, step.first_op, false};
 			l->stored[bn->output] = l->gradient_stored[bn->output] = false;
-			j++;
+			j += 1;
 		}
 		for (int k = 0; k < step.op_count; k++)
 			l->step_of_op[step.first_op + k] = kept;
@@ -222,8 +208,7 @@ int lower(struct lowering *l, const struct graph *g)
 			l->gradient_slot[add->inputs[0]] = l->gradient_slot[add->inputs[1]] = add->output;
 		}
 	fuse_additions(l, readers);
-	fuse_bn_add_relu(l, readers);
-	fuse_bn_relu(l, readers);
+	fuse_batch_norms(l, readers);
 	for (int j = 0; j + 1 < l->step_count; j++) {
 		const struct step *step = &l->steps[j], *next = step + 1;
 		const struct op *kernel = &g->ops[step->kernel_op], *bn = &g->ops[next->first_op];
