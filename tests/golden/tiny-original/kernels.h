@@ -1180,7 +1180,8 @@ KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *rows,
 	}
 }
 
-KERNEL_HELPER int conv_clamp8(int rows) { return rows < 0 ? 0 : rows > 8 ? 8 : rows; }
+/* rows within [0, most]: the rows of a block that hold channels */
+KERNEL_HELPER int conv_clamp(int rows, int most) { return rows < 0 ? 0 : rows > most ? most : rows; }
 
 /* Whether conv_pack_channels transposes 16 x 16 blocks in one piece
  * (conv_transpose16): with AVX-512 in f32, where a row is one register,
@@ -1238,8 +1239,6 @@ KERNEL_HELPER void conv_transpose16(real *out, long out_stride, const real *rows
 		memcpy(out + column[k] * out_stride, &r[k], sizeof r[k]);
 }
 
-KERNEL_HELPER int conv_clamp16(int rows) { return rows < 0 ? 0 : rows > 16 ? 16 : rows; }
-
 /* One image (C, H, W) copied (activated by the prologue, if any) into the
  * middle of a (H + 2 pad, W + 2 pad, C) buffer, whose border was zeroed
  * once: pixel by pixel, the channels innermost, so that each pixel's
@@ -1267,7 +1266,7 @@ KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const re
 			continue;
 		}
 		for (int c = 0; c < channels; c += 8) {
-			int valid = conv_clamp8(channels - c);
+			int valid = conv_clamp(channels - c, 8);
 			const real *rows = image + ((size_t)c * height + y) * width, *rows_pre = pre ? pre + c : NULL;
 			long row_stride = (long)height * width;
 			if (valid == 8)
@@ -1923,7 +1922,7 @@ KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const rea
 		real *panel = packed + conv_panel_at(c0, width, pixels);
 		if (CONV_TRANSPOSE16 && width % 16 == 0 && pixels % 16 == 0) {
 			for (int i = 0; i < width; i += 16) {
-				int valid = conv_clamp16(channels - c0 - i);
+				int valid = conv_clamp(channels - c0 - i, 16);
 				const real *rows = image + (size_t)(c0 + i) * pixels, *rows_pre = pre ? pre + c0 + i : NULL;
 				if (valid == 16) /* the usual case, with constants */
 					for (int q = 0; q < pixels; q += 16)
@@ -1936,7 +1935,7 @@ KERNEL_HELPER void conv_pack_channels(real *packed, const real *image, const rea
 		}
 		if (pixels % 8 == 0) {
 			for (int i = (width - 1) / 8 * 8; i >= 0; i -= 8) {
-				int valid = conv_clamp8(channels - c0 - i);
+				int valid = conv_clamp(channels - c0 - i, 8);
 				const real *rows = image + (size_t)(c0 + i) * pixels, *rows_pre = pre ? pre + c0 + i : NULL;
 				if (valid == 8) /* the usual case, with constants */
 					for (int q = 0; q < pixels; q += 8)
