@@ -395,6 +395,26 @@ static const char *next_sums(const struct lowering *l, int j)
 	return l->steps[j].sums_for_next ? "IMAGE_SUMS" : "NULL";
 }
 
+/* Where step j's convolution backward reads dY (DOUT): its output's
+ * gradient, or, where the BN after it left that to it (lower.h), NULL,
+ * with DEFERRED naming what it computes dY from. */
+static void gradient_vars(const struct emitter *e, int j, struct template_vars *v)
+{
+	const struct graph *g = e->g;
+	const struct lowering *l = &e->plan->lowering;
+	const struct step *step = &l->steps[j];
+	const struct op *last = &g->ops[step->first_op + step->op_count - 1];
+	if (step->applies_for < 0) {
+		template_set(v, "DOUT", "GRAD(%s)", g->tensors[last->output].name);
+		template_set(v, "DEFERRED", "DY_STORED");
+	} else {
+		const struct op *bn = &g->ops[l->steps[step->applies_for].first_op];
+		template_set(v, "DOUT", "NULL");
+		template_set(v, "DEFERRED", "DY_FROM_BN(%s, %s, %s)", bn->name, g->tensors[bn[1].output].name,
+			     g->tensors[bn->inputs[0]].name);
+	}
+}
+
 /* Values of a fused step's forward and backward call: the names of its
  * ops, and of every tensor and parameter its kernel reads or writes. Every
  * fusion starts with a BN. */
@@ -447,6 +467,12 @@ static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 	template_set(v, "SHORTCUT", "%s", shortcut);
 	template_set(v, "WEIGHT", "%s", g->params[third->params[0]].name);
 	template_set(v, "NEXT_SUMS", "%s", next_sums(&p->lowering, j));
+	gradient_vars(e, j, v);
+	/* the gradient BN writes: none where it leaves it to the convolution before */
+	if (step->leaves_gradient)
+		template_set(v, "DIN", "NULL");
+	else
+		template_set(v, "DIN", "GRAD(%s)", g->tensors[bn->inputs[0]].name);
 }
 
 /* Before a step's backward: zeroes the stored gradients of its inputs that
@@ -508,6 +534,8 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		int i = step->first_op;
 		const struct op *op = &g->ops[i];
 		call_vars(e, i, &v);
+		if (op->kind == OP_CONV)
+			gradient_vars(e, j, &v);
 		for (int k = 0; k < 2 && op_table[op->kind].write[k]; k++)
 			template_set(&v, op_table[op->kind].write[k], "%s",
 				     sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");

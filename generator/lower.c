@@ -137,11 +137,11 @@ static void fuse_batch_norms(struct lowering *l, const int *readers)
 		struct step step = l->steps[j];
 		const struct op *bn = &l->graph->ops[step.first_op];
 		if (bn_add_relu_at(l, readers, j)) {
-			step = (struct step){STEP_BN_ADD_RELU, step.first_op, 3, step.first_op, false};
+			step = (struct step){STEP_BN_ADD_RELU, step.first_op, 3, step.first_op, false, -1, false};
 			l->stored[bn->output] = l->stored[(bn + 1)->output] = false; /* BN's and the addition's */
 			j += 2;
 		} else if (bn_relu_at(l, readers, j)) {
-			step = (struct step){STEP_BN_RELU, step.first_op, 2, step.first_op, false};
+			step = (struct step){STEP_BN_RELU, step.first_op, 2, step.first_op, false, -1, false};
 			l->stored[bn->output] = l->gradient_stored[bn->output] = false;
 			j += 1;
 		}
@@ -150,6 +150,42 @@ static void fuse_batch_norms(struct lowering *l, const int *readers)
 		l->steps[kept++] = step;
 	}
 	l->step_count = kept;
+}
+
+/* The step that produced the input of step j's BN, if step j, a fused BN
+ * + ReLU + convolution, can leave BN's input gradient to it (see lower.h):
+ * a convolution's output, stored, that only BN reads, whose gradient has
+ * its own slot, and that convolution ends its step, which takes no other
+ * deferred gradient; else -1. */
+static int takes_gradient_of(const struct lowering *l, const int *readers, int j)
+{
+	const struct graph *g = l->graph;
+	const struct step *step = &l->steps[j];
+	if (step->kind != STEP_BN_RELU_CONV)
+		return -1;
+	int t = g->ops[step->first_op].inputs[0], producer = g->tensors[t].producer;
+	if (producer < 0 || g->ops[producer].kind != OP_CONV || readers[t] != 1 || !l->stored[t] ||
+	    !l->gradient_stored[t] || l->gradient_slot[t] != t)
+		return -1;
+	int k = l->step_of_op[producer];
+	const struct step *conv_step = &l->steps[k];
+	if (conv_step->kernel_op != producer || conv_step->first_op + conv_step->op_count - 1 != producer ||
+	    conv_step->applies_for >= 0)
+		return -1;
+	return k;
+}
+
+/* Each BN that can leaves its input gradient to the convolution before it. */
+static void defer_gradients(struct lowering *l, const int *readers)
+{
+	for (int j = 0; j < l->step_count; j++) {
+		int k = takes_gradient_of(l, readers, j);
+		if (k < 0)
+			continue;
+		l->steps[j].leaves_gradient = true;
+		l->steps[k].applies_for = j;
+		l->gradient_stored[l->graph->ops[l->steps[j].first_op].inputs[0]] = false;
+	}
 }
 
 int lower(struct lowering *l, const struct graph *g)
@@ -184,10 +220,10 @@ int lower(struct lowering *l, const struct graph *g)
 		}
 	for (int i = 0; i < ops;) {
 		struct step *step = &l->steps[l->step_count];
-		*step = (struct step){STEP_OP, i, 1, i, false};
+		*step = (struct step){STEP_OP, i, 1, i, false, -1, false};
 		if (bn_relu_conv_at(g, readers, i)) {
 			const struct op *bn = &g->ops[i], *relu = bn + 1;
-			*step = (struct step){STEP_BN_RELU_CONV, i, 3, i + 2, false};
+			*step = (struct step){STEP_BN_RELU_CONV, i, 3, i + 2, false, -1, false};
 			/* Neither output is kept, nor BN's output gradient: BN's
 			 * backward reads the convolution's input gradient through
 			 * ReLU's mask. */
@@ -209,6 +245,7 @@ int lower(struct lowering *l, const struct graph *g)
 		}
 	fuse_additions(l, readers);
 	fuse_batch_norms(l, readers);
+	defer_gradients(l, readers);
 	for (int j = 0; j + 1 < l->step_count; j++) {
 		const struct step *step = &l->steps[j], *next = step + 1;
 		const struct op *kernel = &g->ops[step->kernel_op], *bn = &g->ops[next->first_op];

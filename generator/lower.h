@@ -35,6 +35,16 @@
  * computed again from BN's input, so that neither BN's output nor its
  * gradient is stored and ReLU's backward pass is spared.
  *
+ * A fused BN + ReLU + convolution whose BN normalises the output of a
+ * convolution that only BN reads (a bottleneck unit's second and third
+ * BNs, a basic unit's second) leaves BN's input gradient to that
+ * convolution's backward, which runs after it: BN's backward takes its sums
+ * and keeps, per channel, the line dx = scale dy + slope (x - mean) +
+ * offset; the convolution computes dx of each image by it as it reads
+ * its dY, from the gradient of ReLU's output and its own output, into
+ * its scratch. So BN's input gradient is never stored, nor read back: a
+ * pass over the images that wrote it and one that read it are spared.
+ *
  * An addition's backward only hands its output's gradient to both inputs.
  * Where that can be done without a copy, the inputs' gradients share the
  * output gradient's slot and the backward does nothing: the gradient of a
@@ -59,6 +69,10 @@ struct step {
 	int first_op, op_count; /* consecutive ops of one group */
 	int kernel_op;          /* the op whose kernel runs */
 	bool sums_for_next;     /* its convolution takes the sums of the BN that starts the next step */
+	int applies_for;        /* its convolution's dY is the input gradient of the BN of that step,
+				   which left it to this one (see above); -1: dY is stored */
+	bool leaves_gradient;   /* STEP_BN_RELU_CONV: its BN's input gradient is left to the step
+				   that produced BN's input */
 };
 
 struct lowering {

@@ -111,8 +111,9 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * (which checks this figure at compile time): a private weight gradient,
  * summed across threads in a fixed order, then the larger of the forward
  * pass's part and the backward pass's (the weight gradient's part, the
- * data gradient's, and a fused BN's sums, side by side, as both gradients
- * run in one loop). The fast kernels' parts: a padded image, packed
+ * data gradient's, a fused BN's sums, and dY where BN's backward leaves
+ * it to the convolution, side by side, as both gradients run in one
+ * loop). The fast kernels' parts: a padded image, packed
  * operands and a panel, for the forward pass, the data gradient and the
  * weight gradient; the first two's row split adds its partial outputs,
  * or a 3x3 one's Winograd its transformed tiles and products; the weight
@@ -201,8 +202,15 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 		weight_part = max_of(weight_part, places + align(out.channels * pixels) + padded_in);
 	}
 	long bn_sums = align(4L * in.channels);
+	/* CONV_DEFERRED: dY of the images taken at once, where BN's backward left it to the convolution */
+	long deferred_images = 1;
+	if (k == 3)
+		for (long m = 2; m <= 4; m += 2)
+			deferred_images = max_of(deferred_images, group_tiles((long)(out.height / m) * (out.width / m)) /
+								     max_of((long)(out.height / m) * (out.width / m), 1));
+	long deferred = align(out.channels * pixels * deferred_images);
 	kernel->scratch_per_thread = align(out.channels * patch) +
-				     max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + bn_sums);
+				     max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + bn_sums + deferred);
 }
 
 static int find_kernels(struct plan *p, const struct graph *g)
@@ -259,7 +267,7 @@ static void place_params(struct plan *p, const struct graph *g)
 		if (g->ops[i].kind == OP_BATCH_NORM) {
 			p->stats_offset[i] = p->stats_count;
 			/* mean, 1/std, and the scale and shift BN applies, per channel */
-			p->stats_count += 4L * g->tensors[g->ops[i].output].shape.channels;
+			p->stats_count += 7L * g->tensors[g->ops[i].output].shape.channels; /* BATCH_NORM_SAVED */
 		}
 	}
 }
@@ -328,6 +336,15 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	}
 	long end_of_step = 2 * steps;
 	last_use[g->logits] = end_of_step; /* read by the runtime after forward */
+	/* A convolution that computes the input gradient of the BN after it
+	 * (lower.h) reads BN's input, its own output, in its backward. */
+	for (int j = 0; j < steps; j++)
+		if (l->steps[j].leaves_gradient) {
+			int t = g->ops[l->steps[j].first_op].inputs[0];
+			long consumer = backward_base - l->step_of_op[g->tensors[t].producer];
+			if (consumer > last_use[t])
+				last_use[t] = consumer;
+		}
 
 	/* A gradient lives from its tensor's last consumer's backward to its
 	 * producer's; the input's gradient is kept for the caller. Gradients
@@ -338,6 +355,15 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 		gradient_start[t] = last_consumer[t] < 0 ? -1 : backward_base - l->step_of_op[last_consumer[t]];
 		gradient_end[t] = t == g->input ? end_of_step : backward_base - produced;
 	}
+	/* ... and the gradient of ReLU's output, which BN's backward read. */
+	for (int j = 0; j < steps; j++)
+		if (l->steps[j].leaves_gradient) {
+			const struct op *bn = &g->ops[l->steps[j].first_op];
+			int activated = bn[1].output, producer = g->tensors[bn->inputs[0]].producer;
+			long consumer = backward_base - l->step_of_op[producer];
+			if (consumer > gradient_end[activated])
+				gradient_end[activated] = consumer;
+		}
 	for (int t = 0; t < tensors; t++) {
 		int slot = gradient_slot(l, t);
 		if (slot == t || last_consumer[t] < 0)

@@ -147,7 +147,7 @@ static void check_statistics(const char *what, struct conv_shape s, int n, const
 	assert_non_null(own_sums);
 	for (int k = 0; k < 2; k++) {
 		real *running_mean = random_tensor(channels), *running_var = random_tensor(channels);
-		saved[k] = random_tensor(4 * (size_t)channels);
+		saved[k] = random_tensor(BATCH_NORM_SAVED * (size_t)channels);
 		batch_norm_statistics(saved[k], out, gamma, beta, running_mean, running_var, n, 1, channels, pixels,
 				      k == 0 ? sums : own_sums, k == 0 ? SUMS_TAKEN : SUMS_TO_TAKE, &alone);
 		free(running_mean);
@@ -201,6 +201,40 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 	free(expected);
 }
 
+static const struct batch_norm_deferred DEFERRED_NONE = {NULL, NULL, NULL};
+
+/* dY left to the convolution by the BN after it (batch_norm_deferred),
+ * computed image by image (or a Winograd group at a time) in its scratch,
+ * against the same dY computed whole first and stored: both gradients
+ * bitwise equal. */
+static void check_deferred_gradient(struct conv_shape s, int n, const real *in, const real *weight, real *scratch, size_t per_thread)
+{
+	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
+	size_t weight_count = (size_t)s.c_out * CONV_PATCH(s.c_in, s.k);
+	real *dactivated = random_tensor(out_count), *bn_in = random_tensor(out_count);
+	real *saved = random_tensor(BATCH_NORM_SAVED * (size_t)s.c_out), *dy = random_tensor(out_count);
+	batch_norm_gradient_images(dy, dactivated, bn_in, saved, n, s.c_out, s.h_out * s.w_out, true, GRADIENT_SET);
+	real *din[2], *dweight[2];
+	for (int k = 0; k < 2; k++) {
+		din[k] = calloc(in_count, sizeof(real));
+		dweight[k] = calloc(weight_count, sizeof(real));
+		assert_non_null(din[k]);
+		assert_non_null(dweight[k]);
+		struct batch_norm_deferred deferred = {dactivated, bn_in, saved};
+		#pragma omp parallel
+		{
+			double seconds = 0;
+			conv_backward(din[k], dweight[k], k ? NULL : dy, k ? deferred : DEFERRED_NONE, in, weight, NULL, n, s, scratch, per_thread,
+				      GRADIENT_SET, (struct conv_backward_epilogue){NULL, NULL}, &seconds);
+		}
+	}
+	assert_memory_equal(din[0], din[1], in_count * sizeof(real));
+	assert_memory_equal(dweight[0], dweight[1], weight_count * sizeof(real));
+	real *tensors[] = {dactivated, bn_in, saved, dy, din[0], din[1], dweight[0], dweight[1]};
+	for (size_t k = 0; k < sizeof tensors / sizeof tensors[0]; k++)
+		free(tensors[k]);
+}
+
 /* Both gradients in one loop (conv_backward) against the two loops
  * (conv_backward_weights, conv_backward_data), which compute the same sums
  * in the same order: bitwise equal. Once with nothing before or after,
@@ -213,7 +247,7 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 {
 	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, weight_count = (size_t)s.c_out * CONV_PATCH(s.c_in, s.k);
 	int threads = omp_get_max_threads(), pixels = s.h_in * s.w_in;
-	real *saved = random_tensor(4 * (size_t)s.c_in);
+	real *saved = random_tensor(BATCH_NORM_SAVED * (size_t)s.c_in);
 	memcpy(saved + 2 * s.c_in, pre, sizeof(real) * 2 * (size_t)s.c_in);
 	double *thread_sums = calloc((size_t)threads * 2 * s.c_in, sizeof(double)), *expected = calloc(2 * (size_t)s.c_in, sizeof(double));
 	assert_non_null(thread_sums);
@@ -231,7 +265,7 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 		{
 			double seconds = 0;
 			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, thread_sums + (size_t)omp_get_thread_num() * 2 * s.c_in};
-			conv_backward(din, dweight, dout, in, weight, prologue, n, s, scratch, per_thread, write, epilogue, &seconds);
+			conv_backward(din, dweight, dout, DEFERRED_NONE, in, weight, prologue, n, s, scratch, per_thread, write, epilogue, &seconds);
 		}
 		assert_memory_equal(din, din_apart, in_count * sizeof(real));
 		assert_memory_equal(dweight, dweight_apart, weight_count * sizeof(real));
@@ -253,6 +287,7 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 	free(saved);
 	free(thread_sums);
 	free(expected);
+	check_deferred_gradient(s, n, in, weight, scratch, per_thread);
 }
 
 static void check_shape_once(struct conv_shape s, int n)
@@ -418,7 +453,7 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 		size_t count = (size_t)n * channels * pixels;
 		real *in = random_tensor(count), *dactivated = random_tensor(count), *gamma = random_tensor(channels);
 		real *beta = random_tensor(channels), *running_mean = random_tensor(channels);
-		real *running_var = random_tensor(channels), *saved = random_tensor(4 * (size_t)channels);
+		real *running_var = random_tensor(channels), *saved = random_tensor(BATCH_NORM_SAVED * (size_t)channels);
 		real *normalised = random_tensor(count), *activated = random_tensor(count), *dnormalised = random_tensor(count);
 		for (int c = 0; c < channels; c++)
 			running_var[c] = (real)fabs((double)running_var[c]);
@@ -468,7 +503,7 @@ static void test_batch_norm_masked_backward_matches_relu_then_batch_norm(void **
 		size_t count = (size_t)n * channels * pixels;
 		enum gradient_write sum_write = trial % 2 ? GRADIENT_ADD : GRADIENT_SET;
 		real *in = random_tensor(count), *dout = random_tensor(count), *out = random_tensor(count);
-		real *gamma = random_tensor(channels), *saved = random_tensor(4 * (size_t)channels);
+		real *gamma = random_tensor(channels), *saved = random_tensor(BATCH_NORM_SAVED * (size_t)channels);
 		for (int c = 0; c < channels; c++)
 			saved[channels + c] = (real)fabs((double)saved[channels + c]); /* 1/std */
 		real *dsum = random_tensor(count), *dsum_reference = copy_of(dsum, count);
@@ -504,7 +539,7 @@ static void test_batch_norm_statistics_match_two_pass(void **unused)
 		size_t count = (size_t)n * channels * pixels;
 		real *in = random_tensor(count), *gamma = random_tensor(channels), *beta = random_tensor(channels);
 		real *running_mean = random_tensor(channels), *running_var = random_tensor(channels);
-		real *saved = random_tensor(4 * (size_t)channels);
+		real *saved = random_tensor(BATCH_NORM_SAVED * (size_t)channels);
 		double *sums = malloc(sizeof(double) * BATCH_NORM_IMAGE_SUMS * n * channels);
 		assert_non_null(sums);
 		for (int c = 0; c < channels; c++) /* offsets up to 1000 standard deviations */
@@ -569,7 +604,7 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 		for (int k = 0; k < 2; k++) {
 			const struct net_ranks *ranks = k == 0 ? &alone : &two;
 			out[k] = random_tensor(count);
-			saved[k] = random_tensor(4 * (size_t)channels);
+			saved[k] = random_tensor(BATCH_NORM_SAVED * (size_t)channels);
 			running[k] = calloc(2 * (size_t)channels, sizeof(real));
 			din[k] = calloc(count, sizeof(real));
 			dparams[k] = calloc(2 * (size_t)channels, sizeof(real));

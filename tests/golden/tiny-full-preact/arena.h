@@ -8,10 +8,10 @@
 #define RESGEN_ARENA_H
 
 #define NET_ARENA_PER_IMAGE 2400L
-#define NET_SCRATCH_PER_THREAD 232192L
+#define NET_SCRATCH_PER_THREAD 232704L
 #define NET_PARAM_COUNT 5064L
 #define NET_BUFFER_COUNT 120L
-#define NET_STATS_COUNT 240L
+#define NET_STATS_COUNT 420L
 /* BN's sums of each image, per image (-1, 0: no BN) */
 #define NET_SUMS_OFFSET 448L
 #define NET_SUMS_PER_IMAGE 96L
@@ -41,19 +41,16 @@
 #define GRAD_input 192L
 #define GRAD_stem_conv 800L
 #define GRAD_stem_relu 1568L
-#define GRAD_stage1_unit01_conv1 1056L
-#define GRAD_stage1_unit01_relu1 1312L
+#define GRAD_stage1_unit01_relu1 1056L
 #define GRAD_stage1_unit01_conv2 1568L
 #define GRAD_stage1_unit01_add 1568L
 #define GRAD_stage2_unit01_relu1 2112L
-#define GRAD_stage2_unit01_conv1 1696L
-#define GRAD_stage2_unit01_relu2 1952L
+#define GRAD_stage2_unit01_relu2 1696L
 #define GRAD_stage2_unit01_conv2 1824L
 #define GRAD_stage2_unit01_shortcut_conv 1824L
 #define GRAD_stage2_unit01_add 1824L
 #define GRAD_stage3_unit01_relu1 2272L
-#define GRAD_stage3_unit01_conv1 448L
-#define GRAD_stage3_unit01_relu2 1888L
+#define GRAD_stage3_unit01_relu2 448L
 #define GRAD_stage3_unit01_conv2 2208L
 #define GRAD_stage3_unit01_shortcut_conv 2208L
 #define GRAD_stage3_unit01_add 2208L
@@ -106,11 +103,11 @@
 
 /* BN batch statistics saved for backward: mean, 1/std, scale and shift, per channel */
 #define STATS_stem_bn 0L
-#define STATS_stage1_unit01_bn1 16L
-#define STATS_stage2_unit01_bn1 32L
-#define STATS_stage2_unit01_bn2 48L
-#define STATS_stage3_unit01_bn1 80L
-#define STATS_stage3_unit01_bn2 112L
-#define STATS_head_bn 176L
+#define STATS_stage1_unit01_bn1 28L
+#define STATS_stage2_unit01_bn1 56L
+#define STATS_stage2_unit01_bn2 84L
+#define STATS_stage3_unit01_bn1 140L
+#define STATS_stage3_unit01_bn2 196L
+#define STATS_head_bn 308L
 
 #endif

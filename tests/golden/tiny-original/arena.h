@@ -8,10 +8,10 @@
 #define RESGEN_ARENA_H
 
 #define NET_ARENA_PER_IMAGE 2432L
-#define NET_SCRATCH_PER_THREAD 232192L
+#define NET_SCRATCH_PER_THREAD 232704L
 #define NET_PARAM_COUNT 5064L
 #define NET_BUFFER_COUNT 120L
-#define NET_STATS_COUNT 240L
+#define NET_STATS_COUNT 420L
 /* BN's sums of each image, per image (-1, 0: no BN) */
 #define NET_SUMS_OFFSET 448L
 #define NET_SUMS_PER_IMAGE 96L
@@ -43,21 +43,18 @@
 #define GRAD_input 192L
 #define GRAD_stem_conv 800L
 #define GRAD_stem_relu 1824L
-#define GRAD_stage1_unit01_conv1 1056L
-#define GRAD_stage1_unit01_relu1 1312L
+#define GRAD_stage1_unit01_relu1 1056L
 #define GRAD_stage1_unit01_conv2 1568L
 #define GRAD_stage1_unit01_bn2 1824L
 #define GRAD_stage1_unit01_add 1824L
 #define GRAD_stage1_unit01_post_relu 2176L
-#define GRAD_stage2_unit01_conv1 1696L
-#define GRAD_stage2_unit01_relu1 1952L
+#define GRAD_stage2_unit01_relu1 1696L
 #define GRAD_stage2_unit01_conv2 1824L
 #define GRAD_stage2_unit01_bn2 1952L
 #define GRAD_stage2_unit01_shortcut_conv 1952L
 #define GRAD_stage2_unit01_add 1952L
 #define GRAD_stage2_unit01_post_relu 2240L
-#define GRAD_stage3_unit01_conv1 2016L
-#define GRAD_stage3_unit01_relu1 2080L
+#define GRAD_stage3_unit01_relu1 2016L
 #define GRAD_stage3_unit01_conv2 448L
 #define GRAD_stage3_unit01_bn2 2176L
 #define GRAD_stage3_unit01_shortcut_conv 2176L
@@ -111,11 +108,11 @@
 
 /* BN batch statistics saved for backward: mean, 1/std, scale and shift, per channel */
 #define STATS_stem_bn 0L
-#define STATS_stage1_unit01_bn1 16L
-#define STATS_stage1_unit01_bn2 32L
-#define STATS_stage2_unit01_bn1 48L
-#define STATS_stage2_unit01_bn2 80L
-#define STATS_stage3_unit01_bn1 112L
-#define STATS_stage3_unit01_bn2 176L
+#define STATS_stage1_unit01_bn1 28L
+#define STATS_stage1_unit01_bn2 56L
+#define STATS_stage2_unit01_bn1 84L
+#define STATS_stage2_unit01_bn2 140L
+#define STATS_stage3_unit01_bn1 196L
+#define STATS_stage3_unit01_bn2 308L
 
 #endif

@@ -262,10 +262,20 @@ struct batch_norm_gradient_sums {
  * and over those BN's statistics came from (whole: count values, all the
  * ranks' images if synced, else own): dgamma and dbeta (this rank's part),
  * and the line dx = scale dy + slope (x - mean) + offset, which
- * batch_norm_gradient_apply runs (dy through ReLU's mask if relu). */
+ * batch_norm_gradient_apply runs (dy through ReLU's mask if relu). The
+ * lines are kept after BN's saved values (BATCH_NORM_SAVED reals a
+ * channel in all), where a convolution whose output BN normalised reads
+ * them if BN's backward left dx to it (batch_norm_deferred). */
 struct batch_norm_gradient_line {
 	real scale, slope, offset;
 };
+
+enum { BATCH_NORM_SAVED = 7 }; /* mean, 1/std, scale, shift; then the line */
+
+KERNEL_HELPER struct batch_norm_gradient_line *batch_norm_lines(const real *saved, int channels)
+{
+	return (struct batch_norm_gradient_line *)(saved + 4 * channels);
+}
 
 KERNEL_HELPER struct batch_norm_gradient_line batch_norm_gradient_line(real *dgamma, real *dbeta, const real *gamma, const real *saved, int channels, int c, struct batch_norm_gradient_sums own, struct batch_norm_gradient_sums whole, double count)
 {
@@ -279,13 +289,13 @@ KERNEL_HELPER struct batch_norm_gradient_line batch_norm_gradient_line(real *dga
 	return (struct batch_norm_gradient_line){(real)k, (real)(-k * inverse_std * sum_dy_xhat / count), (real)(-k * sum_dy / count)};
 }
 
-/* din (+)= dx of every channel by its line, the images shared among the
- * threads (an orphaned omp for): whole images are long runs of memory,
- * where a channel of an 8 x 8 image is 64 reals. */
-KERNEL_HELPER void batch_norm_gradient_apply(real *din, const real *dout, const real *in, const real *saved, const struct batch_norm_gradient_line *lines, int n, int channels, int pixels, bool relu, enum gradient_write write)
+/* dx (+)= BN's input gradient of count images by the lines, from dy (the
+ * gradient of BN's output, or of ReLU's after it if relu) and BN's input
+ * x; the images consecutive in each. */
+KERNEL_HELPER void batch_norm_gradient_images(real *din, const real *dout, const real *in, const real *saved, int count, int channels, int pixels, bool relu, enum gradient_write write)
 {
-	#pragma omp for schedule(static)
-	for (int i = 0; i < n; i++)
+	const struct batch_norm_gradient_line *lines = batch_norm_lines(saved, channels);
+	for (int i = 0; i < count; i++)
 		for (int c = 0; c < channels; c++) {
 			real mean = saved[c], relu_scale = saved[2 * channels + c], relu_shift = saved[3 * channels + c];
 			real scale = lines[c].scale, slope = lines[c].slope, offset = lines[c].offset;
@@ -303,6 +313,34 @@ KERNEL_HELPER void batch_norm_gradient_apply(real *din, const real *dout, const 
 				dx[p] = (write == GRADIENT_ADD ? dx[p] : 0) + scale * gradient + slope * (x[p] - mean) + offset;
 			}
 		}
+}
+
+/* din (+)= dx of every channel by its line, the images shared among the
+ * threads (an orphaned omp for): whole images are long runs of memory,
+ * where a channel of an 8 x 8 image is 64 reals. */
+KERNEL_HELPER void batch_norm_gradient_apply(real *din, const real *dout, const real *in, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write)
+{
+	size_t image = (size_t)channels * pixels;
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++)
+		batch_norm_gradient_images(din + i * image, dout + i * image, in + i * image, saved, 1, channels, pixels, relu, write);
+}
+
+/* Where a convolution's backward takes dY from when the BN that
+ * normalises its output (and a ReLU after it) left its input gradient to
+ * it (lower.h): computed image by image as the convolution reads it, from
+ * dy, the gradient of ReLU's output, and in, BN's input (the convolution's
+ * output), by BN's saved values and lines. dy NULL: dY is stored. */
+struct batch_norm_deferred {
+	const real *dy, *in, *saved;
+};
+
+/* dY of count images from first, set in dx (as the convolution's output
+ * shape: channels by pixels an image). */
+KERNEL_HELPER void batch_norm_deferred_images(real *dx, struct batch_norm_deferred d, int first, int count, int channels, int pixels)
+{
+	size_t at = (size_t)first * channels * pixels;
+	batch_norm_gradient_images(dx, d.dy + at, d.in + at, d.saved, count, channels, pixels, true, GRADIENT_SET);
 }
 
 /* BN backward's sums of every channel, 4 channels doubles at totals: this
@@ -324,10 +362,12 @@ static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const do
 /* The end of BN's backward, called by every thread of a parallel region
  * once each has its sums over its images (2 channels doubles, sums_at
  * reals into its scratch): the threads' sums added in thread order (and
- * across the ranks if BN's statistics span them), dgamma and dbeta, and
- * din (+)= dx from dy (through ReLU's mask if relu). totals (4 channels)
- * and lines (channels): the region's, shared by its threads. */
-KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const real *scratch, size_t scratch_per_thread, size_t sums_at, double *totals, struct batch_norm_gradient_line *lines)
+ * across the ranks if BN's statistics span them), dgamma, dbeta and the
+ * lines (kept in saved), and din (+)= dx from dy (through ReLU's mask if
+ * relu), unless din is NULL: then the convolution that produced BN's
+ * input computes dx as it reads it (batch_norm_deferred). totals (4
+ * channels doubles): the region's, shared by its threads. */
+KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const real *scratch, size_t scratch_per_thread, size_t sums_at, double *totals)
 {
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
@@ -344,11 +384,13 @@ KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbe
 	}
 	if (synced)
 		batch_norm_add_across(ranks, totals + 2 * channels, 2 * channels);
+	struct batch_norm_gradient_line *lines = batch_norm_lines(saved, channels);
 	#pragma omp for schedule(static)
 	for (int c = 0; c < channels; c++)
 		lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, channels, c, batch_norm_gradient_total(totals, channels, c, false),
 						    batch_norm_gradient_total(totals, channels, c, true), count);
-	batch_norm_gradient_apply(din, dy, in, saved, lines, n, channels, pixels, relu, write);
+	if (din)
+		batch_norm_gradient_apply(din, dy, in, saved, n, channels, pixels, relu, write);
 }
 
 /* Where BN's output gradient comes from when a ReLU after an addition
@@ -367,11 +409,10 @@ struct batch_norm_masked {
  * images are shared among the threads, each summing its own in its
  * scratch (BATCH_NORM_SCRATCH reals), added in thread order. */
 #define BATCH_NORM_SCRATCH(channels) (4 * (size_t)(channels)) /* 2 channels doubles, in reals of either precision */
-KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
 {
 	double started = profile_clock();
 	double totals[4 * channels];
-	struct batch_norm_gradient_line lines[channels];
 	#pragma omp parallel
 	{
 		/* the sums, first per thread over its images, in image order */
@@ -392,7 +433,7 @@ KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, con
 				batch_norm_sums(in + at, dy, saved[c], relu, saved[2 * channels + c], saved[3 * channels + c], pixels, &mine[c], &mine[channels + c]);
 			}
 		batch_norm_gradient_finish(din, dgamma, dbeta, masked ? masked->gradient : dout, in, gamma, saved, n, channels, pixels, relu, write, ranks, scratch,
-					   scratch_per_thread, 0, totals, lines);
+					   scratch_per_thread, 0, totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -491,15 +532,25 @@ struct conv_shape {
 	CONV_MAX(CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k)), \
 		 CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k))
 #define CONV_BN_SUMS(c_in) CONV_ALIGN(4 * (c_in))
+/* dY of the images the backward pass takes at once, where BN's backward
+ * left it to the convolution (batch_norm_deferred): one image, or a
+ * group of Winograd's (for either tile). */
+#define CONV_DEFERRED(c_out, h_out, w_out, k)                                                                       \
+	CONV_ALIGN((c_out) * (h_out) * (w_out) *                                                                    \
+		   ((k) == 3 ? CONV_MAX(CONV_GROUP(CONV_TILES_OF(h_out, w_out, 2), GEMM_PANEL_MAX),                 \
+					CONV_GROUP(CONV_TILES_OF(h_out, w_out, 4), GEMM_PANEL_MAX))                 \
+			     : 1))
 #define CONV_SCRATCH(c_in, h_in, w_in, c_out, h_out, w_out, k)                                             \
 	(CONV_ALIGN((c_out) * CONV_PATCH(c_in, k)) +                                                     \
 	 CONV_MAX(CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k),                           \
 		  CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) +                           \
-			  CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) + CONV_BN_SUMS(c_in)))
+			  CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) + CONV_BN_SUMS(c_in) + \
+			  CONV_DEFERRED(c_out, h_out, w_out, k)))
 /* Where in a thread's scratch each part starts. */
 #define CONV_PARTS_AT(s) CONV_ALIGN((s).c_out * CONV_PATCH((s).c_in, (s).k))
 #define CONV_DATA_AT(s) (CONV_PARTS_AT(s) + CONV_WEIGHT_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
 #define CONV_BN_SUMS_AT(s) (CONV_DATA_AT(s) + CONV_DATA_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
+#define CONV_DEFERRED_AT(s) (CONV_BN_SUMS_AT(s) + CONV_BN_SUMS((s).c_in))
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
  * output's shape that the output adds the convolution to; sums, if not
@@ -2584,13 +2635,16 @@ struct conv_backward_epilogue {
 /* Both gradients, image by image: the weight gradient's part of an image,
  * then its data gradient, while dY(i), which both read, is still in the
  * cache, then the epilogue; each thread's parts of its scratch side by
- * side. The calling thread's seconds in the data gradient and the
- * epilogue are added to *data_seconds (the profile's split). This is
- * conv_backward_weights and conv_backward_data in one loop: the same sums
- * in the same order. */
-KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
+ * side. With dout NULL, dY is BN's input gradient, which BN's backward
+ * left to this pass (deferred): each image's is computed first, into the
+ * thread's scratch, and never stored. The calling thread's seconds in the
+ * data gradient and the epilogue are added to *data_seconds (the
+ * profile's split). This is conv_backward_weights and conv_backward_data
+ * in one loop: the same sums in the same order. */
+KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
 {
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+	real *computed = mine + CONV_DEFERRED_AT(s);
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
 	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s));
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
@@ -2598,10 +2652,13 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, con
 	conv_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group) {
 		int count = to - first < d.group ? to - first : d.group;
-		for (int i = first; i < first + count; i++)
-			conv_weight_gradient_image(&g, dout + i * out_size, in + i * in_size);
+		const real *dy = dout ? dout + first * out_size : computed;
+		if (!dout)
+			batch_norm_deferred_images(computed, deferred, first, count, s.c_out, s.h_out * s.w_out);
+		for (int i = 0; i < count; i++)
+			conv_weight_gradient_image(&g, dy + i * out_size, in + (first + i) * in_size);
 		double started = profile_clock();
-		conv_data_gradient_images(&d, din + first * in_size, dout + first * out_size, count, write);
+		conv_data_gradient_images(&d, din + first * in_size, dy, count, write);
 		if (epilogue.saved)
 			for (int i = first; i < first + count; i++)
 				batch_norm_gradient_sums(epilogue.sums, in + i * in_size, din + i * in_size, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
@@ -2664,15 +2721,15 @@ static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-/* Both gradients in one pass over the images (conv_backward); the
- * profile's split is the first thread's. */
-static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
+/* Both gradients in one pass over the images (conv_backward); dout NULL:
+ * dY comes from deferred. The profile's split is the first thread's. */
+static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2688,7 +2745,7 @@ static void bn_relu_4x8x8_forward(real *out, const real *in, const real *gamma, 
 }
 
 /* dout: the gradient of ReLU's output; din (+)= BN's input gradient. */
-static void bn_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+static void bn_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, true, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
 }
@@ -2708,15 +2765,15 @@ static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-/* Both gradients in one pass over the images (conv_backward); the
- * profile's split is the first thread's. */
-static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
+/* Both gradients in one pass over the images (conv_backward); dout NULL:
+ * dY comes from deferred. The profile's split is the first thread's. */
+static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2744,27 +2801,30 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
 }
 
 /* dactivated = the gradient of ReLU's output (set); din (+)= BN's input
- * gradient. One parallel region: both gradients of the convolution image
- * by image, each image's data gradient followed, while it is fresh, by its
- * part of BN's sums (added per thread in image order, in the thread's
- * scratch); then BN's backward by channel, the threads' sums added in
- * thread order (and across the ranks if BN's statistics span them). */
-static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+ * gradient, unless din is NULL: then the convolution that produced BN's
+ * input computes it as its backward reads it (batch_norm_deferred), from
+ * dactivated, in and the lines kept in saved. dout NULL: this step's own
+ * dY comes from deferred. One parallel region: both gradients of the
+ * convolution image by image, each image's data gradient followed, while
+ * it is fresh, by its part of BN's sums (added per thread in image order,
+ * in the thread's scratch); then BN's backward by channel, the threads'
+ * sums added in thread order (and across the ranks if BN's statistics
+ * span them). */
+static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
 	double totals[4 * 4];
-	struct batch_norm_gradient_line lines[4];
 	#pragma omp parallel
 	{
 		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape));
 		memset(sums, 0, sizeof(double) * 2 * 4);
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, 8 * 8, true, write, ranks, scratch,
-					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape), totals, lines);
+					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape), totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -2779,7 +2839,7 @@ static void bn_add_relu_4x8x8_forward(real *out, const real *in, const real *sho
 
 /* dsum (+)= dout where ReLU passed it: the gradient of the sum, of BN's
  * output and of the shortcut (one slot); din (+)= BN's input gradient. */
-static void bn_add_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, real *dsum, const real *dout, const real *out, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write sum_write, enum gradient_write write, const struct net_ranks *ranks)
+static void bn_add_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, real *dsum, const real *dout, const real *out, const real *in, const real *gamma, real *saved, int n, real *scratch, enum gradient_write sum_write, enum gradient_write write, const struct net_ranks *ranks)
 {
 	struct batch_norm_masked masked = {dsum, out, sum_write};
 	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 4, 8 * 8, false, write, ranks, &masked, scratch, NET_SCRATCH_PER_THREAD);
@@ -2800,15 +2860,15 @@ static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-/* Both gradients in one pass over the images (conv_backward); the
- * profile's split is the first thread's. */
-static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
+/* Both gradients in one pass over the images (conv_backward); dout NULL:
+ * dY comes from deferred. The profile's split is the first thread's. */
+static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2836,27 +2896,30 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
 }
 
 /* dactivated = the gradient of ReLU's output (set); din (+)= BN's input
- * gradient. One parallel region: both gradients of the convolution image
- * by image, each image's data gradient followed, while it is fresh, by its
- * part of BN's sums (added per thread in image order, in the thread's
- * scratch); then BN's backward by channel, the threads' sums added in
- * thread order (and across the ranks if BN's statistics span them). */
-static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+ * gradient, unless din is NULL: then the convolution that produced BN's
+ * input computes it as its backward reads it (batch_norm_deferred), from
+ * dactivated, in and the lines kept in saved. dout NULL: this step's own
+ * dY comes from deferred. One parallel region: both gradients of the
+ * convolution image by image, each image's data gradient followed, while
+ * it is fresh, by its part of BN's sums (added per thread in image order,
+ * in the thread's scratch); then BN's backward by channel, the threads'
+ * sums added in thread order (and across the ranks if BN's statistics
+ * span them). */
+static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
 	double totals[4 * 8];
-	struct batch_norm_gradient_line lines[8];
 	#pragma omp parallel
 	{
 		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape));
 		memset(sums, 0, sizeof(double) * 2 * 8);
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, 4 * 4, true, write, ranks, scratch,
-					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape), totals, lines);
+					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape), totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -2869,7 +2932,7 @@ static void batch_norm_8x4x4_forward(real *out, const real *in, const real *gamm
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 8, 4 * 4, sums, given, ranks, false, NULL);
 }
 
-static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 8, 4 * 4, false, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
 }
@@ -2889,15 +2952,15 @@ static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-/* Both gradients in one pass over the images (conv_backward); the
- * profile's split is the first thread's. */
-static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
+/* Both gradients in one pass over the images (conv_backward); dout NULL:
+ * dY comes from deferred. The profile's split is the first thread's. */
+static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2919,15 +2982,15 @@ static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-/* Both gradients in one pass over the images (conv_backward); the
- * profile's split is the first thread's. */
-static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
+/* Both gradients in one pass over the images (conv_backward); dout NULL:
+ * dY comes from deferred. The profile's split is the first thread's. */
+static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2955,27 +3018,30 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
 }
 
 /* dactivated = the gradient of ReLU's output (set); din (+)= BN's input
- * gradient. One parallel region: both gradients of the convolution image
- * by image, each image's data gradient followed, while it is fresh, by its
- * part of BN's sums (added per thread in image order, in the thread's
- * scratch); then BN's backward by channel, the threads' sums added in
- * thread order (and across the ranks if BN's statistics span them). */
-static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, const real *in, const real *gamma, const real *weight, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+ * gradient, unless din is NULL: then the convolution that produced BN's
+ * input computes it as its backward reads it (batch_norm_deferred), from
+ * dactivated, in and the lines kept in saved. dout NULL: this step's own
+ * dY comes from deferred. One parallel region: both gradients of the
+ * convolution image by image, each image's data gradient followed, while
+ * it is fresh, by its part of BN's sums (added per thread in image order,
+ * in the thread's scratch); then BN's backward by channel, the threads'
+ * sums added in thread order (and across the ranks if BN's statistics
+ * span them). */
+static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
 	double totals[4 * 16];
-	struct batch_norm_gradient_line lines[16];
 	#pragma omp parallel
 	{
 		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape));
 		memset(sums, 0, sizeof(double) * 2 * 16);
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
 		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, 2 * 2, true, write, ranks, scratch,
-					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape), totals, lines);
+					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape), totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -2988,7 +3054,7 @@ static void batch_norm_16x2x2_forward(real *out, const real *in, const real *gam
 	batch_norm_forward(out, in, gamma, beta, running_mean, running_var, saved, n, training, 16, 2 * 2, sums, given, ranks, false, NULL);
 }
 
-static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, const real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
 {
 	batch_norm_backward(din, dgamma, dbeta, dout, in, gamma, saved, n, 16, 2 * 2, false, write, ranks, NULL, scratch, NET_SCRATCH_PER_THREAD);
 }
@@ -3008,15 +3074,15 @@ static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
-/* Both gradients in one pass over the images (conv_backward); the
- * profile's split is the first thread's. */
-static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
+/* Both gradients in one pass over the images (conv_backward); dout NULL:
+ * dY comes from deferred. The profile's split is the first thread's. */
+static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
