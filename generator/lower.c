@@ -155,8 +155,8 @@ static void fuse_batch_norms(struct lowering *l, const int *readers)
 /* The step that produced the input of step j's BN, if step j, a fused BN
  * + ReLU + convolution, can leave BN's input gradient to it (see lower.h):
  * a convolution's output, stored, that only BN reads, whose gradient has
- * its own slot, and that convolution ends its step, which takes no other
- * deferred gradient; else -1. */
+ * its own slot, and that convolution, of BN's group, ends its step, which
+ * takes no other deferred gradient; else -1. */
 static int takes_gradient_of(const struct lowering *l, const int *readers, int j)
 {
 	const struct graph *g = l->graph;
@@ -164,8 +164,8 @@ static int takes_gradient_of(const struct lowering *l, const int *readers, int j
 	if (step->kind != STEP_BN_RELU_CONV)
 		return -1;
 	int t = g->ops[step->first_op].inputs[0], producer = g->tensors[t].producer;
-	if (producer < 0 || g->ops[producer].kind != OP_CONV || readers[t] != 1 || !l->stored[t] ||
-	    !l->gradient_stored[t] || l->gradient_slot[t] != t)
+	if (producer < 0 || g->ops[producer].kind != OP_CONV || g->ops[producer].group != g->ops[step->first_op].group ||
+	    readers[t] != 1 || !l->stored[t] || !l->gradient_stored[t] || l->gradient_slot[t] != t)
 		return -1;
 	int k = l->step_of_op[producer];
 	const struct step *conv_step = &l->steps[k];

@@ -44,6 +44,12 @@
  * its dY, from the gradient of ReLU's output and its own output, into
  * its scratch. So BN's input gradient is never stored, nor read back: a
  * pass over the images that wrote it and one that read it are spared.
+ * Both are of one group (unit): when a group's backward ends, its input
+ * gradient is whole, as step --dump and gradflow read it. A pre-activation
+ * unit's first BN, which adds its input gradient to the residual
+ * stream's, could leave that to the unit before (its last convolution
+ * reads the stream's gradient next), but then the unit's input gradient
+ * would lack BN's part until that unit ran.
  *
  * An addition's backward only hands its output's gradient to both inputs.
  * Where that can be done without a copy, the inputs' gradients share the

@@ -425,8 +425,9 @@ static bool slots_overlap(long a, long size_a, long b, long size_b)
  * (lower.h): neither gradient has a slot, the convolution's step names
  * the BN's, BN's input (the convolution's output) is stored, and the
  * gradient of ReLU's output, which the convolution then reads, lies
- * apart from the gradient the convolution's own step writes. A unit's
- * first BN, whose input the shortcut reads too, stores its gradient. */
+ * apart from the gradient the convolution's own step writes. Each is in
+ * its BN's unit; a unit's first BN, whose input the shortcut reads too,
+ * stores its gradient. */
 static void test_lowering_leaves_batch_norm_gradients_to_convolutions(void **unused)
 {
 	(void)unused;
@@ -449,6 +450,7 @@ static void test_lowering_leaves_batch_norm_gradients_to_convolutions(void **unu
 		int t = bn->inputs[0], producer = g.tensors[t].producer, activated = bn[1].output;
 		assert_true(producer >= 0);
 		assert_int_equal(g.ops[producer].kind, OP_CONV);
+		assert_int_equal(g.ops[producer].group, bn->group); /* the unit's input gradient whole when its backward ends */
 		const struct step *conv_step = &l->steps[l->step_of_op[producer]];
 		assert_int_equal(conv_step->applies_for, j);
 		assert_int_equal(p.gradient_offset[t], -1);
