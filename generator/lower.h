@@ -37,12 +37,12 @@
  *
  * A fused BN + ReLU + convolution whose BN normalises the output of a
  * convolution that only BN reads (a bottleneck unit's second and third
- * BNs, a basic unit's second) leaves BN's input gradient to that
- * convolution's backward, which runs after it: BN's backward takes its sums
- * and keeps, per channel, the line dx = scale dy + slope (x - mean) +
- * offset; the convolution computes dx of each image by it as it reads
- * its dY, from the gradient of ReLU's output and its own output, into
- * its scratch. So BN's input gradient is never stored, nor read back: a
+ * BNs, a basic unit's second, an original unit's first) leaves BN's input
+ * gradient to that convolution's backward, which runs after it: BN's
+ * backward takes its sums and keeps, per channel, the line dx = scale dy
+ * + slope (x - mean) + offset; the convolution computes dx of each image
+ * by it as it reads its dY, from the gradient of ReLU's output and its
+ * own output, into its scratch. So BN's input gradient is never stored, nor read back: a
  * pass over the images that wrote it and one that read it are spared.
  * Both are of one group (unit): when a group's backward ends, its input
  * gradient is whole, as step --dump and gradflow read it. A pre-activation

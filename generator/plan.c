@@ -266,8 +266,9 @@ static void place_params(struct plan *p, const struct graph *g)
 		p->stats_offset[i] = -1;
 		if (g->ops[i].kind == OP_BATCH_NORM) {
 			p->stats_offset[i] = p->stats_count;
-			/* mean, 1/std, and the scale and shift BN applies, per channel */
-			p->stats_count += 7L * g->tensors[g->ops[i].output].shape.channels; /* BATCH_NORM_SAVED */
+			/* per channel: mean, 1/std, the scale and shift BN applies, and
+			 * its backward's line (BATCH_NORM_SAVED) */
+			p->stats_count += 7L * g->tensors[g->ops[i].output].shape.channels;
 		}
 	}
 }
