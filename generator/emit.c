@@ -408,10 +408,12 @@ static void gradient_vars(const struct emitter *e, int j, struct template_vars *
 		template_set(v, "DOUT", "GRAD(%s)", g->tensors[last->output].name);
 		template_set(v, "DEFERRED", "DY_STORED");
 	} else {
-		const struct op *bn = &g->ops[l->steps[step->applies_for].first_op];
+		/* BN's output gradient: of the ReLU after it, or of the sum after it (BN + addition + ReLU) */
+		const struct step *after = &l->steps[step->applies_for];
+		const struct op *bn = &g->ops[after->first_op];
 		template_set(v, "DOUT", "NULL");
-		template_set(v, "DEFERRED", "DY_FROM_BN(%s, %s, %s)", bn->name, g->tensors[bn[1].output].name,
-			     g->tensors[bn->inputs[0]].name);
+		template_set(v, "DEFERRED", "%s(%s, %s, %s)", after->kind == STEP_BN_RELU_CONV ? "DY_FROM_BN_RELU" : "DY_FROM_BN",
+			     bn->name, g->tensors[bn[1].output].name, g->tensors[bn->inputs[0]].name);
 	}
 }
 
@@ -443,6 +445,11 @@ static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 		template_set(v, "BACKWARD_NAMES", "%s + %s", names[1], names[0]);
 		return;
 	}
+	/* the gradient BN writes: none where it leaves it to the convolution before */
+	if (step->leaves_gradient)
+		template_set(v, "DIN", "NULL");
+	else if (step->kind != STEP_BN_RELU)
+		template_set(v, "DIN", "GRAD(%s)", g->tensors[bn->inputs[0]].name);
 	if (step->kind == STEP_BN_ADD_RELU) { /* second: the addition, third: the ReLU */
 		int other = second->inputs[0] == bn->output ? second->inputs[1] : second->inputs[0];
 		template_set(v, "SHORTCUT", "%s", g->tensors[other].name);
@@ -468,11 +475,6 @@ static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 	template_set(v, "WEIGHT", "%s", g->params[third->params[0]].name);
 	template_set(v, "NEXT_SUMS", "%s", next_sums(&p->lowering, j));
 	gradient_vars(e, j, v);
-	/* the gradient BN writes: none where it leaves it to the convolution before */
-	if (step->leaves_gradient)
-		template_set(v, "DIN", "NULL");
-	else
-		template_set(v, "DIN", "GRAD(%s)", g->tensors[bn->inputs[0]].name);
 }
 
 /* Before a step's backward: zeroes the stored gradients of its inputs that

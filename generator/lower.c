@@ -153,15 +153,18 @@ static void fuse_batch_norms(struct lowering *l, const int *readers)
 }
 
 /* The step that produced the input of step j's BN, if step j, a fused BN
- * + ReLU + convolution, can leave BN's input gradient to it (see lower.h):
- * a convolution's output, stored, that only BN reads, whose gradient has
- * its own slot, and that convolution, of BN's group, ends its step, which
- * takes no other deferred gradient; else -1. */
+ * + ReLU + convolution or BN + addition + ReLU, can leave BN's input
+ * gradient to it (see lower.h): a convolution's output, stored, that only
+ * BN reads, whose gradient has its own slot, and that convolution, of
+ * BN's group, ends its step, which takes no other deferred gradient; else
+ * -1. BN + addition + ReLU hands BN the sum's gradient, whose slot the
+ * shortcut's gradient shares: only to the step just before, which reads
+ * it before any other step adds to it. */
 static int takes_gradient_of(const struct lowering *l, const int *readers, int j)
 {
 	const struct graph *g = l->graph;
 	const struct step *step = &l->steps[j];
-	if (step->kind != STEP_BN_RELU_CONV)
+	if (step->kind != STEP_BN_RELU_CONV && step->kind != STEP_BN_ADD_RELU)
 		return -1;
 	int t = g->ops[step->first_op].inputs[0], producer = g->tensors[t].producer;
 	if (producer < 0 || g->ops[producer].kind != OP_CONV || g->ops[producer].group != g->ops[step->first_op].group ||
@@ -170,7 +173,7 @@ static int takes_gradient_of(const struct lowering *l, const int *readers, int j
 	int k = l->step_of_op[producer];
 	const struct step *conv_step = &l->steps[k];
 	if (conv_step->kernel_op != producer || conv_step->first_op + conv_step->op_count - 1 != producer ||
-	    conv_step->applies_for >= 0)
+	    conv_step->applies_for >= 0 || (step->kind == STEP_BN_ADD_RELU && k != j - 1))
 		return -1;
 	return k;
 }

@@ -35,15 +35,17 @@
  * computed again from BN's input, so that neither BN's output nor its
  * gradient is stored and ReLU's backward pass is spared.
  *
- * A fused BN + ReLU + convolution whose BN normalises the output of a
- * convolution that only BN reads (a bottleneck unit's second and third
- * BNs, a basic unit's second, an original unit's first) leaves BN's input
- * gradient to that convolution's backward, which runs after it: BN's
- * backward takes its sums and keeps, per channel, the line dx = scale dy
- * + slope (x - mean) + offset; the convolution computes dx of each image
- * by it as it reads its dY, from the gradient of ReLU's output and its
- * own output, into its scratch. So BN's input gradient is never stored, nor read back: a
- * pass over the images that wrote it and one that read it are spared.
+ * A fused BN + ReLU + convolution, or BN + addition + ReLU, whose BN
+ * normalises the output of a convolution that only BN reads (a
+ * bottleneck unit's second and third BNs, a basic unit's second, both of
+ * an original unit's) leaves BN's input gradient to that convolution's
+ * backward, which runs after it: BN's backward takes its sums and keeps,
+ * per channel, the line dx = scale dy + slope (x - mean) + offset; the
+ * convolution computes dx of each image by it as it reads its dY, from
+ * the gradient of BN's output (through ReLU's mask) or of the sum, and its
+ * own output, into its scratch. So BN's input gradient is never stored,
+ * nor read back: a pass over the images that wrote it and one that read
+ * it are spared.
  * Both are of one group (unit): when a group's backward ends, its input
  * gradient is whole, as step --dump and gradflow read it. A pre-activation
  * unit's first BN, which adds its input gradient to the residual
@@ -77,8 +79,8 @@ struct step {
 	bool sums_for_next;     /* its convolution takes the sums of the BN that starts the next step */
 	int applies_for;        /* its convolution's dY is the input gradient of the BN of that step,
 				   which left it to this one (see above); -1: dY is stored */
-	bool leaves_gradient;   /* STEP_BN_RELU_CONV: its BN's input gradient is left to the step
-				   that produced BN's input */
+	bool leaves_gradient;   /* its BN's input gradient is left to the step that produced BN's
+				   input */
 };
 
 struct lowering {

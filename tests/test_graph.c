@@ -420,55 +420,65 @@ static bool slots_overlap(long a, long size_a, long b, long size_b)
 	return a < b + size_b && b < a + size_a;
 }
 
-/* A bottleneck unit's second and third BNs, which normalise a convolution
- * that only they read, leave their input gradients to that convolution
- * (lower.h): neither gradient has a slot, the convolution's step names
- * the BN's, BN's input (the convolution's output) is stored, and the
- * gradient of ReLU's output, which the convolution then reads, lies
- * apart from the gradient the convolution's own step writes. Each is in
- * its BN's unit; a unit's first BN, whose input the shortcut reads too,
- * stores its gradient. */
+/* BNs that normalise a convolution that only they read leave their input
+ * gradients to that convolution (lower.h): neither gradient has a slot
+ * (BN + addition + ReLU's sum gradient is the shortcut's, and stored),
+ * the convolution's step, in BN's unit and (after BN + addition + ReLU)
+ * just before, names the BN's, BN's input (the convolution's output) is
+ * stored, and the gradient the convolution then reads lies apart from
+ * those its own step writes. In preact-29's bottleneck units the second
+ * and third BNs; the first, whose input the shortcut reads too, stores
+ * its gradient. In original-29's, all three, but where a projection's
+ * convolution comes between the last convolution and BN + addition +
+ * ReLU. */
 static void test_lowering_leaves_batch_norm_gradients_to_convolutions(void **unused)
 {
 	(void)unused;
-	struct spec spec;
-	struct graph g;
-	struct plan p;
-	struct diag d = {{0}};
-	build(&spec, &g, "bottleneck", "full-preact", 29, "projection: conv1x1");
-	assert_int_equal(plan_build(&p, &g, &d), 0);
-	const struct lowering *l = &p.lowering;
-	int left = 0, batch_norms = 0;
-	for (int i = 0; i < g.op_count; i++)
-		batch_norms += g.ops[i].kind == OP_BATCH_NORM;
-	for (int j = 0; j < l->step_count; j++) {
-		const struct step *step = &l->steps[j];
-		if (!step->leaves_gradient)
-			continue;
-		assert_int_equal(step->kind, STEP_BN_RELU_CONV);
-		const struct op *bn = &g.ops[step->first_op];
-		int t = bn->inputs[0], producer = g.tensors[t].producer, activated = bn[1].output;
-		assert_true(producer >= 0);
-		assert_int_equal(g.ops[producer].kind, OP_CONV);
-		assert_int_equal(g.ops[producer].group, bn->group); /* the unit's input gradient whole when its backward ends */
-		const struct step *conv_step = &l->steps[l->step_of_op[producer]];
-		assert_int_equal(conv_step->applies_for, j);
-		assert_int_equal(p.gradient_offset[t], -1);
-		assert_true(p.activation_offset[t] >= 0);
-		assert_true(p.gradient_offset[activated] >= 0);
-		/* what the convolution's step writes in backward: its input's gradient, and a fused step's ReLU output's */
-		const struct op *first = &g.ops[conv_step->first_op];
-		int written[2] = {first->inputs[0], conv_step->kind == STEP_BN_RELU_CONV ? first[1].output : first->inputs[0]};
-		for (int k = 0; k < 2; k++)
-			if (p.gradient_offset[written[k]] >= 0)
-				assert_false(slots_overlap(p.gradient_offset[activated], graph_tensor_size(&g, activated),
-							   p.gradient_offset[written[k]], graph_tensor_size(&g, written[k])));
-		left++;
+	const char *orderings[] = {"full-preact", "original"};
+	const int expected[] = {2 * 9, 3 * 9 - 3};
+	for (int o = 0; o < 2; o++) {
+		struct spec spec;
+		struct graph g;
+		struct plan p;
+		struct diag d = {{0}};
+		build(&spec, &g, "bottleneck", orderings[o], 29, "projection: conv1x1");
+		assert_int_equal(plan_build(&p, &g, &d), 0);
+		const struct lowering *l = &p.lowering;
+		int left = 0, batch_norms = 0;
+		for (int i = 0; i < g.op_count; i++)
+			batch_norms += g.ops[i].kind == OP_BATCH_NORM;
+		for (int j = 0; j < l->step_count; j++) {
+			const struct step *step = &l->steps[j];
+			if (!step->leaves_gradient)
+				continue;
+			assert_true(step->kind == STEP_BN_RELU_CONV || step->kind == STEP_BN_ADD_RELU);
+			const struct op *bn = &g.ops[step->first_op];
+			int t = bn->inputs[0], producer = g.tensors[t].producer, gradient = bn[1].output;
+			assert_true(producer >= 0);
+			assert_int_equal(g.ops[producer].kind, OP_CONV);
+			assert_int_equal(g.ops[producer].group, bn->group); /* the unit's input gradient whole when its backward ends */
+			const struct step *conv_step = &l->steps[l->step_of_op[producer]];
+			assert_int_equal(conv_step->applies_for, j);
+			if (step->kind == STEP_BN_ADD_RELU)
+				assert_int_equal(l->step_of_op[producer], j - 1);
+			assert_int_equal(p.gradient_offset[t], -1);
+			assert_true(p.activation_offset[t] >= 0);
+			assert_true(p.gradient_offset[gradient] >= 0);
+			/* what the convolution's step writes in backward: its input's gradient, and a fused step's ReLU output's */
+			const struct op *first = &g.ops[conv_step->first_op];
+			int written[2] = {first->inputs[0], conv_step->kind == STEP_BN_RELU_CONV ? first[1].output : first->inputs[0]};
+			for (int k = 0; k < 2; k++)
+				if (p.gradient_offset[written[k]] >= 0)
+					assert_false(slots_overlap(p.gradient_offset[gradient], graph_tensor_size(&g, gradient),
+								   p.gradient_offset[written[k]], graph_tensor_size(&g, written[k])));
+			left++;
+		}
+		print_message("%s-29 (bottleneck): %d of %d BNs leave their input gradient to the convolution before\n", orderings[o], left,
+			      batch_norms);
+		assert_int_equal(left, expected[o]);
+		plan_free(&p);
+		graph_free(&g);
 	}
-	print_message("preact-29 (bottleneck): %d of %d BNs leave their input gradient to the convolution before\n", left, batch_norms);
-	assert_int_equal(left, 2 * 9);
-	plan_free(&p);
-	graph_free(&g);
 }
 
 int main(void)

@@ -327,12 +327,14 @@ KERNEL_HELPER void batch_norm_gradient_apply(real *din, const real *dout, const 
 }
 
 /* Where a convolution's backward takes dY from when the BN that
- * normalises its output (and a ReLU after it) left its input gradient to
- * it (lower.h): computed image by image as the convolution reads it, from
- * dy, the gradient of ReLU's output, and in, BN's input (the convolution's
- * output), by BN's saved values and lines. dy NULL: dY is stored. */
+ * normalises its output left its input gradient to it (lower.h):
+ * computed image by image as the convolution reads it, from dy, the
+ * gradient of BN's output (of the ReLU after it if relu), and in, BN's
+ * input (the convolution's output), by BN's saved values and lines. dy
+ * NULL: dY is stored. */
 struct batch_norm_deferred {
 	const real *dy, *in, *saved;
+	bool relu;
 };
 
 /* dY of count images from first, set in dx (as the convolution's output
@@ -340,7 +342,7 @@ struct batch_norm_deferred {
 KERNEL_HELPER void batch_norm_deferred_images(real *dx, struct batch_norm_deferred d, int first, int count, int channels, int pixels)
 {
 	size_t at = (size_t)first * channels * pixels;
-	batch_norm_gradient_images(dx, d.dy + at, d.in + at, d.saved, count, channels, pixels, true, GRADIENT_SET);
+	batch_norm_gradient_images(dx, d.dy + at, d.in + at, d.saved, count, channels, pixels, d.relu, GRADIENT_SET);
 }
 
 /* BN backward's sums of every channel, 4 channels doubles at totals: this

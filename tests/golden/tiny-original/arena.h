@@ -42,11 +42,10 @@
 /* Gradients of the activations */
 #define GRAD_input 192L
 #define GRAD_stem_conv 800L
-#define GRAD_stem_relu 1824L
-#define GRAD_stage1_unit01_relu1 1056L
-#define GRAD_stage1_unit01_conv2 1568L
-#define GRAD_stage1_unit01_bn2 1824L
-#define GRAD_stage1_unit01_add 1824L
+#define GRAD_stem_relu 1568L
+#define GRAD_stage1_unit01_relu1 1312L
+#define GRAD_stage1_unit01_bn2 1568L
+#define GRAD_stage1_unit01_add 1568L
 #define GRAD_stage1_unit01_post_relu 2176L
 #define GRAD_stage2_unit01_relu1 1696L
 #define GRAD_stage2_unit01_conv2 1824L
