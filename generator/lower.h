@@ -23,7 +23,8 @@
  * gradient (below) and only a ReLU reading its output, run as one step:
  * the end of an original unit, relu(shortcut + bn(x)), one pass over the
  * images in forward and two in backward (for BN's sums, then its input
- * gradient), where the three ops would take three in each, with neither
+ * gradient, unless the convolution before computes that: below), where
+ * the three ops would take three in each, with neither
  * BN's output nor the sum stored. Backward reads ReLU's output for its
  * mask, as ReLU's own backward does.
  *
