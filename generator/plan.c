@@ -337,15 +337,6 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	}
 	long end_of_step = 2 * steps;
 	last_use[g->logits] = end_of_step; /* read by the runtime after forward */
-	/* A convolution that computes the input gradient of the BN after it
-	 * (lower.h) reads BN's input, its own output, in its backward. */
-	for (int j = 0; j < steps; j++)
-		if (l->steps[j].leaves_gradient) {
-			int t = g->ops[l->steps[j].first_op].inputs[0];
-			long consumer = backward_base - l->step_of_op[g->tensors[t].producer];
-			if (consumer > last_use[t])
-				last_use[t] = consumer;
-		}
 
 	/* A gradient lives from its tensor's last consumer's backward to its
 	 * producer's; the input's gradient is kept for the caller. Gradients
@@ -356,14 +347,18 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 		gradient_start[t] = last_consumer[t] < 0 ? -1 : backward_base - l->step_of_op[last_consumer[t]];
 		gradient_end[t] = t == g->input ? end_of_step : backward_base - produced;
 	}
-	/* ... and the gradient of ReLU's output, which BN's backward read. */
+	/* A convolution that computes the input gradient of the BN after it
+	 * (lower.h) reads, in its backward, BN's input (its own output) and
+	 * the gradient BN's backward read (of the op after BN). */
 	for (int j = 0; j < steps; j++)
 		if (l->steps[j].leaves_gradient) {
 			const struct op *bn = &g->ops[l->steps[j].first_op];
-			int activated = bn[1].output, producer = g->tensors[bn->inputs[0]].producer;
-			long consumer = backward_base - l->step_of_op[producer];
-			if (consumer > gradient_end[activated])
-				gradient_end[activated] = consumer;
+			int in = bn->inputs[0], gradient = bn[1].output;
+			long consumer = backward_base - l->step_of_op[g->tensors[in].producer];
+			if (consumer > last_use[in])
+				last_use[in] = consumer;
+			if (consumer > gradient_end[gradient])
+				gradient_end[gradient] = consumer;
 		}
 	for (int t = 0; t < tensors; t++) {
 		int slot = gradient_slot(l, t);
