@@ -317,7 +317,7 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 		header_vars(e, &v);
 		template_set(&v, "KERNEL_COUNT", "%d", p->kernel_count);
 		template_set(&v, "OP_COUNT", "%d", e->g->op_count);
-		template_set(&v, "KERNELS", "%s", body.text ? body.text : "");
+		template_set(&v, "KERNELS", "%s", strbuf_text(&body));
 		status = render(e, &e->kernels, "file", &v, out);
 	}
 	strbuf_free(&body);
@@ -362,11 +362,11 @@ static int emit_arena(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "STATS_COUNT", "%ld", p->stats_count);
 		template_set(&v, "SUMS_OFFSET", "%ld", p->sums_offset);
 		template_set(&v, "SUMS_PER_IMAGE", "%ld", p->sums_per_image);
-		template_set(&v, "ACTIVATIONS", "%s", activations.text ? activations.text : "");
-		template_set(&v, "GRADIENTS", "%s", gradients.text ? gradients.text : "");
-		template_set(&v, "PARAMS", "%s", params.text ? params.text : "");
-		template_set(&v, "BUFFERS", "%s", buffers.text ? buffers.text : "");
-		template_set(&v, "STATS", "%s", stats.text ? stats.text : "");
+		template_set(&v, "ACTIVATIONS", "%s", strbuf_text(&activations));
+		template_set(&v, "GRADIENTS", "%s", strbuf_text(&gradients));
+		template_set(&v, "PARAMS", "%s", strbuf_text(&params));
+		template_set(&v, "BUFFERS", "%s", strbuf_text(&buffers));
+		template_set(&v, "STATS", "%s", strbuf_text(&stats));
 		status = render(e, &e->arena, "file", &v, out);
 	}
 	strbuf_free(&activations);
@@ -551,8 +551,8 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		template_set(&v, "SHAPE_IN", "%s", in);
 		template_set(&v, "SHAPE_OUT", "%s", result);
 		template_set(&v, "SUMMARY", "%s", group->summary);
-		template_set(&v, "FORWARD", "%s", forward.text ? forward.text : "");
-		template_set(&v, "BACKWARD", "%s", backward.text ? backward.text : "");
+		template_set(&v, "FORWARD", "%s", strbuf_text(&forward));
+		template_set(&v, "BACKWARD", "%s", strbuf_text(&backward));
 		status = render(e, &e->net, "group", &v, out);
 	}
 	strbuf_free(&forward);
@@ -762,12 +762,12 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "FORWARD_FLOPS", "%.0f", flops);
 		template_set(&v, "CONV_FLOPS", "%.0f", conv_flops);
 		defaults_vars(e, &v);
-		template_set(&v, "PARAM_TABLE", "%s", table.text ? table.text : "");
-		template_set(&v, "GROUP_FUNCTIONS", "%s", groups.text ? groups.text : "");
-		template_set(&v, "GROUP_TABLE", "%s", group_table.text ? group_table.text : "");
-		template_set(&v, "FORWARD_CALLS", "%s", forward.text ? forward.text : "");
-		template_set(&v, "BACKWARD_CALLS", "%s", backward.text ? backward.text : "");
-		template_set(&v, "SGD_CALLS", "%s", sgd.text ? sgd.text : "");
+		template_set(&v, "PARAM_TABLE", "%s", strbuf_text(&table));
+		template_set(&v, "GROUP_FUNCTIONS", "%s", strbuf_text(&groups));
+		template_set(&v, "GROUP_TABLE", "%s", strbuf_text(&group_table));
+		template_set(&v, "FORWARD_CALLS", "%s", strbuf_text(&forward));
+		template_set(&v, "BACKWARD_CALLS", "%s", strbuf_text(&backward));
+		template_set(&v, "SGD_CALLS", "%s", strbuf_text(&sgd));
 		status = render(e, &e->net, "file", &v, out);
 	}
 	free(values);

@@ -58,6 +58,11 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...)
 	b->length += (size_t)needed;
 }
 
+const char *strbuf_text(const struct strbuf *b)
+{
+	return b->text ? b->text : "";
+}
+
 void strbuf_free(struct strbuf *b)
 {
 	free(b->text);

@@ -16,5 +16,7 @@ void strbuf_append(struct strbuf *b, const char *text, size_t length);
 void strbuf_puts(struct strbuf *b, const char *text);
 void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_free(struct strbuf *b);
+/* The text so far; "" for a buffer nothing was written to. */
+const char *strbuf_text(const struct strbuf *b);
 
 #endif
