@@ -23,12 +23,12 @@ $(BUILD)/generated/%-f32/net.c: tests/specs/%.yaml $(RESGEN) $(TEMPLATES)
 $(BUILD)/obj/tests/%-f64.o: $(BUILD)/generated/%-f64/net.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(NET_CFLAGS) -DRESGEN_F64 -I$(<D) -c $< -o $@
+	$(Q)$(call net_compile,-DRESGEN_F64 -I$(<D))
 
 $(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(NET_CFLAGS) -I$(<D) -c $< -o $@
+	$(Q)$(call net_compile,-I$(<D))
 
 $(TEST_BIN)/gradcheck-%: tests/test_gradcheck.c $(BUILD)/obj/tests/grad-%-f64.o $(RUNTIME_F64)
 	@mkdir -p $(@D)
