@@ -652,12 +652,17 @@ agreed:
 	if (gradflow && first == 0 && gradflow_record(&s, o, 0, gradflow) != 0)
 		status = 1;
 	double start = now() - at.seconds, resumed = now(), interval_start = resumed, last_progress = 0;
+	/* this run's seconds in its training steps, and in their data loading
+	 * and augmentation: what `train` costs past the network's kernels */
+	double step_seconds = 0, data_seconds = 0;
 	for (long it = first; status == 0 && it < o->iterations; it++) {
+		double step_start = now();
 		if (at.position + o->batch > s.train.count) {
 			shuffle(order, s.train.count, &at.rng);
 			at.position = 0;
 		}
 		fill_training_batch(&s, order + at.position, &augment, &at.rng, labels);
+		data_seconds += now() - step_start;
 		at.position += o->batch;
 		double lr = learning_rate(it, o->iterations);
 		s.state.labels = labels;
@@ -683,6 +688,7 @@ agreed:
 		backward_summing_gradients(&s);
 		net_sgd(&s.state, (real)lr, (real)d->momentum, (real)d->weight_decay);
 		average_running_statistics(&s);
+		step_seconds += now() - step_start;
 		at.iteration = it + 1;
 		if (gradflow && (it + 1) % o->gradflow_every == 0 && gradflow_record(&s, o, it + 1, gradflow) != 0) {
 			status = 1;
@@ -770,6 +776,10 @@ agreed:
 	}
 	if (o->resume_path && first >= o->iterations)
 		printf("the run had already finished all %ld iterations\n", o->iterations);
+	else if (status == 0)
+		printf("time: %.1f ms a training step, of which loading and augmenting the data %.2f ms (%.2f%%)\n",
+		       1e3 * step_seconds / (double)(o->iterations - first),
+		       1e3 * data_seconds / (double)(o->iterations - first), 100 * data_seconds / step_seconds);
 	if (status == 0 && s.ranks > 1)
 		report_gradient_sums(&s);
 	if (status == 0 && writer && o->save_weights &&

@@ -214,6 +214,15 @@ static void test_binary_reads_cifar_binary_files(void **unused)
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	assert_non_null(strstr(out, "data: cifar10, 20 training and 4 test images of 3x32x32"));
 	assert_non_null(strstr(out, "test error: "));
+	/* the last line: the steps' time, and the data's share of it */
+	const char *time = strstr(out, "\ntime: ");
+	double step_ms, data_ms, share;
+	assert_non_null(time);
+	assert_int_equal(sscanf(time, " time: %lf ms a training step, of which loading and augmenting the data %lf ms (%lf%%)",
+				&step_ms, &data_ms, &share),
+			 3);
+	assert_true(data_ms > 0 && data_ms < step_ms);
+	assert_true(share > 0 && share < 100);
 }
 
 static void test_binary_bad_spec_emits_nothing(void **unused)
