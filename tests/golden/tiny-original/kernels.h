@@ -644,9 +644,17 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
  * conv_backward_data and their references) are called by every thread of
  * a parallel region that the kernel instance opens, so that they are
  * inlined there with the instance's constant shape; the references share
- * the images with orphaned omp for loops, the fast kernels by conv_share
- * (they take them in groups, and the weight gradient's sums, which add
- * each thread's images, must not depend on how). */
+ * the images with orphaned omp for loops. The fast forward pass hands its
+ * groups of images out as the threads come free (omp for, dynamic): what
+ * it computes of an image, output and BN's sums, is that image's alone,
+ * whichever thread computes it, and a thread that a neighbour on the
+ * machine slowed then does less (preact-164's forward convolutions, four
+ * alternating pairs of make bench's binary in a slow spell: 424 / 448 /
+ * 442 / 402 ms a step against 435 / 458 / 461 / 404 static; its step
+ * --dump bitwise the same). The backward passes share them by conv_share,
+ * a fixed contiguous share a thread (they take them in groups too, and
+ * the weight gradient's sums, which add each thread's images, must not
+ * depend on which thread took which). */
 
 /* The calling thread's share of n images, [*first, *last): contiguous, the
  * first n % threads threads one more; a barrier after the loop over them
@@ -1939,10 +1947,10 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	conv_pack_weights_for(packed, weight, method, false, micro, s);
-	int from, to;
-	conv_share(n, &from, &to);
-	for (int first = from; first < to; first += group) {
-		int count = to - first < group ? to - first : group;
+	int groups = (n + group - 1) / group;
+	#pragma omp for schedule(dynamic, 1) nowait
+	for (int at = 0; at < groups; at++) {
+		int first = at * group, count = n - first < group ? n - first : group;
 		real beta = 0;
 		for (int i = first; i < first + count; i++)
 			beta = conv_epilogue_start(epilogue, out + i * out_size, i, s);
