@@ -215,10 +215,10 @@ static void test_binary_reads_cifar_binary_files(void **unused)
 	assert_non_null(strstr(out, "data: cifar10, 20 training and 4 test images of 3x32x32"));
 	assert_non_null(strstr(out, "test error: "));
 	/* the last line: the steps' time, and the data's share of it */
-	const char *time = strstr(out, "\ntime: ");
+	const char *timing = strstr(out, "\ntime: ");
 	double step_ms, data_ms, share;
-	assert_non_null(time);
-	assert_int_equal(sscanf(time, " time: %lf ms a training step, of which loading and augmenting the data %lf ms (%lf%%)",
+	assert_non_null(timing);
+	assert_int_equal(sscanf(timing, " time: %lf ms a training step, of which loading and augmenting the data %lf ms (%lf%%)",
 				&step_ms, &data_ms, &share),
 			 3);
 	assert_true(data_ms > 0 && data_ms < step_ms);
