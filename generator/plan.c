@@ -201,7 +201,6 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 		}
 		weight_part = max_of(weight_part, places + align(out.channels * pixels) + padded_in);
 	}
-	long bn_sums = align(4L * in.channels);
 	/* CONV_DEFERRED: dY of the images taken at once, where BN's backward left it to the convolution */
 	long deferred_images = 1;
 	if (k == 3)
@@ -210,7 +209,7 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 								     max_of((long)(out.height / m) * (out.width / m), 1));
 	long deferred = align(out.channels * pixels * deferred_images);
 	kernel->scratch_per_thread = align(out.channels * patch) +
-				     max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + bn_sums + deferred);
+				     max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + deferred);
 }
 
 static int find_kernels(struct plan *p, const struct graph *g)
@@ -388,7 +387,9 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 						     &p->gradient_offset[t], count};
 		count++;
 	}
-	/* BN's sums per image live through the forward pass. */
+	/* BN's sums per image: the forward pass's statistics, then, in
+	 * backward, the per-image sums a convolution's data gradient takes
+	 * for the BN before it (batch_norm_relu_conv.c.tmpl): the whole step. */
 	p->sums_offset = -1;
 	p->sums_per_image = 0;
 	for (int i = 0; i < ops; i++)
@@ -397,7 +398,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 			p->sums_per_image = max_of(p->sums_per_image, sums);
 		}
 	if (p->sums_per_image > 0) {
-		intervals[count] = (struct interval){0, steps - 1, p->sums_per_image, &p->sums_offset, count};
+		intervals[count] = (struct interval){0, end_of_step, p->sums_per_image, &p->sums_offset, count};
 		count++;
 	}
 	p->arena_per_image = pack(intervals, count);

@@ -207,7 +207,12 @@ static const struct batch_norm_deferred DEFERRED_NONE = {NULL, NULL, NULL, false
  * computed image by image (or a Winograd group at a time) in its scratch,
  * against the same dY computed whole first and stored: both gradients
  * bitwise equal; with BN's output gradient taken through ReLU's mask and
- * as it is (after BN + addition + ReLU). */
+ * as it is (after BN + addition + ReLU). Where the input and output have
+ * one size, a third time with din in the memory BN's output gradient is
+ * read from (as an identity shortcut's gradient may be planned), every
+ * thread but the first held back 20 ms: no thread may take another's
+ * data gradient (conv_backward), which would write an image's din before
+ * its owner read its dY. */
 static void check_deferred_gradient(struct conv_shape s, int n, const real *in, const real *weight, real *scratch, size_t per_thread)
 {
 	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
@@ -216,25 +221,33 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
 	real *saved = random_tensor(BATCH_NORM_SAVED * (size_t)s.c_out), *dy = random_tensor(out_count);
 	for (int relu = 0; relu <= 1; relu++) {
 		batch_norm_gradient_images(dy, dactivated, bn_in, saved, n, s.c_out, s.h_out * s.w_out, relu, GRADIENT_SET);
-		real *din[2], *dweight[2];
-		for (int k = 0; k < 2; k++) {
-			din[k] = calloc(in_count, sizeof(real));
+		real *din[3], *dweight[3];
+		int runs = in_count == out_count ? 3 : 2;
+		for (int k = 0; k < runs; k++) {
+			din[k] = k == 2 ? copy_of(dactivated, out_count) : calloc(in_count, sizeof(real));
 			dweight[k] = calloc(weight_count, sizeof(real));
 			assert_non_null(din[k]);
 			assert_non_null(dweight[k]);
-			struct batch_norm_deferred deferred = {dactivated, bn_in, saved, relu};
+			struct batch_norm_deferred deferred = {k == 2 ? din[k] : dactivated, bn_in, saved, relu};
+			int claims[n];
+			memset(claims, 0, sizeof claims);
 			#pragma omp parallel
 			{
 				double seconds = 0;
+				if (k == 2 && omp_get_thread_num() > 0)
+					usleep(20000);
 				conv_backward(din[k], dweight[k], k ? NULL : dy, k ? deferred : DEFERRED_NONE, in, weight, NULL, n, s, scratch,
-					      per_thread, GRADIENT_SET, (struct conv_backward_epilogue){NULL, NULL}, &seconds);
+					      per_thread, GRADIENT_SET, (struct conv_backward_epilogue){NULL, NULL, claims}, &seconds);
 			}
 		}
-		assert_memory_equal(din[0], din[1], in_count * sizeof(real));
-		assert_memory_equal(dweight[0], dweight[1], weight_count * sizeof(real));
-		real *tensors[] = {din[0], din[1], dweight[0], dweight[1]};
-		for (size_t k = 0; k < sizeof tensors / sizeof tensors[0]; k++)
-			free(tensors[k]);
+		for (int k = 1; k < runs; k++) {
+			assert_memory_equal(din[0], din[k], in_count * sizeof(real));
+			assert_memory_equal(dweight[0], dweight[k], weight_count * sizeof(real));
+		}
+		for (int k = 0; k < runs; k++) {
+			free(din[k]);
+			free(dweight[k]);
+		}
 	}
 	real *tensors[] = {dactivated, bn_in, saved, dy};
 	for (size_t k = 0; k < sizeof tensors / sizeof tensors[0]; k++)
@@ -246,19 +259,24 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
  * in the same order: bitwise equal. Once with nothing before or after,
  * adding to din; once with pre (BN's scale and shift in saved) as the
  * prologue and BN's backward sums of each image as the epilogue, setting
- * din: the sums (each thread's, added in thread order) against
- * batch_norm_gradient_sums of the whole din, to rounding of doubles. */
+ * din: the sums (each image's, added in image order) against
+ * batch_norm_gradient_sums of the whole din, to rounding of doubles. Each
+ * twice: as the threads come, and with every thread but the first held
+ * back 20 ms, so that the first, done with its own images, takes the
+ * others' data gradients (which must then be computed once each, as
+ * their owners would have). */
 static void check_backward_in_one_loop(struct conv_shape s, int n, const real *in, const real *weight, const real *dout, const real *pre,
 				       real *scratch, size_t per_thread)
 {
 	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, weight_count = (size_t)s.c_out * CONV_PATCH(s.c_in, s.k);
-	int threads = omp_get_max_threads(), pixels = s.h_in * s.w_in;
+	int pixels = s.h_in * s.w_in;
 	real *saved = random_tensor(BATCH_NORM_SAVED * (size_t)s.c_in);
 	memcpy(saved + 2 * s.c_in, pre, sizeof(real) * 2 * (size_t)s.c_in);
-	double *thread_sums = calloc((size_t)threads * 2 * s.c_in, sizeof(double)), *expected = calloc(2 * (size_t)s.c_in, sizeof(double));
-	assert_non_null(thread_sums);
+	double *image_sums = calloc((size_t)n * 2 * s.c_in, sizeof(double)), *expected = calloc(2 * (size_t)s.c_in, sizeof(double));
+	assert_non_null(image_sums);
 	assert_non_null(expected);
-	for (int fused = 0; fused <= 1; fused++) {
+	for (int run = 0; run < 4; run++) {
+		int fused = run % 2, held = run / 2;
 		const real *prologue = fused ? pre : NULL;
 		enum gradient_write write = fused ? GRADIENT_SET : GRADIENT_ADD;
 		real *din = random_tensor(in_count), *din_apart = copy_of(din, in_count);
@@ -267,10 +285,14 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 		conv_backward_weights(dweight_apart, dout, in, prologue, n, s, scratch, per_thread);
 		#pragma omp parallel
 		conv_backward_data(din_apart, dout, weight, n, s, scratch, per_thread, write);
+		int claims[n];
+		memset(claims, 0, sizeof claims);
 		#pragma omp parallel
 		{
 			double seconds = 0;
-			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, thread_sums + (size_t)omp_get_thread_num() * 2 * s.c_in};
+			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, image_sums, claims};
+			if (held && omp_get_thread_num() > 0)
+				usleep(20000);
 			conv_backward(din, dweight, dout, DEFERRED_NONE, in, weight, prologue, n, s, scratch, per_thread, write, epilogue, &seconds);
 		}
 		assert_memory_equal(din, din_apart, in_count * sizeof(real));
@@ -278,12 +300,13 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 		free(din_apart);
 		free(dweight_apart);
 		if (fused) {
+			memset(expected, 0, sizeof(double) * 2 * s.c_in);
 			for (int i = 0; i < n; i++)
 				batch_norm_gradient_sums(expected, in + (size_t)i * s.c_in * pixels, din + (size_t)i * s.c_in * pixels, saved, s.c_in, pixels, true);
 			for (int j = 0; j < 2 * s.c_in; j++) {
 				double sum = 0;
-				for (int t = 0; t < threads; t++)
-					sum += thread_sums[(size_t)t * 2 * s.c_in + j];
+				for (int i = 0; i < n; i++)
+					sum += image_sums[(size_t)i * 2 * s.c_in + j];
 				assert_true(fabs(sum - expected[j]) <= 1e-12 * (1 + fabs(expected[j])) * (double)n * pixels);
 			}
 		}
@@ -291,7 +314,7 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 		free(dweight);
 	}
 	free(saved);
-	free(thread_sums);
+	free(image_sums);
 	free(expected);
 	check_deferred_gradient(s, n, in, weight, scratch, per_thread);
 }

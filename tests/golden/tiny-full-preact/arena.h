@@ -7,8 +7,8 @@
 #ifndef RESGEN_ARENA_H
 #define RESGEN_ARENA_H
 
-#define NET_ARENA_PER_IMAGE 2400L
-#define NET_SCRATCH_PER_THREAD 232704L
+#define NET_ARENA_PER_IMAGE 2368L
+#define NET_SCRATCH_PER_THREAD 232640L
 #define NET_PARAM_COUNT 5064L
 #define NET_BUFFER_COUNT 120L
 #define NET_STATS_COUNT 420L
@@ -49,14 +49,14 @@
 #define GRAD_stage2_unit01_conv2 1824L
 #define GRAD_stage2_unit01_shortcut_conv 1824L
 #define GRAD_stage2_unit01_add 1824L
-#define GRAD_stage3_unit01_relu1 2272L
-#define GRAD_stage3_unit01_relu2 448L
-#define GRAD_stage3_unit01_conv2 2208L
-#define GRAD_stage3_unit01_shortcut_conv 2208L
-#define GRAD_stage3_unit01_add 2208L
-#define GRAD_head_relu 480L
-#define GRAD_head_pool 464L
-#define GRAD_head_fc 448L
+#define GRAD_stage3_unit01_relu1 2112L
+#define GRAD_stage3_unit01_relu2 1888L
+#define GRAD_stage3_unit01_conv2 2272L
+#define GRAD_stage3_unit01_shortcut_conv 2272L
+#define GRAD_stage3_unit01_add 2272L
+#define GRAD_head_relu 2208L
+#define GRAD_head_pool 2112L
+#define GRAD_head_fc 2128L
 
 /* Trained parameters (their gradients and velocities share the offsets) */
 #define PARAM_stem_conv_weight 0L

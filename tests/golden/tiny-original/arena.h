@@ -7,8 +7,8 @@
 #ifndef RESGEN_ARENA_H
 #define RESGEN_ARENA_H
 
-#define NET_ARENA_PER_IMAGE 2432L
-#define NET_SCRATCH_PER_THREAD 232704L
+#define NET_ARENA_PER_IMAGE 2448L
+#define NET_SCRATCH_PER_THREAD 232640L
 #define NET_PARAM_COUNT 5064L
 #define NET_BUFFER_COUNT 120L
 #define NET_STATS_COUNT 420L
@@ -52,15 +52,15 @@
 #define GRAD_stage2_unit01_bn2 1952L
 #define GRAD_stage2_unit01_shortcut_conv 1952L
 #define GRAD_stage2_unit01_add 1952L
-#define GRAD_stage2_unit01_post_relu 2240L
+#define GRAD_stage2_unit01_post_relu 2320L
 #define GRAD_stage3_unit01_relu1 2016L
-#define GRAD_stage3_unit01_conv2 448L
-#define GRAD_stage3_unit01_bn2 2176L
-#define GRAD_stage3_unit01_shortcut_conv 2176L
-#define GRAD_stage3_unit01_add 2176L
-#define GRAD_stage3_unit01_post_relu 480L
-#define GRAD_head_pool 464L
-#define GRAD_head_fc 448L
+#define GRAD_stage3_unit01_conv2 2080L
+#define GRAD_stage3_unit01_bn2 2256L
+#define GRAD_stage3_unit01_shortcut_conv 2256L
+#define GRAD_stage3_unit01_add 2256L
+#define GRAD_stage3_unit01_post_relu 2192L
+#define GRAD_head_pool 2176L
+#define GRAD_head_fc 2192L
 
 /* Trained parameters (their gradients and velocities share the offsets) */
 #define PARAM_stem_conv_weight 0L

@@ -361,24 +361,38 @@ static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const do
 	return (struct batch_norm_gradient_sums){at[c], at[channels + c]};
 }
 
+/* Where BN backward's sums over the images are, in parts: count parts of
+ * 2 channels doubles each (of dy, then of dy (x - mean)), stride doubles
+ * apart, each over some of the images; added in the parts' order. */
+struct batch_norm_parts {
+	const double *first;
+	size_t stride;
+	int count;
+};
+
+/* The parts of each thread's sums, sums_at reals into its scratch. */
+static inline struct batch_norm_parts batch_norm_thread_parts(const real *scratch, size_t scratch_per_thread, size_t sums_at)
+{
+	return (struct batch_norm_parts){(const double *)(scratch + sums_at), scratch_per_thread * sizeof(real) / sizeof(double), omp_get_num_threads()};
+}
+
 /* The end of BN's backward, called by every thread of a parallel region
- * once each has its sums over its images (2 channels doubles, sums_at
- * reals into its scratch): the threads' sums added in thread order (and
+ * once the sums over the images are in their parts: the parts added in
+ * order (and
  * across the ranks if BN's statistics span them), dgamma, dbeta and the
  * lines (kept in saved), and din (+)= dx from dy (through ReLU's mask if
  * relu), unless din is NULL: then the convolution that produced BN's
  * input computes dx as it reads it (batch_norm_deferred). totals (4
  * channels doubles): the region's, shared by its threads. */
-KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const real *scratch, size_t scratch_per_thread, size_t sums_at, double *totals)
+KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, struct batch_norm_parts parts, double *totals)
 {
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
-	int threads = omp_get_num_threads();
 	#pragma omp for schedule(static)
 	for (int c = 0; c < channels; c++) {
 		struct batch_norm_gradient_sums own = {0, 0};
-		for (int t = 0; t < threads; t++) {
-			const double *theirs = (const double *)(scratch + (size_t)t * scratch_per_thread + sums_at);
+		for (int t = 0; t < parts.count; t++) {
+			const double *theirs = parts.first + (size_t)t * parts.stride;
 			own.dy += theirs[c];
 			own.dy_centred += theirs[channels + c];
 		}
@@ -434,8 +448,8 @@ KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, con
 				}
 				batch_norm_sums(in + at, dy, saved[c], relu, saved[2 * channels + c], saved[3 * channels + c], pixels, &mine[c], &mine[channels + c]);
 			}
-		batch_norm_gradient_finish(din, dgamma, dbeta, masked ? masked->gradient : dout, in, gamma, saved, n, channels, pixels, relu, write, ranks, scratch,
-					   scratch_per_thread, 0, totals);
+		batch_norm_gradient_finish(din, dgamma, dbeta, masked ? masked->gradient : dout, in, gamma, saved, n, channels, pixels, relu, write, ranks,
+					   batch_norm_thread_parts(scratch, scratch_per_thread, 0), totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -533,7 +547,6 @@ struct conv_shape {
 #define CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                      \
 	CONV_MAX(CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k)), \
 		 CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k))
-#define CONV_BN_SUMS(c_in) CONV_ALIGN(4 * (c_in))
 /* dY of the images the backward pass takes at once, where BN's backward
  * left it to the convolution (batch_norm_deferred): one image, or a
  * group of Winograd's (for either tile). */
@@ -546,13 +559,11 @@ struct conv_shape {
 	(CONV_ALIGN((c_out) * CONV_PATCH(c_in, k)) +                                                     \
 	 CONV_MAX(CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k),                           \
 		  CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) +                           \
-			  CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) + CONV_BN_SUMS(c_in) + \
-			  CONV_DEFERRED(c_out, h_out, w_out, k)))
+			  CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) + CONV_DEFERRED(c_out, h_out, w_out, k)))
 /* Where in a thread's scratch each part starts. */
 #define CONV_PARTS_AT(s) CONV_ALIGN((s).c_out * CONV_PATCH((s).c_in, (s).k))
 #define CONV_DATA_AT(s) (CONV_PARTS_AT(s) + CONV_WEIGHT_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
-#define CONV_BN_SUMS_AT(s) (CONV_DATA_AT(s) + CONV_DATA_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
-#define CONV_DEFERRED_AT(s) (CONV_BN_SUMS_AT(s) + CONV_BN_SUMS((s).c_in))
+#define CONV_DEFERRED_AT(s) (CONV_DATA_AT(s) + CONV_DATA_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
  * output's shape that the output adds the convolution to; sums, if not
@@ -659,13 +670,15 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
 /* The calling thread's share of n images, [*first, *last): contiguous, the
  * first n % threads threads one more; a barrier after the loop over them
  * stands for omp for's. */
-KERNEL_HELPER void conv_share(int n, int *first, int *last)
+KERNEL_HELPER void conv_share_of(int n, int thread, int *first, int *last)
 {
-	int threads = omp_get_num_threads(), thread = omp_get_thread_num();
+	int threads = omp_get_num_threads();
 	int base = n / threads, extra = n % threads;
 	*first = thread * base + (thread < extra ? thread : extra);
 	*last = *first + base + (thread < extra);
 }
+
+KERNEL_HELPER void conv_share(int n, int *first, int *last) { conv_share_of(n, omp_get_thread_num(), first, last); }
 
 /* ---- reference kernels: im2col, then one gemm per image ---- */
 
@@ -2635,12 +2648,39 @@ KERNEL_HELPER void conv_backward_data(real *din, const real *dout, const real *w
 /* The backward pass's epilogue: with saved not NULL, the convolution's
  * input is that of the BN whose saved values these are (the prologue is
  * its scale and shift, then ReLU), and each image's data gradient, the
- * gradient of ReLU's output, adds its part of BN's backward sums to sums
- * (batch_norm_gradient_sums) while it is fresh. */
+ * gradient of ReLU's output, puts its part of BN's backward sums at sums,
+ * 2 C_IN doubles an image (batch_norm_gradient_sums), while it is fresh.
+ * claims: n ints, zero, shared by the threads (conv_backward). */
 struct conv_backward_epilogue {
 	const real *saved;
 	double *sums;
+	int *claims;
 };
+
+/* The data gradient of count images from first (their dY at dy), and the
+ * epilogue's sums of each. */
+KERNEL_HELPER void conv_backward_data_images(const struct conv_data_gradient *d, real *din, const real *dy, const real *in, int first, int count, enum gradient_write write, struct conv_backward_epilogue epilogue)
+{
+	struct conv_shape s = d->s;
+	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in;
+	conv_data_gradient_images(d, din + first * in_size, dy, count, write);
+	if (epilogue.saved)
+		for (int i = first; i < first + count; i++) {
+			double *sums = epilogue.sums + (size_t)2 * s.c_in * i;
+			memset(sums, 0, sizeof(double) * 2 * s.c_in);
+			batch_norm_gradient_sums(sums, in + i * in_size, din + i * in_size, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
+		}
+}
+
+/* Whether the calling thread is the first to claim the data gradient of
+ * the group of images from first. */
+KERNEL_HELPER bool conv_claim(int *claims, int first) { return __atomic_exchange_n(&claims[first], 1, __ATOMIC_ACQ_REL) == 0; }
+
+/* Whether count reals at a and at b share memory. */
+KERNEL_HELPER bool conv_overlaps(const real *a, size_t a_count, const real *b, size_t b_count)
+{
+	return a && b && a < b + b_count && b < a + a_count;
+}
 
 /* Both gradients, image by image: the weight gradient's part of an image,
  * then its data gradient, while dY(i), which both read, is still in the
@@ -2650,7 +2690,19 @@ struct conv_backward_epilogue {
  * thread's scratch, and never stored. The calling thread's seconds in the
  * data gradient and the epilogue are added to *data_seconds (the
  * profile's split). This is conv_backward_weights and conv_backward_data
- * in one loop: the same sums in the same order. */
+ * in one loop: the same sums in the same order.
+ * Each thread takes the weight gradient of its own share (conv_share: its
+ * sums add its images), but the data gradient of a group of images goes
+ * to whichever thread claims it first (epilogue.claims): a thread done
+ * with its share takes the others' groups from their last, computing
+ * their dY again if deferred, so that a thread a neighbour on the machine
+ * slowed is helped rather than waited for. What a data gradient computes
+ * of an image, its input gradient and BN's sums, is that image's alone,
+ * so the results do not depend on who took it. Not where din shares
+ * memory with what the images' dY is read from (an identity shortcut's
+ * gradient can take the slot of the gradient it adds to, which BN left
+ * deferred): there the owner must read an image's dY before its din is
+ * written, as it does on its own. */
 KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
 {
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
@@ -2668,12 +2720,29 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 		for (int i = 0; i < count; i++)
 			conv_weight_gradient_image(&g, dy + i * out_size, in + (first + i) * in_size);
 		double started = profile_clock();
-		conv_data_gradient_images(&d, din + first * in_size, dy, count, write);
-		if (epilogue.saved)
-			for (int i = first; i < first + count; i++)
-				batch_norm_gradient_sums(epilogue.sums, in + i * in_size, din + i * in_size, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
+		if (conv_claim(epilogue.claims, first))
+			conv_backward_data_images(&d, din, dy, in, first, count, write, epilogue);
 		*data_seconds += profile_clock() - started;
 	}
+	/* the other threads' groups still unclaimed, from their last */
+	double started = profile_clock();
+	size_t ins = n * in_size, outs = n * out_size;
+	bool shared = conv_overlaps(din, ins, dout, outs) || conv_overlaps(din, ins, deferred.dy, outs) || conv_overlaps(din, ins, deferred.in, outs);
+	for (int other = 1; other < omp_get_num_threads() && !shared; other++) {
+		int their_from, their_to;
+		conv_share_of(n, (omp_get_thread_num() + other) % omp_get_num_threads(), &their_from, &their_to);
+		if (their_to <= their_from) /* fewer images than threads */
+			continue;
+		for (int first = their_from + (their_to - 1 - their_from) / d.group * d.group; first >= their_from; first -= d.group) {
+			if (!conv_claim(epilogue.claims, first))
+				break;
+			int count = their_to - first < d.group ? their_to - first : d.group;
+			if (!dout)
+				batch_norm_deferred_images(computed, deferred, first, count, s.c_out, s.h_out * s.w_out);
+			conv_backward_data_images(&d, din, dout ? dout + first * out_size : computed, in, first, count, write, epilogue);
+		}
+	}
+	*data_seconds += profile_clock() - started;
 	#pragma omp barrier
 	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
 }
@@ -2736,10 +2805,12 @@ static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real 
 static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2780,10 +2851,12 @@ static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real 
 static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2816,25 +2889,25 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
  * dactivated, in and the lines kept in saved. dout NULL: this step's own
  * dY comes from deferred. One parallel region: both gradients of the
  * convolution image by image, each image's data gradient followed, while
- * it is fresh, by its part of BN's sums (added per thread in image order,
- * in the thread's scratch); then BN's backward by channel, the threads'
- * sums added in thread order (and across the ranks if BN's statistics
- * span them). */
-static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+ * it is fresh, by its part of BN's sums (at sums, 2 C_IN doubles an
+ * image, whichever thread took it: conv_backward); then BN's backward by
+ * channel, the images' sums added in image order (and across the ranks if
+ * BN's statistics span them). */
+static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, double *sums, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
 	double totals[4 * 4];
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
-		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape));
-		memset(sums, 0, sizeof(double) * 2 * 4);
 		double data_seconds = 0;
 		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
-			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
+			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
-		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, 8 * 8, true, write, ranks, scratch,
-					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_4x8x8_to_4_shape), totals);
+		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 4, 8 * 8, true, write, ranks,
+					   (struct batch_norm_parts){sums, 2 * 4, n}, totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -2878,10 +2951,12 @@ static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -2914,25 +2989,25 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
  * dactivated, in and the lines kept in saved. dout NULL: this step's own
  * dY comes from deferred. One parallel region: both gradients of the
  * convolution image by image, each image's data gradient followed, while
- * it is fresh, by its part of BN's sums (added per thread in image order,
- * in the thread's scratch); then BN's backward by channel, the threads'
- * sums added in thread order (and across the ranks if BN's statistics
- * span them). */
-static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+ * it is fresh, by its part of BN's sums (at sums, 2 C_IN doubles an
+ * image, whichever thread took it: conv_backward); then BN's backward by
+ * channel, the images' sums added in image order (and across the ranks if
+ * BN's statistics span them). */
+static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, double *sums, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
 	double totals[4 * 8];
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
-		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape));
-		memset(sums, 0, sizeof(double) * 2 * 8);
 		double data_seconds = 0;
 		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
-			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
+			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
-		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, 4 * 4, true, write, ranks, scratch,
-					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_8x4x4_to_8_shape), totals);
+		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 8, 4 * 4, true, write, ranks,
+					   (struct batch_norm_parts){sums, 2 * 8, n}, totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -2970,10 +3045,12 @@ static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -3000,10 +3077,12 @@ static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -3036,25 +3115,25 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
  * dactivated, in and the lines kept in saved. dout NULL: this step's own
  * dY comes from deferred. One parallel region: both gradients of the
  * convolution image by image, each image's data gradient followed, while
- * it is fresh, by its part of BN's sums (added per thread in image order,
- * in the thread's scratch); then BN's backward by channel, the threads'
- * sums added in thread order (and across the ranks if BN's statistics
- * span them). */
-static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, enum gradient_write write, const struct net_ranks *ranks)
+ * it is fresh, by its part of BN's sums (at sums, 2 C_IN doubles an
+ * image, whichever thread took it: conv_backward); then BN's backward by
+ * channel, the images' sums added in image order (and across the ranks if
+ * BN's statistics span them). */
+static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, real *dbeta, real *dweight, real *dactivated, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *gamma, const real *weight, real *saved, int n, real *scratch, double *sums, enum gradient_write write, const struct net_ranks *ranks)
 {
 	double started = profile_clock();
 	double totals[4 * 16];
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
-		double *sums = (double *)(scratch + (size_t)omp_get_thread_num() * NET_SCRATCH_PER_THREAD + CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape));
-		memset(sums, 0, sizeof(double) * 2 * 16);
 		double data_seconds = 0;
 		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
-			      (struct conv_backward_epilogue){saved, sums}, &data_seconds);
+			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
-		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, 2 * 2, true, write, ranks, scratch,
-					   NET_SCRATCH_PER_THREAD, CONV_BN_SUMS_AT(bn_relu_conv3x3_s1_16x2x2_to_16_shape), totals);
+		batch_norm_gradient_finish(din, dgamma, dbeta, dactivated, in, gamma, saved, n, 16, 2 * 2, true, write, ranks,
+					   (struct batch_norm_parts){sums, 2 * 16, n}, totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }
@@ -3092,10 +3171,12 @@ static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
