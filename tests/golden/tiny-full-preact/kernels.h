@@ -665,7 +665,8 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
  * --dump bitwise the same). The backward passes share them by conv_share,
  * a fixed contiguous share a thread (they take them in groups too, and
  * the weight gradient's sums, which add each thread's images, must not
- * depend on which thread took which). */
+ * depend on which thread took which); conv_backward's data gradients,
+ * which sum nothing across images, go to whichever thread claims them. */
 
 /* The calling thread's share of n images, [*first, *last): contiguous, the
  * first n % threads threads one more; a barrier after the loop over them
