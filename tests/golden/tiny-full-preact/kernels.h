@@ -378,12 +378,11 @@ static inline struct batch_norm_parts batch_norm_thread_parts(const real *scratc
 
 /* The end of BN's backward, called by every thread of a parallel region
  * once the sums over the images are in their parts: the parts added in
- * order (and
- * across the ranks if BN's statistics span them), dgamma, dbeta and the
- * lines (kept in saved), and din (+)= dx from dy (through ReLU's mask if
- * relu), unless din is NULL: then the convolution that produced BN's
- * input computes dx as it reads it (batch_norm_deferred). totals (4
- * channels doubles): the region's, shared by its threads. */
+ * order (and across the ranks if BN's statistics span them), dgamma,
+ * dbeta and the lines (kept in saved), and din (+)= dx from dy (through
+ * ReLU's mask if relu), unless din is NULL: then the convolution that
+ * produced BN's input computes dx as it reads it (batch_norm_deferred).
+ * totals (4 channels doubles): the region's, shared by its threads. */
 KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, struct batch_norm_parts parts, double *totals)
 {
 	bool synced = batch_norm_synced(ranks);
