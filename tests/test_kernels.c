@@ -203,6 +203,14 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 
 static const struct batch_norm_deferred DEFERRED_NONE = {NULL, NULL, NULL, false};
 
+/* How long the tests below hold back every thread but the first, so that
+ * the first, done with its own images, takes the others' data gradients:
+ * longer than these small shapes' backward passes take. With 20 ms this
+ * program took 27 s, with 5 ms 6 s; and with 5 ms, a thief computing
+ * from the wrong images, or taking images where din shares dY's memory,
+ * still failed every run (three each, checked by breaking conv_backward). */
+enum { HELD_BACK_US = 5000 };
+
 /* dY left to the convolution by the BN after it (batch_norm_deferred),
  * computed image by image (or a Winograd group at a time) in its scratch,
  * against the same dY computed whole first and stored: both gradients
@@ -210,9 +218,9 @@ static const struct batch_norm_deferred DEFERRED_NONE = {NULL, NULL, NULL, false
  * as it is (after BN + addition + ReLU). Where the input and output have
  * one size, a third time with din in the memory BN's output gradient is
  * read from (as an identity shortcut's gradient may be planned), every
- * thread but the first held back 20 ms: no thread may take another's
- * data gradient (conv_backward), which would write an image's din before
- * its owner read its dY. */
+ * thread but the first held back (HELD_BACK_US): no thread may take
+ * another's data gradient (conv_backward), which would write an image's
+ * din before its owner read its dY. */
 static void check_deferred_gradient(struct conv_shape s, int n, const real *in, const real *weight, real *scratch, size_t per_thread)
 {
 	size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
@@ -235,7 +243,7 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
 			{
 				double seconds = 0;
 				if (k == 2 && omp_get_thread_num() > 0)
-					usleep(20000);
+					usleep(HELD_BACK_US);
 				conv_backward(din[k], dweight[k], k ? NULL : dy, k ? deferred : DEFERRED_NONE, in, weight, NULL, n, s, scratch,
 					      per_thread, GRADIENT_SET, (struct conv_backward_epilogue){NULL, NULL, claims}, &seconds);
 			}
@@ -262,8 +270,8 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
  * din: the sums (each image's, added in image order) against
  * batch_norm_gradient_sums of the whole din, to rounding of doubles. Each
  * twice: as the threads come, and with every thread but the first held
- * back 20 ms, so that the first, done with its own images, takes the
- * others' data gradients (which must then be computed once each, as
+ * back (HELD_BACK_US), so that the first, done with its own images, takes
+ * the others' data gradients (which must then be computed once each, as
  * their owners would have). */
 static void check_backward_in_one_loop(struct conv_shape s, int n, const real *in, const real *weight, const real *dout, const real *pre,
 				       real *scratch, size_t per_thread)
@@ -292,7 +300,7 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 			double seconds = 0;
 			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, image_sums, claims};
 			if (held && omp_get_thread_num() > 0)
-				usleep(20000);
+				usleep(HELD_BACK_US);
 			conv_backward(din, dweight, dout, DEFERRED_NONE, in, weight, prologue, n, s, scratch, per_thread, write, epilogue, &seconds);
 		}
 		assert_memory_equal(din, din_apart, in_count * sizeof(real));
