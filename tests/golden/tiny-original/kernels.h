@@ -2672,6 +2672,17 @@ KERNEL_HELPER void conv_backward_data_images(const struct conv_data_gradient *d,
 		}
 }
 
+/* dY of count images from first: in dout, or, where BN left it deferred
+ * (dout NULL), computed into the thread's scratch at computed. */
+KERNEL_HELPER const real *conv_group_dy(real *computed, const real *dout, struct batch_norm_deferred deferred, int first, int count, struct conv_shape s)
+{
+	size_t out_size = (size_t)s.c_out * s.h_out * s.w_out;
+	if (dout)
+		return dout + first * out_size;
+	batch_norm_deferred_images(computed, deferred, first, count, s.c_out, s.h_out * s.w_out);
+	return computed;
+}
+
 /* Whether the calling thread is the first to claim the data gradient of
  * the group of images from first. */
 KERNEL_HELPER bool conv_claim(int *claims, int first) { return __atomic_exchange_n(&claims[first], 1, __ATOMIC_ACQ_REL) == 0; }
@@ -2714,9 +2725,7 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 	conv_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group) {
 		int count = to - first < d.group ? to - first : d.group;
-		const real *dy = dout ? dout + first * out_size : computed;
-		if (!dout)
-			batch_norm_deferred_images(computed, deferred, first, count, s.c_out, s.h_out * s.w_out);
+		const real *dy = conv_group_dy(computed, dout, deferred, first, count, s);
 		for (int i = 0; i < count; i++)
 			conv_weight_gradient_image(&g, dy + i * out_size, in + (first + i) * in_size);
 		double started = profile_clock();
@@ -2737,9 +2746,7 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 			if (!conv_claim(epilogue.claims, first))
 				break;
 			int count = their_to - first < d.group ? their_to - first : d.group;
-			if (!dout)
-				batch_norm_deferred_images(computed, deferred, first, count, s.c_out, s.h_out * s.w_out);
-			conv_backward_data_images(&d, din, dout ? dout + first * out_size : computed, in, first, count, write, epilogue);
+			conv_backward_data_images(&d, din, conv_group_dy(computed, dout, deferred, first, count, s), in, first, count, write, epilogue);
 		}
 	}
 	*data_seconds += profile_clock() - started;
