@@ -187,6 +187,15 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	printf("planned arena (activations kept for backward and their gradients, slots reused): "
 	       "%.1f MiB at batch %d\n",
 	       4.0 * p->arena_per_image * spec->train.batch / (1 << 20), spec->train.batch);
+	/* the rest of what the binary allocates (plan_memory_bytes), so that the
+	 * figures add up to the memory a run takes, its data and code aside */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = cores > 0 ? (int)cores : 1;
+	printf("beside it: the weights, their gradients and momenta %.1f MiB, BN's statistics %.1f MiB, "
+	       "scratch %.1f MiB a thread; in all %.1f MiB on %d thread%s\n",
+	       4.0 * 3 * p->param_count / (1 << 20), 4.0 * (p->buffer_count + p->stats_count) / (1 << 20),
+	       4.0 * p->scratch_per_thread / (1 << 20),
+	       plan_memory_bytes(p, spec->train.batch, threads, 4) / (1 << 20), threads, threads == 1 ? "" : "s");
 	printf("%d ops, %d kernel instances; %ld trained parameters, %ld running statistics\n",
 	       g->op_count, p->kernel_count, p->param_count, p->buffer_count);
 }
