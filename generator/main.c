@@ -195,7 +195,8 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	       "scratch %.1f MiB a thread; in all %.1f MiB on %d thread%s\n",
 	       4.0 * 3 * p->param_count / (1 << 20), 4.0 * (p->buffer_count + p->stats_count) / (1 << 20),
 	       4.0 * p->scratch_per_thread / (1 << 20),
-	       plan_memory_bytes(p, spec->train.batch, threads, 4) / (1 << 20), threads, threads == 1 ? "" : "s");
+	       plan_memory_bytes(p, spec->train.batch, threads, 4) / (1 << 20), threads,
+	       threads == 1 ? "" : "s");
 	printf("%d ops, %d kernel instances; %ld trained parameters, %ld running statistics\n",
 	       g->op_count, p->kernel_count, p->param_count, p->buffer_count);
 }

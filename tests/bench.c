@@ -146,8 +146,10 @@ int main(int argc, char **argv)
 	double arena = (double)net_info.arena_per_image * batch * mib, weights = 3.0 * net_info.param_count * mib;
 	double stats = (double)(net_info.buffer_count + net_info.stats_count) * mib;
 	double scratch = (double)net_info.scratch_per_thread * mib;
-	printf("  peak RSS  %8.0f MiB (planned %.0f MiB: arena %.0f, weights with gradients and momenta %.0f, BN's statistics %.0f, scratch %d x %.0f)\n",
-	       usage.ru_maxrss / 1024.0, arena + weights + stats + threads * scratch, arena, weights, stats, threads, scratch);
+	printf("  peak RSS  %8.0f MiB (planned %.0f MiB: arena %.0f, weights with gradients and momenta %.0f, "
+	       "BN's statistics %.0f, scratch %d x %.0f)\n",
+	       usage.ru_maxrss / 1024.0, arena + weights + stats + threads * scratch, arena, weights, stats, threads,
+	       scratch);
 	free(indices);
 	free(labels);
 	state_free(&s);
