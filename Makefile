@@ -280,15 +280,18 @@ study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(shell sed -n '
 # now; BENCH_SCALING's network also runs on one thread in each round. The paper's
 # ResNet-1001 runs at batch 16 (BENCH_BATCH_NAME sets a batch, BENCH_STEPS_NAME
 # the timed steps: 4 unless set; fewer and the machine's noise shows).
+# PyTorch's tensors are channels-last, which oneDNN trained faster here;
+# BENCH_PYTORCH_LAYOUT=nchw times its default layout instead.
 BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001
 BENCH_SCALING ?= preact-110
 BENCH_ROUNDS ?= 2
+BENCH_PYTORCH_LAYOUT ?= channels-last
 BENCH_BATCH_paper/t4-c10-preact-1001 := 16
 bench_batch = $(or $(BENCH_BATCH_$(1)),128)
 bench_steps = $(or $(BENCH_STEPS_$(1)),4)
 
 bench: $(BUILD)/bench/fma-peak $(foreach n,$(BENCH),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
-	@tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
+	@PYTORCH_LAYOUT=$(BENCH_PYTORCH_LAYOUT) tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
 		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n)))
 
 # make bench-mpi: one process of two threads against two ranks of one
