@@ -105,20 +105,26 @@ static void format_bytes(char *out, size_t size, double bytes)
 	snprintf(out, size, "%.1f %s", bytes, units[unit]);
 }
 
+/* The threads a binary runs on by default: this machine's cores. */
+static int default_threads(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return cores > 0 ? (int)cores : 1;
+}
+
 /* A network whose binary could not allocate its memory at the spec's batch
  * is refused here, with the figure, rather than by the binary later. */
 static int check_memory(const struct spec *spec, const struct plan *plan, enum dtype dtype,
 			double limit, struct diag *d)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int threads = cores > 0 ? (int)cores : 1, real_size = dtype == DTYPE_F64 ? 8 : 4;
-	double need = plan_memory_bytes(plan, spec->train.batch, threads, real_size);
+	int threads = default_threads(), real_size = dtype == DTYPE_F64 ? 8 : 4;
+	double need = plan_memory(plan, spec->train.batch, threads, real_size).total;
 	if (need <= limit)
 		return 0;
 	char need_text[32], limit_text[32];
 	format_bytes(need_text, sizeof need_text, need);
 	format_bytes(limit_text, sizeof limit_text, limit);
-	double fixed = plan_memory_bytes(plan, 0, threads, real_size);
+	double fixed = plan_memory(plan, 0, threads, real_size).total;
 	double per_image = (need - fixed) / spec->train.batch;
 	long fitting = limit > fixed ? (long)((limit - fixed) / per_image) : 0;
 	char advice[96];
@@ -186,18 +192,17 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	}
 	printf("%-10s %7ld %12ld %14.2f %16.1f\n\n", "total", total_layers, total_params,
 	       total_flops / 1e6, total_bytes / (1 << 20));
+	/* the arena, then the rest of what the binary allocates, so that the
+	 * figures add up to the memory a run takes, its data and code aside */
+	int threads = default_threads();
+	struct plan_memory m = plan_memory(p, spec->train.batch, threads, 4);
+	double mib = 1 << 20;
 	printf("planned arena (activations kept for backward and their gradients, slots reused): "
 	       "%.1f MiB at batch %d\n",
-	       4.0 * p->arena_per_image * spec->train.batch / (1 << 20), spec->train.batch);
-	/* the rest of what the binary allocates (plan_memory_bytes), so that the
-	 * figures add up to the memory a run takes, its data and code aside */
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int threads = cores > 0 ? (int)cores : 1;
+	       m.arena / mib, spec->train.batch);
 	printf("beside it: the weights, their gradients and momenta %.1f MiB, BN's statistics %.1f MiB, "
 	       "scratch %.1f MiB a thread; in all %.1f MiB on %d thread%s\n",
-	       4.0 * 3 * p->param_count / (1 << 20), 4.0 * (p->buffer_count + p->stats_count) / (1 << 20),
-	       4.0 * p->scratch_per_thread / (1 << 20),
-	       plan_memory_bytes(p, spec->train.batch, threads, 4) / (1 << 20), threads,
+	       m.weights / mib, m.statistics / mib, m.scratch_per_thread / mib, m.total / mib, threads,
 	       threads == 1 ? "" : "s");
 	printf("%d ops, %d kernel instances; %ld trained parameters, %ld running statistics\n",
 	       g->op_count, p->kernel_count, p->param_count, p->buffer_count);

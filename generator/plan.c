@@ -417,12 +417,16 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	return 0;
 }
 
-double plan_memory_bytes(const struct plan *p, int n, int threads, int real_size)
+struct plan_memory plan_memory(const struct plan *p, int n, int threads, int real_size)
 {
-	double reals = (double)p->arena_per_image * n + 3.0 * (double)p->param_count +
-		       (double)p->buffer_count + (double)p->stats_count +
-		       (double)p->scratch_per_thread * threads;
-	return reals * real_size;
+	struct plan_memory m = {
+		.arena = (double)p->arena_per_image * n * real_size,
+		.weights = 3.0 * (double)p->param_count * real_size,
+		.statistics = ((double)p->buffer_count + (double)p->stats_count) * real_size,
+		.scratch_per_thread = (double)p->scratch_per_thread * real_size,
+	};
+	m.total = m.arena + m.weights + m.statistics + m.scratch_per_thread * threads;
+	return m;
 }
 
 void plan_free(struct plan *p)

@@ -49,8 +49,13 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d);
 
 /* Bytes the binary allocates for a batch of n on threads threads, with
  * reals of real_size bytes: the arena, the parameters with their gradients
- * and velocities, the BN statistics and every thread's scratch. */
-double plan_memory_bytes(const struct plan *p, int n, int threads, int real_size);
+ * and velocities, the BN statistics and each thread's scratch; total: all
+ * of them, the scratch once for every thread. */
+struct plan_memory {
+	double arena, weights, statistics, scratch_per_thread, total;
+};
+
+struct plan_memory plan_memory(const struct plan *p, int n, int threads, int real_size);
 void plan_free(struct plan *p);
 
 #endif

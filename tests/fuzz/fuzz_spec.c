@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (at[i] < -1 || (at[i] >= 0 && at[i] + size > plan.arena_per_image))
 					__builtin_trap();
 		}
-		(void)plan_memory_bytes(&plan, spec.train.batch, 2, 4);
+		(void)plan_memory(&plan, spec.train.batch, 2, 4);
 		plan_free(&plan);
 	}
 	graph_free(&graph);
