@@ -116,7 +116,8 @@ static void kernel_name(const struct graph *g, const struct op *op, char *name, 
  * loop). The fast kernels' parts: a padded image, packed
  * operands and a panel, for the forward pass, the data gradient and the
  * weight gradient; the first two's row split adds its partial outputs,
- * or a 3x3 one's Winograd its transformed tiles and products; the weight
+ * or a 3x3 one's Winograd its transformed tiles and products, and both an
+ * output image staged to be streamed to memory (conv_streams); the weight
  * gradient's row split dY padded, its Winograd both operands' tiles and
  * its products; Winograd's for each place of the larger of its two
  * tiles' (2 x 2: 16 places, 4 x 4: 36), and the weight gradient's dY and
@@ -181,8 +182,10 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 			rows_data = max_of(rows_data, places * (place(packed_panels(tiles_data, out.channels)) + place(in.channels * tiles_data)));
 		}
 	}
-	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward;
-	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data;
+	/* the forward pass's and the data gradient's last: an output image staged to be streamed */
+	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward + align(out.channels * pixels);
+	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data +
+			     align((long)in.channels * in.height * in.width);
 	long weight_gradient = packed_panels(out.channels, pixels) +
 			       max_of(padded_in + align(pixels * PANEL_MAX), packed_panels(in.channels, pixels));
 	/* the weight gradient's row split: dY's rows over the padded rows, dY padded by k - 1 */

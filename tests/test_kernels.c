@@ -404,19 +404,22 @@ static void check_shape_once(struct conv_shape s, int n)
  * this machine would choose (conv.c.tmpl): plain, by the row splits (of
  * the forward pass and data gradient, and of the weight gradient), a 3x3
  * one of even size by Winograd, and of sides a multiple of 4 by the weight
- * gradient's F(4x4); and a 1x1 one's weight gradient with the operands on
- * either side. */
+ * gradient's F(4x4); a 1x1 one's weight gradient with the operands on
+ * either side; and the output images written in place or staged and
+ * streamed (conv_streams): plain both ways, the row split and F(2x2)
+ * streamed, F(4x4) in place. */
 static void check_shape(struct conv_shape s, int n)
 {
-	for (int way = 0; way < 4; way++) {
+	for (int way = 0; way < 5; way++) {
 		conv_row_split = conv_swap_sides = conv_weight_split = way == 1;
-		conv_winograd = way >= 2;
+		conv_winograd = way == 2 || way == 3;
 		conv_winograd_tile = way == 3 ? 4 : 2;
+		conv_stream = way == 1 || way == 2 || way == 4;
 		if ((way == 2 && !conv_winograd_applies(s)) || (way == 3 && !conv_winograd_tile_applies(s, 4)))
 			continue;
 		check_shape_once(s, n);
 	}
-	conv_row_split = conv_swap_sides = conv_weight_split = conv_winograd = conv_winograd_tile = -1;
+	conv_row_split = conv_swap_sides = conv_weight_split = conv_winograd = conv_winograd_tile = conv_stream = -1;
 }
 
 static void test_conv_fast_matches_reference_on_random_shapes(void **unused)

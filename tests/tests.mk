@@ -95,12 +95,12 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 # kernels come from the emitted kernels.h of a test spec (its instances
 # unused here).
 $(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/generated/tiny-%/net.c $(BUILD)/obj/%/gemm.o \
-		$(BUILD)/obj/%/profile.o
+		$(BUILD)/obj/%/profile.o $(BUILD)/obj/%/cache.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function \
 		-I$(BUILD)/generated/tiny-$* -o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o \
-		$(BUILD)/obj/$*/profile.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+		$(BUILD)/obj/$*/profile.o $(BUILD)/obj/$*/cache.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 

@@ -13,8 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "arena.h"
+#include "cache.h"
 #include "gemm.h"
 #include "net_api.h"
 #include "profile.h"
@@ -505,18 +509,20 @@ struct conv_shape {
  * weight gradient's part, the data gradient's after it (both run image by
  * image in one loop: conv_backward), and room for a fused BN's sums (4
  * reals a channel). The forward pass's: padded X, packed W, a panel of
- * columns, and the row split's partial outputs or Winograd's transformed
- * tiles and products; the data gradient's the
- * same of dY and the flipped W; the weight gradient's CONV_WEIGHT_FAST;
- * the reference kernels', in each part: columns, and the input a prologue
- * activates. generator/plan.c computes the same figure; each instance
+ * columns, the row split's partial outputs or Winograd's transformed
+ * tiles and products, and an output image staged (conv_streams); the data
+ * gradient's the same of dY and the flipped W; the weight gradient's
+ * CONV_WEIGHT_FAST; the reference kernels', in each part: columns, and the
+ * input a prologue activates. generator/plan.c computes the same figure; each instance
  * checks it at compile time. */
 #define CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k) (CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))
 #define CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                      \
-	CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_ANY(c_out, c_in, k) + CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS_OR_TILES(c_in, c_out, h_in, w_out, k), \
+	CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_ANY(c_out, c_in, k) + CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS_OR_TILES(c_in, c_out, h_in, w_out, k) + \
+			 CONV_ALIGN((c_out) * (h_out) * (w_out)),                                                                         \
 		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
 #define CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                             \
-	CONV_MAX(CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_ANY(c_in, c_out, k) + CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS_OR_TILES(c_out, c_in, h_out, w_in, k), \
+	CONV_MAX(CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_ANY(c_in, c_out, k) + CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS_OR_TILES(c_out, c_in, h_out, w_in, k) + \
+			 CONV_ALIGN((c_in) * (h_in) * (w_in)),                                                                             \
 		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
 /* The weight gradient's fast kernels: packed dY, then padded X and a panel
  * of columns^T, or a 1x1 convolution's X packed; or for the row split, its
@@ -587,6 +593,52 @@ KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, const real *out, in
 {
 	if (e.sums)
 		batch_norm_image_sums(e.sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * s.c_out, out, s.c_out, s.h_out * s.w_out);
+}
+
+/* Whether a pass whose tensors, read and written over its n images, come
+ * to reals reals should stage each output image in the thread's scratch
+ * and stream it to memory from there (conv_stream_image), rather than
+ * write it in place. Where they are larger than the last-level cache,
+ * what the pass writes first is out of the cache by the time anything
+ * reads it, and a plain store first reads each line it writes from
+ * memory: streaming spares that read. On a 2-core Zen 4 (32 MiB of L3,
+ * memory at 18 GB/s), preact-164's 16 -> 64 forward pass at 32 x 32
+ * (72 MiB a call) took 89 to 114 ms a step streamed against 170 to 202
+ * in place, four alternating pairs. Where the tensors fit, the next pass
+ * may find what was written in the cache, and it is stored in place: the
+ * Xeon's 260 MiB L3 holds any of the paper's networks' at batch 128, and
+ * preact-110's (24 MiB a call) trained as fast on the Zen 4 streamed as
+ * not, within the noise of four alternating pairs. conv_stream: -1
+ * decides so, 0 or 1 forces it (for the tests). */
+static int conv_stream = -1;
+
+KERNEL_HELPER bool conv_streams(size_t reals)
+{
+	if (conv_stream >= 0)
+		return conv_stream;
+	size_t cache = cache_last_level_bytes();
+	return cache && reals * sizeof(real) > cache;
+}
+
+/* to[0..count) = from[0..count), stored past the caches where the machine
+ * can (SSE2's non-temporal stores, which every x86-64 has), so that no
+ * line of to is read first; the fence orders them before what follows
+ * (the barrier after which other threads read to). */
+KERNEL_HELPER void conv_stream_image(real *restrict to, const real *restrict from, size_t count)
+{
+#ifdef __SSE2__
+	enum { LANES = 16 / sizeof(real) };
+	size_t t = 0;
+	for (; t < count && (uintptr_t)(to + t) % 16; t++)
+		to[t] = from[t];
+	for (; t + LANES <= count; t += LANES)
+		_mm_stream_si128((__m128i *)(to + t), _mm_loadu_si128((const __m128i *)(from + t)));
+	for (; t < count; t++)
+		to[t] = from[t];
+	_mm_sfence();
+#else
+	memcpy(to, from, sizeof(real) * count);
+#endif
 }
 
 /* A convolution's prologue, pre: BN's scale and shift of every input
@@ -1957,6 +2009,8 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 	real *panel = packed + CONV_PACKED_ANY(s.c_out, s.c_in, s.k);
 	real *rows = panel + CONV_PANEL(patch);
+	real *staged = rows + CONV_ROWS_OR_TILES(s.c_in, s.c_out, s.h_in, s.w_out, s.k);
+	bool staging = group == 1 && conv_streams(n * (in_size + (epilogue.shortcut ? 2 : 1) * out_size));
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	conv_pack_weights_for(packed, weight, method, false, micro, s);
@@ -1964,12 +2018,15 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 	#pragma omp for schedule(dynamic, 1) nowait
 	for (int at = 0; at < groups; at++) {
 		int first = at * group, count = n - first < group ? n - first : group;
+		real *result = staging ? staged : out + first * out_size;
 		real beta = 0;
 		for (int i = first; i < first + count; i++)
-			beta = conv_epilogue_start(epilogue, out + i * out_size, i, s);
-		conv_group(out + first * out_size, in + first * in_size, pre, padded, packed, panel, rows, method, count, s, beta, micro);
+			beta = conv_epilogue_start(epilogue, result + (i - first) * out_size, i, s);
+		conv_group(result, in + first * in_size, pre, padded, packed, panel, rows, method, count, s, beta, micro);
 		for (int i = first; i < first + count; i++)
-			conv_epilogue_end(epilogue, out + i * out_size, i, s);
+			conv_epilogue_end(epilogue, result + (i - first) * out_size, i, s);
+		if (staging)
+			conv_stream_image(out + first * out_size, staged, out_size);
 	}
 	#pragma omp barrier
 }
@@ -2593,13 +2650,16 @@ struct conv_data_gradient {
 	struct conv_shape s;            /* the convolution's */
 	const real *weight;
 	real *padded, *packed, *panel, *rows; /* the fast kernel's; panel: the reference's columns */
+	real *staged; /* where an image's gradient is staged (conv_streams), or NULL: set in place */
 	enum conv_method method;
 	int group; /* the images conv_data_gradient_images takes at a time */
 };
 
-KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part)
+/* stream: whether conv_backward_data_images should stage and stream the
+ * images it sets (conv_streams), where it takes them one at a time. */
+KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part, bool stream)
 {
-	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, CONV_PLAIN, 1};
+	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, CONV_PLAIN, 1};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
 	if (!d.micro || s.stride != 1) {
 		d.micro = NULL;
@@ -2613,6 +2673,8 @@ KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *wei
 	d.packed = d.padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
 	d.panel = d.packed + CONV_PACKED_ANY(s.c_in, s.c_out, s.k);
 	d.rows = d.panel + CONV_PANEL(flipped_patch);
+	if (stream && d.group == 1)
+		d.staged = d.rows + CONV_ROWS_OR_TILES(s.c_out, s.c_in, s.h_out, s.w_in, s.k);
 	if (s.k > 1)
 		memset(d.padded, 0, sizeof(real) * CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k));
 	conv_pack_weights_for(d.packed, weight, d.method, true, d.micro, s);
@@ -2636,7 +2698,7 @@ KERNEL_HELPER void conv_data_gradient_images(const struct conv_data_gradient *d,
 /* din (+)= the data gradient, the images shared among the threads. */
 KERNEL_HELPER void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s));
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s), false);
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	int from, to;
 	conv_share(n, &from, &to);
@@ -2658,18 +2720,23 @@ struct conv_backward_epilogue {
 };
 
 /* The data gradient of count images from first (their dY at dy), and the
- * epilogue's sums of each. */
+ * epilogue's sums of each; an image that sets its gradient is staged and
+ * streamed where d says (the sums read it staged, from the cache). */
 KERNEL_HELPER void conv_backward_data_images(const struct conv_data_gradient *d, real *din, const real *dy, const real *in, int first, int count, enum gradient_write write, struct conv_backward_epilogue epilogue)
 {
 	struct conv_shape s = d->s;
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in;
-	conv_data_gradient_images(d, din + first * in_size, dy, count, write);
+	bool staging = d->staged && write == GRADIENT_SET && count == 1;
+	real *result = staging ? d->staged : din + first * in_size;
+	conv_data_gradient_images(d, result, dy, count, write);
 	if (epilogue.saved)
 		for (int i = first; i < first + count; i++) {
 			double *sums = epilogue.sums + (size_t)2 * s.c_in * i;
 			memset(sums, 0, sizeof(double) * 2 * s.c_in);
-			batch_norm_gradient_sums(sums, in + i * in_size, din + i * in_size, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
+			batch_norm_gradient_sums(sums, in + i * in_size, result + (i - first) * in_size, epilogue.saved, s.c_in, s.h_in * s.w_in, true);
 		}
+	if (staging)
+		conv_stream_image(din + first * in_size, result, in_size);
 }
 
 /* dY of count images from first: in dout, or, where BN left it deferred
@@ -2719,8 +2786,9 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	real *computed = mine + CONV_DEFERRED_AT(s);
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s));
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
+	/* the call's tensors: the input and dY, read; din, written */
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s), conv_streams(n * (2 * in_size + out_size)));
 	int from, to;
 	conv_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group) {
