@@ -2726,7 +2726,7 @@ KERNEL_HELPER void conv_backward_data_images(const struct conv_data_gradient *d,
 {
 	struct conv_shape s = d->s;
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in;
-	bool staging = d->staged && write == GRADIENT_SET && count == 1;
+	bool staging = d->staged && write == GRADIENT_SET; /* staged only where images go one at a time */
 	real *result = staging ? d->staged : din + first * in_size;
 	conv_data_gradient_images(d, result, dy, count, write);
 	if (epilogue.saved)
