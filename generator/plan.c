@@ -144,6 +144,10 @@ static long set_of(long tiles, long width)
 /* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel */
 static long group_tiles(long tiles) { return set_of(tiles, PANEL_MAX); }
 
+/* Winograd's products' rows at most: the channels, and an eighth more
+ * where they are rounded up to whole blocks of the micro-kernel */
+static long product_rows(long channels) { return channels + channels / 8; }
+
 /* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at once */
 static long weight_set(long tiles) { return set_of(tiles, 16); }
 
@@ -178,8 +182,8 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 			long places = (m + 2) * (m + 2);
 			long tiles_forward = group_tiles((long)(in.height / m) * (out.width / m));
 			long tiles_data = group_tiles((long)(out.height / m) * (in.width / m));
-			rows_forward = max_of(rows_forward, places * (place(packed_panels(tiles_forward, in.channels)) + place(out.channels * tiles_forward)));
-			rows_data = max_of(rows_data, places * (place(packed_panels(tiles_data, out.channels)) + place(in.channels * tiles_data)));
+			rows_forward = max_of(rows_forward, places * (place(packed_panels(tiles_forward, in.channels)) + place(product_rows(out.channels) * tiles_forward)));
+			rows_data = max_of(rows_data, places * (place(packed_panels(tiles_data, out.channels)) + place(product_rows(in.channels) * tiles_data)));
 		}
 	}
 	/* the forward pass's and the data gradient's last: an output image staged to be streamed */
@@ -200,7 +204,7 @@ static void kernel_scratch(const struct graph *g, const struct op *op, struct ke
 			long tiles = weight_set((long)(out.height / m) * (out.width / m));
 			places = max_of(places, (m + 2) * (m + 2) *
 							(place(packed_panels(out.channels, tiles)) + place(packed_panels(in.channels, tiles)) +
-							 place((long)out.channels * in.channels)));
+							 place(product_rows(out.channels) * in.channels)));
 		}
 		weight_part = max_of(weight_part, places + align(out.channels * pixels) + padded_in);
 	}
