@@ -1085,7 +1085,7 @@ static void test_resgen_refuses_networks_too_big_for_memory(void **unused)
 		 spec, out_dir);
 	/* The batch that fits depends on the cores (each has its scratch). */
 	snprintf(message, sizeof message,
-		 "%s:4:16: at batch 4096 this network needs 456.9 GiB of memory in f32, more than the "
+		 "%s:4:16: at batch 4096 this network needs 457.0 GiB of memory in f32, more than the "
 		 "64.0 GiB allowed (this machine's memory, or --max-memory); use a batch of at most ",
 		 spec);
 	char err[4096];
@@ -1094,10 +1094,10 @@ static void test_resgen_refuses_networks_too_big_for_memory(void **unused)
 	assert_non_null(strstr(err, ", fewer or narrower layers, or pass --max-memory GIB\n"));
 	struct stat st;
 	assert_int_not_equal(stat(out_dir, &st), 0);
-	/* check refuses it too, on this machine's memory (under 456.9 GiB). */
+	/* check refuses it too, on this machine's memory (under 457.0 GiB). */
 	snprintf(command, sizeof command, "%s/bin/resgen check %s", build, spec);
 	assert_int_equal(run(command, NULL, 0, err, sizeof err), 2);
-	assert_non_null(strstr(err, "needs 456.9 GiB of memory in f32, more than the"));
+	assert_non_null(strstr(err, "needs 457.0 GiB of memory in f32, more than the"));
 	/* The flag raises the limit. */
 	snprintf(command, sizeof command, "%s/bin/resgen check %s --max-memory 500", build, spec);
 	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
