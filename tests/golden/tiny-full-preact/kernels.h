@@ -481,7 +481,7 @@ struct conv_shape {
  * each of the 16 or 36 places of a transformed tile; the input's tiles
  * transformed (V), packed the same way; and the products (M), per place
  * an output channel's tiles, with room for an eighth more rows
- * (conv_winograd_rows). Tiles of m x m output pixels. */
+ * (conv_block_rows). Tiles of m x m output pixels. */
 #define CONV_TILES_OF(h, w, m) (((h) / (m)) * ((w) / (m)))
 /* Images with fewer tiles than a panel holds run in groups, their tiles
  * side by side in one set of products: up to CONV_WINOGRAD_GROUP images,
