@@ -1824,10 +1824,16 @@ KERNEL_HELPER void conv_winograd_store_tiles(real *to, size_t place, int width, 
  * padded by conv_pad_transposed (pixel by pixel, its channels innermost):
  * sixteen channels of up to eight tiles at a time transformed as vectors
  * (conv_winograd_tile_transform), then each place's eight channels of
- * those tiles transposed into their panel (conv_transpose8). */
+ * those tiles transposed into their panel (conv_transpose8). Where a
+ * panel is sixteen tiles wide and sixteen reals are one register
+ * (CONV_TRANSPOSE16: zen3's kernels in f32 with AVX-512), sixteen tiles at
+ * a time, each place's 16 x 16 block transposed in one piece and its
+ * panel rows stored as whole cache lines: one thread, 32 images, us an
+ * image, the 16-channel forward pass at 32 x 32 35.0 -> 33.4 and its data
+ * gradient 35.8 -> 33.8 (32 channels at 16 x 16 about 1% faster). */
 KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct conv_shape s, int width, int first, int total, int m)
 {
-	enum { MOST = 36, BATCH = 8 }; /* places at most; tiles at a time */
+	enum { MOST = 36, BATCH = 16 }; /* places at most; tiles at a time */
 	int n = m + 2, places = n * n, across = s.w_in / m, tiles = CONV_TILES_OF(s.h_in, s.w_in, m), row = s.w_in + 2;
 	size_t place = CONV_PLACE(CONV_PACKED(total, s.c_in));
 	long tile_stride = MOST * CONV_LANES; /* reals from one tile's place to the next tile's */
@@ -1838,14 +1844,18 @@ KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct
 			/* a run of tiles in one panel, the first at row ty and column tx of tiles */
 			int tile = first + t, at = tile % width;
 			int count = tiles - t < width - at ? tiles - t : width - at;
-			count = count < BATCH ? count : BATCH;
+			int most = CONV_TRANSPOSE16 && width == 16 && lanes == 16 ? 16 : 8;
+			count = count < most ? count : most;
 			for (int i = 0; i < count; i++, conv_next_tile(&ty, &tx, 1, across))
 				conv_winograd_tile_transform(batch[i], padded + ((size_t)m * ty * row + m * tx) * s.c_in + c, s.c_in, row, lanes, false, m);
 			real *to = v + conv_panel_at(tile, width, s.c_in) + (size_t)c * width + at;
-			if (count == BATCH) /* the usual case, with constants */
-				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, BATCH);
-			else if (count == BATCH / 2) /* an 8x8 image's four tiles */
-				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, BATCH / 2);
+			if (count == 16) /* a whole panel of sixteen channels */
+				for (int e = 0; e < places; e++)
+					conv_transpose16(to + e * place, width, (const real *)&batch[0][e], tile_stride, 16, NULL, 0);
+			else if (count == 8) /* the usual case elsewhere, with constants */
+				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, 8);
+			else if (count == 4) /* an 8x8 image's four tiles */
+				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, 4);
 			else
 				conv_winograd_store_tiles(to, place, width, &batch[0][0], tile_stride, places, lanes, count);
 			t += count;
