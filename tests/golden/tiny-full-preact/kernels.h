@@ -1833,7 +1833,7 @@ KERNEL_HELPER void conv_winograd_store_tiles(real *to, size_t place, int width, 
  * gradient 35.8 -> 33.8 (32 channels at 16 x 16 about 1% faster). */
 KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct conv_shape s, int width, int first, int total, int m)
 {
-	enum { MOST = 36, BATCH = 16 }; /* places at most; tiles at a time */
+	enum { MOST = 36, BATCH = CONV_TRANSPOSE16 ? 16 : 8 }; /* places at most; tiles at a time, at most */
 	int n = m + 2, places = n * n, across = s.w_in / m, tiles = CONV_TILES_OF(s.h_in, s.w_in, m), row = s.w_in + 2;
 	size_t place = CONV_PLACE(CONV_PACKED(total, s.c_in));
 	long tile_stride = MOST * CONV_LANES; /* reals from one tile's place to the next tile's */
