@@ -144,8 +144,9 @@ static long set_of(long tiles, long width)
 /* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel */
 static long group_tiles(long tiles) { return set_of(tiles, PANEL_MAX); }
 
-/* Winograd's products' rows at most: the channels, and an eighth more
- * where they are rounded up to whole blocks of the micro-kernel */
+/* CONV_PRODUCT_ROWS: Winograd's products' rows at most, the channels and
+ * an eighth more where they are rounded up to whole blocks of the
+ * micro-kernel */
 static long product_rows(long channels) { return channels + channels / 8; }
 
 /* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at once */

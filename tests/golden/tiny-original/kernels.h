@@ -481,8 +481,9 @@ struct conv_shape {
  * each of the 16 or 36 places of a transformed tile; the input's tiles
  * transformed (V), packed the same way; and the products (M), per place
  * an output channel's tiles, with room for an eighth more rows
- * (conv_block_rows). Tiles of m x m output pixels. */
+ * (CONV_PRODUCT_ROWS, conv_block_rows). Tiles of m x m output pixels. */
 #define CONV_TILES_OF(h, w, m) (((h) / (m)) * ((w) / (m)))
+#define CONV_PRODUCT_ROWS(channels) ((channels) + (channels) / 8)
 /* Images with fewer tiles than a panel holds run in groups, their tiles
  * side by side in one set of products: up to CONV_WINOGRAD_GROUP images,
  * as many as fill a panel of width tiles. CONV_SET_TILES: the most tiles
@@ -497,7 +498,7 @@ struct conv_shape {
 #define CONV_PLACE(reals) (((reals) + 1023) / 1024 * 1024 + 16)
 #define CONV_WINOGRAD_WEIGHTS(c_out, c_in, k) ((k) == 3 ? CONV_PLACES(4) * CONV_PLACE(CONV_PACKED(c_out, c_in)) : 0)
 #define CONV_WINOGRAD_TILES_OF(c_in, c_out, h, w, m) \
-	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(CONV_SET_TILES(h, w, m), c_in)) + CONV_PLACE(((c_out) + (c_out) / 8) * CONV_SET_TILES(h, w, m))))
+	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(CONV_SET_TILES(h, w, m), c_in)) + CONV_PLACE(CONV_PRODUCT_ROWS(c_out) * CONV_SET_TILES(h, w, m))))
 #define CONV_WINOGRAD_TILES(c_in, c_out, h, w, k) \
 	((k) == 3 ? CONV_MAX(CONV_WINOGRAD_TILES_OF(c_in, c_out, h, w, 2), CONV_WINOGRAD_TILES_OF(c_in, c_out, h, w, 4)) : 0)
 /* Any packing of the weights; the row split's outputs or Winograd's tiles. */
@@ -545,7 +546,7 @@ struct conv_shape {
 #define CONV_WEIGHT_SET(h, w, m) (CONV_WEIGHT_GROUP(CONV_TILES_OF(h, w, m)) * CONV_TILES_OF(h, w, m))
 #define CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, m)                                        \
 	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(c_out, CONV_WEIGHT_SET(h_out, w_out, m))) + \
-			   CONV_PLACE(CONV_PACKED(c_in, CONV_WEIGHT_SET(h_out, w_out, m))) + CONV_PLACE(((c_out) + (c_out) / 8) * (c_in))))
+			   CONV_PLACE(CONV_PACKED(c_in, CONV_WEIGHT_SET(h_out, w_out, m))) + CONV_PLACE(CONV_PRODUCT_ROWS(c_out) * (c_in))))
 #define CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                      \
 	((k) == 3 ? CONV_MAX(CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, 2), CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, 4)) + \
 			    CONV_ALIGN((c_out) * (h_out) * (w_out)) + CONV_PADDED(c_in, h_in, w_in, k)                                \
@@ -1865,7 +1866,8 @@ KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct
 
 /* The rows of Winograd's products, in all three passes: the output
  * channels, rounded up to whole blocks of width (the micro-kernel's side
- * they lie on) where that adds at most an eighth of them. The packed
+ * they lie on) where that adds at most an eighth of them (the room
+ * CONV_PRODUCT_ROWS keeps). The packed
  * operand's rows past the channels are zeros, and the products' rows past
  * them are never read. BLIS computes a block of fewer rows into a
  * temporary and copies it out: on zen3's 6 x 16 blocks, one thread, a
