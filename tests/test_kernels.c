@@ -44,7 +44,7 @@ static const char *const dtype = "f32";
 
 enum { SHAPES = 60 };
 
-static const struct conv_epilogue no_epilogue = {NULL, NULL};
+static const struct conv_epilogue no_epilogue = {NULL, NULL, NULL};
 /* A process alone: BN's statistics are its batch's. */
 static const struct net_ranks alone = {.count = 1};
 
@@ -166,9 +166,36 @@ static void check_statistics(const char *what, struct conv_shape s, int n, const
 	free(own_sums);
 }
 
+/* How long the tests below hold back every thread but the first, so that
+ * the first, done with its own images, takes the others' images (a
+ * forward pass's, a data gradient's): longer than these small shapes'
+ * passes take. With 20 ms this
+ * program took 27 s, with 5 ms 6 s; and with 5 ms, a thief computing
+ * from the wrong images, or taking images where din shares dY's memory,
+ * still failed every run (three each, checked by breaking conv_backward). */
+enum { HELD_BACK_US = 5000 };
+
+/* The fast forward pass, on every thread, with the epilogue's shortcut
+ * and sums (either NULL for none); with held_back, every thread but the
+ * first waits HELD_BACK_US before it starts. */
+static void forward_fast(real *out, const real *in, const real *weight, const real *pre, const real *shortcut, double *sums, int n,
+			 struct conv_shape s, real *scratch, size_t per_thread, bool held_back)
+{
+	int claims[n];
+	memset(claims, 0, sizeof claims);
+	#pragma omp parallel
+	{
+		if (held_back && omp_get_thread_num() > 0)
+			usleep(HELD_BACK_US);
+		conv_forward(out, in, weight, pre, (struct conv_epilogue){shortcut, sums, claims}, n, s, scratch, per_thread);
+	}
+}
+
 /* The forward pass with the epilogue, fast and reference, against the
  * convolution with prologue (out_reference) plus a shortcut added after;
- * and the sums each kernel took, through BN's statistics. */
+ * and the sums each kernel took, through BN's statistics. The fast pass
+ * again with every thread but the first held back, so that the first
+ * takes the others' images: output and sums bitwise the same. */
 static void check_epilogue(struct conv_shape s, int n, const real *in, const real *weight, const real *pre,
 			   const real *out_reference, real *scratch, size_t per_thread)
 {
@@ -181,11 +208,18 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 	assert_non_null(sums[1]);
 	for (size_t j = 0; j < out_count; j++)
 		expected[j] += shortcut[j];
+	forward_fast(out[0], in, weight, pre, shortcut, sums[0], n, s, scratch, per_thread, false);
 	#pragma omp parallel
-	conv_forward(out[0], in, weight, pre, (struct conv_epilogue){shortcut, sums[0]}, n, s, scratch, per_thread);
-	#pragma omp parallel
-	conv_forward_reference(out[1], in, weight, pre, (struct conv_epilogue){shortcut, sums[1]}, n, s, scratch,
+	conv_forward_reference(out[1], in, weight, pre, (struct conv_epilogue){shortcut, sums[1], NULL}, n, s, scratch,
 			       per_thread);
+	real *stolen = random_tensor(out_count);
+	double *stolen_sums = malloc(sizeof(double) * sums_count);
+	assert_non_null(stolen_sums);
+	forward_fast(stolen, in, weight, pre, shortcut, stolen_sums, n, s, scratch, per_thread, true);
+	assert_memory_equal(stolen, out[0], out_count * sizeof(real));
+	assert_memory_equal(stolen_sums, sums[0], sums_count * sizeof(double));
+	free(stolen);
+	free(stolen_sums);
 	for (int k = 0; k < 2; k++) {
 		const char *what = k == 0 ? "fast, with epilogue: " : "reference, with epilogue: ";
 		double forward = difference(out[k], expected, out_count);
@@ -202,14 +236,6 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 }
 
 static const struct batch_norm_deferred DEFERRED_NONE = {NULL, NULL, NULL, false};
-
-/* How long the tests below hold back every thread but the first, so that
- * the first, done with its own images, takes the others' data gradients:
- * longer than these small shapes' backward passes take. With 20 ms this
- * program took 27 s, with 5 ms 6 s; and with 5 ms, a thief computing
- * from the wrong images, or taking images where din shares dY's memory,
- * still failed every run (three each, checked by breaking conv_backward). */
-enum { HELD_BACK_US = 5000 };
 
 /* dY left to the convolution by the BN after it (batch_norm_deferred),
  * computed image by image (or a Winograd group at a time) in its scratch,
@@ -339,8 +365,7 @@ static void check_shape_once(struct conv_shape s, int n)
 	real *din = random_tensor(in_count), *din_reference = copy_of(din, in_count);
 	real *dweight = random_tensor(weight_count), *dweight_reference = copy_of(dweight, weight_count);
 
-	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, no_epilogue, n, s, scratch, per_thread);
+	forward_fast(out, in, weight, NULL, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
 	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
@@ -367,8 +392,7 @@ static void check_shape_once(struct conv_shape s, int n)
 	conv_forward_reference(out_reference, activated, weight, NULL, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_activated, dout, activated, NULL, n, s, scratch, per_thread);
-	#pragma omp parallel
-	conv_forward(out, in, weight, pre, no_epilogue, n, s, scratch, per_thread);
+	forward_fast(out, in, weight, pre, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
 	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel

@@ -574,10 +574,12 @@ struct conv_shape {
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
  * output's shape that the output adds the convolution to; sums, if not
- * NULL, where each output image's batch_norm_image_sums go. */
+ * NULL, where each output image's batch_norm_image_sums go. And where the
+ * threads claim the images (conv_claim): n ints, zero, shared by them. */
 struct conv_epilogue {
 	const real *shortcut;
 	double *sums;
+	int *claims;
 };
 
 /* Before output image i is computed: the beta its convolution runs with. */
@@ -708,18 +710,25 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
  * conv_backward_data and their references) are called by every thread of
  * a parallel region that the kernel instance opens, so that they are
  * inlined there with the instance's constant shape; the references share
- * the images with orphaned omp for loops. The fast forward pass hands its
- * groups of images out as the threads come free (omp for, dynamic): what
- * it computes of an image, output and BN's sums, is that image's alone,
- * whichever thread computes it, and a thread that a neighbour on the
- * machine slowed then does less (preact-164's forward convolutions, four
- * alternating pairs of make bench's binary in a slow spell: 424 / 448 /
- * 442 / 402 ms a step against 435 / 458 / 461 / 404 static; its step
- * --dump bitwise the same). The backward passes share them by conv_share,
- * a fixed contiguous share a thread (they take them in groups too, and
- * the weight gradient's sums, which add each thread's images, must not
- * depend on which thread took which); conv_backward's data gradients,
- * which sum nothing across images, go to whichever thread claims them. */
+ * the images with orphaned omp for loops. Every pass shares the images
+ * by conv_share, a fixed contiguous share a thread, so that a thread
+ * reads back from its own caches what it wrote in the pass before
+ * (elementwise passes share them alike, by omp for's static schedule).
+ * The weight gradient's sums add each thread's images, and must not
+ * depend on which thread took which; but what the forward pass computes
+ * of an image, output and BN's sums, and what conv_backward's data
+ * gradient does, is that image's alone, and there a thread done with its
+ * own share takes the groups of images the others have not reached
+ * (conv_next_group), so that a thread a neighbour on the machine slowed
+ * is helped rather than waited for. The forward pass used to hand its
+ * groups out in turn as the threads came free (omp for, dynamic), so
+ * that most images were read by the other thread than wrote them: where
+ * the hypervisor put the two cores on chiplets with a last-level cache
+ * each (a cache line's round trip between them 365 to 390 ns against 55
+ * to 80 on one chiplet; the machine moves between the two for minutes at
+ * a time), preact-164's forward convolutions took 417 / 426 ms a step
+ * against 383 / 375 by shares, preact-110's 219 / 220 / 241 against
+ * 193 / 195 / 203. */
 
 /* The calling thread's share of n images, [*first, *last): contiguous, the
  * first n % threads threads one more; a barrier after the loop over them
@@ -733,6 +742,45 @@ KERNEL_HELPER void conv_share_of(int n, int thread, int *first, int *last)
 }
 
 KERNEL_HELPER void conv_share(int n, int *first, int *last) { conv_share_of(n, omp_get_thread_num(), first, last); }
+
+/* Whether the calling thread is the first to claim the group of images
+ * from first (claims: an int an image, zero, shared by the threads). */
+KERNEL_HELPER bool conv_claim(int *claims, int first) { return __atomic_exchange_n(&claims[first], 1, __ATOMIC_ACQ_REL) == 0; }
+
+/* The groups of images a thread takes, in groups of group images from
+ * the first of each share: its own share's from its first (with own),
+ * then each other thread's from its last back, while it claims them. A
+ * group already claimed ends a share: its owner has got there, or
+ * another thread from the other end. */
+struct conv_groups {
+	int n, group, other, first, from, to;
+};
+
+KERNEL_HELPER struct conv_groups conv_groups_begin(int n, int group, bool own)
+{
+	struct conv_groups g = {n, group, 0, -1, 0, 0};
+	if (own) {
+		conv_share(n, &g.from, &g.to);
+		g.first = g.from;
+	}
+	return g;
+}
+
+/* The next group claimed, from *first, count images; false when none is left. */
+KERNEL_HELPER bool conv_next_group(struct conv_groups *g, int *claims, int *first, int *count)
+{
+	int threads = omp_get_num_threads();
+	while (g->first < g->from || g->first >= g->to || !conv_claim(claims, g->first)) {
+		if (++g->other >= threads)
+			return false;
+		conv_share_of(g->n, (omp_get_thread_num() + g->other) % threads, &g->from, &g->to);
+		g->first = g->to > g->from ? g->from + (g->to - 1 - g->from) / g->group * g->group : g->from - 1;
+	}
+	*first = g->first;
+	*count = g->to - g->first < g->group ? g->to - g->first : g->group;
+	g->first += g->other ? -g->group : g->group;
+	return true;
+}
 
 /* ---- reference kernels: im2col, then one gemm per image ---- */
 
@@ -2041,10 +2089,9 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	conv_pack_weights_for(packed, weight, method, false, micro, s);
-	int groups = (n + group - 1) / group;
-	#pragma omp for schedule(dynamic, 1) nowait
-	for (int at = 0; at < groups; at++) {
-		int first = at * group, count = n - first < group ? n - first : group;
+	struct conv_groups groups = conv_groups_begin(n, group, true);
+	int first, count;
+	while (conv_next_group(&groups, epilogue.claims, &first, &count)) {
 		real *result = staging ? staged : out + first * out_size;
 		real beta = 0;
 		for (int i = first; i < first + count; i++)
@@ -2780,10 +2827,6 @@ KERNEL_HELPER const real *conv_group_dy(real *computed, const real *dout, struct
 	return computed;
 }
 
-/* Whether the calling thread is the first to claim the data gradient of
- * the group of images from first. */
-KERNEL_HELPER bool conv_claim(int *claims, int first) { return __atomic_exchange_n(&claims[first], 1, __ATOMIC_ACQ_REL) == 0; }
-
 /* Whether count reals at a and at b share memory. */
 KERNEL_HELPER bool conv_overlaps(const real *a, size_t a_count, const real *b, size_t b_count)
 {
@@ -2835,18 +2878,10 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 	double started = profile_clock();
 	size_t ins = n * in_size, outs = n * out_size;
 	bool shared = conv_overlaps(din, ins, dout, outs) || conv_overlaps(din, ins, deferred.dy, outs) || conv_overlaps(din, ins, deferred.in, outs);
-	for (int other = 1; other < omp_get_num_threads() && !shared; other++) {
-		int their_from, their_to;
-		conv_share_of(n, (omp_get_thread_num() + other) % omp_get_num_threads(), &their_from, &their_to);
-		if (their_to <= their_from) /* fewer images than threads */
-			continue;
-		for (int first = their_from + (their_to - 1 - their_from) / d.group * d.group; first >= their_from; first -= d.group) {
-			if (!conv_claim(epilogue.claims, first))
-				break;
-			int count = their_to - first < d.group ? their_to - first : d.group;
-			conv_backward_data_images(&d, din, conv_group_dy(computed, dout, deferred, first, count, s), in, first, count, write, epilogue);
-		}
-	}
+	struct conv_groups others = conv_groups_begin(n, d.group, false);
+	int first, count;
+	while (!shared && conv_next_group(&others, epilogue.claims, &first, &count))
+		conv_backward_data_images(&d, din, conv_group_dy(computed, dout, deferred, first, count, s), in, first, count, write, epilogue);
 	*data_seconds += profile_clock() - started;
 	#pragma omp barrier
 	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
@@ -2900,8 +2935,10 @@ _Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "con
 static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -2946,8 +2983,10 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "con
 static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -2983,8 +3022,10 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8, sums, given, ranks);
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -3046,8 +3087,10 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "con
 static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -3083,8 +3126,10 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4, sums, given, ranks);
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -3140,8 +3185,10 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "con
 static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -3172,8 +3219,10 @@ _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "co
 static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -3209,8 +3258,10 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2, sums, given, ranks);
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -3266,8 +3317,10 @@ _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "co
 static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
+	int claims[n];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums}, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
