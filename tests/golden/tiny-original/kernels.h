@@ -599,8 +599,8 @@ KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, const real *out, in
 		batch_norm_image_sums(e.sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * s.c_out, out, s.c_out, s.h_out * s.w_out);
 }
 
-/* Whether a pass whose tensors, read and written over its n images, come
- * to reals reals should stage each output image in the thread's scratch
+/* Whether a forward pass whose tensors, read and written over its n
+ * images, come to reals reals should stage each output image in the thread's scratch
  * and stream it to memory from there (conv_stream_image), rather than
  * write it in place. Where they are larger than the last-level cache,
  * what the pass writes first is out of the cache by the time anything
@@ -613,7 +613,8 @@ KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, const real *out, in
  * Xeon's 260 MiB L3 holds any of the paper's networks' at batch 128, and
  * preact-110's (24 MiB a call) trained as fast on the Zen 4 streamed as
  * not, within the noise of four alternating pairs. conv_stream: -1
- * decides so, 0 or 1 forces it (for the tests). */
+ * decides so (and conv_streams_gradient, below), 0 or 1 forces it (for
+ * the tests). */
 static int conv_stream = -1;
 
 KERNEL_HELPER bool conv_streams(size_t reals)
@@ -623,6 +624,21 @@ KERNEL_HELPER bool conv_streams(size_t reals)
 	size_t cache = cache_last_level_bytes();
 	return cache && reals * sizeof(real) > cache;
 }
+
+/* Whether a convolution's data gradient should stage and stream the
+ * images it sets: always (unless conv_stream forces it). The plan gives
+ * a gradient the slot of gradients no longer needed, of other sizes, so
+ * that the lines an image's gradient is set in were mostly written by the
+ * other thread, for other images, a pass or two before; where the two
+ * cores have a last-level cache each (the Zen 4, at times: Speed, in the
+ * README), a plain store first fetches each line from the other's cache.
+ * ResNet-1001 at batch 16, whose tensors fit the cache (conv_streams
+ * would not stream them), alternating runs: with a cache each, the data
+ * gradients took 433 to 470 ms a step in place, 248 to 263 streamed (the
+ * step 1111 to 1194 -> 894 to 934); with one cache, 224 / 225 against
+ * 251 / 253 (811 / 812 -> 842 / 849); preact-110's and preact-164's
+ * steps within the noise either way. */
+KERNEL_HELPER bool conv_streams_gradient(void) { return conv_stream != 0; }
 
 /* to[0..count) = from[0..count), stored past the caches where the machine
  * can (SSE2's non-temporal stores, which every x86-64 has), so that no
@@ -2727,13 +2743,14 @@ struct conv_data_gradient {
 	struct conv_shape s;            /* the convolution's */
 	const real *weight;
 	real *padded, *packed, *panel, *rows; /* the fast kernel's; panel: the reference's columns */
-	real *staged; /* where an image's gradient is staged (conv_streams), or NULL: set in place */
+	real *staged; /* where an image's gradient is staged (conv_streams_gradient), or NULL: set in place */
 	enum conv_method method;
 	int group; /* the images conv_data_gradient_images takes at a time */
 };
 
 /* stream: whether conv_backward_data_images should stage and stream the
- * images it sets (conv_streams), where it takes them one at a time. */
+ * images it sets (conv_streams_gradient), where it takes them one at a
+ * time. */
 KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part, bool stream)
 {
 	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, CONV_PLAIN, 1};
@@ -2860,8 +2877,7 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 	real *computed = mine + CONV_DEFERRED_AT(s);
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
-	/* the call's tensors: the input and dY, read; din, written */
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s), conv_streams(n * (2 * in_size + out_size)));
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s), conv_streams_gradient());
 	int from, to;
 	conv_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group) {
