@@ -4,10 +4,17 @@
  * independent accumulators per thread keep the FMA units busy whatever
  * their latency. Then the memory's bandwidth on every thread, as STREAM's
  * triad measures it (a = b + 3 c over arrays far larger than the caches),
- * which bounds the passes over a network's large tensors. */
+ * which bounds the passes over a network's large tensors. Then a cache
+ * line's round trip between two threads, which tells whether their cores
+ * share a last-level cache: a virtual machine cannot see it (on the Zen 4
+ * of the README's Speed section, the hypervisor moves the two cores
+ * between one chiplet and two every few minutes, and the round trip goes
+ * from 55 to 80 ns to 350 to 410). `fma-peak --round-trip` prints only
+ * that, in ns, for make bench to take before each round. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__AVX512F__)
@@ -98,8 +105,61 @@ static double triad_bandwidth(void)
 	return best;
 }
 
-int main(void)
+/* The median of five rounds of a cache line passed between threads 0
+ * and 1 and back, in ns a round trip; 0 with fewer than two threads. A
+ * round stops after half a second (two threads sharing one core would
+ * pass the line once a time slice). */
+static double round_trip_ns(void)
 {
+	if (omp_get_max_threads() < 2)
+		return 0;
+	enum { TRIPS = 20000, ROUNDS = 5 };
+	double times[ROUNDS];
+	for (int round = 0; round < ROUNDS; round++) {
+		static struct {
+			_Alignas(64) int value; /* alone on its line */
+			char rest[60];
+		} line;
+		line.value = 0;
+		double seconds = 0;
+		int done = 0;
+		#pragma omp parallel num_threads(2)
+		{
+			if (omp_get_thread_num() == 0) {
+				double start = now();
+				int trips = 0;
+				while (trips < TRIPS) {
+					__atomic_store_n(&line.value, 2 * trips + 1, __ATOMIC_RELEASE);
+					while (__atomic_load_n(&line.value, __ATOMIC_ACQUIRE) != 2 * trips + 2)
+						;
+					if (++trips % 256 == 0 && now() - start > 0.5)
+						break;
+				}
+				seconds = now() - start;
+				done = trips;
+				__atomic_store_n(&line.value, -1, __ATOMIC_RELEASE); /* the end */
+			} else
+				for (int seen; (seen = __atomic_load_n(&line.value, __ATOMIC_ACQUIRE)) != -1;)
+					if (seen % 2)
+						__atomic_store_n(&line.value, seen + 1, __ATOMIC_RELEASE);
+		}
+		times[round] = 1e9 * seconds / done;
+	}
+	for (int i = 1; i < ROUNDS; i++) /* sorted, for the median */
+		for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
+			double swap = times[j];
+			times[j] = times[j - 1];
+			times[j - 1] = swap;
+		}
+	return times[ROUNDS / 2];
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--round-trip") == 0) {
+		printf("%.0f\n", round_trip_ns());
+		return 0;
+	}
 	const long iterations = 40000000;
 	int threads = omp_get_max_threads();
 	double best = 0, sink = 0;
@@ -117,5 +177,8 @@ int main(void)
 	double bandwidth = triad_bandwidth();
 	if (bandwidth > 0)
 		printf("memory: %.1f GB/s on %d threads (STREAM's triad over three arrays of 256 MiB)\n", bandwidth / 1e9, threads);
+	double trip = round_trip_ns();
+	if (trip > 0)
+		printf("cores: a cache line's round trip between two threads %.0f ns\n", trip);
 	return 0;
 }
