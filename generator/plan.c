@@ -149,8 +149,9 @@ static long group_tiles(long tiles) { return set_of(tiles, PANEL_MAX); }
  * micro-kernel */
 static long product_rows(long channels) { return channels + channels / 8; }
 
-/* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at once */
-static long weight_set(long tiles) { return set_of(tiles, 16); }
+/* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at
+ * once, as many images' as make CONV_WEIGHT_TILES (64) */
+static long weight_set(long tiles) { return set_of(tiles, 64); }
 
 /* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
  * templates/ops/batch_norm.c.tmpl, two reals each in f32. */

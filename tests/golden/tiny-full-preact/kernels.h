@@ -540,9 +540,15 @@ struct conv_shape {
  * then dY and the padded input with their channels innermost. */
 #define CONV_PLACES(m) (((m) + 2) * ((m) + 2))
 /* The weight gradient's products sum over the tiles of as many images
- * as make 16 tiles (up to CONV_WINOGRAD_GROUP): an 8x8 image has only 4 of
- * 4 x 4, and sums of 4 on the micro-kernel were mostly its start and end. */
-#define CONV_WEIGHT_GROUP(tiles) CONV_GROUP(tiles, 16)
+ * as make CONV_WEIGHT_TILES tiles (up to CONV_WINOGRAD_GROUP): an 8x8
+ * image has only 4 of 4 x 4, and sums of 4 on the micro-kernel were
+ * mostly its start and end. One thread, zen3's kernels on the Zen 4, us
+ * an image (64 images; 8 in brackets), 16 tiles against 64: 64 channels
+ * at 8 x 8 (4 images at a time against 8) 20.8 (27.3) -> 18.6 (25.1), 32
+ * at 16 x 16 (1 against 4) 26.7 (28.4) -> 23.5 (25.4); 128 gained no
+ * more. (16 at 32 x 32 has 64 tiles an image either way.) */
+#define CONV_WEIGHT_TILES 64
+#define CONV_WEIGHT_GROUP(tiles) CONV_GROUP(tiles, CONV_WEIGHT_TILES)
 #define CONV_WEIGHT_SET(h, w, m) (CONV_WEIGHT_GROUP(CONV_TILES_OF(h, w, m)) * CONV_TILES_OF(h, w, m))
 #define CONV_WEIGHT_PLACES(c_in, c_out, h_out, w_out, m)                                        \
 	(CONV_PLACES(m) * (CONV_PLACE(CONV_PACKED(c_out, CONV_WEIGHT_SET(h_out, w_out, m))) + \
@@ -1607,11 +1613,11 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
  * ResNet-1001's instances, took its net.c from 53 s to 68 s to compile).
  * An 8x8 image has only 4 tiles of 4 x 4: the forward pass and the data
  * gradient take them in groups of images (CONV_GROUP), the weight
- * gradient's products sum over the tiles of 4 images (CONV_WEIGHT_GROUP).
+ * gradient's products sum over the tiles of several (CONV_WEIGHT_GROUP).
  * So, for 64 x 64 channels at 8x8, one thread, zen3's kernels, us an
  * image forward / data gradient / weight gradient: 22.0 / 21.3 / 24.9
- * against F(2x2)'s 36.2 / 36.1 / 37.1 (an image's 4 tiles alone in the
- * weight gradient: 44.0). conv_winograd_tile: -1 for the rule, 2 or 4
+ * against F(2x2)'s 36.2 / 36.1 / 37.1 (the weight gradient summing 4
+ * images' tiles at a time, as then; an image's 4 tiles alone: 44.0). conv_winograd_tile: -1 for the rule, 2 or 4
  * forces one where it applies (for the tests). */
 static int conv_winograd_tile = -1;
 
