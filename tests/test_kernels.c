@@ -169,10 +169,10 @@ static void check_statistics(const char *what, struct conv_shape s, int n, const
 /* How long the tests below hold back every thread but the first, so that
  * the first, done with its own images, takes the others' images (a
  * forward pass's, a data gradient's): longer than these small shapes'
- * passes take. With 20 ms this
- * program took 27 s, with 5 ms 6 s; and with 5 ms, a thief computing
- * from the wrong images, or taking images where din shares dY's memory,
- * still failed every run (three each, checked by breaking conv_backward). */
+ * passes take. With 20 ms this program took 27 s, with 5 ms 6 s; and with
+ * 5 ms, a thief computing from the wrong images, or taking images where
+ * din shares dY's memory, still failed every run (three each, checked by
+ * breaking conv_backward). */
 enum { HELD_BACK_US = 5000 };
 
 /* The fast forward pass, on every thread, with the epilogue's shortcut

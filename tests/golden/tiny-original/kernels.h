@@ -606,9 +606,9 @@ KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, const real *out, in
 }
 
 /* Whether a forward pass whose tensors, read and written over its n
- * images, come to reals reals should stage each output image in the thread's scratch
- * and stream it to memory from there (conv_stream_image), rather than
- * write it in place. Where they are larger than the last-level cache,
+ * images, come to reals reals should stage each output image in the
+ * thread's scratch and stream it to memory from there (conv_stream_image),
+ * rather than write it in place. Where they are larger than the last-level cache,
  * what the pass writes first is out of the cache by the time anything
  * reads it, and a plain store first reads each line it writes from
  * memory: streaming spares that read. On a 2-core Zen 4 (32 MiB of L3,
@@ -1617,8 +1617,9 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
  * So, for 64 x 64 channels at 8x8, one thread, zen3's kernels, us an
  * image forward / data gradient / weight gradient: 22.0 / 21.3 / 24.9
  * against F(2x2)'s 36.2 / 36.1 / 37.1 (the weight gradient summing 4
- * images' tiles at a time, as then; an image's 4 tiles alone: 44.0). conv_winograd_tile: -1 for the rule, 2 or 4
- * forces one where it applies (for the tests). */
+ * images' tiles at a time, as then; an image's 4 tiles alone: 44.0).
+ * conv_winograd_tile: -1 for the rule, 2 or 4 forces one where it applies
+ * (for the tests). */
 static int conv_winograd_tile = -1;
 
 KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
