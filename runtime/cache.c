@@ -1,7 +1,10 @@
-/* The last-level cache's size from sysfs, read once. */
+/* The last-level cache's size from sysfs, read once; where the threads'
+ * cores lie relative to each other's caches, measured. */
 #include "cache.h"
 
+#include <omp.h>
 #include <stdio.h>
+#include <time.h>
 
 /* The size of cache index i of cpu0 at *level and *bytes; 0 if there is no
  * such index or its files do not read as Linux writes them ("3", "32768K"). */
@@ -49,3 +52,73 @@ size_t cache_last_level_bytes(void)
 	__atomic_store_n(&known, bytes, __ATOMIC_RELAXED);
 	return bytes;
 }
+
+static double cache_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Thread 0 writes an odd count, thread 1 answers with the even one after
+ * it, and thread 0 ends the exchange with -1; thread 1 answers by
+ * compare-and-swap, so that an answer cannot overwrite the end. */
+static struct {
+	_Alignas(64) int value; /* alone on its line */
+	char rest[60];
+} cache_line;
+
+double cache_round_trip_ns(int trips, double seconds)
+{
+	if (omp_in_parallel() || omp_get_max_threads() < 2 || trips < 1)
+		return 0;
+	double elapsed = 0;
+	int done = 0;
+	__atomic_store_n(&cache_line.value, 0, __ATOMIC_RELAXED);
+	#pragma omp parallel num_threads(2)
+	{
+		if (omp_get_num_threads() < 2) {
+			/* no partner: nothing measured */
+		} else if (omp_get_thread_num() == 0) {
+			double start = cache_now();
+			for (int spins = 0; done < trips && elapsed <= seconds;) {
+				int sent = 2 * done + 1;
+				if (spins == 0)
+					__atomic_store_n(&cache_line.value, sent, __ATOMIC_RELEASE);
+				if (__atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE) == sent + 1) {
+					done++;
+					spins = 0;
+				} else if (++spins % 256 == 0) {
+					elapsed = cache_now() - start;
+				}
+			}
+			elapsed = cache_now() - start;
+			__atomic_store_n(&cache_line.value, -1, __ATOMIC_RELEASE);
+		} else {
+			for (int seen; (seen = __atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE)) != -1;)
+				if (seen % 2)
+					__atomic_compare_exchange_n(&cache_line.value, &seen, seen + 1, 0, __ATOMIC_ACQ_REL,
+								    __ATOMIC_ACQUIRE);
+		}
+	}
+	return done < trips ? 1e9 * elapsed : 1e9 * elapsed / done;
+}
+
+static double cache_checked_at = -1;
+static int cache_apart;
+
+void cache_check_placement(void)
+{
+	double now = cache_now();
+	if (omp_in_parallel() || (cache_checked_at >= 0 && now - cache_checked_at < CACHE_PROBE_SECONDS))
+		return;
+	cache_checked_at = now;
+	double trips[3];
+	for (int round = 0; round < 3; round++)
+		trips[round] = cache_round_trip_ns(CACHE_PROBE_TRIPS, 1e-3);
+	double low = trips[0] < trips[1] ? trips[0] : trips[1], high = trips[0] < trips[1] ? trips[1] : trips[0];
+	double median = trips[2] < low ? low : trips[2] > high ? high : trips[2];
+	cache_apart = median > CACHE_APART_NS;
+}
+
+int cache_threads_apart(void) { return cache_apart; }

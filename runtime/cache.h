@@ -12,4 +12,25 @@
  * 32 MiB. */
 size_t cache_last_level_bytes(void);
 
+/* A cache line passed from thread 0 to thread 1 and back, trips times,
+ * in ns a round trip: where their cores lie relative to each other's
+ * caches. Called outside any parallel region; 0 with fewer than two
+ * threads. It stops after seconds, and an unfinished trip counts as
+ * taking all the time spent (a partner that is not running is far). */
+double cache_round_trip_ns(int trips, double seconds);
+
+/* Whether the cores of threads 0 and 1 have a last-level cache each, as
+ * the last check found: a round trip over CACHE_APART_NS. On the Zen 4 of
+ * the README's Speed section, whose two cores the hypervisor moves between
+ * one chiplet (one L3) and two every few minutes, the round trip reads 49
+ * to 80 ns in the first placement and 350 to 410 in the second.
+ * cache_check_placement measures it again (the median of three rounds of
+ * CACHE_PROBE_TRIPS) where the last check is more than
+ * CACHE_PROBE_SECONDS old: called outside any parallel region, before a
+ * pass whose kernels ask cache_threads_apart. */
+enum { CACHE_APART_NS = 200, CACHE_PROBE_TRIPS = 16 };
+#define CACHE_PROBE_SECONDS 0.5
+void cache_check_placement(void);
+int cache_threads_apart(void);
+
 #endif

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cache.h"
+
 #if defined(__AVX512F__)
 #define LANES 16
 #define ISA "AVX-512"
@@ -107,45 +109,15 @@ static double triad_bandwidth(void)
 }
 
 /* The median of five rounds of a cache line passed between threads 0
- * and 1 and back, in ns a round trip; 0 with fewer than two threads. A
- * round stops after half a second (two threads sharing one core would
- * pass the line once a time slice). */
+ * and 1 and back (cache_round_trip_ns), in ns a round trip; 0 with fewer
+ * than two threads. A round stops after half a second (two threads
+ * sharing one core would pass the line once a time slice). */
 static double round_trip_ns(void)
 {
-	if (omp_get_max_threads() < 2)
-		return 0;
 	enum { TRIPS = 20000, ROUNDS = 5 };
 	double times[ROUNDS];
-	for (int round = 0; round < ROUNDS; round++) {
-		static struct {
-			_Alignas(64) int value; /* alone on its line */
-			char rest[60];
-		} line;
-		line.value = 0;
-		double seconds = 0;
-		int done = 0;
-		#pragma omp parallel num_threads(2)
-		{
-			if (omp_get_thread_num() == 0) {
-				double start = now();
-				int trips = 0;
-				while (trips < TRIPS) {
-					__atomic_store_n(&line.value, 2 * trips + 1, __ATOMIC_RELEASE);
-					while (__atomic_load_n(&line.value, __ATOMIC_ACQUIRE) != 2 * trips + 2)
-						;
-					if (++trips % 256 == 0 && now() - start > 0.5)
-						break;
-				}
-				seconds = now() - start;
-				done = trips;
-				__atomic_store_n(&line.value, -1, __ATOMIC_RELEASE); /* the end */
-			} else
-				for (int seen; (seen = __atomic_load_n(&line.value, __ATOMIC_ACQUIRE)) != -1;)
-					if (seen % 2)
-						__atomic_store_n(&line.value, seen + 1, __ATOMIC_RELEASE);
-		}
-		times[round] = 1e9 * seconds / done;
-	}
+	for (int round = 0; round < ROUNDS; round++)
+		times[round] = cache_round_trip_ns(TRIPS, 0.5);
 	for (int i = 1; i < ROUNDS; i++) /* sorted, for the median */
 		for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
 			double swap = times[j];

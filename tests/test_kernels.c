@@ -694,6 +694,30 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 	}
 }
 
+/* The cores' round trip (runtime/cache.c), which decides where data
+ * gradients stream: with two threads, every trip made within the limit
+ * (an unfinished exchange reads as the whole time spent, 5e9 ns here);
+ * nothing measured with one thread, or inside a parallel region, where
+ * the partner could never join. */
+static void test_cache_round_trip(void **unused)
+{
+	(void)unused;
+	int threads = omp_get_max_threads();
+	omp_set_num_threads(2);
+	double trip = cache_round_trip_ns(100, 5.0);
+	assert_true(trip > 0 && trip < 5e9 / 100);
+	double inside = -1;
+	#pragma omp parallel num_threads(2)
+	{
+		#pragma omp master
+		inside = cache_round_trip_ns(100, 5.0);
+	}
+	assert_true(inside == 0);
+	omp_set_num_threads(1);
+	assert_true(cache_round_trip_ns(100, 5.0) == 0);
+	omp_set_num_threads(threads);
+}
+
 /* Kernels of the other preference, that this processor runs: skx's
  * (AVX-512, column-stored; a Zen 4 runs zen3's by runtime/gemm.c's rule,
  * and so tests skx's here), else the portable sandybridge kernels (AVX,
@@ -722,6 +746,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_batch_norm_masked_backward_matches_relu_then_batch_norm),
 		cmocka_unit_test(test_batch_norm_statistics_match_two_pass),
 		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
+		cmocka_unit_test(test_cache_round_trip),
 	};
 	int failed = cmocka_run_group_tests_name(dtype, tests, NULL, NULL);
 	const char *other = other_kernels();

@@ -631,20 +631,28 @@ KERNEL_HELPER bool conv_streams(size_t reals)
 	return cache && reals * sizeof(real) > cache;
 }
 
-/* Whether a convolution's data gradient should stage and stream the
- * images it sets: always (unless conv_stream forces it). The plan gives
- * a gradient the slot of gradients no longer needed, of other sizes, so
- * that the lines an image's gradient is set in were mostly written by the
- * other thread, for other images, a pass or two before; where the two
- * cores have a last-level cache each (the Zen 4, at times: Speed, in the
- * README), a plain store first fetches each line from the other's cache.
- * ResNet-1001 at batch 16, whose tensors fit the cache (conv_streams
- * would not stream them), alternating runs: with a cache each, the data
- * gradients took 433 to 470 ms a step in place, 248 to 263 streamed (the
- * step 1111 to 1194 -> 894 to 934); with one cache, 224 / 225 against
- * 251 / 253 (811 / 812 -> 842 / 849); preact-110's and preact-164's
- * steps within the noise either way. */
-KERNEL_HELPER bool conv_streams_gradient(void) { return conv_stream != 0; }
+/* Whether a convolution's data gradient, whose tensors come to reals
+ * reals, should stage and stream the images it sets: where conv_streams
+ * says, and wherever the two threads' cores have a last-level cache each
+ * (cache_threads_apart: the Zen 4, at times; Speed, in the README). The
+ * plan gives a gradient the slot of gradients no longer needed, of other
+ * sizes, so that the lines an image's gradient is set in were mostly
+ * written by the other thread, for other images, a pass or two before;
+ * with a cache each, a plain store first fetches each line from the
+ * other's. ResNet-1001 at batch 16, whose tensors fit the cache,
+ * alternating runs: with a cache each, the data gradients took 433 to
+ * 470 ms a step in place, 248 to 263 streamed (the step 1111 to 1194 ->
+ * 894 to 934); with one cache, six alternating pairs, 233 to 237 in
+ * place against 252 to 255 streamed (the step 840 to 864 against 865 to
+ * 892; BN's passes after them, reading the gradients from the cache, 28
+ * to 30 against 36 to 41); preact-110's and preact-164's steps within the
+ * noise either way. The verdict is the
+ * last check's, at the start of the backward pass: a move between
+ * placements during a pass is seen at the next. */
+KERNEL_HELPER bool conv_streams_gradient(size_t reals)
+{
+	return conv_stream >= 0 ? conv_stream : cache_threads_apart() || conv_streams(reals);
+}
 
 /* to[0..count) = from[0..count), stored past the caches where the machine
  * can (SSE2's non-temporal stores, which every x86-64 has), so that no
@@ -2884,7 +2892,8 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 	real *computed = mine + CONV_DEFERRED_AT(s);
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s), conv_streams_gradient());
+	/* the call's tensors: the input and dY, read; din, written */
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s), conv_streams_gradient(n * (2 * in_size + out_size)));
 	int from, to;
 	conv_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group) {
