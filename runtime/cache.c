@@ -60,9 +60,15 @@ static double cache_now(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Thread 0 writes an odd count, thread 1 answers with the even one after
- * it, and thread 0 ends the exchange with -1; thread 1 answers by
- * compare-and-swap, so that an answer cannot overwrite the end. */
+/* Thread 1 says it is there by writing 2; thread 0, once it reads that,
+ * starts the clock and writes odd counts from 3, thread 1 answering each
+ * with the even one after it, and ends the exchange with -1. Thread 1
+ * writes only by compare-and-swap, so that nothing it writes can cover
+ * the end. Waiting for thread 1 first keeps its waking out of the time:
+ * a thread the pool let sleep took from 3 us to over 1 ms to wake on the
+ * Zen 4, even after a barrier (whose last arrival goes on at once while
+ * it wakes the others). It is waited for up to CACHE_WAKE_SECONDS. */
+#define CACHE_WAKE_SECONDS 0.1
 static struct {
 	_Alignas(64) int value; /* alone on its line */
 	char rest[60];
@@ -81,8 +87,12 @@ double cache_round_trip_ns(int trips, double seconds)
 			/* no partner: nothing measured */
 		} else if (omp_get_thread_num() == 0) {
 			double start = cache_now();
+			while (__atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE) != 2 && cache_now() - start <= CACHE_WAKE_SECONDS)
+				;
+			if (__atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE) == 2)
+				start = cache_now(); /* else: no partner: the wait counts, over the limit */
 			for (int spins = 0; done < trips && elapsed <= seconds;) {
-				int sent = 2 * done + 1;
+				int sent = 2 * done + 3;
 				if (spins == 0)
 					__atomic_store_n(&cache_line.value, sent, __ATOMIC_RELEASE);
 				if (__atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE) == sent + 1) {
@@ -95,7 +105,9 @@ double cache_round_trip_ns(int trips, double seconds)
 			elapsed = cache_now() - start;
 			__atomic_store_n(&cache_line.value, -1, __ATOMIC_RELEASE);
 		} else {
-			for (int seen; (seen = __atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE)) != -1;)
+			int seen = 0;
+			__atomic_compare_exchange_n(&cache_line.value, &seen, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+			while ((seen = __atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE)) != -1)
 				if (seen % 2)
 					__atomic_compare_exchange_n(&cache_line.value, &seen, seen + 1, 0, __ATOMIC_ACQ_REL,
 								    __ATOMIC_ACQUIRE);

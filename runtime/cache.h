@@ -15,8 +15,9 @@ size_t cache_last_level_bytes(void);
 /* A cache line passed from thread 0 to thread 1 and back, trips times,
  * in ns a round trip: where their cores lie relative to each other's
  * caches. Called outside any parallel region; 0 with fewer than two
- * threads. It stops after seconds, and an unfinished trip counts as
- * taking all the time spent (a partner that is not running is far). */
+ * threads. The clock starts once thread 1 is there; the trips stop after
+ * seconds, and an unfinished trip counts as taking all the time spent
+ * (a partner that does not run is far). */
 double cache_round_trip_ns(int trips, double seconds);
 
 /* Whether the cores of threads 0 and 1 have a last-level cache each, as
