@@ -116,6 +116,20 @@ double cache_round_trip_ns(int trips, double seconds)
 	return done < trips ? 1e9 * elapsed : 1e9 * elapsed / done;
 }
 
+double cache_round_trip_median(int rounds, int trips, double seconds)
+{
+	double times[CACHE_ROUNDS_MAX];
+	rounds = rounds < 1 ? 1 : rounds > CACHE_ROUNDS_MAX ? CACHE_ROUNDS_MAX : rounds;
+	for (int round = 0; round < rounds; round++) {
+		double time = cache_round_trip_ns(trips, seconds);
+		int j = round;
+		for (; j > 0 && time < times[j - 1]; j--) /* kept sorted */
+			times[j] = times[j - 1];
+		times[j] = time;
+	}
+	return times[rounds / 2];
+}
+
 static double cache_checked_at = -1;
 static int cache_apart;
 
@@ -125,12 +139,7 @@ void cache_check_placement(void)
 	if (omp_in_parallel() || (cache_checked_at >= 0 && now - cache_checked_at < CACHE_PROBE_SECONDS))
 		return;
 	cache_checked_at = now;
-	double trips[3];
-	for (int round = 0; round < 3; round++)
-		trips[round] = cache_round_trip_ns(CACHE_PROBE_TRIPS, 1e-3);
-	double low = trips[0] < trips[1] ? trips[0] : trips[1], high = trips[0] < trips[1] ? trips[1] : trips[0];
-	double median = trips[2] < low ? low : trips[2] > high ? high : trips[2];
-	cache_apart = median > CACHE_APART_NS;
+	cache_apart = cache_round_trip_median(3, CACHE_PROBE_TRIPS, 1e-3) > CACHE_APART_NS;
 }
 
 int cache_threads_apart(void) { return cache_apart; }

@@ -20,6 +20,10 @@ size_t cache_last_level_bytes(void);
  * (a partner that does not run is far). */
 double cache_round_trip_ns(int trips, double seconds);
 
+/* The median of rounds (at most CACHE_ROUNDS_MAX) of cache_round_trip_ns. */
+enum { CACHE_ROUNDS_MAX = 9 };
+double cache_round_trip_median(int rounds, int trips, double seconds);
+
 /* Whether the cores of threads 0 and 1 have a last-level cache each, as
  * the last check found: a round trip over CACHE_APART_NS. On the Zen 4 of
  * the README's Speed section, whose two cores the hypervisor moves between

@@ -109,23 +109,10 @@ static double triad_bandwidth(void)
 }
 
 /* The median of five rounds of a cache line passed between threads 0
- * and 1 and back (cache_round_trip_ns), in ns a round trip; 0 with fewer
- * than two threads. A round stops after half a second (two threads
+ * and 1 and back (cache_round_trip_median), in ns a round trip; 0 with
+ * fewer than two threads. A round stops after half a second (two threads
  * sharing one core would pass the line once a time slice). */
-static double round_trip_ns(void)
-{
-	enum { TRIPS = 20000, ROUNDS = 5 };
-	double times[ROUNDS];
-	for (int round = 0; round < ROUNDS; round++)
-		times[round] = cache_round_trip_ns(TRIPS, 0.5);
-	for (int i = 1; i < ROUNDS; i++) /* sorted, for the median */
-		for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
-			double swap = times[j];
-			times[j] = times[j - 1];
-			times[j - 1] = swap;
-		}
-	return times[ROUNDS / 2];
-}
+static double round_trip_ns(void) { return cache_round_trip_median(5, 20000, 0.5); }
 
 int main(int argc, char **argv)
 {

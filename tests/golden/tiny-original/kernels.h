@@ -608,10 +608,10 @@ KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, const real *out, in
 /* Whether a forward pass whose tensors, read and written over its n
  * images, come to reals reals should stage each output image in the
  * thread's scratch and stream it to memory from there (conv_stream_image),
- * rather than write it in place. Where they are larger than the last-level cache,
- * what the pass writes first is out of the cache by the time anything
- * reads it, and a plain store first reads each line it writes from
- * memory: streaming spares that read. On a 2-core Zen 4 (32 MiB of L3,
+ * rather than write it in place. Where they are larger than the
+ * last-level cache, what the pass writes first is out of the cache by the
+ * time anything reads it, and a plain store first reads each line it
+ * writes from memory: streaming spares that read. On a 2-core Zen 4 (32 MiB of L3,
  * memory at 18 GB/s), preact-164's 16 -> 64 forward pass at 32 x 32
  * (72 MiB a call) took 89 to 114 ms a step streamed against 170 to 202
  * in place, four alternating pairs. Where the tensors fit, the next pass
@@ -646,9 +646,9 @@ KERNEL_HELPER bool conv_streams(size_t reals)
  * place against 252 to 255 streamed (the step 840 to 864 against 865 to
  * 892; BN's passes after them, reading the gradients from the cache, 28
  * to 30 against 36 to 41); preact-110's and preact-164's steps within the
- * noise either way. The verdict is the
- * last check's, at the start of the backward pass: a move between
- * placements during a pass is seen at the next. */
+ * noise either way. The verdict is the last check's, at the start of the
+ * backward pass: a move between placements during a pass is seen at the
+ * next. */
 KERNEL_HELPER bool conv_streams_gradient(size_t reals)
 {
 	return conv_stream >= 0 ? conv_stream : cache_threads_apart() || conv_streams(reals);
