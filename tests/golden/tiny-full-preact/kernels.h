@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 #include "arena.h"
@@ -655,23 +655,41 @@ KERNEL_HELPER bool conv_streams_gradient(size_t reals)
 }
 
 /* to[0..count) = from[0..count), stored past the caches where the machine
- * can (SSE2's non-temporal stores, which every x86-64 has), so that no
- * line of to is read first; the fence orders them before what follows
- * (the barrier after which other threads read to). */
+ * can, so that no line of to is read first: a whole line a store where
+ * the build has AVX-512 (on the Zen 4, the store loop of a 64 -> 16
+ * channel data gradient took a sixth of its pass with SSE2's 16 bytes a
+ * store), else 32 bytes with AVX, else 16 with SSE2, which every x86-64
+ * has. The fence orders them before what follows (the barrier after which
+ * other threads read to). */
 KERNEL_HELPER void conv_stream_image(real *restrict to, const real *restrict from, size_t count)
 {
-#ifdef __SSE2__
-	enum { LANES = 16 / sizeof(real) };
 	size_t t = 0;
-	for (; t < count && (uintptr_t)(to + t) % 16; t++)
+#if defined(__AVX512F__)
+	enum { BYTES = 64 };
+	for (; t < count && (uintptr_t)(to + t) % BYTES; t++)
 		to[t] = from[t];
-	for (; t + LANES <= count; t += LANES)
+	for (; t + BYTES / sizeof(real) <= count; t += BYTES / sizeof(real))
+		_mm512_stream_si512((__m512i *)(to + t), _mm512_loadu_si512(from + t));
+#elif defined(__AVX__)
+	enum { BYTES = 32 };
+	for (; t < count && (uintptr_t)(to + t) % BYTES; t++)
+		to[t] = from[t];
+	for (; t + BYTES / sizeof(real) <= count; t += BYTES / sizeof(real))
+		_mm256_stream_si256((__m256i *)(to + t), _mm256_loadu_si256((const __m256i *)(from + t)));
+#elif defined(__SSE2__)
+	enum { BYTES = 16 };
+	for (; t < count && (uintptr_t)(to + t) % BYTES; t++)
+		to[t] = from[t];
+	for (; t + BYTES / sizeof(real) <= count; t += BYTES / sizeof(real))
 		_mm_stream_si128((__m128i *)(to + t), _mm_loadu_si128((const __m128i *)(from + t)));
-	for (; t < count; t++)
-		to[t] = from[t];
-	_mm_sfence();
 #else
 	memcpy(to, from, sizeof(real) * count);
+	t = count;
+#endif
+	for (; t < count; t++)
+		to[t] = from[t];
+#ifdef __SSE2__
+	_mm_sfence();
 #endif
 }
 
