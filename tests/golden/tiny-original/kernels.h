@@ -2554,7 +2554,7 @@ KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *r
 
 /* products += the products of one image, place by place, from dY's tiles
  * and the input's packed by conv_winograd_pack_tiles in the plan's widths. */
-KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w, int used)
+KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w, int used, real beta)
 {
 	int m = conv_winograd_tile_for(s), set = CONV_WEIGHT_SET(s.h_out, s.w_out, m);
 	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, set)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, set));
@@ -2568,9 +2568,9 @@ KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gra
 				const real *gradient_panel = gradient + e * gradient_place + conv_panel_at(c0, w.gradient_width, set);
 				real *block = products + e * product_place + (long)c0 * w.product.co + (long)x0 * w.product.c;
 				if (w.gradient_first)
-					gemm_micro_tile(channels, inputs, used, gradient_panel, input_panel, 1, block, w.product.co, w.product.c);
+					gemm_micro_tile(channels, inputs, used, gradient_panel, input_panel, beta, block, w.product.co, w.product.c);
 				else
-					gemm_micro_tile(inputs, channels, used, input_panel, gradient_panel, 1, block, w.product.c, w.product.co);
+					gemm_micro_tile(inputs, channels, used, input_panel, gradient_panel, beta, block, w.product.c, w.product.co);
 			}
 		}
 }
@@ -2629,7 +2629,8 @@ struct conv_weight_gradient {
 	 * gradient, the input's in panel, dY and the input with their
 	 * channels innermost in gradient_padded and padded, the products */
 	real *gradient, *padded, *panel, *gradient_padded, *products;
-	int filled; /* Winograd's: the images whose tiles are packed, not yet summed */
+	int filled;  /* Winograd's: the images whose tiles are packed, not yet summed */
+	bool summed; /* Winograd's: whether products hold a sum yet (the first group sets them) */
 };
 
 /* The lanes past the last channel of Winograd's tiles, for each place:
@@ -2648,7 +2649,7 @@ KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tile
 
 KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
 {
-	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0};
+	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
 	if (!g.micro || s.stride != 1) {
@@ -2666,8 +2667,6 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 		conv_winograd_zero_lanes(g.gradient, s.c_out, set, places, g.w.gradient_width);
 		conv_winograd_zero_lanes(g.panel, s.c_in, set, places, g.w.input_width);
 		memset(g.padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
-		for (int e = 0; e < places; e++)
-			memset(g.products + e * CONV_PLACE(g.w.rows * s.c_in), 0, sizeof(real) * g.w.rows * s.c_in);
 		return g;
 	}
 	bool split = g.w.method == CONV_WEIGHT_SPLIT;
@@ -2694,12 +2693,17 @@ KERNEL_HELPER void conv_winograd_pack_both(const struct conv_weight_gradient *g,
 	conv_winograd_pack_tiles(g->panel, g->padded, s.c_in, s.h_in, s.w_in, false, g->w.input_width, g->filled * tiles, set, m);
 }
 
-/* Winograd's products of the images packed, added to the thread's sums. */
+/* Winograd's products of the images packed, added to the thread's sums:
+ * the first group's set them (beta 0), rather than a zeroing of them all
+ * first (the same values; 608 KiB a thread a call for 64 x 64 channels
+ * at 8 x 8, where a thread may have one group of 8 images a call). */
 KERNEL_HELPER void conv_winograd_sum_images(struct conv_weight_gradient *g)
 {
-	if (g->filled)
+	if (g->filled) {
 		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, g->s, g->w,
-					      g->filled * CONV_TILES_OF(g->s.h_out, g->s.w_out, conv_winograd_tile_for(g->s)));
+					      g->filled * CONV_TILES_OF(g->s.h_out, g->s.w_out, conv_winograd_tile_for(g->s)), g->summed ? 1 : 0);
+		g->summed = true;
+	}
 	g->filled = 0;
 }
 
@@ -2746,7 +2750,8 @@ KERNEL_HELPER void conv_weight_gradient_end(struct conv_weight_gradient *g, real
 	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
 		conv_winograd_sum_images(g);
-		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_weights_back, g->own, g->products, s, g->w);
+		if (g->summed) /* else a thread without images, its own sum zero */
+			CONV_WITH_WINOGRAD_TILE(s, conv_winograd_weights_back, g->own, g->products, s, g->w);
 		#pragma omp barrier /* every thread's sum in place before they are added */
 	}
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
