@@ -654,42 +654,40 @@ KERNEL_HELPER bool conv_streams_gradient(size_t reals)
 	return conv_stream >= 0 ? conv_stream : cache_threads_apart() || conv_streams(reals);
 }
 
+/* One non-temporal store of CONV_STREAM_BYTES from from to to (aligned
+ * to them): a whole line where the build has AVX-512 (on the Zen 4, the
+ * store loop of a 64 -> 16 channel data gradient took a sixth of its pass
+ * with SSE2's 16 bytes a store), else 32 bytes with AVX, else 16 with
+ * SSE2, which every x86-64 has. */
+#if defined(__AVX512F__)
+enum { CONV_STREAM_BYTES = 64 };
+KERNEL_HELPER void conv_stream_store(real *to, const real *from) { _mm512_stream_si512((__m512i *)to, _mm512_loadu_si512(from)); }
+#elif defined(__AVX__)
+enum { CONV_STREAM_BYTES = 32 };
+KERNEL_HELPER void conv_stream_store(real *to, const real *from) { _mm256_stream_si256((__m256i *)to, _mm256_loadu_si256((const __m256i *)from)); }
+#elif defined(__SSE2__)
+enum { CONV_STREAM_BYTES = 16 };
+KERNEL_HELPER void conv_stream_store(real *to, const real *from) { _mm_stream_si128((__m128i *)to, _mm_loadu_si128((const __m128i *)from)); }
+#endif
+
 /* to[0..count) = from[0..count), stored past the caches where the machine
- * can, so that no line of to is read first: a whole line a store where
- * the build has AVX-512 (on the Zen 4, the store loop of a 64 -> 16
- * channel data gradient took a sixth of its pass with SSE2's 16 bytes a
- * store), else 32 bytes with AVX, else 16 with SSE2, which every x86-64
- * has. The fence orders them before what follows (the barrier after which
- * other threads read to). */
+ * can (conv_stream_store), so that no line of to is read first; the fence
+ * orders them before what follows (the barrier after which other threads
+ * read to). */
 KERNEL_HELPER void conv_stream_image(real *restrict to, const real *restrict from, size_t count)
 {
+#ifdef __SSE2__
+	enum { LANES = CONV_STREAM_BYTES / sizeof(real) };
 	size_t t = 0;
-#if defined(__AVX512F__)
-	enum { BYTES = 64 };
-	for (; t < count && (uintptr_t)(to + t) % BYTES; t++)
+	for (; t < count && (uintptr_t)(to + t) % CONV_STREAM_BYTES; t++)
 		to[t] = from[t];
-	for (; t + BYTES / sizeof(real) <= count; t += BYTES / sizeof(real))
-		_mm512_stream_si512((__m512i *)(to + t), _mm512_loadu_si512(from + t));
-#elif defined(__AVX__)
-	enum { BYTES = 32 };
-	for (; t < count && (uintptr_t)(to + t) % BYTES; t++)
-		to[t] = from[t];
-	for (; t + BYTES / sizeof(real) <= count; t += BYTES / sizeof(real))
-		_mm256_stream_si256((__m256i *)(to + t), _mm256_loadu_si256((const __m256i *)(from + t)));
-#elif defined(__SSE2__)
-	enum { BYTES = 16 };
-	for (; t < count && (uintptr_t)(to + t) % BYTES; t++)
-		to[t] = from[t];
-	for (; t + BYTES / sizeof(real) <= count; t += BYTES / sizeof(real))
-		_mm_stream_si128((__m128i *)(to + t), _mm_loadu_si128((const __m128i *)(from + t)));
-#else
-	memcpy(to, from, sizeof(real) * count);
-	t = count;
-#endif
+	for (; t + LANES <= count; t += LANES)
+		conv_stream_store(to + t, from + t);
 	for (; t < count; t++)
 		to[t] = from[t];
-#ifdef __SSE2__
 	_mm_sfence();
+#else
+	memcpy(to, from, sizeof(real) * count);
 #endif
 }
 
