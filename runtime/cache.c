@@ -4,7 +4,8 @@
 
 #include <omp.h>
 #include <stdio.h>
-#include <time.h>
+
+#include "profile.h" /* profile_clock: the monotonic clock in seconds */
 
 /* The size of cache index i of cpu0 at *level and *bytes; 0 if there is no
  * such index or its files do not read as Linux writes them ("3", "32768K"). */
@@ -53,13 +54,6 @@ size_t cache_last_level_bytes(void)
 	return bytes;
 }
 
-static double cache_now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Thread 1 says it is there by writing 2; thread 0, once it reads that,
  * starts the clock and writes odd counts from 3, thread 1 answering each
  * with the even one after it, and ends the exchange with -1. Thread 1
@@ -86,11 +80,11 @@ double cache_round_trip_ns(int trips, double seconds)
 		if (omp_get_num_threads() < 2) {
 			/* no partner: nothing measured */
 		} else if (omp_get_thread_num() == 0) {
-			double start = cache_now();
-			while (__atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE) != 2 && cache_now() - start <= CACHE_WAKE_SECONDS)
+			double start = profile_clock();
+			while (__atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE) != 2 && profile_clock() - start <= CACHE_WAKE_SECONDS)
 				;
 			if (__atomic_load_n(&cache_line.value, __ATOMIC_ACQUIRE) == 2)
-				start = cache_now(); /* else: no partner: the wait counts, over the limit */
+				start = profile_clock(); /* else: no partner: the wait counts, over the limit */
 			for (int spins = 0; done < trips && elapsed <= seconds;) {
 				int sent = 2 * done + 3;
 				if (spins == 0)
@@ -99,10 +93,10 @@ double cache_round_trip_ns(int trips, double seconds)
 					done++;
 					spins = 0;
 				} else if (++spins % 256 == 0) {
-					elapsed = cache_now() - start;
+					elapsed = profile_clock() - start;
 				}
 			}
-			elapsed = cache_now() - start;
+			elapsed = profile_clock() - start;
 			__atomic_store_n(&cache_line.value, -1, __ATOMIC_RELEASE);
 		} else {
 			int seen = 0;
@@ -135,7 +129,7 @@ static int cache_apart;
 
 void cache_check_placement(void)
 {
-	double now = cache_now();
+	double now = profile_clock();
 	if (omp_in_parallel() || (cache_checked_at >= 0 && now - cache_checked_at < CACHE_PROBE_SECONDS))
 		return;
 	cache_checked_at = now;
