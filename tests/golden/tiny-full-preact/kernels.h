@@ -47,6 +47,19 @@ enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
  * shared too, ran 9 to 15% slower in the data gradient; it stays inline.) */
 #define KERNEL_SHARED static __attribute__((noinline))
 
+/* The calling thread's share of n images, [*first, *last): contiguous, the
+ * first n % threads threads one more, as omp for schedule(static) shares
+ * a loop out (a barrier after the loop over them stands for omp for's). */
+KERNEL_HELPER void thread_share_of(int n, int thread, int *first, int *last)
+{
+	int threads = omp_get_num_threads();
+	int base = n / threads, extra = n % threads;
+	*first = thread * base + (thread < extra ? thread : extra);
+	*last = *first + base + (thread < extra);
+}
+
+KERNEL_HELPER void thread_share(int n, int *first, int *last) { thread_share_of(n, omp_get_thread_num(), first, last); }
+
 static const double batch_norm_epsilon = 1e-5, batch_norm_momentum = 0.1;
 
 /* BATCH_NORM_LANES reals as one vector: one register or two, as the
@@ -113,26 +126,26 @@ KERNEL_HELPER void batch_norm_image_sums(double *sums, const real *image, int ch
 	}
 }
 
-/* Channel c's sum over n images of x, and of (x - mean)^2, from the
- * images' sums (batch_norm_image_sums). Each image's shift keeps digits
- * where the mean lies many standard deviations from zero; a rounding of
- * the mean changes the sum of squares only to second order. */
-static inline double batch_norm_sum(const double *sums, int n, int channels, int pixels, int c)
+/* Channel c's sum of x over images [first, last), and of (x - mean)^2,
+ * from the images' sums (batch_norm_image_sums). Each image's shift
+ * keeps digits where the mean lies many standard deviations from zero; a
+ * rounding of the mean changes the sum of squares only to second order. */
+static inline double batch_norm_sum(const double *sums, int first, int last, int channels, int pixels, int c)
 {
 	double sum = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = first; i < last; i++) {
 		const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
 		sum += own[0] * pixels + own[1];
 	}
 	return sum;
 }
 
-static inline double batch_norm_squares(const double *sums, int n, int channels, int pixels, int c, double mean)
+static inline double batch_norm_squares(const double *sums, int first, int last, int channels, int pixels, int c, double mean)
 {
 	/* each image's squared deviations about its own mean, plus its
 	 * pixels' count times its mean's squared deviation from the batch's */
 	double squares = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = first; i < last; i++) {
 		const double *own = sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * channels + c);
 		double centred_mean = own[1] / pixels, deviation = own[0] - mean + centred_mean;
 		double image_squares = own[2] - own[1] * centred_mean;
@@ -168,6 +181,10 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 	bool synced = training && batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
 	double totals[2 * channels]; /* per channel: the sum, then the squares about the mean */
+	/* each thread's part of a pass's sums, on cache lines of its own */
+	size_t part_stride = ((size_t)channels + 7) / 8 * 8;
+	double parts_room[training ? omp_get_max_threads() * part_stride + 8 : 1];
+	double *parts = (double *)(((uintptr_t)parts_room + 63) / 64 * 64);
 	#pragma omp parallel
 	{
 		if (training && given == SUMS_TO_TAKE) {
@@ -176,16 +193,38 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 				batch_norm_image_sums(sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * channels, in + (size_t)i * channels * pixels, channels, pixels);
 		}
 		if (training) {
-			/* two passes over the images' sums: the mean, then the
-			 * squares about it */
-			#pragma omp for schedule(static)
+			/* two passes over the images' sums, the mean, then
+			 * the squares about it: each first over the thread's
+			 * share, which it took the sums of, then the threads'
+			 * parts in thread order. Where the two cores have an
+			 * L3 each, the sums read by the other thread cost the
+			 * convolution that writes the next BN's a fetch back
+			 * of each line (ResNet-1001, Speed in the README). */
+			int threads = omp_get_num_threads(), first, last;
+			thread_share(n, &first, &last);
+			double *mine = parts + (size_t)omp_get_thread_num() * part_stride;
 			for (int c = 0; c < channels; c++)
-				totals[c] = batch_norm_sum(sums, n, channels, pixels, c);
+				mine[c] = batch_norm_sum(sums, first, last, channels, pixels, c);
+			#pragma omp barrier
+			#pragma omp for schedule(static)
+			for (int c = 0; c < channels; c++) {
+				double sum = 0;
+				for (int u = 0; u < threads; u++)
+					sum += parts[(size_t)u * part_stride + c];
+				totals[c] = sum;
+			}
 			if (synced)
 				batch_norm_add_across(ranks, totals, channels);
-			#pragma omp for schedule(static)
 			for (int c = 0; c < channels; c++)
-				totals[channels + c] = batch_norm_squares(sums, n, channels, pixels, c, totals[c] / count);
+				mine[c] = batch_norm_squares(sums, first, last, channels, pixels, c, totals[c] / count);
+			#pragma omp barrier
+			#pragma omp for schedule(static)
+			for (int c = 0; c < channels; c++) {
+				double squares = 0;
+				for (int u = 0; u < threads; u++)
+					squares += parts[(size_t)u * part_stride + c];
+				totals[channels + c] = squares;
+			}
 			if (synced)
 				batch_norm_add_across(ranks, totals + channels, channels);
 		}
@@ -757,8 +796,9 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
  * a parallel region that the kernel instance opens, so that they are
  * inlined there with the instance's constant shape; the references share
  * the images with orphaned omp for loops. Every pass shares the images
- * by conv_share, a fixed contiguous share a thread, so that a thread
- * reads back from its own caches what it wrote in the pass before
+ * by thread_share (kernels.h), a fixed contiguous share a thread, so
+ * that a thread reads back from its own caches what it wrote in the pass
+ * before
  * (elementwise passes share them alike, by omp for's static schedule).
  * The weight gradient's sums add each thread's images, and must not
  * depend on which thread took which; but what the forward pass computes
@@ -775,19 +815,6 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
  * a time), preact-164's forward convolutions took 417 / 426 ms a step
  * against 383 / 375 by shares, preact-110's 219 / 220 / 241 against
  * 193 / 195 / 203. */
-
-/* The calling thread's share of n images, [*first, *last): contiguous, the
- * first n % threads threads one more; a barrier after the loop over them
- * stands for omp for's. */
-KERNEL_HELPER void conv_share_of(int n, int thread, int *first, int *last)
-{
-	int threads = omp_get_num_threads();
-	int base = n / threads, extra = n % threads;
-	*first = thread * base + (thread < extra ? thread : extra);
-	*last = *first + base + (thread < extra);
-}
-
-KERNEL_HELPER void conv_share(int n, int *first, int *last) { conv_share_of(n, omp_get_thread_num(), first, last); }
 
 /* Whether the calling thread is the first to claim the group of images
  * from first (claims: an int an image, zero, shared by the threads). */
@@ -806,7 +833,7 @@ KERNEL_HELPER struct conv_groups conv_groups_begin(int n, int group, bool own)
 {
 	struct conv_groups g = {n, group, 0, -1, 0, 0};
 	if (own) {
-		conv_share(n, &g.from, &g.to);
+		thread_share(n, &g.from, &g.to);
 		g.first = g.from;
 	}
 	return g;
@@ -819,7 +846,7 @@ KERNEL_HELPER bool conv_next_group(struct conv_groups *g, int *claims, int *firs
 	while (g->first < g->from || g->first >= g->to || !conv_claim(claims, g->first)) {
 		if (++g->other >= threads)
 			return false;
-		conv_share_of(g->n, (omp_get_thread_num() + g->other) % threads, &g->from, &g->to);
+		thread_share_of(g->n, (omp_get_thread_num() + g->other) % threads, &g->from, &g->to);
 		g->first = g->to > g->from ? g->from + (g->to - 1 - g->from) / g->group * g->group : g->from - 1;
 	}
 	*first = g->first;
@@ -2761,7 +2788,7 @@ KERNEL_HELPER void conv_backward_weights(real *dweight, const real *dout, const 
 	real *part = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s);
 	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, part);
 	int from, to;
-	conv_share(n, &from, &to);
+	thread_share(n, &from, &to);
 	for (int i = from; i < to; i++)
 		conv_weight_gradient_image(&g, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in);
 	#pragma omp barrier
@@ -2831,7 +2858,7 @@ KERNEL_HELPER void conv_backward_data(real *din, const real *dout, const real *w
 	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s), false);
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	int from, to;
-	conv_share(n, &from, &to);
+	thread_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group)
 		conv_data_gradient_images(&d, din + first * in_size, dout + first * out_size, to - first < d.group ? to - first : d.group, write);
 	#pragma omp barrier
@@ -2895,7 +2922,7 @@ KERNEL_HELPER bool conv_overlaps(const real *a, size_t a_count, const real *b, s
  * data gradient and the epilogue are added to *data_seconds (the
  * profile's split). This is conv_backward_weights and conv_backward_data
  * in one loop: the same sums in the same order.
- * Each thread takes the weight gradient of its own share (conv_share: its
+ * Each thread takes the weight gradient of its own share (thread_share: its
  * sums add its images), but the data gradient of a group of images goes
  * to whichever thread claims it first (epilogue.claims): a thread done
  * with its share takes the others' groups from their last, computing
@@ -2916,7 +2943,7 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 	/* the call's tensors: the input and dY, read; din, written */
 	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s), conv_streams_gradient(n * (2 * in_size + out_size)));
 	int from, to;
-	conv_share(n, &from, &to);
+	thread_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group) {
 		int count = to - first < d.group ? to - first : d.group;
 		const real *dy = conv_group_dy(computed, dout, deferred, first, count, s);
