@@ -115,15 +115,17 @@ enum batch_norm_sums { SUMS_TO_TAKE, SUMS_TAKEN };
  * of the channel (its first, the shift) and the sums over the image of
  * x - shift and of its square. */
 enum { BATCH_NORM_IMAGE_SUMS = 3 };
+KERNEL_HELPER void batch_norm_channel_sums(double *own, const real *x, int pixels)
+{
+	own[0] = x[0];
+	own[1] = own[2] = 0;
+	batch_norm_sums(x, NULL, x[0], false, 0, 0, pixels, &own[1], &own[2]);
+}
+
 KERNEL_HELPER void batch_norm_image_sums(double *sums, const real *image, int channels, int pixels)
 {
-	for (int c = 0; c < channels; c++) {
-		const real *x = image + (size_t)c * pixels;
-		double *own = sums + BATCH_NORM_IMAGE_SUMS * c;
-		own[0] = x[0];
-		own[1] = own[2] = 0;
-		batch_norm_sums(x, NULL, x[0], false, 0, 0, pixels, &own[1], &own[2]);
-	}
+	for (int c = 0; c < channels; c++)
+		batch_norm_channel_sums(sums + BATCH_NORM_IMAGE_SUMS * c, image + (size_t)c * pixels, pixels);
 }
 
 /* Channel c's sum of x over images [first, last), and of (x - mean)^2,
@@ -618,7 +620,7 @@ struct conv_shape {
 #define CONV_DEFERRED_AT(s) (CONV_DATA_AT(s) + CONV_DATA_PART((s).c_in, (s).h_in, (s).w_in, (s).c_out, (s).h_out, (s).w_out, (s).k))
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
- * output's shape that the output adds the convolution to; sums, if not
+ * output's shape added to the convolution's output; sums, if not
  * NULL, where each output image's batch_norm_image_sums go. And where the
  * threads claim the images (conv_claim): n ints, zero, shared by them. */
 struct conv_epilogue {
@@ -627,21 +629,29 @@ struct conv_epilogue {
 	int *claims;
 };
 
-/* Before output image i is computed: the beta its convolution runs with. */
-KERNEL_HELPER real conv_epilogue_start(struct conv_epilogue e, real *out, int i, struct conv_shape s)
+/* After output image i is computed (out: the image, which the
+ * convolution set): the shortcut added, channel by channel, each channel
+ * summed for BN while it is in the L1 cache. The shortcut used to be
+ * copied into the output first, for the convolution to add to (beta 1):
+ * one more pass over the image, and its read back by the micro-kernel.
+ * The same sum: the product's accumulator plus the shortcut, rounded
+ * once. */
+KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, real *out, int i, struct conv_shape s)
 {
-	size_t image = (size_t)s.c_out * s.h_out * s.w_out;
-	if (!e.shortcut)
-		return 0;
-	memcpy(out, e.shortcut + i * image, sizeof(real) * image);
-	return 1;
-}
-
-/* After output image i is computed. */
-KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, const real *out, int i, struct conv_shape s)
-{
-	if (e.sums)
-		batch_norm_image_sums(e.sums + (size_t)BATCH_NORM_IMAGE_SUMS * i * s.c_out, out, s.c_out, s.h_out * s.w_out);
+	int pixels = s.h_out * s.w_out;
+	const real *shortcut = e.shortcut ? e.shortcut + (size_t)i * s.c_out * pixels : NULL;
+	if (!shortcut && !e.sums)
+		return;
+	for (int c = 0; c < s.c_out; c++) {
+		real *x = out + (size_t)c * pixels;
+		if (shortcut) {
+			const real *from = shortcut + (size_t)c * pixels;
+			for (int p = 0; p < pixels; p++)
+				x[p] += from[p];
+		}
+		if (e.sums)
+			batch_norm_channel_sums(e.sums + BATCH_NORM_IMAGE_SUMS * ((size_t)i * s.c_out + c), x, pixels);
+	}
 }
 
 /* Whether a forward pass whose tensors, read and written over its n
@@ -924,8 +934,7 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 		}
 		/* Y(i) (C_OUT, PIXELS) (+)= W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = out + (size_t)i * s.c_out * pixels;
-		real beta = conv_epilogue_start(epilogue, result, i, s);
-		gemm(0, 0, s.c_out, pixels, patch, 1, weight, patch, columns, pixels, beta, result, pixels);
+		gemm(0, 0, s.c_out, pixels, patch, 1, weight, patch, columns, pixels, 0, result, pixels);
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -2167,10 +2176,7 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 	int first, count;
 	while (conv_next_group(&groups, epilogue.claims, &first, &count)) {
 		real *result = staging ? staged : out + first * out_size;
-		real beta = 0;
-		for (int i = first; i < first + count; i++)
-			beta = conv_epilogue_start(epilogue, result + (i - first) * out_size, i, s);
-		conv_group(result, in + first * in_size, pre, padded, packed, panel, rows, method, count, s, beta, micro);
+		conv_group(result, in + first * in_size, pre, padded, packed, panel, rows, method, count, s, 0, micro);
 		for (int i = first; i < first + count; i++)
 			conv_epilogue_end(epilogue, result + (i - first) * out_size, i, s);
 		if (staging)
