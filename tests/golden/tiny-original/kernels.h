@@ -156,6 +156,21 @@ static inline double batch_norm_squares(const double *sums, int first, int last,
 	return squares;
 }
 
+/* to[c] = the sum of the threads' parts' values c in thread order, each
+ * thread's part stride doubles after the one before; the channels shared
+ * among the threads (an orphaned omp for). */
+KERNEL_HELPER void batch_norm_add_parts(double *to, const double *parts, size_t stride, int channels)
+{
+	int threads = omp_get_num_threads();
+	#pragma omp for schedule(static)
+	for (int c = 0; c < channels; c++) {
+		double sum = 0;
+		for (int t = 0; t < threads; t++)
+			sum += parts[(size_t)t * stride + c];
+		to[c] = sum;
+	}
+}
+
 /* Whether BN's statistics span the ranks: their sums are added across them. */
 static inline bool batch_norm_synced(const struct net_ranks *ranks)
 {
@@ -202,31 +217,19 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 			 * L3 each, the sums read by the other thread cost the
 			 * convolution that writes the next BN's a fetch back
 			 * of each line (ResNet-1001, Speed in the README). */
-			int threads = omp_get_num_threads(), first, last;
+			int first, last;
 			thread_share(n, &first, &last);
 			double *mine = parts + (size_t)omp_get_thread_num() * part_stride;
 			for (int c = 0; c < channels; c++)
 				mine[c] = batch_norm_sum(sums, first, last, channels, pixels, c);
 			#pragma omp barrier
-			#pragma omp for schedule(static)
-			for (int c = 0; c < channels; c++) {
-				double sum = 0;
-				for (int u = 0; u < threads; u++)
-					sum += parts[(size_t)u * part_stride + c];
-				totals[c] = sum;
-			}
+			batch_norm_add_parts(totals, parts, part_stride, channels);
 			if (synced)
 				batch_norm_add_across(ranks, totals, channels);
 			for (int c = 0; c < channels; c++)
 				mine[c] = batch_norm_squares(sums, first, last, channels, pixels, c, totals[c] / count);
 			#pragma omp barrier
-			#pragma omp for schedule(static)
-			for (int c = 0; c < channels; c++) {
-				double squares = 0;
-				for (int u = 0; u < threads; u++)
-					squares += parts[(size_t)u * part_stride + c];
-				totals[channels + c] = squares;
-			}
+			batch_norm_add_parts(totals + channels, parts, part_stride, channels);
 			if (synced)
 				batch_norm_add_across(ranks, totals + channels, channels);
 		}
