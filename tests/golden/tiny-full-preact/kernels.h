@@ -156,18 +156,24 @@ static inline double batch_norm_squares(const double *sums, int first, int last,
 	return squares;
 }
 
-/* to[c] = the sum of the threads' parts' values c in thread order, each
- * thread's part stride doubles after the one before; the channels shared
- * among the threads (an orphaned omp for). */
-KERNEL_HELPER void batch_norm_add_parts(double *to, const double *parts, size_t stride, int channels)
+/* Sums over the images kept in parts, each over some of the images (a
+ * thread's share, or one image): count parts, stride doubles apart. */
+struct batch_norm_parts {
+	const double *first;
+	size_t stride;
+	int count;
+};
+
+/* to[j] = the sum of the parts' values j, added in the parts' order, for
+ * j < values; the values shared among the threads (an orphaned omp for). */
+KERNEL_HELPER void batch_norm_add_parts(double *to, struct batch_norm_parts parts, int values)
 {
-	int threads = omp_get_num_threads();
 	#pragma omp for schedule(static)
-	for (int c = 0; c < channels; c++) {
+	for (int j = 0; j < values; j++) {
 		double sum = 0;
-		for (int t = 0; t < threads; t++)
-			sum += parts[(size_t)t * stride + c];
-		to[c] = sum;
+		for (int t = 0; t < parts.count; t++)
+			sum += parts.first[(size_t)t * parts.stride + j];
+		to[j] = sum;
 	}
 }
 
@@ -220,16 +226,17 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 			int first, last;
 			thread_share(n, &first, &last);
 			double *mine = parts + (size_t)omp_get_thread_num() * part_stride;
+			struct batch_norm_parts threads_parts = {parts, part_stride, omp_get_num_threads()};
 			for (int c = 0; c < channels; c++)
 				mine[c] = batch_norm_sum(sums, first, last, channels, pixels, c);
 			#pragma omp barrier
-			batch_norm_add_parts(totals, parts, part_stride, channels);
+			batch_norm_add_parts(totals, threads_parts, channels);
 			if (synced)
 				batch_norm_add_across(ranks, totals, channels);
 			for (int c = 0; c < channels; c++)
 				mine[c] = batch_norm_squares(sums, first, last, channels, pixels, c, totals[c] / count);
 			#pragma omp barrier
-			batch_norm_add_parts(totals + channels, parts, part_stride, channels);
+			batch_norm_add_parts(totals + channels, threads_parts, channels);
 			if (synced)
 				batch_norm_add_across(ranks, totals + channels, channels);
 		}
@@ -394,29 +401,14 @@ KERNEL_HELPER void batch_norm_deferred_images(real *dx, struct batch_norm_deferr
 }
 
 /* BN backward's sums of every channel, 4 channels doubles at totals: this
- * rank's (dy, then dy (x - mean), channels each), then the same again for
- * the whole batch, which batch_norm_gradient_put copies and, if BN's
- * statistics span the ranks, batch_norm_add_across then sums over them. */
-static inline void batch_norm_gradient_put(double *totals, int channels, int c, struct batch_norm_gradient_sums own)
-{
-	totals[c] = totals[2 * channels + c] = own.dy;
-	totals[channels + c] = totals[3 * channels + c] = own.dy_centred;
-}
-
+ * rank's (dy, then dy (x - mean), channels each), then, if BN's
+ * statistics span the ranks, the same summed over them (whole); else the
+ * whole batch's are this rank's. */
 static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const double *totals, int channels, int c, bool whole)
 {
 	const double *at = totals + (whole ? 2 * channels : 0);
 	return (struct batch_norm_gradient_sums){at[c], at[channels + c]};
 }
-
-/* Where BN backward's sums over the images are, in parts: count parts of
- * 2 channels doubles each (of dy, then of dy (x - mean)), stride doubles
- * apart, each over some of the images; added in the parts' order. */
-struct batch_norm_parts {
-	const double *first;
-	size_t stride;
-	int count;
-};
 
 /* The parts of each thread's sums, sums_at reals into its scratch. */
 static inline struct batch_norm_parts batch_norm_thread_parts(const real *scratch, size_t scratch_per_thread, size_t sums_at)
@@ -435,23 +427,17 @@ KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbe
 {
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
-	#pragma omp for schedule(static)
-	for (int c = 0; c < channels; c++) {
-		struct batch_norm_gradient_sums own = {0, 0};
-		for (int t = 0; t < parts.count; t++) {
-			const double *theirs = parts.first + (size_t)t * parts.stride;
-			own.dy += theirs[c];
-			own.dy_centred += theirs[channels + c];
-		}
-		batch_norm_gradient_put(totals, channels, c, own);
-	}
-	if (synced)
+	batch_norm_add_parts(totals, parts, 2 * channels);
+	if (synced) {
+		#pragma omp master
+		memcpy(totals + 2 * channels, totals, sizeof(double) * 2 * channels);
 		batch_norm_add_across(ranks, totals + 2 * channels, 2 * channels);
+	}
 	struct batch_norm_gradient_line *lines = batch_norm_lines(saved, channels);
 	#pragma omp for schedule(static)
 	for (int c = 0; c < channels; c++)
 		lines[c] = batch_norm_gradient_line(dgamma, dbeta, gamma, saved, channels, c, batch_norm_gradient_total(totals, channels, c, false),
-						    batch_norm_gradient_total(totals, channels, c, true), count);
+						    batch_norm_gradient_total(totals, channels, c, synced), count);
 	if (din)
 		batch_norm_gradient_apply(din, dy, in, saved, n, channels, pixels, relu, write);
 }
