@@ -16,7 +16,7 @@
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
 #   make golden           refresh the golden copies of emitted code on purpose
 #   make deps             install the Debian packages the project needs
-#   make fuzz             fuzz the spec loader, graph and plan (FUZZ_SECONDS=600)
+#   make fuzz             fuzz the spec and study readers (FUZZ_SECONDS=600 in all)
 #   make ... V=1          show the commands, not one short line per file
 
 BUILD ?= build
@@ -71,9 +71,11 @@ LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
-# The generator shares one runtime file: the one way files are replaced.
+# The generator shares two runtime files: the one way files are replaced,
+# and the one way outside text is made printable.
+SHARED_RUNTIME := file_replace printable
 GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(wildcard generator/*.c)) \
-	$(BUILD)/obj/generator/file_replace.o
+	$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o)
 TEMPLATES := $(wildcard templates/*.tmpl templates/ops/*.tmpl)
 # ranks.c (a process alone) links into every binary; the MPI flavour links
 # ranks_mpi.c in its place, compiled with mpicc's flags (MPI_CFLAGS).
@@ -86,6 +88,38 @@ MPI_RUNTIME_F32 := $(filter-out %/ranks.o,$(RUNTIME_F32)) $(BUILD)/obj/f32/ranks
 MPI_RUNTIME_F64 := $(filter-out %/ranks.o,$(RUNTIME_F64)) $(BUILD)/obj/f64/ranks_mpi.o
 NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/*.yaml))
 PAPER_NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/paper/*.yaml))
+
+# ---- names given on the command line ------------------------------------------
+# Checked here, before any rule, $(shell) or recipe uses them, so that no
+# character of a name reaches a shell or gnuplot as code, and no name
+# leads outside the project. Spec and study names (A, B, S, BENCH...)
+# follow the study reader's rule: a-z, 0-9, '-' and '/', each part
+# starting with a letter or digit. Paths (LOG, GRADFLOW, OUT, STUDY,
+# RESULTS) are letters, digits, '.', '_', '-' and '/', not starting with
+# '-'. An error is one line (make's own), exit status 2.
+empty :=
+space := $(empty) $(empty)
+lower_chars := a b c d e f g h i j k l m n o p q r s t u v w x y z
+digit_chars := 0 1 2 3 4 5 6 7 8 9
+upper_chars := A B C D E F G H I J K L M N O P Q R S T U V W X Y Z
+# $(call drop_chars,TEXT,CHARS): TEXT less every character of CHARS.
+drop_chars = $(if $(2),$(call drop_chars,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,$(words $(2)),$(2))),$(1))
+# Spaces are made visible first: a name holds none.
+left_over = $(call drop_chars,$(subst $(space),@,$(1)),$(2))
+name_ok = $(and $(1),$(if $(call left_over,$(1),$(lower_chars) $(digit_chars) - /),,ok),$(if \
+	$(filter -% /% %/ %/-% %//%,$(1)),,ok))
+path_ok = $(and $(1),$(if $(call left_over,$(1),$(lower_chars) $(upper_chars) $(digit_chars) - / . _),,ok),$(if \
+	$(filter -%,$(1)),,ok))
+bad_name = $(error $(1)='$(2)' is not a name resgen accepts: use a-z, 0-9, '-' and '/', each part starting with a letter or digit, such as paper/t2-a-original-110)
+bad_path = $(error $(1)='$(2)' is not a path resgen accepts: use letters, digits, '.', '_', '-' and '/', not starting with '-', such as build/demo.csv)
+given = $(filter command line environment,$(origin $(1)))
+$(foreach v,A B S,$(if $(call given,$(v)),$(if $(call name_ok,$($(v))),,$(call bad_name,$(v),$($(v))))))
+$(foreach v,BENCH BENCH_SCALING BENCH_MPI,$(if $(call given,$(v)),$(foreach n,$($(v)),$(if \
+	$(call name_ok,$(n)),,$(call bad_name,$(v),$($(v)))))))
+$(foreach v,STUDY RESULTS,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
+# The plots' paths, where given or where a plot is made; GRADFLOW is a list.
+$(foreach v,LOG OUT GRADFLOW,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
+	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
 .PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow study study-binaries test test-plain test-sanitize test-reference reference-binaries \
 	reference-run diff bench golden paper fuzz clean
@@ -138,7 +172,7 @@ $(BUILD)/obj/generator/%.o: generator/%.c
 	$(call say,CC,$<)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/generator/file_replace.o: runtime/file_replace.c
+$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o): $(BUILD)/obj/generator/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -c $< -o $@
@@ -234,16 +268,17 @@ diff:
 
 # ---- plots: make plot LOG=FILE.csv, make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME
 
+# Paths reach gnuplot as arguments (gnuplot -c), never as code.
 plot:
 	@[ -n "$(LOG)" ] || { echo "usage: make plot LOG=FILE.csv (a train --log): writes FILE.png and FILE.svg"; exit 2; }
-	@[ -f "$(LOG)" ] || { echo "$(LOG): no such log"; exit 2; }
-	@gnuplot -e "log='$(LOG)'; out='$(basename $(LOG))'" runtime/plot-log.gp
+	@[ -f '$(LOG)' ] || { echo "$(LOG): no such log"; exit 2; }
+	@gnuplot -c runtime/plot-log.gp '$(LOG)' '$(basename $(LOG))'
 	@echo "wrote $(basename $(LOG)).png and $(basename $(LOG)).svg"
 
 plot-gradflow:
 	@[ -n "$(GRADFLOW)" ] && [ -n "$(OUT)" ] || { echo "usage: make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME (gradflow --csv files): writes NAME.png and NAME.svg"; exit 2; }
 	@for f in $(GRADFLOW); do [ -f "$$f" ] || { echo "$$f: no such gradflow CSV"; exit 2; }; done
-	@gnuplot -e "files='$(GRADFLOW)'; out='$(OUT)'" runtime/plot-gradflow.gp
+	@gnuplot -c runtime/plot-gradflow.gp '$(OUT)' '$(strip $(GRADFLOW))'
 	@echo "wrote $(OUT).png and $(OUT).svg"
 
 # ---- studies: make study S=NAME (specs/studies/NAME.yaml) -------------------------
@@ -264,11 +299,12 @@ generated/study/%/net.c: $(BUILD)/study/%.yaml $(RESGEN) $(TEMPLATES)
 
 study: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR (default results/NAME)"; ls specs/studies/*.yaml 2>/dev/null | sed 's|specs/studies/\(.*\)\.yaml|  S=\1|'; exit 2; }
-	@$(RESGEN) study plan $(STUDY) -o $(BUILD)/study/$(STUDY_NAME)
-	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY=$(STUDY)
-	@runtime/run-study $(RESGEN) $(STUDY) $(BUILD)/study/$(STUDY_NAME) $(BUILD)/bin/study/$(STUDY_NAME) $(RESULTS)
+	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
+	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
+	@runtime/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
 
-study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(shell sed -n 's/^variant \([^ ]*\) .*/\1/p' $(BUILD)/study/$(STUDY_NAME)/plan 2>/dev/null))
+study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(shell \
+	sed -n 's/^variant \([a-z0-9-]*\) .*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null)))
 
 # ---- benchmark -----------------------------------------------------------------
 
@@ -314,31 +350,43 @@ $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) $(RUNTIME_LIBS)
 
 # ---- fuzzing ------------------------------------------------------------------
-# Stages 1 to 3 (spec loader, graph, plan) under libFuzzer with ASan + UBSan,
-# from a corpus of every shipped spec; make test runs it for 60 seconds.
+# Under libFuzzer with ASan + UBSan, each from a corpus of the shipped
+# files: the spec loader, graph and plan (stages 1 to 3), and the study
+# reader with the plan and variant specs that make and run-study read.
+# FUZZ_SECONDS is the whole run's, split between the two; make test gives
+# it 60 seconds.
 
 FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := spec study
 FUZZ_SOURCES := $(filter-out generator/main.c generator/emit.c generator/template.c,$(wildcard generator/*.c)) \
-	runtime/file_replace.c
+	$(SHARED_RUNTIME:%=runtime/%.c)
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Igenerator -Iruntime \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
-$(BUILD)/fuzz/fuzz-spec: tests/fuzz/fuzz_spec.c $(FUZZ_SOURCES) $(wildcard generator/*.h)
+$(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(wildcard generator/*.h)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(FUZZ_SOURCES) -lyaml -lm
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SOURCES) -lyaml -lm
 
-fuzz: $(BUILD)/fuzz/fuzz-spec
-	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seeds
-	@cp specs/*.yaml specs/paper/*.yaml tests/specs/*.yaml tests/specs/grad/*.yaml \
-		tests/golden/*.yaml $(BUILD)/fuzz/seeds/
-	@echo "fuzzing the spec loader, graph and plan for $(FUZZ_SECONDS) s (log: $(BUILD)/fuzz/log)"
-	@$(BUILD)/fuzz/fuzz-spec -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/spec.dict \
+FUZZ_SEEDS_spec := specs/*.yaml specs/paper/*.yaml tests/specs/*.yaml tests/specs/grad/*.yaml tests/golden/*.yaml
+FUZZ_SEEDS_study := specs/studies/*.yaml tests/studies/*.yaml
+
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/fuzz/$$t/corpus $(BUILD)/fuzz/$$t/seeds || exit 1; \
+	done
+	@cp $(FUZZ_SEEDS_spec) $(BUILD)/fuzz/spec/seeds/
+	@cp $(FUZZ_SEEDS_study) $(BUILD)/fuzz/study/seeds/
+	@seconds=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS)) )); \
+	for t in $(FUZZ_TARGETS); do \
+	  echo "fuzzing the $$t reader for $$seconds s (log: $(BUILD)/fuzz/$$t/log)"; \
+	  $(BUILD)/fuzz/fuzz-$$t -max_total_time=$$seconds -dict=tests/fuzz/$$t.dict \
 		-max_len=4096 -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
-		-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seeds \
-		> $(BUILD)/fuzz/log 2>&1 || { tail -40 $(BUILD)/fuzz/log; exit 1; }
-	@grep -E "^#[0-9]+[[:space:]]+DONE" $(BUILD)/fuzz/log | tail -1 | \
-		sed -E 's/^#([0-9]+).*cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/fuzz: \1 inputs, coverage \2 edges, \3 features, corpus \4 inputs: no crash, leak or undefined behaviour/'
+		-artifact_prefix=$(BUILD)/fuzz/$$t/ $(BUILD)/fuzz/$$t/corpus $(BUILD)/fuzz/$$t/seeds \
+		> $(BUILD)/fuzz/$$t/log 2>&1 || { tail -40 $(BUILD)/fuzz/$$t/log; exit 1; }; \
+	  grep -E "^#[0-9]+[[:space:]]+DONE" $(BUILD)/fuzz/$$t/log | tail -1 | \
+		sed -E "s/^#([0-9]+).*cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/fuzz $$t: \1 inputs, coverage \2 edges, \3 features, corpus \4 inputs: no crash, leak or undefined behaviour/"; \
+	done
 
 include tests/tests.mk
 

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "printable.h" /* every recorded line is made printable */
+
 struct diag {
 	char text[768];
 };
@@ -19,9 +21,5 @@ int diag_file(struct diag *d, const char *file, const char *fmt, ...)
 
 /* Records a whole line as given (it names its own file) and returns -1. */
 int diag_line(struct diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* text made printable, into out: control bytes, bytes that are not part of
- * well-formed UTF-8 and C1 controls become \xNN; truncated to fit. */
-void diag_printable(char *out, size_t size, const char *text);
 
 #endif

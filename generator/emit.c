@@ -731,6 +731,8 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		 * description quotes: it too goes in as comment text. */
 		struct spec described = *s;
 		comment_text(described.data.dir, sizeof described.data.dir, s->data.dir);
+		if (e->hashing) /* the name is no part of what the network computes */
+			described.name[0] = '\0';
 		spec_describe(&described, memory, " *   ");
 		fclose(memory);
 		if (values_length > 0 && values[values_length - 1] == '\n')

@@ -55,8 +55,26 @@ static const char usage[] =
 
 static int fail_usage(const char *message)
 {
-	fprintf(stderr, "resgen: %s\n%s", message, usage);
+	char printable[1024];
+	printable_text(printable, sizeof printable, message);
+	fprintf(stderr, "resgen: %s\n%s", printable, usage);
 	return 2;
+}
+
+/* A number of GiB in plain decimal (digits, then maybe '.' and digits; no
+ * sign, exponent or hex), from 0.01 to a million, into bytes. */
+static int parse_gib(const char *text, double *bytes)
+{
+	size_t digits = strspn(text, "0123456789"), fraction = 0;
+	if (text[digits] == '.')
+		fraction = 1 + strspn(text + digits + 1, "0123456789");
+	if (digits == 0 || fraction == 1 || text[digits + fraction] != '\0')
+		return -1;
+	double gib = strtod(text, NULL);
+	if (!(gib >= 0.01 && gib <= 1e6))
+		return -1;
+	*bytes = gib * (double)(1 << 30);
+	return 0;
 }
 
 /* The nearest templates/ above the executable (build/bin/resgen, or
@@ -358,13 +376,9 @@ int main(int argc, char **argv)
 			else
 				return fail_usage("--dtype must be f32 or f64");
 		} else if (strcmp(argv[i], "--max-memory") == 0 && has_value) {
-			char *end;
-			i++;
-			max_memory = strtod(argv[i], &end);
-			if (!(argv[i][0] >= '0' && argv[i][0] <= '9') || *end != '\0' ||
-			    !(max_memory > 0 && max_memory < 1e9))
-				return fail_usage("--max-memory needs a number of GiB, such as 64");
-			max_memory *= 1 << 30;
+			if (parse_gib(argv[++i], &max_memory) != 0)
+				return fail_usage("--max-memory needs a number of GiB in plain decimal from 0.01 to "
+						  "1000000, such as 64 or 0.5");
 		} else if (strcmp(argv[i], "--specs") == 0 && has_value) {
 			specs_dir = argv[++i];
 		} else if (strcmp(argv[i], "--templates") == 0 && has_value) {

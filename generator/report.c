@@ -63,9 +63,17 @@ static double field(const char *line, int index)
 		       : value;
 }
 
+enum { LOG_ROW_MAX = 1023 };
+
+static int row_too_long(const char *path, int line_number, struct diag *d)
+{
+	return diag_at(d, path, line_number, 1, "a row longer than %d characters; a run's log holds short rows "
+		       "of numbers (remove the run's files to run it again)", LOG_ROW_MAX);
+}
+
 static int read_run(struct run *run, const char *path, struct diag *d)
 {
-	char error[PATH_MAX + 128], line[1024];
+	char error[PATH_MAX + 128], line[LOG_ROW_MAX + 2]; /* the row and its newline */
 	FILE *file = file_open_regular(path, NULL, error, sizeof error);
 	if (!file)
 		return 0; /* not run yet */
@@ -77,12 +85,18 @@ static int read_run(struct run *run, const char *path, struct diag *d)
 		fclose(file);
 		return 0; /* created, nothing evaluated yet */
 	}
-	for (int i = 0; i < 4; i++)
+	if (!strchr(line, '\n') && !feof(file))
+		status = row_too_long(path, 1, d);
+	for (int i = 0; status == 0 && i < 4; i++)
 		if ((columns[i] = column_of(line, names[i])) < 0)
 			status = diag_at(d, path, 1, 1, "this log has no '%s' column; it should be "
 					 "written by a network's train --log", names[i]);
 	while (status == 0 && fgets(line, sizeof line, file)) {
 		line_number++;
+		if (!strchr(line, '\n') && !feof(file)) {
+			status = row_too_long(path, line_number, d);
+			break;
+		}
 		if (line[0] == '\n')
 			continue;
 		double values[4];

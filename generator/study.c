@@ -342,8 +342,8 @@ void study_variant_text(const struct study *study, int v, struct strbuf *out)
 {
 	const struct study_variant *variant = &study->variants[v];
 	char study_path[256], spec_path[256]; /* a comment is one line */
-	diag_printable(study_path, sizeof study_path, study->path);
-	diag_printable(spec_path, sizeof spec_path, variant->spec_path);
+	printable_text(study_path, sizeof study_path, study->path);
+	printable_text(spec_path, sizeof spec_path, variant->spec_path);
 	strbuf_printf(out,
 		      "# Variant '%s' of the study %s (%s): %s with the study's\n"
 		      "# overrides. Written by resgen study; do not edit: edit the study.\n",

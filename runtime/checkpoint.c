@@ -2,6 +2,7 @@
 #include "checkpoint.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,8 @@
 #include "state.h"
 
 static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'K', '1'};
-enum { VERSION = 1 };
+/* 2: the data's fingerprint (checkpoint/data) */
+enum { VERSION = 2 };
 
 /* The settings, in the order of their bits in enum run_setting. */
 enum { SETTING_COUNT = 8 };
@@ -35,6 +37,21 @@ static double setting_value(const struct run_options *o, int i)
 	return (double)*setting_field((struct run_options *)o, i);
 }
 
+/* A setting as the user would write it: "--batch 8", "--synthetic", or
+ * "no --train-limit" (0: not given). */
+static void describe_setting(int i, double value, char *out, size_t size)
+{
+	bool flag = 1u << i == SETTING_SYNTHETIC;
+	bool absent = value == 0 && (flag || 1u << i == SETTING_TRAIN_LIMIT || 1u << i == SETTING_TEST_LIMIT ||
+				     1u << i == SETTING_CHECKPOINT_EVERY);
+	if (absent)
+		snprintf(out, size, "no %s", setting_options[i]);
+	else if (flag)
+		snprintf(out, size, "%s", setting_options[i]);
+	else
+		snprintf(out, size, "%s %.0f", setting_options[i], value);
+}
+
 /* A 64-bit word as two exact doubles, and back. */
 static void put_word(double *out, uint64_t v)
 {
@@ -51,10 +68,14 @@ static int get_word(const double *in, uint64_t *v)
 	return 0;
 }
 
+/* A run's training time: at most about 30 years. */
+#define MAX_SECONDS 1e9
+
 static int is_whole(double v, double min, double max) { return v >= min && v <= max && v == floor(v); }
 
 int checkpoint_save(const char *path, const struct run_options *o, int threads, int ranks, const struct net_state *s,
-		    const struct progress *p, const long *order, long train_count, char *error, size_t size)
+		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
+		    size_t size)
 {
 	struct tensor_file f = {0};
 	double header[3] = {VERSION};
@@ -66,7 +87,8 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 	settings[SETTING_COUNT + 1] = (double)train_count;
 	double position[9] = {(double)p->iteration, (double)p->position, p->interval_loss,
 			      (double)p->interval_errors, (double)p->interval_images, p->seconds, (double)p->log_bytes};
-	double random[8];
+	double random[8], fingerprint[2];
+	put_word(fingerprint, data);
 	for (int i = 0; i < 4; i++)
 		put_word(random + 2 * i, p->rng.s[i]);
 	double *indices = malloc((size_t)(train_count ? train_count : 1) * sizeof *indices);
@@ -78,7 +100,8 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 		 tensor_file_add_double(&f, "checkpoint/progress", position, 7) ||
 		 tensor_file_add_double(&f, "checkpoint/rng", random, 8) ||
 		 tensor_file_add_double(&f, "checkpoint/order", indices, train_count) ||
-		 tensor_file_add_double(&f, "checkpoint/ranks", &(double){ranks}, 1);
+		 tensor_file_add_double(&f, "checkpoint/ranks", &(double){ranks}, 1) ||
+		 tensor_file_add_double(&f, "checkpoint/data", fingerprint, 2);
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *q = &net_info.params[i];
 		char name[300];
@@ -147,9 +170,12 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 		if (1u << i == SETTING_CHECKPOINT_EVERY && (o->given & SETTING_CHECKPOINT_EVERY))
 			continue; /* how often to checkpoint may change */
 		if ((o->given & (1u << i)) && v != setting_value(o, i)) {
-			snprintf(error, size, "%s: the run was started with %s %g, which this command gives as %g; "
-					      "leave the option out to resume",
-				 path, setting_options[i], v, setting_value(o, i));
+			char started[64], given[64];
+			describe_setting(i, v, started, sizeof started);
+			describe_setting(i, setting_value(o, i), given, sizeof given);
+			snprintf(error, size, "%s: the run was started with %s, and this command gives %s; leave the option "
+					      "out to resume",
+				 path, started, given);
 			goto refused;
 		}
 		if (1u << i == SETTING_BATCH)
@@ -180,10 +206,25 @@ refused:
 	return -1;
 }
 
-int checkpoint_restore(const struct tensor_file *f, const char *path, long train_count, struct net_state *s,
-		       struct progress *p, long *order, char *error, size_t size)
+int checkpoint_restore(const struct tensor_file *f, const char *path, long train_count, uint64_t data,
+		       struct net_state *s, struct progress *p, long *order, char *error, size_t size)
 {
 	const struct tensor_file_entry *settings = tensor_file_find(f, "checkpoint/settings");
+	const struct tensor_file_entry *fingerprint = entry(f, path, "checkpoint/data", 2, error, size);
+	uint64_t run_data;
+	if (!fingerprint)
+		return -1;
+	if (get_word(fingerprint->values, &run_data) != 0) {
+		snprintf(error, size, "%s: its data fingerprint is out of range; the checkpoint is damaged", path);
+		return -1;
+	}
+	if (run_data != data) {
+		snprintf(error, size,
+			 "%s: the run trained on other data (fingerprint %016llx) than this command's (%016llx); "
+			 "resume with the data the run started on (--data)",
+			 path, (unsigned long long)run_data, (unsigned long long)data);
+		return -1;
+	}
 	const struct tensor_file_entry *position = entry(f, path, "checkpoint/progress", 7, error, size);
 	const struct tensor_file_entry *random = position ? entry(f, path, "checkpoint/rng", 8, error, size) : NULL;
 	const struct tensor_file_entry *indices =
@@ -199,7 +240,7 @@ int checkpoint_restore(const struct tensor_file *f, const char *path, long train
 	const double *v = position->values;
 	double iterations = settings->values[0];
 	if (!is_whole(v[0], 0, iterations) || !is_whole(v[1], 0, (double)train_count) || !isfinite(v[2]) ||
-	    !is_whole(v[3], 0, 1e18) || !is_whole(v[4], 0, 1e18) || !(v[5] >= 0 && isfinite(v[5])) ||
+	    !is_whole(v[3], 0, 1e18) || !is_whole(v[4], 0, 1e18) || !(v[5] >= 0 && v[5] <= MAX_SECONDS) ||
 	    !is_whole(v[6], -1, 1e18)) {
 		snprintf(error, size, "%s: its position in the run is out of range; the checkpoint is damaged", path);
 		return -1;

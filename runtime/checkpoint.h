@@ -4,15 +4,17 @@
  *
  * A checkpoint is a sealed tensor file (tensor_file.h) under the magic
  * RESGENK1: the format's version, the network's identity (net_info's hash
- * of the emitted code), the run's settings, its position (iterations done,
- * the data order and its cursor, the random state of shuffling and
- * augmentation, the open interval's sums, the log's length), then every
- * parameter, its momentum, and the BN running statistics. Dropout needs no
- * state: its masks are a function of the seed and the step. */
+ * of the emitted code), the run's settings, the data's fingerprint, its
+ * position (iterations done, the data order and its cursor, the random
+ * state of shuffling and augmentation, the open interval's sums, the log's
+ * length), then every parameter, its momentum, and the BN running
+ * statistics. Dropout needs no state: its masks are a function of the seed
+ * and the step. */
 #ifndef RESGEN_CHECKPOINT_H
 #define RESGEN_CHECKPOINT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "net_api.h"
 #include "rng.h"
@@ -30,9 +32,11 @@ struct progress {
 	long log_bytes;  /* the log's length, -1 without a log */
 };
 
-/* ranks: the processes the run is split across (1 alone). */
+/* ranks: the processes the run is split across (1 alone); data: the
+ * data's fingerprint (dataset_identity), which a resume must match. */
 int checkpoint_save(const char *path, const struct run_options *o, int threads, int ranks, const struct net_state *s,
-		    const struct progress *p, const long *order, long train_count, char *error, size_t size);
+		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
+		    size_t size);
 
 /* Reads and checks a checkpoint's header: its version, that it is this
  * network's, and its settings, which fill *o (those the user gave must
@@ -42,8 +46,9 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 		    char *error, size_t size);
 
 /* Checks the rest of an opened checkpoint against the loaded data (train
- * images), then, only if all of it is sound, puts it into s, *p and order. */
-int checkpoint_restore(const struct tensor_file *f, const char *path, long train_count, struct net_state *s,
-		       struct progress *p, long *order, char *error, size_t size);
+ * images, the data's fingerprint), then, only if all of it is sound, puts
+ * it into s, *p and order. */
+int checkpoint_restore(const struct tensor_file *f, const char *path, long train_count, uint64_t data,
+		       struct net_state *s, struct progress *p, long *order, char *error, size_t size);
 
 #endif

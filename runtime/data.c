@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "checksum.h"
 #include "file_replace.h"
 
 #define MAX_IMAGES 10000000L
@@ -36,6 +37,15 @@ void dataset_free(struct dataset *d)
 	d->images = NULL;
 	d->labels = NULL;
 	d->count = 0;
+}
+
+uint64_t dataset_identity(const struct dataset *d, uint64_t hash)
+{
+	long shape[5] = {d->count, d->channels, d->height, d->width, d->classes};
+	size_t pixels = (size_t)d->count * (size_t)d->channels * (size_t)d->height * (size_t)d->width;
+	hash = checksum_add(hash, shape, sizeof shape);
+	hash = checksum_add_words(hash, d->images, pixels);
+	return checksum_add_words(hash, d->labels, (size_t)d->count * sizeof *d->labels);
 }
 
 void dataset_truncate(struct dataset *d, long count)
@@ -324,6 +334,30 @@ static int load_cifar(const char *dir, bool hundred, struct dataset *train, stru
 	}
 	snprintf(path, sizeof path, "%s/test_batch.bin", base);
 	return load_cifar_file(path, label_bytes, classes, test, error);
+}
+
+int data_files(const char *set, const char *dir, char *paths, size_t size, int max)
+{
+	static const char *const idx[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+					  "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", NULL};
+	static const char *const cifar10[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+					      "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin", NULL};
+	static const char *const cifar100[] = {"train.bin", "test.bin", NULL};
+	bool is_cifar10 = strcmp(set, "cifar10") == 0, is_cifar100 = strcmp(set, "cifar100") == 0;
+	const char *const *names = is_cifar10 ? cifar10 : is_cifar100 ? cifar100 : idx;
+	/* IDX files plain or .gz; CIFAR's in dir or in the folder its archive
+	 * unpacks to */
+	const char *variants[2][2] = {{"", ""}, {"", ".gz"}};
+	if (is_cifar10 || is_cifar100) {
+		variants[1][0] = is_cifar10 ? "cifar-10-batches-bin/" : "cifar-100-binary/";
+		variants[1][1] = "";
+	}
+	int count = 0;
+	for (int i = 0; names[i]; i++)
+		for (int v = 0; v < 2 && count < max; v++)
+			snprintf(paths + (size_t)count++ * size, size, "%s/%s%s%s", dir, variants[v][0], names[i],
+				 variants[v][1]);
+	return count;
 }
 
 int data_load(const char *set, const char *dir, int channels, int height, int width, int classes,

@@ -34,6 +34,15 @@ int data_synthetic(int channels, int height, int width, int classes, long train_
 
 void dataset_free(struct dataset *d);
 
+/* The files data_load reads (or looks for) of set in dir, up to max paths
+ * of size bytes each into paths; their count. For the check that no
+ * output of a run names one of them. */
+int data_files(const char *set, const char *dir, char *paths, size_t size, int max);
+
+/* A fingerprint of a loaded set: its shape, images and labels. A resumed
+ * run compares it with the run's, and ranks compare theirs. */
+uint64_t dataset_identity(const struct dataset *d, uint64_t hash);
+
 /* Keeps only the first count images (count <= d->count). */
 void dataset_truncate(struct dataset *d, long count);
 

@@ -29,6 +29,53 @@ static const char *base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* What identifies the file a path names: its device and inode where it
+ * exists (links followed), else its path with the folder resolved, after
+ * following a dangling link to the name it would create. */
+struct file_key {
+	bool exists;
+	dev_t device;
+	ino_t inode;
+	char path[2 * PATH_MAX];
+};
+
+static void file_key(const char *path, struct file_key *key)
+{
+	char current[PATH_MAX], target[PATH_MAX], folder[PATH_MAX], resolved[PATH_MAX];
+	struct stat st;
+	snprintf(current, sizeof current, "%s", path);
+	for (int links = 0; links < 40; links++) {
+		if (stat(current, &st) == 0) {
+			*key = (struct file_key){.exists = true, .device = st.st_dev, .inode = st.st_ino};
+			return;
+		}
+		ssize_t length = readlink(current, target, sizeof target - 1);
+		if (length < 0)
+			break; /* no such file, and no link to one */
+		target[length] = '\0';
+		folder_of(current, folder, sizeof folder);
+		int length_used = target[0] == '/' ? snprintf(current, sizeof current, "%s", target)
+						   : snprintf(current, sizeof current, "%s/%s", folder, target);
+		if (length_used >= (int)sizeof current)
+			break; /* too long to follow: compared as named */
+	}
+	key->exists = false;
+	folder_of(current, folder, sizeof folder);
+	if (!realpath(folder, resolved))
+		snprintf(resolved, sizeof resolved, "%s", folder);
+	snprintf(key->path, sizeof key->path, "%s/%s", resolved, base_of(current));
+}
+
+bool file_same(const char *a, const char *b)
+{
+	struct file_key x, y;
+	file_key(a, &x);
+	file_key(b, &y);
+	if (x.exists != y.exists)
+		return false;
+	return x.exists ? x.device == y.device && x.inode == y.inode : strcmp(x.path, y.path) == 0;
+}
+
 /* Why an existing path is no target, or NULL for a regular file. */
 static const char *not_regular(const struct stat *st)
 {

@@ -28,6 +28,11 @@ int file_replace_check(const char *path, char *error, size_t size);
  * a device such as /dev/stdout): only a folder is refused. */
 int file_output_check(const char *path, char *error, size_t size);
 
+/* Whether paths a and b name one file, as files: the same device and inode
+ * where both exist, the same resolved path where neither does yet (a
+ * dangling symbolic link counts as the file it would create). */
+bool file_same(const char *a, const char *b);
+
 /* Creates the new file; on failure fills error ("PATH: cannot write: ...")
  * and returns -1 with nothing left behind. */
 int file_replace_begin(struct file_replace *r, const char *path, char *error, size_t size);

@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agreement.h"
+#include "data.h"
 #include "file_replace.h"
 #include "net_api.h"
+#include "printable.h"
 #include "ranks.h"
 #include "train.h"
 
@@ -97,11 +100,12 @@ static void print_help(const char *program)
 	       "checkpoint, 3 diverged, 4 stopped by a signal after writing a checkpoint.\n");
 }
 
-/* Every rank meets a bad argument alike; rank 0 says so. */
+/* Every rank meets a bad argument alike; rank 0 says so, with what it
+ * echoes made printable. */
 static int bad(const char *program, const char *option, const char *what)
 {
 	if (ranks_rank() == 0)
-		fprintf(stderr, "%s: %s %s; see %s --help\n", net_info.name, option, what, program);
+		error_line("%s: %s %s; see %s --help\n", net_info.name, option, what, program);
 	return 2;
 }
 
@@ -119,7 +123,9 @@ static int parse_long(const char *text, long min, long max, long *out)
 	return 0;
 }
 
-enum command { TRAIN = 1, STEP = 2, INIT = 4, GRADFLOW = 8 };
+/* The commands; INFO and HELP take no options. */
+enum command { TRAIN = 1, STEP = 2, INIT = 4, GRADFLOW = 8, INFO = 16, HELP = 32 };
+static const char *const command_words[] = {"train", "step", "init", "gradflow", "info", "--help"};
 
 /* Every option, the commands that take it, and where its value goes. */
 struct option {
@@ -160,14 +166,13 @@ static const struct option options[] = {
 /* "train, step and init": the commands that take an option. */
 static const char *command_names(int commands, char *out, size_t size)
 {
-	static const char *const names[] = {"train", "step", "init", "gradflow"};
 	int count = __builtin_popcount((unsigned)commands), listed = 0;
 	out[0] = '\0';
 	for (int i = 0; i < 4; i++)
 		if (commands & (1 << i)) {
 			size_t used = strlen(out);
 			snprintf(out + used, size - used, "%s%s", listed == 0 ? "" : listed + 1 == count ? " and " : ", ",
-				 names[i]);
+				 command_words[i]);
 			listed++;
 		}
 	return out;
@@ -224,16 +229,57 @@ static int parse_options(const char *program, enum command command, int argc, ch
 	return 0;
 }
 
-static int run(int argc, char **argv)
+/* No two files of a run may be one: an output written over another, or
+ * over an input (the weights loaded, the checkpoint resumed, the data),
+ * would lose it. A checkpoint resumed is written again to the same file
+ * unless --checkpoint names another, and that is the one pair allowed. */
+static int check_files_apart(const char *program, const struct run_options *o)
+{
+	enum { DATA_FILES = 16 };
+	struct named_file {
+		const char *option, *path;
+		bool output;
+	} files[8 + DATA_FILES] = {
+		{"--save-weights", o->save_weights, true}, {"--dump", o->dump_path, true},
+		{"--checkpoint", o->checkpoint_path, true}, {"--log", o->log_path, true},
+		{"--csv", o->gradflow_path, true},          {"--load-weights", o->load_weights, false},
+		{"--resume", o->resume_path, false},
+	};
+	int count = 7;
+	char data[DATA_FILES][PATH_MAX];
+	if (!o->synthetic && strcmp(net_info.defaults.data_set, "synthetic") != 0) {
+		int found = data_files(net_info.defaults.data_set, o->data_dir, data[0], sizeof data[0], DATA_FILES);
+		for (int i = 0; i < found; i++)
+			files[count++] = (struct named_file){"the data file", data[i], false};
+	}
+	for (int i = 0; i < count; i++)
+		for (int j = i + 1; j < count && files[i].path; j++) {
+			if (!files[j].path || !(files[i].output || files[j].output) ||
+			    (strcmp(files[i].option, "--checkpoint") == 0 && strcmp(files[j].option, "--resume") == 0) ||
+			    !file_same(files[i].path, files[j].path))
+				continue;
+			char what[PATH_MAX + 128];
+			snprintf(what, sizeof what, "%s names the same file as %s %s; give each its own file", files[i].path,
+				 files[j].option, files[j].path);
+			return bad(program, files[i].option, what);
+		}
+	return 0;
+}
+
+/* Reads the command line into *command and *o: -1 to go on and run the
+ * command, else the exit status (0 once --help or info has printed). */
+static int prepare(int argc, char **argv, enum command *command, struct run_options *o)
 {
 	const char *program = argv[0];
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
+		*command = HELP;
 		print_help(program);
 		return argc < 2 ? 2 : 0;
 	}
 	const char *name = argv[1];
 	if (strcmp(name, "info") == 0) {
+		*command = INFO;
 		if (argc > 2)
 			return bad(program, argv[2], "is not an option of info, which takes none");
 		printf("%s: %s, %s\n", net_info.name, net_info.summary, net_info.dtype);
@@ -244,18 +290,19 @@ static int run(int argc, char **argv)
 		}
 		return 0;
 	}
-	enum command command = strcmp(name, "train") == 0  ? TRAIN
-			       : strcmp(name, "step") == 0 ? STEP
-			       : strcmp(name, "init") == 0 ? INIT
-			       : strcmp(name, "gradflow") == 0 ? GRADFLOW
-							   : 0;
-	if (!command)
+	enum command chosen = strcmp(name, "train") == 0      ? TRAIN
+			      : strcmp(name, "step") == 0     ? STEP
+			      : strcmp(name, "init") == 0     ? INIT
+			      : strcmp(name, "gradflow") == 0 ? GRADFLOW
+							      : 0;
+	if (!chosen)
 		return bad(program, name, "is not a command (train, step, init, gradflow, info)");
-	if ((command == INIT || command == GRADFLOW) && ranks_count() > 1)
+	*command = chosen;
+	if ((*command == INIT || *command == GRADFLOW) && ranks_count() > 1)
 		return bad(program, name, "runs in one process; run it without mpirun (train and step split across ranks)");
 
 	const struct net_defaults *d = &net_info.defaults;
-	struct run_options o = {
+	*o = (struct run_options){
 		.data_dir = d->data_dir,
 		.iterations = d->iterations,
 		.batch = d->batch,
@@ -263,44 +310,72 @@ static int run(int argc, char **argv)
 		.eval_every = d->eval_every,
 		.steps = 1,
 	};
-	if (command == GRADFLOW) /* at initialisation only, unless told to train */
-		o.iterations = 0;
-	int status = parse_options(program, command, argc, argv, &o);
+	if (*command == GRADFLOW) /* at initialisation only, unless told to train */
+		o->iterations = 0;
+	int status = parse_options(program, *command, argc, argv, o);
 	if (status != 0)
 		return status;
-	if (command == STEP && !o.dump_path)
+	if (*command == STEP && !o->dump_path)
 		return bad(program, "step", "needs --dump FILE");
-	if (command == INIT && !o.save_weights)
+	if (*command == INIT && !o->save_weights)
 		return bad(program, "init", "needs --save-weights FILE");
-	if (command == GRADFLOW && !o.gradflow_path)
+	if (*command == GRADFLOW && !o->gradflow_path)
 		return bad(program, "gradflow", "needs --csv FILE");
-	if (command == GRADFLOW && !o.gradflow_every)
-		o.gradflow_every = o.iterations > 0 ? o.eval_every : 1;
-	if (o.resume_path && o.load_weights)
+	if (*command == GRADFLOW && !o->gradflow_every)
+		o->gradflow_every = o->iterations > 0 ? o->eval_every : 1;
+	if (o->resume_path && o->load_weights)
 		return bad(program, "--load-weights", "cannot start a resumed run; give --resume or --load-weights");
-	if (o.checkpoint_every && !o.checkpoint_path && !o.resume_path)
+	if (o->checkpoint_every && !o->checkpoint_path && !o->resume_path)
 		return bad(program, "--checkpoint-every", "needs --checkpoint FILE");
+	if (o->data_dir != d->data_dir && strcmp(d->data_set, "synthetic") == 0)
+		return bad(program, "--data", "is for a network trained on a data set; this one's data are synthetic "
+					      "(its spec's data.set), so leave --data out");
+	if (o->data_dir != d->data_dir && o->synthetic)
+		return bad(program, "--data", "and --synthetic contradict each other; give one of them");
 	/* Outputs that could not be written are found now, not after the run. */
-	const char *outputs[] = {o.save_weights, o.dump_path, o.checkpoint_path ? o.checkpoint_path : o.resume_path,
-				 o.log_path, o.gradflow_path};
+	const char *outputs[] = {o->save_weights, o->dump_path, o->checkpoint_path ? o->checkpoint_path : o->resume_path,
+				 o->log_path, o->gradflow_path};
 	for (int i = 0; i < 5; i++) {
 		char error[PATH_MAX + 256];
 		if (outputs[i] && (i >= 3 ? file_output_check : file_replace_check)(
 					  outputs[i], error, sizeof error) != 0) {
 			if (ranks_rank() == 0) /* every rank checks the same paths */
-				fprintf(stderr, "%s: %s\n", net_info.name, error);
+				error_line("%s: %s\n", net_info.name, error);
 			return 1;
 		}
 	}
-	return command == TRAIN || command == GRADFLOW ? train_run(&o) : command == STEP ? step_run(&o) : init_run(&o);
+	status = check_files_apart(program, o);
+	return status != 0 ? status : -1;
 }
 
-/* Under mpirun every rank runs the same command. train_run agrees with the
- * other ranks on each failure as it arises; a failure before it is agreed
- * on here (this rank's agreement then meets train_run's first in the
- * ranks that got that far), so that every rank ends with the same status. */
+/* Under mpirun every rank runs the same command: a failure while reading
+ * the command line is agreed on first, then the command, the network and
+ * what decides the ranks' course before training meets them (the settings
+ * are compared again once a checkpoint has filled them in: train.c). */
+static int agree_on_command(enum command command, const struct run_options *o)
+{
+	const struct agreed values[] = {
+		{"the command", (uint64_t)__builtin_ctz((unsigned)command), AGREED_WORD, command_words},
+		{"the network (this binary's identity)", net_info.identity, AGREED_HASH, NULL},
+		{"--checkpoint", o->checkpoint_path != NULL, AGREED_GIVEN, NULL},
+		{"--resume", o->resume_path != NULL, AGREED_GIVEN, NULL},
+		{"--load-weights", o->load_weights != NULL, AGREED_GIVEN, NULL},
+	};
+	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
+}
+
 int main(int argc, char **argv)
 {
 	ranks_start(&argc, &argv);
-	return ranks_stop(ranks_agree_status(run(argc, argv)));
+	enum command command = HELP;
+	struct run_options o = {0};
+	int prepared = prepare(argc, argv, &command, &o);
+	int status = ranks_agree_status(prepared > 0 ? prepared : 0);
+	if (status == 0)
+		status = agree_on_command(command, &o);
+	if (status == 0 && prepared < 0)
+		status = command == TRAIN || command == GRADFLOW ? train_run(&o)
+			 : command == STEP			  ? step_run(&o)
+								  : init_run(&o);
+	return ranks_stop(ranks_agree_status(status));
 }

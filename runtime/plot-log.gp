@@ -1,6 +1,11 @@
 # One run's curves from its CSV log (train --log): losses and errors against
 # iterations, as PNG and SVG. make plot LOG=FILE.csv runs it with
-#   gnuplot -e "log='FILE.csv'; out='FILE'" runtime/plot-log.gp
+#   gnuplot -c runtime/plot-log.gp FILE.csv FILE
+# Paths come as arguments, never as code; one that starts with '<' (to
+# gnuplot, a command's output) is refused.
+log = ARG1
+out = ARG2
+do for [f in 'log out'] { if (value(f)[1:1] eq '<') { print value(f).': not a path this script takes'; exit status 2 } }
 set datafile separator ','
 set key autotitle columnhead
 set grid

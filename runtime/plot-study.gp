@@ -7,7 +7,14 @@
 #   gradflow log10 ||dL/dx_l|| / ||dL/dx_L|| against the unit l, at
 #            initialisation (dashed) and after training (solid)
 # runtime/run-study runs it with
-#   gnuplot -e "dir='results/NAME'; variants='a b c'; seeds=3" runtime/plot-study.gp
+#   gnuplot -c runtime/plot-study.gp results/NAME 'a b c' 3
+# The folder comes as an argument, never as code; one that starts with '<'
+# (to gnuplot, a command's output) is refused. Variant names are the study
+# reader's words (a-z, 0-9, '-').
+dir = ARG1
+do for [f in 'dir'] { if (value(f)[1:1] eq '<') { print value(f).': not a path this script takes'; exit status 2 } }
+variants = ARG2
+seeds = int(ARG3)
 set grid
 n = words(variants)
 do for [kind in 'pngcairo svg'] {

@@ -35,8 +35,9 @@ int ranks_max(int value);
  * point; once a failure is agreed, it returns at once. */
 int ranks_agree_status(int status);
 /* Whether every rank holds the same value; *first_different: the lowest
- * rank whose value differs from rank 0's. */
-int ranks_agree(uint64_t value, int *first_different);
+ * rank whose value differs from rank 0's (-1 if none), and *its_value
+ * that rank's value. */
+int ranks_agree(uint64_t value, int *first_different, uint64_t *its_value);
 
 /* Parameter gradients, summed across the ranks while backward still runs.
  * ranks_gradients_begin(grads, count) before backward; ranks_gradients_ready

@@ -96,9 +96,10 @@ int ranks_agree_status(int status)
 	return status;
 }
 
-int ranks_agree(uint64_t value, int *first_different)
+int ranks_agree(uint64_t value, int *first_different, uint64_t *its_value)
 {
 	*first_different = -1;
+	*its_value = value;
 	if (count == 1)
 		return 1;
 	uint64_t *all = malloc((size_t)count * sizeof *all);
@@ -108,8 +109,10 @@ int ranks_agree(uint64_t value, int *first_different)
 	}
 	MPI_Allgather(&value, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
 	for (int r = 1; r < count && *first_different < 0; r++)
-		if (all[r] != all[0])
+		if (all[r] != all[0]) {
 			*first_different = r;
+			*its_value = all[r];
+		}
 	free(all);
 	return *first_different < 0;
 }

@@ -14,11 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agreement.h"
 #include "checkpoint.h"
 #include "checksum.h"
 #include "data.h"
 #include "gemm.h"
 #include "net_api.h"
+#include "printable.h"
 #include "ranks.h"
 #include "rng.h"
 #include "schedule.h"
@@ -35,6 +37,7 @@ struct session {
 	 * step (the whole batch over ranks); alone, rank 0 of 1. */
 	int rank, ranks, batch;
 	double *running_sums; /* averaging the ranks' BN running statistics */
+	uint64_t data_identity; /* the data as loaded, before any limit */
 };
 
 static double now(void)
@@ -66,13 +69,15 @@ static double learning_rate(long iteration, long iterations)
 
 /* An error every rank meets alike (the data, the batch, a checkpoint) is
  * printed by rank 0 alone, once. */
+static void shared_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
 static void shared_error(const char *format, ...)
 {
 	if (ranks_rank() != 0)
 		return;
 	va_list arguments;
 	va_start(arguments, format);
-	vfprintf(stderr, format, arguments);
+	error_line_v(format, arguments);
 	va_end(arguments);
 }
 
@@ -120,6 +125,7 @@ static int session_open(struct session *s, const struct run_options *o)
 		shared_error("%s: %s\n", net_info.name, error.text);
 		return 2;
 	}
+	s->data_identity = dataset_identity(&s->test, dataset_identity(&s->train, CHECKSUM_BASIS));
 	if (o->train_limit > 0)
 		dataset_truncate(&s->train, o->train_limit);
 	if (o->test_limit > 0)
@@ -141,7 +147,7 @@ static int session_open(struct session *s, const struct run_options *o)
 	}
 	s->batch = o->batch / s->ranks;
 	if (s->ranks > 1 && !groups_hold_params_in_order()) {
-		fprintf(stderr, "%s: the groups' parameters are not laid out in order, which training across "
+		error_line("%s: the groups' parameters are not laid out in order, which training across "
 				"ranks needs; this is a bug of resgen's generator\n", net_info.name);
 		session_free(s);
 		return 1;
@@ -150,7 +156,7 @@ static int session_open(struct session *s, const struct run_options *o)
 	s->threads = threads_setup(o->threads);
 	char message[512];
 	if (state_create(&s->state, s->batch, s->threads, message, sizeof message) != 0) {
-		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		error_line("%s: %s\n", net_info.name, message);
 		session_free(s);
 		return 1;
 	}
@@ -163,7 +169,7 @@ static int session_open(struct session *s, const struct run_options *o)
 	if (s->ranks > 1 && !net_info.defaults.bn_sync) {
 		s->running_sums = malloc((size_t)(net_info.buffer_count ? net_info.buffer_count : 1) * sizeof(double));
 		if (!s->running_sums) {
-			fprintf(stderr, "%s: out of memory\n", net_info.name);
+			error_line("%s: out of memory\n", net_info.name);
 			session_free(s);
 			return 1;
 		}
@@ -171,7 +177,7 @@ static int session_open(struct session *s, const struct run_options *o)
 	state_init(&s->state, (uint64_t)o->seed);
 	if (o->load_weights &&
 	    state_load_weights(&s->state, o->load_weights, message, sizeof message) != 0) {
-		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		error_line("%s: %s\n", net_info.name, message);
 		session_free(s);
 		return 2;
 	}
@@ -248,7 +254,7 @@ static int log_check(FILE *log, const char *path)
 {
 	if (fflush(log) == 0 && !ferror(log))
 		return 0;
-	fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path,
+	error_line("%s: %s: cannot write the log: %s\n", net_info.name, path,
 		strerror(errno ? errno : EIO));
 	return 1;
 }
@@ -260,7 +266,7 @@ static int log_open(FILE **log, const char *path)
 		return 0;
 	*log = fopen(path, "w");
 	if (!*log) {
-		fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
+		error_line("%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
 		return 1;
 	}
 	fprintf(*log, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
@@ -278,7 +284,7 @@ static int log_close(FILE *log, const char *path)
 		return 0;
 	int status = log_check(log, path);
 	if (fclose(log) != 0 && status == 0) {
-		fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path,
+		error_line("%s: %s: cannot write the log: %s\n", net_info.name, path,
 			strerror(errno));
 		status = 1;
 	}
@@ -384,7 +390,7 @@ done:
 static int gradflow_record(struct session *s, const struct run_options *o, long iteration, FILE *csv)
 {
 	if (gradflow_measure(s, o->batch, iteration, csv) != 0) {
-		fprintf(stderr, "%s: out of memory\n", net_info.name);
+		error_line("%s: out of memory\n", net_info.name);
 		return 1;
 	}
 	return log_check(csv, o->gradflow_path);
@@ -476,22 +482,60 @@ static void average_running_statistics(struct session *s)
  * bitwise the same, and a run whose ranks have drifted apart is stopped. */
 enum { CHECK_EVERY = 100 };
 
+static uint64_t weights_checksum(const struct net_state *state)
+{
+	uint64_t sum = checksum_add(CHECKSUM_BASIS, state->params, sizeof(real) * (size_t)net_info.param_count);
+	sum = checksum_add(sum, state->velocity, sizeof(real) * (size_t)net_info.param_count);
+	return checksum_add(sum, state->buffers, sizeof(real) * (size_t)net_info.buffer_count);
+}
+
 static int check_ranks_agree(const struct session *s, long iteration)
 {
 	if (s->ranks == 1)
 		return 0;
-	uint64_t sum = checksum_add(CHECKSUM_BASIS, s->state.params, sizeof(real) * (size_t)net_info.param_count);
-	sum = checksum_add(sum, s->state.velocity, sizeof(real) * (size_t)net_info.param_count);
-	sum = checksum_add(sum, s->state.buffers, sizeof(real) * (size_t)net_info.buffer_count);
 	int differing;
-	if (ranks_agree(sum, &differing))
+	uint64_t theirs;
+	if (ranks_agree(weights_checksum(&s->state), &differing, &theirs))
 		return 0;
 	if (s->rank == 0)
-		fprintf(stderr,
+		error_line(
 			"%s: after iteration %ld the weights of rank %d differ from rank 0's; the ranks must train "
 			"in step, so the run stops (its last checkpoint is from before)\n",
 			net_info.name, iteration, differing);
 	return 1;
+}
+
+/* Before the first step, the ranks compare the settings (as a checkpoint
+ * filled them in) and the data: ranks on other settings would sum the
+ * gradients of other batches, or meet at other collectives and wait
+ * forever. */
+static int agree_on_settings(const struct session *s, const struct run_options *o)
+{
+	const struct agreed values[] = {
+		{"--batch", (uint64_t)o->batch, AGREED_NUMBER, NULL},
+		{"--iterations", (uint64_t)o->iterations, AGREED_NUMBER, NULL},
+		{"--eval-every", (uint64_t)o->eval_every, AGREED_NUMBER, NULL},
+		{"--checkpoint-every", (uint64_t)o->checkpoint_every, AGREED_NUMBER, NULL},
+		{"--seed", (uint64_t)o->seed, AGREED_NUMBER, NULL},
+		{"--train-limit", (uint64_t)o->train_limit, AGREED_NUMBER, NULL},
+		{"--test-limit", (uint64_t)o->test_limit, AGREED_NUMBER, NULL},
+		{"--synthetic", o->synthetic, AGREED_GIVEN, NULL},
+		{"--steps", (uint64_t)o->steps, AGREED_NUMBER, NULL},
+		{"train.bn_sync", (uint64_t)net_info.defaults.bn_sync, AGREED_NUMBER, NULL},
+		{"the data (a checksum of the images and labels)", s->data_identity, AGREED_HASH, NULL},
+	};
+	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
+}
+
+/* Then the weights they start from (loaded, resumed or seeded), and where
+ * in the run they stand. */
+static int agree_on_start(const struct session *s, long iteration)
+{
+	const struct agreed values[] = {
+		{"the iteration to start from (--resume)", (uint64_t)iteration, AGREED_NUMBER, NULL},
+		{"the starting weights (--load-weights, --resume)", weights_checksum(&s->state), AGREED_HASH, NULL},
+	};
+	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
 }
 
 /* The log of a resumed run: cut back to its length at the checkpoint (rows
@@ -507,24 +551,24 @@ static int log_reopen(FILE **log, const char *path, long bytes)
 	int found = stat(path, &info) == 0 ? 0 : errno;
 	if (found == 0 && S_ISREG(info.st_mode)) {
 		if (info.st_size < bytes) {
-			fprintf(stderr,
+			error_line(
 				"%s: %s: the log is shorter (%lld bytes) than at the checkpoint (%ld); resume "
 				"with the log the run was writing\n",
 				net_info.name, path, (long long)info.st_size, bytes);
 			return 2;
 		}
 		if (truncate(path, bytes) != 0) {
-			fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
+			error_line("%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
 			return 1;
 		}
 	} else if (found == ENOENT) {
-		fprintf(stderr, "%s: %s: no such log; resume with the log the run was writing, or without --log\n",
+		error_line("%s: %s: no such log; resume with the log the run was writing, or without --log\n",
 			net_info.name, path);
 		return 2;
 	}
 	*log = fopen(path, "a");
 	if (!*log) {
-		fprintf(stderr, "%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
+		error_line("%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
 		return 1;
 	}
 	return 0;
@@ -573,8 +617,10 @@ int train_run(const struct run_options *options)
 	}
 	struct session s;
 	int opened = session_open(&s, o), status = ranks_agree_status(opened);
+	if (status == 0)
+		status = agree_on_settings(&s, o);
 	if (status != 0) {
-		if (opened == 0) /* another rank's failure */
+		if (opened == 0) /* another rank's failure, or a disagreement */
 			session_free(&s);
 		tensor_file_free(&checkpoint);
 		return status;
@@ -588,7 +634,7 @@ int train_run(const struct run_options *options)
 	int *labels = malloc((size_t)s.batch * sizeof *labels);
 	FILE *log = NULL, *gradflow = NULL;
 	if (!order || !labels) {
-		fprintf(stderr, "%s: out of memory\n", net_info.name);
+		error_line("%s: out of memory\n", net_info.name);
 		status = 1;
 		goto agreed;
 	}
@@ -596,8 +642,8 @@ int train_run(const struct run_options *options)
 		order[i] = i;
 	shuffle(order, s.train.count, &at.rng);
 	if (o->resume_path) {
-		status = checkpoint_restore(&checkpoint, o->resume_path, s.train.count, &s.state, &at, order, message,
-					    sizeof message);
+		status = checkpoint_restore(&checkpoint, o->resume_path, s.train.count, s.data_identity, &s.state, &at,
+					    order, message, sizeof message);
 		tensor_file_free(&checkpoint);
 		if (status == 0 && checkpoint_ranks != s.ranks)
 			snprintf(message, sizeof message,
@@ -608,15 +654,17 @@ int train_run(const struct run_options *options)
 		if (status != 0 || checkpoint_ranks != s.ranks) {
 			shared_error("%s: %s\n", net_info.name, message);
 			status = 2;
-			goto agreed;
-		}
-		if (checkpoint_threads != s.threads)
+		} else if (checkpoint_threads != s.threads)
 			shared_error(
 				"%s: note: the run had %d threads and resumes on %d; its weights will not be bitwise "
 				"those of an unbroken run\n",
 				net_info.name, checkpoint_threads, s.threads);
 	}
-	if (writer)
+	/* every rank restored, or none: then they compare where they start */
+	status = ranks_agree_status(status);
+	if (status == 0)
+		status = agree_on_start(&s, at.iteration);
+	if (status == 0 && writer)
 		status = o->resume_path ? log_reopen(&log, o->log_path, at.log_bytes) : log_open(&log, o->log_path);
 	if (status == 0 && o->gradflow_path) {
 		gradflow = fopen(o->gradflow_path, "w");
@@ -624,7 +672,7 @@ int train_run(const struct run_options *options)
 			fprintf(gradflow, "iteration,unit,name,input_norm,change_norm,gradient_norm,gradient_ratio\n");
 		status = gradflow ? log_check(gradflow, o->gradflow_path) : 1;
 		if (!gradflow)
-			fprintf(stderr, "%s: %s: cannot write: %s\n", net_info.name, o->gradflow_path, strerror(errno));
+			error_line("%s: %s: cannot write: %s\n", net_info.name, o->gradflow_path, strerror(errno));
 	}
 agreed:
 	status = ranks_agree_status(status);
@@ -643,8 +691,11 @@ agreed:
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
 		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",
 		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
-	if (o->resume_path)
-		printf("resumed from %s after iteration %ld\n", o->resume_path, at.iteration);
+	if (o->resume_path) {
+		char shown[4 * PATH_MAX];
+		printable_text(shown, sizeof shown, o->resume_path);
+		printf("resumed from %s after iteration %ld\n", shown, at.iteration);
+	}
 	fflush(stdout);
 
 	bool terminal = writer && isatty(STDERR_FILENO);
@@ -674,7 +725,7 @@ agreed:
 		ranks_add(sums, 2);
 		double loss = sums[0] / o->batch;
 		if (!isfinite(loss)) {
-			fprintf(stderr,
+			error_line(
 				"%s: the loss became %g at iteration %ld (lr %g); training diverged, try "
 				"a smaller learning rate\n",
 				net_info.name, loss, it + 1, lr);
@@ -727,7 +778,7 @@ agreed:
 			}
 			const struct net_param *broken = non_finite_param(&s.state);
 			if (status == 0 && broken) {
-				fprintf(stderr,
+				error_line(
 					"%s: %s %s became non-finite by iteration %ld (lr %g); training "
 					"diverged, try a smaller learning rate\n",
 					net_info.name, broken->trained ? "parameter" : "running statistic",
@@ -756,8 +807,8 @@ agreed:
 			at.seconds = now() - start;
 			at.log_bytes = log ? ftell(log) : -1;
 			if (writer && checkpoint_save(o->checkpoint_path, o, s.threads, s.ranks, &s.state, &at, order,
-						      s.train.count, message, sizeof message) != 0) {
-				fprintf(stderr, "%s: %s\n", net_info.name, message);
+						      s.train.count, s.data_identity, message, sizeof message) != 0) {
+				error_line("%s: %s\n", net_info.name, message);
 				status = 1;
 			}
 			if ((status = ranks_agree_status(status)) != 0)
@@ -767,7 +818,7 @@ agreed:
 			if (terminal)
 				fprintf(stderr, "\r%*s\r", 78, "");
 			if (writer)
-				fprintf(stderr, "%s: stopped by %s after iteration %ld; resume with --resume %s\n",
+				error_line("%s: stopped by %s after iteration %ld; resume with --resume %s\n",
 					net_info.name, stopped_by == SIGINT ? "SIGINT" : "SIGTERM", it + 1,
 					o->checkpoint_path);
 			status = ranks_agree_status(4);
@@ -776,7 +827,7 @@ agreed:
 	}
 	if (o->resume_path && first >= o->iterations)
 		printf("the run had already finished all %ld iterations\n", o->iterations);
-	else if (status == 0)
+	else if (status == 0 && o->iterations > first) /* gradflow may train none */
 		printf("time: %.1f ms a training step, of which loading and augmenting the data %.2f ms (%.2f%%)\n",
 		       1e3 * step_seconds / (double)(o->iterations - first),
 		       1e3 * data_seconds / (double)(o->iterations - first), 100 * data_seconds / step_seconds);
@@ -784,7 +835,7 @@ agreed:
 		report_gradient_sums(&s);
 	if (status == 0 && writer && o->save_weights &&
 	    state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0) {
-		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		error_line("%s: %s\n", net_info.name, message);
 		status = 1;
 	}
 	status = ranks_agree_status(status);
@@ -810,8 +861,10 @@ int step_run(const struct run_options *o)
 {
 	struct session s;
 	int opened = session_open(&s, o), status = ranks_agree_status(opened);
+	if (status == 0 && (status = agree_on_settings(&s, o)) == 0)
+		status = agree_on_start(&s, 0);
 	if (status != 0) {
-		if (opened == 0) /* another rank's failure */
+		if (opened == 0) /* another rank's failure, or a disagreement */
 			session_free(&s);
 		return status;
 	}
@@ -908,12 +961,12 @@ int step_run(const struct run_options *o)
 	}
 	char message[512];
 	if (failed) {
-		fprintf(stderr, "%s: out of memory\n", net_info.name);
+		error_line("%s: out of memory\n", net_info.name);
 		status = 1;
 	} else if (s.rank == 0 &&
 		   (tensor_file_save(&dump, o->dump_path, message, sizeof message) != 0 ||
 		    (o->save_weights && state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0))) {
-		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		error_line("%s: %s\n", net_info.name, message);
 		status = 1;
 	}
 	tensor_file_free(&dump);
@@ -928,13 +981,13 @@ int init_run(const struct run_options *o)
 	struct net_state state;
 	char message[512];
 	if (state_create(&state, 1, 1, message, sizeof message) != 0) {
-		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		error_line("%s: %s\n", net_info.name, message);
 		return 1;
 	}
 	state_init(&state, (uint64_t)o->seed);
 	int status = 0;
 	if (state_save_weights(&state, o->save_weights, message, sizeof message) != 0) {
-		fprintf(stderr, "%s: %s\n", net_info.name, message);
+		error_line("%s: %s\n", net_info.name, message);
 		status = 1;
 	}
 	state_free(&state);

@@ -16,60 +16,13 @@
 
 #include <cmocka.h>
 
+#include "command.h"
 #include "tensor_file.h"
-
-static char build[256], scratch[300];
-
-/* Runs command with stdout and stderr captured; returns the exit status. */
-static int run(const char *command, char *out, size_t out_size, char *err, size_t err_size)
-{
-	char full[4096], out_path[400], err_path[400];
-	snprintf(out_path, sizeof out_path, "%s/stdout", scratch);
-	snprintf(err_path, sizeof err_path, "%s/stderr", scratch);
-	snprintf(full, sizeof full, "%s >%s 2>%s", command, out_path, err_path);
-	int status = system(full);
-	const char *paths[] = {out_path, err_path};
-	char *texts[] = {out, err};
-	size_t sizes[] = {out_size, err_size};
-	for (int i = 0; i < 2; i++) {
-		if (!texts[i])
-			continue;
-		FILE *file = fopen(paths[i], "r");
-		size_t got = file ? fread(texts[i], 1, sizes[i] - 1, file) : 0;
-		texts[i][got] = '\0';
-		if (file)
-			fclose(file);
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void expect_failure(const char *command, int status, const char *message)
-{
-	char err[2048];
-	int got = run(command, NULL, 0, err, sizeof err);
-	if (got != status || strcmp(err, message) != 0)
-		print_error("command: %s\nexpected %d: %s     got %d: %s", command, status, message, got,
-			    err);
-	assert_int_equal(got, status);
-	assert_string_equal(err, message);
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *file = fopen(path, "w");
-	assert_non_null(file);
-	fputs(text, file);
-	assert_int_equal(fclose(file), 0);
-}
 
 static int setup(void **unused)
 {
 	(void)unused;
-	snprintf(build, sizeof build, "%s", getenv("BUILD") ? getenv("BUILD") : "build");
-	snprintf(scratch, sizeof scratch, "%s/tests/scratch-binaries", build);
-	char command[4096];
-	snprintf(command, sizeof command, "rm -rf %s && mkdir -p %s", scratch, scratch);
-	return system(command);
+	return command_setup("binaries");
 }
 
 static void test_binary_help_answers_questions(void **unused)
@@ -242,13 +195,6 @@ static void test_binary_bad_spec_emits_nothing(void **unused)
 	assert_int_not_equal(stat(out_dir, &st), 0);
 }
 
-static bool same_file(const char *a, const char *b)
-{
-	char command[4096];
-	snprintf(command, sizeof command, "cmp -s %s %s", a, b);
-	return system(command) == 0;
-}
-
 static void test_binary_same_seed_and_threads_give_identical_weights(void **unused)
 {
 	(void)unused;
@@ -376,7 +322,7 @@ static void test_binary_refuses_bad_checkpoints(void **unused)
 		 "not a resgen checkpoint (it should start with RESGENK1)"},
 		{"cp %1$s %2$s", "tiny-f32", "", "a checkpoint of another network"},
 		{"cp %1$s %2$s", "tiny-f64", "--batch 8",
-		 "the run was started with --batch 16, which this command gives as 8; leave the option out to resume"},
+		 "the run was started with --batch 16, and this command gives --batch 8; leave the option out to resume"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		snprintf(command, sizeof command, cases[i].make, good, bad_file, build);
@@ -497,8 +443,8 @@ static void test_plots_draw_a_log_and_gradflow(void **unused)
 		 "%1$s/tests/bin/tiny-f64 train --synthetic --iterations 20 --eval-every 5 --log %2$s/plot.csv && "
 		 "%1$s/tests/bin/tiny-f64 gradflow --synthetic --iterations 4 --every 2 --csv %2$s/flow.csv && "
 		 "rm -f %2$s/plot.png %2$s/plot.svg %2$s/flow.png %2$s/flow.svg && "
-		 "gnuplot -e \"log='%2$s/plot.csv'; out='%2$s/plot'\" runtime/plot-log.gp && "
-		 "gnuplot -e \"files='%2$s/flow.csv'; out='%2$s/flow'\" runtime/plot-gradflow.gp && "
+		 "gnuplot -c runtime/plot-log.gp %2$s/plot.csv %2$s/plot && "
+		 "gnuplot -c runtime/plot-gradflow.gp %2$s/flow '%2$s/flow.csv' && "
 		 "for f in plot flow; do head -c 4 %2$s/$f.png | od -An -c | tr -d ' \\n'; grep -c '<svg' %2$s/$f.svg; done",
 		 build, scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
@@ -519,12 +465,6 @@ static int make_study(const char *environment, const char *results, char *out, s
 		 environment, build, sanitize && strcmp(sanitize, "1") == 0 ? "SANITIZE=1" : "", scratch,
 		 results);
 	return run(command, out, out_size, err, err_size);
-}
-
-static void expect_in(const char *text, const char *needle)
-{
-	if (!strstr(text, needle))
-		fail_msg("expected \"%s\" in:\n%s", needle, text);
 }
 
 /* A study stopped by Ctrl-C mid-run resumes from its checkpoint to the

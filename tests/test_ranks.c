@@ -261,6 +261,48 @@ static void test_ranks_refuse_a_batch_that_does_not_split(void **unused)
 		fail_msg("expected the message once:\n%s", out);
 }
 
+/* Ranks given different settings (an MPMD launch: one command line per
+ * rank) are stopped before the first step, every rank with exit status 2,
+ * rank 0 naming the setting and the ranks; none is left waiting at a
+ * collective the others never reach (timeout would return 124). */
+static void test_ranks_given_different_settings_are_stopped(void **unused)
+{
+	(void)unused;
+	char a[400], b[400], command[4096];
+	path_of(a, sizeof a, "start-a.w");
+	path_of(b, sizeof b, "start-b.w");
+	snprintf(command, sizeof command, "%1$s/tests/bin/tiny-f64 init --seed 1 --save-weights %2$s && "
+					  "%1$s/tests/bin/tiny-f64 init --seed 2 --save-weights %3$s",
+		 build, a, b);
+	assert_int_equal(run_timed(command, NULL, 0, NULL), 0);
+	static const struct {
+		const char *first, *second, *message;
+	} cases[] = {
+		{"--batch 8", "--batch 16", "--batch: 8 on rank 0, 16 on rank 1"},
+		{"--iterations 20", "--iterations 30", "--iterations: 20 on rank 0, 30 on rank 1"},
+		{"--eval-every 10", "--eval-every 5", "--eval-every: 10 on rank 0, 5 on rank 1"},
+		{"--seed 3", "", "--seed: 3 on rank 0, 1 on rank 1"},
+		{"--checkpoint %s/ranks.ckpt", "", "--checkpoint: given on rank 0, not given on rank 1"},
+		{"--load-weights %2$s", "--load-weights %3$s", "the starting weights (--load-weights, --resume): "},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char first[512], second[512], out[8192], message[512];
+		snprintf(first, sizeof first, cases[i].first, scratch, a, b);
+		snprintf(second, sizeof second, cases[i].second, scratch, a, b);
+		snprintf(command, sizeof command,
+			 "timeout 120 %1$s -np 1 %2$s/tests/bin/mpi/tiny-f64 train --threads 1 %3$s : "
+			 "-np 1 %2$s/tests/bin/mpi/tiny-f64 train --threads 1 %4$s",
+			 mpirun, build, first, second);
+		int status = run_timed(command, out, sizeof out, NULL);
+		snprintf(message, sizeof message, "tiny: the ranks disagree on %s", cases[i].message);
+		if (status != 2 || !strstr(out, message))
+			print_error("case %zu: %s\nexpected 2 and: %s\ngot %d:\n%s", i, command, message, status, out);
+		assert_int_equal(status, 2);
+		assert_non_null(strstr(out, message));
+		assert_null(strstr(out, "iteration 1")); /* stopped before the first step */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_ranks_dead_rank_ends_the_job_and_the_run_resumes),
 		cmocka_unit_test(test_ranks_that_drift_apart_are_stopped),
 		cmocka_unit_test(test_ranks_refuse_a_batch_that_does_not_split),
+		cmocka_unit_test(test_ranks_given_different_settings_are_stopped),
 	};
 	return cmocka_run_group_tests_name("ranks", tests, setup, NULL);
 }

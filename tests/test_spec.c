@@ -349,7 +349,7 @@ static void test_spec_messages_echo_only_printable_text(void **unused)
 	expect_error(VALID_HEAD VALID_NET "d\xc3\xa9pth: 1\n",
 		     "8:1: unknown key 'd\xc3\xa9pth' in the spec; did you mean 'data'?");
 	char out[64];
-	diag_printable(out, sizeof out, "a\x01\xff\xe2\x82\xac\xed\xa0\x80z");
+	printable_text(out, sizeof out, "a\x01\xff\xe2\x82\xac\xed\xa0\x80z");
 	assert_string_equal(out, "a\\x01\\xff\xe2\x82\xac\\xed\\xa0\\x80z");
 }
 

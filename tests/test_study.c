@@ -272,6 +272,26 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	report = read_text(path);
 	assert_non_null(strstr(report, "2 variants x 2 seeds, 3 of 4 runs finished, 1 diverged."));
 	assert_non_null(strstr(report, "| 12.50 | 12.50 | 12.50, diverged | 6.37 | 30 s |"));
+
+	/* a row longer than the reader takes is an error at its place, not
+	 * the log's silent end */
+	char text[2048];
+	int used = snprintf(text, sizeof text, "%s25,0.1,2.0,0.7,2.1,0.50,10.0,100", header);
+	memset(text + used, '0', 1100);
+	snprintf(text + used + 1100, sizeof text - (size_t)used - 1100, "\n50,0.01,1.5,0.5,1.6,0.10,20.0,100\n");
+	snprintf(path, sizeof path, "%s/original-seed1.csv", results);
+	write_text(path, text);
+	study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
+	assert_int_equal(study_report(study, results, &d), -1);
+	study_free(study);
+	free(study);
+	char expected[512];
+	snprintf(expected, sizeof expected,
+		 "%s:2:1: a row longer than 1023 characters; a run's log holds short rows of numbers (remove "
+		 "the run's files to run it again)", path);
+	assert_string_equal(d.text, expected);
 }
 
 int main(void)

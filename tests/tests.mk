@@ -76,7 +76,9 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -Igenerator -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
-$(TEST_BIN)/test_binaries: tests/test_binaries.c $(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
+# The system tests: the binaries, resgen and make run as users run them.
+$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
+		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lz -lm
@@ -106,7 +108,7 @@ KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace
-SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_ranks
+SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_ranks
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 \
 	$(TEST_BIN)/bin/ranks-sync-f64 $(TEST_BIN)/bin/mpi/ranks-sync-f64 $(TEST_BIN)/bin/mpi/tiny-f64

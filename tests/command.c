@@ -1,0 +1,75 @@
+/* Commands as users run them, for the system tests; see command.h. */
+#include "command.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+char build[256], scratch[300];
+
+int command_setup(const char *name)
+{
+	snprintf(build, sizeof build, "%s", getenv("BUILD") ? getenv("BUILD") : "build");
+	snprintf(scratch, sizeof scratch, "%s/tests/scratch-%s", build, name);
+	char command[4096];
+	snprintf(command, sizeof command, "rm -rf %s && mkdir -p %s", scratch, scratch);
+	return system(command);
+}
+
+int run(const char *command, char *out, size_t out_size, char *err, size_t err_size)
+{
+	char full[8192], out_path[400], err_path[400];
+	snprintf(out_path, sizeof out_path, "%s/stdout", scratch);
+	snprintf(err_path, sizeof err_path, "%s/stderr", scratch);
+	snprintf(full, sizeof full, "%s >%s 2>%s", command, out_path, err_path);
+	int status = system(full);
+	const char *paths[] = {out_path, err_path};
+	char *texts[] = {out, err};
+	size_t sizes[] = {out_size, err_size};
+	for (int i = 0; i < 2; i++) {
+		if (!texts[i])
+			continue;
+		FILE *file = fopen(paths[i], "r");
+		size_t got = file ? fread(texts[i], 1, sizes[i] - 1, file) : 0;
+		texts[i][got] = '\0';
+		if (file)
+			fclose(file);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void expect_failure(const char *command, int status, const char *message)
+{
+	char err[4096];
+	int got = run(command, NULL, 0, err, sizeof err);
+	if (got != status || strcmp(err, message) != 0)
+		print_error("command: %s\nexpected %d: %s     got %d: %s", command, status, message, got, err);
+	assert_int_equal(got, status);
+	assert_string_equal(err, message);
+}
+
+void expect_in(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("expected \"%s\" in:\n%s", needle, text);
+}
+
+void write_text(const char *path, const char *text)
+{
+	FILE *file = fopen(path, "w");
+	assert_non_null(file);
+	fputs(text, file);
+	assert_int_equal(fclose(file), 0);
+}
+
+bool same_file(const char *a, const char *b)
+{
+	char command[4096];
+	snprintf(command, sizeof command, "cmp -s '%s' '%s'", a, b);
+	return system(command) == 0;
+}

@@ -1,0 +1,30 @@
+/* Running the binaries, resgen and make as users do, for the system tests
+ * (test_binaries.c, test_hostile.c): commands through the shell with their
+ * output captured, and the checks made of what they printed and wrote. */
+#ifndef RESGEN_TESTS_COMMAND_H
+#define RESGEN_TESTS_COMMAND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The build folder (BUILD, else build) and a scratch folder in it, made
+ * anew by command_setup(NAME) as BUILD/tests/scratch-NAME. */
+extern char build[256], scratch[300];
+int command_setup(const char *name);
+
+/* Runs command with stdout and stderr captured (out and err may be NULL);
+ * returns the exit status, -1 for a death by signal. */
+int run(const char *command, char *out, size_t out_size, char *err, size_t err_size);
+
+/* Asserts the exit status and the exact stderr of command. */
+void expect_failure(const char *command, int status, const char *message);
+
+/* Asserts that needle is in text. */
+void expect_in(const char *text, const char *needle);
+
+void write_text(const char *path, const char *text);
+
+/* Whether files a and b hold the same bytes. */
+bool same_file(const char *a, const char *b);
+
+#endif
