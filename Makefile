@@ -6,6 +6,8 @@
 #   make demo             install what is missing, then train the demo spec
 #   make test             install what is missing, then run every test, plain
 #                         and under AddressSanitizer + UBSan
+#   make check            the quick tier: unit, golden, kernel, a few gradient
+#                         checks and the hostile-input tests
 #   make test-sanitize    only the sanitizer run
 #   make diff A=X B=Y     the emitted code of specs/X.yaml against specs/Y.yaml
 #   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
@@ -15,6 +17,7 @@
 #                         resuming where it stopped; results/NAME/report.md
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
 #   make golden           refresh the golden copies of emitted code on purpose
+#   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
 #   make deps             install the Debian packages the project needs
 #   make fuzz             fuzz the spec and study readers (FUZZ_SECONDS=600 in all)
 #   make ... V=1          show the commands, not one short line per file
@@ -63,7 +66,7 @@ COMMON := -std=gnu11 $(DEBUG) -D_GNU_SOURCE -fopenmp -MMD -MP $(SANITIZE_FLAGS)
 GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime
 RUNTIME_CFLAGS := $(OPTIMISE) -march=native $(WARNINGS) $(COMMON) -Iruntime
 # Emitted code (and test_kernels, which includes it). The sanitizer build
-# compiles the kernels' helpers out of line (templates/kernels.h.tmpl):
+# compiles the kernels' helpers out of line (runtime/kernels/common.h):
 # every inlined copy instrumented, its emitted networks took 40-115 s each.
 # Its -g1 follows COMMON's -g, and GCC takes the last level given.
 NET_CFLAGS := $(RUNTIME_CFLAGS) -g1 $(if $(filter 1,$(SANITIZE)),-DRESGEN_OUT_OF_LINE)
@@ -116,13 +119,13 @@ given = $(filter command line environment,$(origin $(1)))
 $(foreach v,A B S,$(if $(call given,$(v)),$(if $(call name_ok,$($(v))),,$(call bad_name,$(v),$($(v))))))
 $(foreach v,BENCH BENCH_SCALING BENCH_MPI,$(if $(call given,$(v)),$(foreach n,$($(v)),$(if \
 	$(call name_ok,$(n)),,$(call bad_name,$(v),$($(v)))))))
-$(foreach v,STUDY RESULTS,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
+$(foreach v,STUDY RESULTS DUMPS,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
 # The plots' paths, where given or where a plot is made; GRADFLOW is a list.
 $(foreach v,LOG OUT GRADFLOW,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
 .PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow study study-binaries test test-plain test-sanitize test-reference reference-binaries \
-	reference-run diff bench golden paper fuzz clean
+	reference-run diff bench golden paper fuzz dumps check check-plain clean FORCE
 .SECONDARY:
 .DELETE_ON_ERROR:
 
@@ -229,6 +232,16 @@ $(BUILD)/obj/%/ranks_mpi.o: runtime/ranks_mpi.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) $(MPI_CFLAGS) -c $< -o $@
+
+# The version binaries record in checkpoints: compiled into version.o
+# only, which rebuilds when it changes (the stamp is rewritten only then).
+RESGEN_VERSION := $(or $(shell git describe --always --dirty --abbrev=12 2>/dev/null),unknown)
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(RESGEN_VERSION)' ] || echo '$(RESGEN_VERSION)' > $@
+FORCE:
+$(BUILD)/obj/f32/version.o $(BUILD)/obj/f64/version.o: $(BUILD)/version.stamp
+$(BUILD)/obj/f32/version.o $(BUILD)/obj/f64/version.o: RUNTIME_CFLAGS += -DRESGEN_VERSION='"$(RESGEN_VERSION)"'
 
 $(BUILD)/obj/f32/%.o: runtime/%.c
 	@mkdir -p $(@D)

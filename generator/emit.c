@@ -69,11 +69,7 @@ struct emitter {
 	struct template ops[OP_KIND_COUNT];
 	struct template fused[STEP_KIND_COUNT]; /* STEP_OP's unused */
 	struct diag *d;
-	/* The network's identity (net_info.identity): a hash of its three
-	 * files as emitted with the spec's name and path left blank and the
-	 * identity 0, so that only what the code computes counts. */
-	uint64_t identity;
-	bool hashing; /* emitting the text that identity hashes */
+	uint64_t identity; /* net_info.identity: network_identity */
 };
 
 /* Text from outside (a path) as it may appear inside a comment of emitted
@@ -153,8 +149,8 @@ static void header_vars(const struct emitter *e, struct template_vars *v)
 {
 	char path[4 * SPEC_PATH_MAX + 1];
 	comment_text(path, sizeof path, e->spec->path);
-	template_set(v, "SPEC_NAME", "%s", e->hashing ? "" : e->spec->name);
-	template_set(v, "SPEC_PATH", "%s", e->hashing ? "" : path);
+	template_set(v, "SPEC_NAME", "%s", e->spec->name);
+	template_set(v, "SPEC_PATH", "%s", path);
 }
 
 /* Values that describe a kernel instance's shapes. */
@@ -285,7 +281,8 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 	struct strbuf body = {0};
 	struct template_vars v = {0};
 	/* Each kind's helpers once, a fusion's and those of the ops it fuses,
-	 * and BN's for the kinds that call them. */
+	 * and BN's for the kinds that call them: their parts of the kernel
+	 * library (runtime/kernels/), an #include each. */
 	bool used[OP_KIND_COUNT] = {false}, fused[STEP_KIND_COUNT] = {false};
 	for (int k = 0; k < p->kernel_count; k++) {
 		enum step_kind step = p->kernels[k].step;
@@ -302,13 +299,15 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 			used[OP_BATCH_NORM] = true;
 	int status = 0;
 	if (used[OP_BATCH_NORM]) /* first: others call them */
-		status = render_block(e, &e->ops[OP_BATCH_NORM], "common", &v, &body);
+		status = render(e, &e->ops[OP_BATCH_NORM], "common", &v, &body);
 	for (int kind = 0; kind < OP_KIND_COUNT && status == 0; kind++)
 		if (used[kind] && kind != OP_BATCH_NORM)
-			status = render_block(e, &e->ops[kind], "common", &v, &body);
+			status = render(e, &e->ops[kind], "common", &v, &body);
 	for (int step = 0; step < STEP_KIND_COUNT && status == 0; step++)
 		if (fused[step])
-			status = render_block(e, &e->fused[step], "common", &v, &body);
+			status = render(e, &e->fused[step], "common", &v, &body);
+	if (body.length > 0)
+		strbuf_puts(&body, "\n");
 	for (int k = 0; k < p->kernel_count && status == 0; k++) {
 		kernel_vars(e, &p->kernels[k], &v);
 		status = render_block(e, kernel_template(e, &p->kernels[k]), "kernel", &v, &body);
@@ -731,8 +730,6 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		 * description quotes: it too goes in as comment text. */
 		struct spec described = *s;
 		comment_text(described.data.dir, sizeof described.data.dir, s->data.dir);
-		if (e->hashing) /* the name is no part of what the network computes */
-			described.name[0] = '\0';
 		spec_describe(&described, memory, " *   ");
 		fclose(memory);
 		if (values_length > 0 && values[values_length - 1] == '\n')
@@ -747,7 +744,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "SPEC_VALUES", "%s", values);
 		template_set(&v, "REAL", "%s", e->dtype == DTYPE_F64 ? "double" : "float");
 		template_set(&v, "DTYPE", "%s", e->dtype == DTYPE_F64 ? "f64" : "f32");
-		template_set(&v, "IDENTITY", "0x%016llxULL", e->hashing ? 0ULL : (unsigned long long)e->identity);
+		template_set(&v, "IDENTITY", "0x%016llxULL", (unsigned long long)e->identity);
 		template_set(&v, "NET_SUMMARY", "%s", summary);
 		template_set(&v, "CHANNELS", "%d", s->data.channels);
 		template_set(&v, "HEIGHT", "%d", s->data.height);
@@ -783,13 +780,28 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	return status;
 }
 
-/* The hash of the texts in order, each followed by a zero byte. */
-static uint64_t identity_of(const struct strbuf *texts, int count)
+/* The network's identity, which a checkpoint must match: what it computes,
+ * as the number format, the canonical spec (its name and data folder
+ * aside) and the graph's listing; not the text of its code, so that a
+ * change of the kernels or the templates that keeps the network keeps its
+ * checkpoints, and a study variant resumes its base spec's. */
+static int network_identity(struct emitter *e)
 {
-	uint64_t hash = CHECKSUM_BASIS;
-	for (int i = 0; i < count; i++)
-		hash = checksum_add(checksum_add(hash, texts[i].text, texts[i].length), "", 1);
-	return hash;
+	char *text = NULL;
+	size_t length = 0;
+	FILE *memory = open_memstream(&text, &length);
+	if (!memory)
+		return diag_file(e->d, e->spec->path, "out of memory emitting code");
+	struct spec described = *e->spec;
+	described.name[0] = '\0';
+	described.data.dir[0] = '\0';
+	fprintf(memory, "resgen network\ndtype %s\n", e->dtype == DTYPE_F64 ? "f64" : "f32");
+	spec_describe(&described, memory, "");
+	graph_describe(e->g, memory);
+	fclose(memory);
+	e->identity = checksum_add(CHECKSUM_BASIS, text, length);
+	free(text);
+	return 0;
 }
 
 int emit_network(const struct plan *plan, const char *templates_dir, const char *out_dir,
@@ -800,19 +812,14 @@ int emit_network(const struct plan *plan, const char *templates_dir, const char 
 	static const char *const names[] = {"net.c", "kernels.h", "arena.h"};
 	struct strbuf texts[3] = {{0}};
 	int status = load_templates(&e, templates_dir);
-	/* Twice: the text whose hash is the identity, then the files. */
-	for (int pass = 0; pass < 2 && status == 0; pass++) {
-		e.hashing = pass == 0;
-		for (int i = 0; i < 3; i++)
-			strbuf_free(&texts[i]);
+	if (status == 0)
+		status = network_identity(&e);
+	if (status == 0)
 		status = emit_net(&e, &texts[0]);
-		if (status == 0)
-			status = emit_kernels(&e, &texts[1]);
-		if (status == 0)
-			status = emit_arena(&e, &texts[2]);
-		if (status == 0 && e.hashing)
-			e.identity = identity_of(texts, 3);
-	}
+	if (status == 0)
+		status = emit_kernels(&e, &texts[1]);
+	if (status == 0)
+		status = emit_arena(&e, &texts[2]);
 	if (status == 0)
 		status = write_texts(out_dir, names, texts, 3, false, d);
 	for (int i = 0; i < 3; i++)

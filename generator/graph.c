@@ -559,3 +559,26 @@ void graph_print_units(const struct graph *a, const struct graph *b, FILE *out)
 	print_only(out, a, b, "the first");
 	print_only(out, b, a, "the second");
 }
+
+void graph_describe(const struct graph *g, FILE *out)
+{
+	for (int i = 0; i < g->op_count; i++) {
+		const struct op *op = &g->ops[i];
+		fprintf(out, "op %d kind %d", i, (int)op->kind);
+		for (int k = 0; k < op->input_count; k++) {
+			const struct tensor *t = &g->tensors[op->inputs[k]];
+			fprintf(out, " in t%d %dx%dx%d", op->inputs[k], t->shape.channels, t->shape.height,
+				t->shape.width);
+		}
+		const struct tensor *t = &g->tensors[op->output];
+		fprintf(out, " out t%d %dx%dx%d k %d stride %d factor %.17g exclusive %d salt %d", op->output,
+			t->shape.channels, t->shape.height, t->shape.width, op->kernel_size, op->stride, op->factor,
+			(int)op->exclusive, op->salt);
+		for (int k = 0; k < op->param_count; k++) {
+			const struct param *p = &g->params[op->params[k]];
+			fprintf(out, " param %ld trained %d init %d %.17g", p->count, (int)p->trained, (int)p->init,
+				p->init_scale);
+		}
+		fputc('\n', out);
+	}
+}

@@ -109,6 +109,12 @@ void graph_group_ops(const struct graph *g, int i, char *out, size_t size);
  * units): A -> B"), then the groups only one of them has. */
 void graph_print_units(const struct graph *a, const struct graph *b, FILE *out);
 
+/* What the network computes, one line per op in order: its kind, its
+ * inputs' and output's shapes, its sizes and factors, and each parameter's
+ * size and initialisation. Names of tensors and ops stay out (a listing
+ * for the network's identity, which a rename must not change). */
+void graph_describe(const struct graph *g, FILE *out);
+
 /* Multiply-adds of one op for one image, times two. */
 double op_flops(const struct graph *g, const struct op *op);
 

@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "state.h"
+#include "version.h"
 
 static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'K', '1'};
-/* 2: the data's fingerprint (checkpoint/data) */
+/* 2: the data's fingerprint (checkpoint/data) and the version of resgen
+ * that wrote it (checkpoint/version) */
 enum { VERSION = 2 };
 
 /* The settings, in the order of their bits in enum run_setting. */
@@ -73,6 +75,24 @@ static int get_word(const double *in, uint64_t *v)
 
 static int is_whole(double v, double min, double max) { return v >= min && v <= max && v == floor(v); }
 
+/* The version string's bytes, one a value. */
+enum { VERSION_MAX = 96 };
+
+bool checkpoint_written_by(const struct tensor_file *f, char *out, size_t size)
+{
+	const struct tensor_file_entry *e = tensor_file_find(f, "checkpoint/version");
+	size_t length = 0;
+	for (long i = 0; e && i < e->count && i < VERSION_MAX && length + 1 < size; i++) {
+		double v = e->values[i];
+		out[length++] = v >= 0x20 && v < 0x7f && v == floor(v) ? (char)v : '?';
+	}
+	if (length == 0)
+		snprintf(out, size, "unknown");
+	else
+		out[length] = '\0';
+	return strcmp(out, resgen_version()) == 0;
+}
+
 int checkpoint_save(const char *path, const struct run_options *o, int threads, int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
 		    size_t size)
@@ -87,8 +107,11 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 	settings[SETTING_COUNT + 1] = (double)train_count;
 	double position[9] = {(double)p->iteration, (double)p->position, p->interval_loss,
 			      (double)p->interval_errors, (double)p->interval_images, p->seconds, (double)p->log_bytes};
-	double random[8], fingerprint[2];
+	double random[8], fingerprint[2], version[VERSION_MAX];
 	put_word(fingerprint, data);
+	int version_length = (int)strnlen(resgen_version(), VERSION_MAX);
+	for (int i = 0; i < version_length; i++)
+		version[i] = (unsigned char)resgen_version()[i];
 	for (int i = 0; i < 4; i++)
 		put_word(random + 2 * i, p->rng.s[i]);
 	double *indices = malloc((size_t)(train_count ? train_count : 1) * sizeof *indices);
@@ -101,7 +124,8 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 		 tensor_file_add_double(&f, "checkpoint/rng", random, 8) ||
 		 tensor_file_add_double(&f, "checkpoint/order", indices, train_count) ||
 		 tensor_file_add_double(&f, "checkpoint/ranks", &(double){ranks}, 1) ||
-		 tensor_file_add_double(&f, "checkpoint/data", fingerprint, 2);
+		 tensor_file_add_double(&f, "checkpoint/data", fingerprint, 2) ||
+		 tensor_file_add_double(&f, "checkpoint/version", version, version_length);
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *q = &net_info.params[i];
 		char name[300];

@@ -3,16 +3,17 @@
  * log rows of the run that never stopped (with the same thread count).
  *
  * A checkpoint is a sealed tensor file (tensor_file.h) under the magic
- * RESGENK1: the format's version, the network's identity (net_info's hash
- * of the emitted code), the run's settings, the data's fingerprint, its
- * position (iterations done, the data order and its cursor, the random
- * state of shuffling and augmentation, the open interval's sums, the log's
- * length), then every parameter, its momentum, and the BN running
- * statistics. Dropout needs no state: its masks are a function of the seed
- * and the step. */
+ * RESGENK1: the format's version, the version of resgen that wrote it, the
+ * network's identity (net_info.identity: what the network computes), the
+ * run's settings, the data's fingerprint, its position (iterations done,
+ * the data order and its cursor, the random state of shuffling and
+ * augmentation, the open interval's sums, the log's length), then every
+ * parameter, its momentum, and the BN running statistics. Dropout needs
+ * no state: its masks are a function of the seed and the step. */
 #ifndef RESGEN_CHECKPOINT_H
 #define RESGEN_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,12 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
  * ranks. 0, or one line in error and -1; f then holds nothing. */
 int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, int *ranks,
 		    char *error, size_t size);
+
+/* The version of resgen that wrote the opened checkpoint f ("unknown" for
+ * one that does not say), into out; whether it is this binary's. A
+ * checkpoint of the same network resumes under another version (the
+ * identity is the network's, not its code's), and train says so. */
+bool checkpoint_written_by(const struct tensor_file *f, char *out, size_t size);
 
 /* Checks the rest of an opened checkpoint against the loaded data (train
  * images, the data's fingerprint), then, only if all of it is sound, puts

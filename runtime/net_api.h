@@ -88,7 +88,7 @@ struct net_group {
 struct net_info {
 	const char *name;   /* the spec's name */
 	const char *dtype;  /* "f32" or "f64" */
-	uint64_t identity;  /* a hash of the emitted code (spec name and path aside): checkpoints of another network are refused */
+	uint64_t identity;  /* what the network computes (its canonical spec and graph, the number format): checkpoints of another network are refused */
 	const char *summary; /* unit, ordering, depth, widths, shortcut, projection */
 	int channels, height, width, classes;
 	long param_count, buffer_count, stats_count;

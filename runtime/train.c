@@ -27,6 +27,7 @@
 #include "state.h"
 #include "tensor_file.h"
 #include "threads.h"
+#include "version.h"
 
 struct session {
 	struct dataset train, test;
@@ -614,6 +615,11 @@ int train_run(const struct run_options *options)
 		}
 		if (!run.checkpoint_path)
 			run.checkpoint_path = run.resume_path;
+		char writer[128];
+		if (!checkpoint_written_by(&checkpoint, writer, sizeof writer))
+			shared_error("%s: note: %s was written by resgen %s, and this binary is resgen %s; the network "
+				     "is the same, so the run goes on\n",
+				     net_info.name, o->resume_path, writer, resgen_version());
 	}
 	struct session s;
 	int opened = session_open(&s, o), status = ranks_agree_status(opened);

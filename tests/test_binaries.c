@@ -290,6 +290,34 @@ static void test_binary_resumes_exactly(void **unused)
 	assert_false(same_rows(whole_log, log));
 }
 
+/* A network's identity is what it computes, not the text of its kernels: a
+ * checkpoint written before an edit of the kernel library (here, of a
+ * comment) resumes after it, says which versions wrote and read it, and
+ * ends on the weights of the run never stopped. */
+static void test_binary_resumes_across_a_kernel_edit(void **unused)
+{
+	(void)unused;
+	char command[4096], options[1024], whole[400], resumed[400], checkpoint[400], err[4096], expected[1024];
+	snprintf(whole, sizeof whole, "%s/edit-whole.w", scratch);
+	snprintf(resumed, sizeof resumed, "%s/edit-resumed.w", scratch);
+	snprintf(checkpoint, sizeof checkpoint, "%s/edit.ckpt", scratch);
+	snprintf(options, sizeof options, "--save-weights %s", whole);
+	assert_int_equal(run_tiny("", options), 0);
+	snprintf(options, sizeof options, "--checkpoint %s", checkpoint);
+	assert_int_equal(run_tiny("RESGEN_TEST_RAISE=9@6", options), 128 + 9);
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-edited-f64 train --threads 2 --resume %s --save-weights %s",
+		 build, checkpoint, resumed);
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
+	snprintf(expected, sizeof expected, "tiny: note: %s was written by resgen ", checkpoint);
+	assert_memory_equal(err, expected, strlen(expected));
+	expect_in(err, ", and this binary is resgen edited-by-the-test; the network is the same, so the run goes on\n");
+	assert_true(same_file(whole, resumed));
+	/* the edit is there: the library's first line differs */
+	snprintf(command, sizeof command, "head -1 %s/edited/kernels/conv.h | grep -q 'A comment edited by the test'",
+		 build);
+	assert_int_equal(system(command), 0);
+}
+
 /* A damaged, truncated, foreign or other network's checkpoint, or options
  * that contradict it: one line, exit 2, and neither the checkpoint nor the
  * log is touched. */
@@ -1087,6 +1115,7 @@ int main(void)
 		cmocka_unit_test(test_binary_rejects_weights_of_another_network),
 		cmocka_unit_test(test_binary_resumes_exactly),
 		cmocka_unit_test(test_binary_refuses_bad_checkpoints),
+		cmocka_unit_test(test_binary_resumes_across_a_kernel_edit),
 		cmocka_unit_test(test_binary_gradflow_measures_the_units),
 		cmocka_unit_test(test_plots_draw_a_log_and_gradflow),
 		cmocka_unit_test(test_study_runs_resumes_and_reports),

@@ -234,28 +234,43 @@ static void test_binary_refuses_to_resume_on_other_data(void **unused)
 }
 
 /* The network's identity is what it computes: the spec's name is no part
- * of it (a study variant's binary resumes its base spec's checkpoint),
- * and a change of what it computes changes it. */
-static void test_identity_leaves_out_the_name(void **unused)
+ * of it (a study variant's binary resumes its base spec's checkpoint), nor
+ * is the text of the templates (a comment edited in a kernel instance's);
+ * a change of what it computes changes it. */
+static void test_identity_is_what_the_network_computes(void **unused)
 {
 	(void)unused;
+	char templates[512], command[4096];
+	snprintf(templates, sizeof templates, "%s/templates", scratch);
+	snprintf(command, sizeof command,
+		 "rm -rf %1$s && cp -r templates %1$s && "
+		 "sed -i 's|/\\* out = conv(in);|/* out = conv(in), a comment edited by the test;|' %1$s/ops/conv.c.tmpl && "
+		 "grep -q 'a comment edited by the test' %1$s/ops/conv.c.tmpl",
+		 templates);
+	assert_int_equal(system(command), 0);
 	static const struct {
 		const char *name;
 		int depth;
-	} variants[] = {{"renamed", 20}, {"tiny", 20}, {"tiny", 29}};
-	char identities[3][256];
-	for (int i = 0; i < 3; i++) {
-		char spec[512], command[4096], text[256];
+		bool edited;
+	} variants[] = {{"renamed", 20, false}, {"tiny", 20, false}, {"tiny", 20, true}, {"tiny", 29, false}};
+	char identities[4][256];
+	for (int i = 0; i < 4; i++) {
+		char spec[512], text[256];
 		snprintf(spec, sizeof spec, "%s/identity-%d.yaml", scratch, i);
 		snprintf(command, sizeof command,
 			 "sed -e 's/^name: tiny/name: %s/' -e 's/depth: 20/depth: %d/' tests/specs/tiny.yaml > %s && "
-			 "%s/bin/resgen generate %s -o %s/identity-%d && grep 'identity = ' %s/identity-%d/net.c",
-			 variants[i].name, variants[i].depth, spec, build, spec, scratch, i, scratch, i);
+			 "%s/bin/resgen generate %s -o %s/identity-%d%s%s && grep 'identity = ' %s/identity-%d/net.c",
+			 variants[i].name, variants[i].depth, spec, build, spec, scratch, i,
+			 variants[i].edited ? " --templates " : "", variants[i].edited ? templates : "", scratch, i);
 		assert_int_equal(run(command, text, sizeof text, NULL, 0), 0);
 		snprintf(identities[i], sizeof identities[i], "%s", text);
 	}
 	assert_string_equal(identities[0], identities[1]);
-	assert_string_not_equal(identities[1], identities[2]);
+	assert_string_equal(identities[1], identities[2]);
+	assert_string_not_equal(identities[1], identities[3]);
+	/* the edit reached the emitted code */
+	snprintf(command, sizeof command, "grep -q 'a comment edited by the test' %s/identity-2/kernels.h", scratch);
+	assert_int_equal(system(command), 0);
 }
 
 /* Numbers in one plain decimal notation, with a sane range. */
@@ -379,7 +394,7 @@ int main(void)
 		cmocka_unit_test(test_make_refuses_names_that_are_not_names),
 		cmocka_unit_test(test_binary_refuses_outputs_that_name_one_file),
 		cmocka_unit_test(test_binary_refuses_to_resume_on_other_data),
-		cmocka_unit_test(test_identity_leaves_out_the_name),
+		cmocka_unit_test(test_identity_is_what_the_network_computes),
 		cmocka_unit_test(test_resgen_max_memory_takes_plain_decimals),
 		cmocka_unit_test(test_gradflow_without_steps_prints_no_time),
 		cmocka_unit_test(test_resume_mismatch_names_options_as_written),

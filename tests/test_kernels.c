@@ -7,8 +7,8 @@
  * BN's backward through ReLU's mask against ReLU's backward, then BN's,
  * and through the mask of a ReLU after an addition, the same;
  * BN's statistics against a two-pass computation in long double; and BN
- * with statistics across ranks against one rank alone. The kernels are the shape-generic
- * helpers of templates/ops/, taken from a generated kernels.h.
+ * with statistics across ranks against one rank alone. The kernels are the
+ * shape-generic library of runtime/kernels/, given shapes at run time.
  *
  * The two compute the same sums in different orders, so they agree to
  * rounding: the largest difference, over the largest magnitude of the
@@ -32,7 +32,9 @@
 
 #include <cmocka.h>
 
-#include "kernels.h"
+#include "kernels/batch_norm.h"
+#include "kernels/conv.h"
+#include "kernels/relu.h"
 
 #ifdef RESGEN_F64
 static const double epsilon = DBL_EPSILON;
@@ -489,20 +491,6 @@ static void test_conv_fast_matches_reference_on_network_shapes(void **unused)
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		check_shape(shapes[i], 3);
-}
-
-/* ReLU's op as templates/ops/relu.c.tmpl computes it (the tiny network's
- * kernels need not have it: its BN + ReLU run fused). */
-static void relu_forward(real *out, const real *in, long count)
-{
-	for (long j = 0; j < count; j++)
-		out[j] = in[j] > 0 ? in[j] : 0;
-}
-
-static void relu_backward(real *din, const real *dout, const real *out, long count, enum gradient_write write)
-{
-	for (long j = 0; j < count; j++)
-		din[j] = (write == GRADIENT_ADD ? din[j] : 0) + (out[j] > 0 ? dout[j] : 0);
 }
 
 /* BN + ReLU as a fused step runs them, against the unfused ops: the

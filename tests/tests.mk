@@ -93,15 +93,13 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) -lcmocka
 
-# The fast kernels against the reference kernels, in both precisions; the
-# kernels come from the emitted kernels.h of a test spec (its instances
-# unused here).
-$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/generated/tiny-%/net.c $(BUILD)/obj/%/gemm.o \
-		$(BUILD)/obj/%/profile.o $(BUILD)/obj/%/cache.o
+# The fast kernels against the reference kernels, in both precisions, from
+# the kernel library (runtime/kernels/) with shapes given at run time.
+$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/gemm.o $(BUILD)/obj/%/profile.o $(BUILD)/obj/%/cache.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function \
-		-I$(BUILD)/generated/tiny-$* -o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o \
+		-o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o \
 		$(BUILD)/obj/$*/profile.o $(BUILD)/obj/$*/cache.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
@@ -110,8 +108,33 @@ UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_temp
 	$(TEST_BIN)/test_file_replace
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_ranks
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
-	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 \
+	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \
 	$(TEST_BIN)/bin/ranks-sync-f64 $(TEST_BIN)/bin/mpi/ranks-sync-f64 $(TEST_BIN)/bin/mpi/tiny-f64
+
+# For the test that a checkpoint resumes across a kernel change that keeps
+# the network: tiny-f64 built as usual over a copy of the kernel library
+# with a comment edited (-iquote puts it before runtime/), and with
+# another version string.
+EDITED := $(BUILD)/edited
+$(EDITED)/kernels/conv.h: runtime/kernels/conv.h
+	@mkdir -p $(@D)
+	$(Q)sed '1s|^/\*|/* A comment edited by the test. |' $< > $@
+
+$(BUILD)/obj/edited/tiny-f64.o: $(BUILD)/generated/tiny-f64/net.c $(EDITED)/kernels/conv.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(call net_compile,-iquote $(EDITED) -DRESGEN_F64 -I$(<D))
+
+$(BUILD)/obj/edited/version.o: runtime/version.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -DRESGEN_VERSION='"edited-by-the-test"' -c $< -o $@
+
+$(TEST_BIN)/bin/tiny-edited-f64: $(BUILD)/obj/edited/tiny-f64.o $(BUILD)/obj/f64/main.o \
+		$(filter-out %/version.o,$(RUNTIME_F64)) $(BUILD)/obj/edited/version.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 # The PyTorch check (tests/reference/): specs written by specs.py, an f64
 # binary for each and an f32 binary for those in f32.list, then reference.py
@@ -170,6 +193,21 @@ test:
 	@$(MAKE) --no-print-directory -j$(JOBS) test-sanitize
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
 
+# make check: the quick tier for the edit loop. The generator's unit tests,
+# the goldens, the kernels against their references, the gradient checks
+# of the two orderings that bracket the paper (original and full
+# pre-activation, basic and bottleneck) and the hostile-input tests of the
+# binaries; make test runs all of it and more.
+CHECK_GRADCHECKS := $(patsubst %,$(TEST_BIN)/gradcheck-%,original-basic-conv1x1 full-preact-basic-zero-pad \
+	full-preact-bottleneck-conv1x1 original-bottleneck-zero-pad)
+CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRADCHECKS) $(TEST_BIN)/test_hostile
+
+check:
+	@$(MAKE) --no-print-directory -j$(JOBS) check-plain
+
+check-plain: $(CHECK_TESTS) $(RESGEN) $(TEST_BIN)/bin/tiny-f64 $(TEST_BIN)/bin/fashion-tiny-f32
+	@BUILD=$(BUILD) tests/run-all $(CHECK_TESTS)
+
 test-sanitize:
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain SANITIZE=1 BUILD=build/sanitize
 
@@ -182,3 +220,39 @@ golden: $(RESGEN)
 	  $(RESGEN) generate $$spec -o tests/golden/$$name || exit 1; \
 	  echo "refreshed tests/golden/$$name/"; \
 	done
+
+# make dumps DUMPS=DIR: step --dump of the networks whose numbers a change
+# of the kernels or their layout must keep bitwise (preact-110,
+# original-110 and preact-164 in f32 and f64 at batch 37 on 1 and 2
+# threads; ResNet-1001 in f32 at batch 4), on synthetic data, into DIR;
+# cmp two such folders to compare.
+DUMP_NAMES := preact-110 original-110 preact-164
+DUMP_BINARIES := $(DUMP_NAMES:%=$(BUILD)/bin/%) $(DUMP_NAMES:%=$(TEST_BIN)/dumps/%-f64) \
+	$(BUILD)/bin/paper/t4-c10-preact-1001
+
+$(BUILD)/generated/dumps/%-f64/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
+	$(call say,GEN,$<)
+	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f64
+
+$(BUILD)/obj/dumps/%-f64.o: $(BUILD)/generated/dumps/%-f64/net.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(call net_compile,-DRESGEN_F64 -I$(<D))
+
+$(TEST_BIN)/dumps/%-f64: $(BUILD)/obj/dumps/%-f64.o $(BUILD)/obj/f64/main.o $(RUNTIME_F64)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
+
+dumps: $(DUMP_BINARIES)
+	@[ -n "$(DUMPS)" ] || { echo "usage: make dumps DUMPS=DIR"; exit 2; }
+	@mkdir -p '$(DUMPS)'
+	@for t in 1 2; do \
+	  for n in $(DUMP_NAMES); do \
+	    $(BUILD)/bin/$$n step --synthetic --batch 37 --threads $$t --dump '$(DUMPS)'/$$n-f32-$$t.dump > /dev/null && \
+	    $(TEST_BIN)/dumps/$$n-f64 step --synthetic --batch 37 --threads $$t --dump '$(DUMPS)'/$$n-f64-$$t.dump > /dev/null || exit 1; \
+	  done; \
+	  $(BUILD)/bin/paper/t4-c10-preact-1001 step --synthetic --batch 4 --threads $$t \
+		--dump '$(DUMPS)'/preact-1001-f32-$$t.dump > /dev/null || exit 1; \
+	done
+	@echo "wrote $$(ls '$(DUMPS)' | wc -l) dumps to $(DUMPS)"

@@ -1,0 +1,61 @@
+/* What every kernel of the library shares: the headers they need, how a
+ * backward kernel writes an input's gradient, how helpers are inlined, and
+ * how images are shared among the threads. The library (runtime/kernels/)
+ * is shape-generic; a network's emitted kernels.h includes the parts its
+ * ops use and defines its instances, whose sizes are constants. */
+#ifndef RESGEN_KERNELS_COMMON_H
+#define RESGEN_KERNELS_COMMON_H
+
+#include <math.h>
+#include <omp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
+
+#include "cache.h"
+#include "gemm.h"
+#include "net_api.h"
+#include "profile.h"
+#include "real.h"
+
+/* How a backward kernel writes the gradient of its input: the first of the
+ * input's consumers to run backward sets it, so that no pass zeroes it
+ * first; the others add to it. */
+enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
+
+/* The kernels' helpers are inlined into each instance, where the sizes
+ * are constants: what makes an instance fast. Builds that check rather
+ * than run define RESGEN_OUT_OF_LINE and compile each helper once (the
+ * same code; under ASan + UBSan, instrumenting every inlined copy took a
+ * small network 52 s to compile instead of 3). */
+#ifdef RESGEN_OUT_OF_LINE
+#define KERNEL_HELPER static inline
+#else
+#define KERNEL_HELPER static inline __attribute__((always_inline))
+#endif
+/* A helper called once per image or group of images, whose body is large:
+ * compiled once for each set of constant arguments GCC gives it (its
+ * clones) rather than inlined into every copy of its callers. Winograd's
+ * F(4x4) input transform, inlined, took generating and compiling
+ * ResNet-1001 from 48 to 58 s; shared, 50 s. (Its output transform,
+ * shared too, ran 9 to 15% slower in the data gradient; it stays inline.) */
+#define KERNEL_SHARED static __attribute__((noinline))
+
+/* The calling thread's share of n images, [*first, *last): contiguous, the
+ * first n % threads threads one more, as omp for schedule(static) shares
+ * a loop out (a barrier after the loop over them stands for omp for's). */
+KERNEL_HELPER void thread_share_of(int n, int thread, int *first, int *last)
+{
+	int threads = omp_get_num_threads();
+	int base = n / threads, extra = n % threads;
+	*first = thread * base + (thread < extra ? thread : extra);
+	*last = *first + base + (thread < extra);
+}
+
+KERNEL_HELPER void thread_share(int n, int *first, int *last) { thread_share_of(n, omp_get_thread_num(), first, last); }
+
+#endif
