@@ -313,7 +313,7 @@ static void test_binary_resumes_across_a_kernel_edit(void **unused)
 	expect_in(err, ", and this binary is resgen edited-by-the-test; the network is the same, so the run goes on\n");
 	assert_true(same_file(whole, resumed));
 	/* the edit is there: the library's first line differs */
-	snprintf(command, sizeof command, "head -1 %s/edited/kernels/conv.h | grep -q 'A comment edited by the test'",
+	snprintf(command, sizeof command, "head -1 %s/edited/kernels/conv/direct.h | grep -q 'A comment edited by the test'",
 		 build);
 	assert_int_equal(system(command), 0);
 }

@@ -116,11 +116,11 @@ SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST
 # with a comment edited (-iquote puts it before runtime/), and with
 # another version string.
 EDITED := $(BUILD)/edited
-$(EDITED)/kernels/conv.h: runtime/kernels/conv.h
+$(EDITED)/kernels/conv/direct.h: runtime/kernels/conv/direct.h
 	@mkdir -p $(@D)
 	$(Q)sed '1s|^/\*|/* A comment edited by the test. |' $< > $@
 
-$(BUILD)/obj/edited/tiny-f64.o: $(BUILD)/generated/tiny-f64/net.c $(EDITED)/kernels/conv.h
+$(BUILD)/obj/edited/tiny-f64.o: $(BUILD)/generated/tiny-f64/net.c $(EDITED)/kernels/conv/direct.h
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(call net_compile,-iquote $(EDITED) -DRESGEN_F64 -I$(<D))

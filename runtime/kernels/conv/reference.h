@@ -1,0 +1,214 @@
+/* The reference kernels, one screen each: im2col, then one BLIS gemm per
+ * image. Y = W . im2col(X); dX = col2im(W^T . dY); dW = sum over the
+ * images of dY . im2col(X)^T, summed per thread and then across the threads
+ * in thread order. What the fast kernels are tested against
+ * (tests/test_kernels.c), and the fallback where a machine's micro-kernel
+ * does not fit. */
+#ifndef RESGEN_KERNELS_CONV_REFERENCE_H
+#define RESGEN_KERNELS_CONV_REFERENCE_H
+
+#include "kernels/conv/image.h"
+
+/* ---- reference kernels: im2col, then one gemm per image ---- */
+
+/* columns (C * K * K, H_OUT * W_OUT) of one image (C, H, W); zero outside */
+KERNEL_HELPER void conv_im2col(real *columns, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
+{
+	int pad = kernel_size / 2;
+	for (int c = 0; c < channels; c++)
+		for (int ky = 0; ky < kernel_size; ky++)
+			for (int kx = 0; kx < kernel_size; kx++) {
+				real *row = columns + ((size_t)(c * kernel_size + ky) * kernel_size + kx) * height_out * width_out;
+				int lo, hi;
+				conv_inside(&lo, &hi, kx, pad, stride, width, width_out);
+				for (int oy = 0; oy < height_out; oy++) {
+					int y = oy * stride - pad + ky;
+					real *out = row + oy * width_out;
+					if (y < 0 || y >= height) {
+						memset(out, 0, sizeof(real) * width_out);
+						continue;
+					}
+					const real *in = image + ((size_t)c * height + y) * width - pad + kx;
+					for (int ox = 0; ox < lo; ox++)
+						out[ox] = 0;
+					for (int ox = lo; ox < hi; ox++)
+						out[ox] = in[ox * stride];
+					for (int ox = hi; ox < width_out; ox++)
+						out[ox] = 0;
+				}
+			}
+}
+
+/* image (C, H, W) += the columns folded back onto the pixels they came from */
+KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
+{
+	int pad = kernel_size / 2;
+	for (int c = 0; c < channels; c++)
+		for (int ky = 0; ky < kernel_size; ky++)
+			for (int kx = 0; kx < kernel_size; kx++) {
+				const real *row = columns + ((size_t)(c * kernel_size + ky) * kernel_size + kx) * height_out * width_out;
+				int lo, hi;
+				conv_inside(&lo, &hi, kx, pad, stride, width, width_out);
+				for (int oy = 0; oy < height_out; oy++) {
+					int y = oy * stride - pad + ky;
+					if (y < 0 || y >= height)
+						continue;
+					real *out = image + ((size_t)c * height + y) * width - pad + kx;
+					const real *in = row + oy * width_out;
+					for (int ox = lo; ox < hi; ox++)
+						out[ox * stride] += in[ox];
+				}
+			}
+}
+
+/* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue */
+KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
+	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
+	real *activated = own + CONV_ALIGN(patch * pixels);
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++) {
+		const real *image = conv_activate(activated, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in * s.w_in);
+		const real *columns = image;
+		if (!direct) {
+			conv_im2col(own, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+			columns = own;
+		}
+		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
+		real *result = out + (size_t)i * s.c_out * pixels;
+		gemm(0, 0, s.c_out, pixels, patch, 1, weight, patch, columns, pixels, 0, result, pixels);
+		conv_epilogue_end(epilogue, result, i, s);
+	}
+}
+
+/* Where a kernel keeps dW[co][c][ky][kx] in its own sum: at
+ * co * co + c * c + ky * ky + kx * kx (these strides). */
+struct conv_strides {
+	int co, c, ky, kx;
+};
+
+/* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
+ * thread's own sum sits at the start of its scratch, laid out by own. Sums
+ * laid out as dW is (OIHW), or as a 1x1 convolution's transposed (C_IN,
+ * C_OUT), are added a run of reals at a time, each thread's run after the
+ * other's, which vectorises; taken element by element, with an index
+ * divided into (co, c, ky, kx) for each, this took 1.3% of ResNet-1001's
+ * step, and the transposed 1x1 sums 41 us a call for 256 x 64 channels. */
+enum { CONV_SUM_RUN = 256 };
+
+/* to[j] += the sum over threads of their own + from + j, j < count */
+KERNEL_HELPER void conv_sum_run(real *to, const real *scratch, size_t scratch_per_thread, size_t from, int count)
+{
+	int threads = omp_get_num_threads();
+	for (int first = 0; first < count; first += CONV_SUM_RUN) {
+		int run = count - first < CONV_SUM_RUN ? count - first : CONV_SUM_RUN;
+		real sum[CONV_SUM_RUN] = {0};
+		for (int t = 0; t < threads; t++) {
+			const real *part = scratch + (size_t)t * scratch_per_thread + from + first;
+			for (int j = 0; j < run; j++)
+				sum[j] += part[j];
+		}
+		for (int j = 0; j < run; j++)
+			to[first + j] += sum[j];
+	}
+}
+
+KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, struct conv_strides own)
+{
+	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k);
+	bool oihw = own.co == patch && own.c == s.k * s.k && (s.k == 1 || (own.ky == s.k && own.kx == 1)); /* a 1x1's ky, kx: any */
+	if (s.k == 1 && own.co == 1 && own.c == s.c_out) {
+		/* (C_IN, C_OUT): blocks of 16 x 16, read and written a line at a
+		 * time (a column of dW at a time, its reals 1 KiB apart for 256
+		 * input channels, shared a set of the L1 cache: 36 us a call for
+		 * 256 x 64 channels, 9 now) */
+		enum { SIDE = 16 };
+		#pragma omp for schedule(static)
+		for (int c0 = 0; c0 < s.c_in; c0 += SIDE)
+			for (int co0 = 0; co0 < s.c_out; co0 += SIDE) {
+				int columns = s.c_in - c0 < SIDE ? s.c_in - c0 : SIDE, rows = s.c_out - co0 < SIDE ? s.c_out - co0 : SIDE;
+				real sum[SIDE][SIDE] = {0}; /* [c][co] */
+				for (int t = 0; t < threads; t++)
+					for (int j = 0; j < columns; j++) {
+						const real *part = scratch + (size_t)t * scratch_per_thread + (size_t)(c0 + j) * s.c_out + co0;
+						for (int i = 0; i < rows; i++)
+							sum[j][i] += part[i];
+					}
+				for (int i = 0; i < rows; i++)
+					for (int j = 0; j < columns; j++)
+						dweight[(size_t)(co0 + i) * s.c_in + c0 + j] += sum[j][i];
+			}
+		return;
+	}
+	#pragma omp for schedule(static)
+	for (int co = 0; co < s.c_out; co++) {
+		real *to = dweight + (size_t)co * patch;
+		if (oihw) {
+			conv_sum_run(to, scratch, scratch_per_thread, (size_t)co * patch, patch);
+			continue;
+		}
+		for (int c = 0; c < s.c_in; c++)
+			for (int ky = 0; ky < s.k; ky++)
+				for (int kx = 0; kx < s.k; kx++) {
+					size_t from = (size_t)co * own.co + (size_t)c * own.c + (size_t)ky * own.ky + (size_t)kx * own.kx;
+					real sum = 0;
+					for (int t = 0; t < threads; t++)
+						sum += scratch[(size_t)t * scratch_per_thread + from];
+					to[(c * s.k + ky) * s.k + kx] += sum;
+				}
+	}
+}
+
+/* own += dY(i) . columns(X(i))^T for one image; columns, activated: this
+ * thread's scratch for them. */
+KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	bool direct = s.k == 1 && s.stride == 1;
+	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
+	if (!direct)
+		conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+	gemm(0, 1, s.c_out, patch, pixels, 1, dy, pixels, direct ? image : columns, pixels, 1, own, patch);
+}
+
+/* dweight += sum over images of dY(i) . columns(X(i))^T */
+KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+{
+	int patch = CONV_PATCH(s.c_in, s.k);
+	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
+	real *columns = dweight_own + CONV_PARTS_AT(s);
+	memset(dweight_own, 0, sizeof(real) * s.c_out * patch);
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++)
+		conv_weight_gradient_reference_image(dweight_own, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s,
+						     columns, columns + CONV_ALIGN(patch * s.h_out * s.w_out));
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, (struct conv_strides){patch, s.k * s.k, s.k, 1});
+}
+
+/* dimage (+)= W^T . dy for one image, folded back onto the pixels the
+ * columns came from; dcolumns: this thread's scratch for the columns. */
+KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *dy, const real *weight, struct conv_shape s, real *dcolumns, enum gradient_write write)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	if (s.k == 1 && s.stride == 1) { /* the image is its own columns */
+		gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, write == GRADIENT_ADD, dimage, pixels);
+		return;
+	}
+	if (write == GRADIENT_SET)
+		memset(dimage, 0, sizeof(real) * s.c_in * s.h_in * s.w_in);
+	gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 0, dcolumns, pixels);
+	conv_col2im_add(dimage, dcolumns, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+}
+
+/* din (+)= W^T . dY(i) for every image */
+KERNEL_HELPER void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
+{
+	real *dcolumns = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * CONV_PATCH(s.c_in, s.k));
+	#pragma omp for schedule(static)
+	for (int i = 0; i < n; i++)
+		conv_data_gradient_reference_image(din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, weight, s, dcolumns, write);
+}
+
+#endif
