@@ -371,7 +371,7 @@ $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := spec study
-FUZZ_SOURCES := $(filter-out generator/main.c generator/emit.c generator/template.c,$(wildcard generator/*.c)) \
+FUZZ_SOURCES := $(filter-out generator/main.c generator/emit.c,$(wildcard generator/*.c)) \
 	$(SHARED_RUNTIME:%=runtime/%.c)
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Igenerator -Iruntime \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

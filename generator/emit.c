@@ -9,31 +9,10 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "ops.h"
 #include "real_text.h"
 #include "texts.h"
 #include "template.h"
-
-/* Per op kind: its template in templates/ops/; for each input whose
- * gradient its backward can set instead of adding to it (zeroed first), the
- * template value that says which: GRADIENT_SET or GRADIENT_ADD; and
- * whether its helpers call BN's, which then come first. */
-static const struct {
-	const char *template_name;
-	const char *write[2];
-	bool needs_batch_norm;
-} op_table[OP_KIND_COUNT] = {
-	[OP_CONV] = {"conv", {"WRITE"}, true}, /* the forward epilogue takes BN's sums */
-	[OP_BATCH_NORM] = {"batch_norm", {"WRITE"}},
-	[OP_RELU] = {"relu", {"WRITE"}},
-	[OP_ADD] = {"add", {"SHORTCUT_WRITE", "BRANCH_WRITE"}},
-	[OP_PAD_SHORTCUT] = {"pad_shortcut", {NULL}},
-	[OP_AVERAGE_POOL] = {"average_pool", {NULL}},
-	[OP_LINEAR] = {"linear", {NULL}},
-	[OP_SOFTMAX_CROSS_ENTROPY] = {"softmax_cross_entropy", {NULL}},
-	[OP_SCALE] = {"scale", {NULL}},
-	[OP_GATED_ADD] = {"gated_add", {NULL}},
-	[OP_DROPOUT] = {"dropout", {NULL}},
-};
 
 /* Per fused step kind (generator/lower.h): its template in templates/ops/,
  * and the op kinds whose helpers that template uses. */
@@ -52,7 +31,7 @@ static const struct {
 static bool sets_gradient(const struct plan *p, int index, int k)
 {
 	const struct op *op = &p->graph->ops[index];
-	if (k >= 2 || !op_table[op->kind].write[k] || p->first_gradient_writer[op->inputs[k]] != index)
+	if (k >= 2 || !op_kinds[op->kind].write[k] || p->first_gradient_writer[op->inputs[k]] != index)
 		return false;
 	for (int j = 0; j < k; j++)
 		if (op->inputs[j] == op->inputs[k])
@@ -114,7 +93,7 @@ static int load_templates(struct emitter *e, const char *dir)
 	if (template_load(&e->arena, path, e->d) != 0)
 		return -1;
 	for (int k = 0; k < OP_KIND_COUNT; k++) {
-		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, op_table[k].template_name);
+		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, op_kinds[k].template_name);
 		if (template_load(&e->ops[k], path, e->d) != 0)
 			return -1;
 	}
@@ -153,107 +132,22 @@ static void header_vars(const struct emitter *e, struct template_vars *v)
 	template_set(v, "SPEC_PATH", "%s", path);
 }
 
-/* Values that describe a kernel instance's shapes. */
+/* Values that describe a kernel instance's shapes, where its kind's
+ * instances have them. */
 static void kernel_vars(const struct emitter *e, const struct kernel *k, struct template_vars *v)
 {
 	const struct op *op = &e->g->ops[k->op];
-	struct shape in = e->g->tensors[op->inputs[0]].shape;
-	struct shape out = e->g->tensors[op->output].shape;
-	switch (k->kind) {
-	case OP_CONV:
-		template_set(v, "K", "%d", op->kernel_size);
-		/* fall through */
-	case OP_PAD_SHORTCUT:
-		template_set(v, "C_IN", "%d", in.channels);
-		template_set(v, "H_IN", "%d", in.height);
-		template_set(v, "W_IN", "%d", in.width);
-		template_set(v, "C_OUT", "%d", out.channels);
-		template_set(v, "H_OUT", "%d", out.height);
-		template_set(v, "W_OUT", "%d", out.width);
-		template_set(v, "STRIDE", "%d", op->stride);
-		break;
-	case OP_BATCH_NORM:
-	case OP_AVERAGE_POOL:
-		template_set(v, "C", "%d", in.channels);
-		template_set(v, "H", "%d", in.height);
-		template_set(v, "W", "%d", in.width);
-		break;
-	case OP_LINEAR:
-		template_set(v, "IN_FEATURES", "%d", in.channels);
-		template_set(v, "OUT_FEATURES", "%d", out.channels);
-		break;
-	case OP_SOFTMAX_CROSS_ENTROPY:
-		template_set(v, "CLASSES", "%d", in.channels);
-		break;
-	case OP_GATED_ADD:
-		template_set(v, "C", "%d", out.channels);
-		template_set(v, "H", "%d", out.height);
-		template_set(v, "W", "%d", out.width);
-		template_set(v, "EXCLUSIVE", "%d", op->exclusive ? 1 : 0);
-		break;
-	default:
-		return; /* relu, add, scale, dropout: one shape-free kernel */
-	}
+	if (!op_kinds[k->kind].kernel_values)
+		return; /* one shape-free kernel */
+	op_kinds[k->kind].kernel_values(e->g->tensors[op->inputs[0]].shape, e->g->tensors[op->output].shape, op, v);
 	template_set(v, "KERNEL", "%s", k->name);
 }
 
 /* Values of one op's forward and backward call. */
 static void call_vars(const struct emitter *e, int index, struct template_vars *v)
 {
-	const struct graph *g = e->g;
-	const struct op *op = &g->ops[index];
-	const char *out = g->tensors[op->output].name, *in = g->tensors[op->inputs[0]].name;
-	switch (op->kind) {
-	case OP_RELU:
-		template_set(v, "COUNT", "%ld", graph_tensor_size(g, op->output));
-		break;
-	case OP_ADD:
-		template_set(v, "SHORTCUT", "%s", in);
-		template_set(v, "BRANCH", "%s", g->tensors[op->inputs[1]].name);
-		template_set(v, "COUNT", "%ld", graph_tensor_size(g, op->output));
-		template_set(v, "OUT", "%s", out);
-		return;
-	case OP_SCALE:
-	case OP_DROPOUT: {
-		char number[32];
-		template_set(v, op->kind == OP_SCALE ? "FACTOR" : "RATE", "%s",
-			     real_text(number, op->factor));
-		if (op->kind == OP_DROPOUT)
-			template_set(v, "SALT", "%d", op->salt);
-		template_set(v, "COUNT", "%ld", graph_tensor_size(g, op->output));
-		template_set(v, "OUT", "%s", out);
-		template_set(v, "IN", "%s", in);
-		return;
-	}
-	case OP_GATED_ADD:
-		template_set(v, "SHORTCUT", "%s", in);
-		template_set(v, "BRANCH", "%s", g->tensors[op->inputs[1]].name);
-		template_set(v, "GATE", "%s", g->tensors[op->inputs[2]].name);
-		template_set(v, "BIAS", "%s", g->params[op->params[0]].name);
-		template_set(v, "KERNEL", "%s", e->plan->kernels[e->plan->op_kernel[index]].name);
-		template_set(v, "OUT", "%s", out);
-		return;
-	case OP_CONV:
-		template_set(v, "WEIGHT", "%s", g->params[op->params[0]].name);
-		break;
-	case OP_BATCH_NORM:
-		template_set(v, "GAMMA", "%s", g->params[op->params[0]].name);
-		template_set(v, "BETA", "%s", g->params[op->params[1]].name);
-		template_set(v, "MEAN", "%s", g->params[op->params[2]].name);
-		template_set(v, "VAR", "%s", g->params[op->params[3]].name);
-		template_set(v, "OP", "%s", op->name);
-		break;
-	case OP_LINEAR:
-		template_set(v, "WEIGHT", "%s", g->params[op->params[0]].name);
-		template_set(v, "BIAS", "%s", g->params[op->params[1]].name);
-		break;
-	default:
-		break;
-	}
-	if (op->kind != OP_RELU)
-		template_set(v, "KERNEL", "%s", e->plan->kernels[e->plan->op_kernel[index]].name);
-	template_set(v, "OUT", "%s", out);
-	template_set(v, "IN", "%s", in);
+	const struct op *op = &e->g->ops[index];
+	op_kinds[op->kind].call_values(e->g, op, e->plan->kernels[e->plan->op_kernel[index]].name, v);
 }
 
 static int render(const struct emitter *e, const struct template *t, const char *section,
@@ -295,7 +189,7 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 			used[step_table[step].helpers[h]] = true;
 	}
 	for (int kind = 0; kind < OP_KIND_COUNT; kind++)
-		if (used[kind] && op_table[kind].needs_batch_norm)
+		if (used[kind] && op_kinds[kind].needs_batch_norm)
 			used[OP_BATCH_NORM] = true;
 	int status = 0;
 	if (used[OP_BATCH_NORM]) /* first: others call them */
@@ -512,9 +406,10 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		const struct step *step = &l->steps[j];
 		if (step->kind == STEP_OP) {
 			call_vars(e, step->first_op, &v);
-			if (g->ops[step->first_op].kind == OP_CONV)
+			const struct op_kind_info *kind = &op_kinds[g->ops[step->first_op].kind];
+			if (kind->takes_next_sums)
 				template_set(&v, "NEXT_SUMS", "%s", next_sums(l, j));
-			if (g->ops[step->first_op].kind == OP_BATCH_NORM)
+			if (kind->takes_sums_given)
 				template_set(&v, "SUMS_GIVEN", "%s", sums_given(l, j));
 			status = render(e, &e->ops[g->ops[step->first_op].kind], "forward", &v, &forward);
 		} else {
@@ -535,10 +430,10 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		int i = step->first_op;
 		const struct op *op = &g->ops[i];
 		call_vars(e, i, &v);
-		if (op->kind == OP_CONV)
+		if (op_kinds[op->kind].takes_gradient_source)
 			gradient_vars(e, j, &v);
-		for (int k = 0; k < 2 && op_table[op->kind].write[k]; k++)
-			template_set(&v, op_table[op->kind].write[k], "%s",
+		for (int k = 0; k < 2 && op_kinds[op->kind].write[k]; k++)
+			template_set(&v, op_kinds[op->kind].write[k], "%s",
 				     sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
 		status = render(e, &e->ops[op->kind], l->passes_gradient[i] ? "backward_passed" : "backward", &v, &backward);
 	}
@@ -755,7 +650,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		double flops = 0, conv_flops = 0;
 		for (int i = 0; i < g->op_count; i++) {
 			flops += op_flops(g, &g->ops[i]);
-			if (g->ops[i].kind == OP_CONV)
+			if (op_kinds[g->ops[i].kind].convolution)
 				conv_flops += op_flops(g, &g->ops[i]);
 		}
 		template_set(&v, "FORWARD_FLOPS", "%.0f", flops);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
+
 static bool grow(void **array, int *capacity, int count, size_t item)
 {
 	if (count < *capacity)
@@ -217,6 +219,8 @@ static int gated_add(struct builder *b, int shortcut, int branch, int gate, bool
 static int shortcut_conv(struct builder *b, int x, int channels, int stride)
 {
 	int y = conv(b, "shortcut_conv", x, channels, 1, stride);
+	if (b->g->op_count > 0)
+		b->g->ops[b->g->op_count - 1].projection = true;
 	if (b->g->spec->net.shortcut_bn)
 		y = batch_norm_named(b, "shortcut_bn", y);
 	return y;
@@ -419,16 +423,6 @@ void graph_free(struct graph *g)
 	memset(g, 0, sizeof *g);
 }
 
-bool op_backward_reads_inputs(enum op_kind kind)
-{
-	return kind == OP_CONV || kind == OP_BATCH_NORM || kind == OP_LINEAR || kind == OP_GATED_ADD;
-}
-
-bool op_backward_reads_output(enum op_kind kind)
-{
-	return kind == OP_RELU || kind == OP_SOFTMAX_CROSS_ENTROPY;
-}
-
 long graph_tensor_size(const struct graph *g, int t)
 {
 	struct shape s = g->tensors[t].shape;
@@ -437,29 +431,8 @@ long graph_tensor_size(const struct graph *g, int t)
 
 double op_flops(const struct graph *g, const struct op *op)
 {
-	struct shape in = g->tensors[op->inputs[0]].shape;
-	struct shape out = g->tensors[op->output].shape;
-	double elements = (double)out.channels * out.height * out.width;
-	switch (op->kind) {
-	case OP_CONV:
-		return 2.0 * elements * in.channels * op->kernel_size * op->kernel_size;
-	case OP_LINEAR:
-		return 2.0 * elements * in.channels;
-	case OP_BATCH_NORM:
-		return 2.0 * elements; /* scale and shift, statistics aside */
-	case OP_AVERAGE_POOL:
-		return (double)in.channels * in.height * in.width;
-	case OP_GATED_ADD:
-		return 8.0 * elements; /* sigmoid counted as four */
-	case OP_RELU:
-	case OP_ADD:
-	case OP_SCALE:
-	case OP_DROPOUT:
-	case OP_SOFTMAX_CROSS_ENTROPY:
-		return elements;
-	default:
-		return 0;
-	}
+	double (*flops)(struct shape, struct shape, const struct op *) = op_kinds[op->kind].flops;
+	return flops ? flops(g->tensors[op->inputs[0]].shape, g->tensors[op->output].shape, op) : 0;
 }
 
 void graph_group_ops(const struct graph *g, int i, char *out, size_t size)

@@ -64,6 +64,7 @@ struct op {
 	double factor;           /* scale: the factor; dropout: the rate */
 	bool exclusive;          /* gated add: g on the branch (exclusive) or 1 */
 	int salt;                /* dropout: distinguishes the masks of two ops */
+	bool projection;         /* conv: the shortcut's projection, no layer of the depth */
 };
 
 /* Ops are grouped into stem, one group per unit, and head; each group
@@ -91,10 +92,6 @@ struct graph {
 
 int graph_build(struct graph *g, const struct spec *spec, struct diag *d);
 void graph_free(struct graph *g);
-
-/* Which tensors an op's backward reads besides the output gradient. */
-bool op_backward_reads_inputs(enum op_kind kind);
-bool op_backward_reads_output(enum op_kind kind);
 
 /* Elements of tensor t for one image. */
 long graph_tensor_size(const struct graph *g, int t);

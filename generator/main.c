@@ -9,6 +9,7 @@
 #include "diag.h"
 #include "emit.h"
 #include "graph.h"
+#include "ops.h"
 #include "plan.h"
 #include "report.h"
 #include "spec.h"
@@ -183,9 +184,7 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 				continue;
 			for (int i = group->first_op; i < group->first_op + group->op_count; i++) {
 				const struct op *op = &g->ops[i];
-				bool weighted = op->kind == OP_LINEAR ||
-						(op->kind == OP_CONV && !strstr(op->name, "shortcut"));
-				layers += weighted;
+				layers += op_kinds[op->kind].weighted && op_kinds[op->kind].weighted(op);
 				for (int k = 0; k < op->param_count; k++)
 					if (g->params[op->params[k]].trained)
 						params += g->params[op->params[k]].count;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
+
 struct interval {
 	long start, end; /* steps, inclusive */
 	long size;       /* reals per image, aligned */
@@ -15,6 +17,8 @@ struct interval {
 };
 
 static long align(long reals) { return (reals + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
+
+static long max_of(long a, long b) { return a > b ? a : b; }
 
 static int by_start(const void *a, const void *b)
 {
@@ -61,166 +65,6 @@ static long pack(struct interval *intervals, int count)
 	return total;
 }
 
-static void kernel_name(const struct graph *g, const struct op *op, char *name, size_t size)
-{
-	struct shape in = g->tensors[op->inputs[0]].shape;
-	struct shape out = g->tensors[op->output].shape;
-	switch (op->kind) {
-	case OP_CONV:
-		snprintf(name, size, "conv%dx%d_s%d_%dx%dx%d_to_%d", op->kernel_size, op->kernel_size,
-			 op->stride, in.channels, in.height, in.width, out.channels);
-		break;
-	case OP_BATCH_NORM:
-		snprintf(name, size, "batch_norm_%dx%dx%d", in.channels, in.height, in.width);
-		break;
-	case OP_RELU:
-		snprintf(name, size, "relu");
-		break;
-	case OP_ADD:
-		snprintf(name, size, "add");
-		break;
-	case OP_PAD_SHORTCUT:
-		snprintf(name, size, "pad_shortcut_s%d_%dx%dx%d_to_%d", op->stride, in.channels,
-			 in.height, in.width, out.channels);
-		break;
-	case OP_AVERAGE_POOL:
-		snprintf(name, size, "average_pool_%dx%dx%d", in.channels, in.height, in.width);
-		break;
-	case OP_LINEAR:
-		snprintf(name, size, "linear_%d_to_%d", in.channels, out.channels);
-		break;
-	case OP_SOFTMAX_CROSS_ENTROPY:
-		snprintf(name, size, "softmax_cross_entropy_%d", in.channels);
-		break;
-	case OP_SCALE:
-		snprintf(name, size, "scale");
-		break;
-	case OP_DROPOUT:
-		snprintf(name, size, "dropout");
-		break;
-	case OP_GATED_ADD:
-		snprintf(name, size, "gated_add_%s_%dx%dx%d", op->exclusive ? "exclusive" : "shortcut",
-			 out.channels, out.height, out.width);
-		break;
-	default:
-		snprintf(name, size, "unknown");
-	}
-}
-
-/* Per-thread scratch of a conv, as CONV_SCRATCH in templates/ops/conv.c.tmpl
- * (which checks this figure at compile time): a private weight gradient,
- * summed across threads in a fixed order, then the larger of the forward
- * pass's part and the backward pass's (the weight gradient's part, the
- * data gradient's, a fused BN's sums, and dY where BN's backward leaves
- * it to the convolution, side by side, as both gradients run in one
- * loop). The fast kernels' parts: a padded image, packed
- * operands and a panel, for the forward pass, the data gradient and the
- * weight gradient; the first two's row split adds its partial outputs,
- * or a 3x3 one's Winograd its transformed tiles and products, and both an
- * output image staged to be streamed to memory (conv_streams); the weight
- * gradient's row split dY padded, its Winograd both operands' tiles and
- * its products; Winograd's for each place of the larger of its two
- * tiles' (2 x 2: 16 places, 4 x 4: 36), and the weight gradient's dY and
- * input with their channels innermost; and a 1x1 weight gradient packs
- * its input instead. Each part is at least the reference
- * kernels' columns with the image a prologue computes. */
-enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
-
-static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
-
-static long max_of(long a, long b) { return a > b ? a : b; }
-
-/* CONV_PLACE: one place of Winograd's tiles, whole pages and a line apart */
-static long place(long reals) { return (reals + 1023) / 1024 * 1024 + 16; }
-
-/* CONV_GROUP times the tiles: those of as many images as make width
- * tiles (up to CONV_WINOGRAD_GROUP, 8) */
-static long set_of(long tiles, long width)
-{
-	long group = tiles >= width || tiles == 0 ? 1 : (width + tiles - 1) / tiles;
-	return (group < 8 ? group : 8) * tiles;
-}
-
-/* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel */
-static long group_tiles(long tiles) { return set_of(tiles, PANEL_MAX); }
-
-/* CONV_PRODUCT_ROWS: Winograd's products' rows at most, the channels and
- * an eighth more where they are rounded up to whole blocks of the
- * micro-kernel */
-static long product_rows(long channels) { return channels + channels / 8; }
-
-/* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at
- * once, as many images' as make CONV_WEIGHT_TILES (64) */
-static long weight_set(long tiles) { return set_of(tiles, 64); }
-
-/* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
- * templates/ops/batch_norm.c.tmpl, two reals each in f32. */
-enum { SUMS_PER_CHANNEL = 3 * 2 };
-
-static void kernel_scratch(const struct graph *g, const struct op *op, struct kernel *kernel)
-{
-	if (op->kind == OP_BATCH_NORM) /* BN backward's sums per thread, BATCH_NORM_SCRATCH */
-		kernel->scratch_per_thread = align(4L * g->tensors[op->output].shape.channels);
-	if (op->kind != OP_CONV)
-		return;
-	struct shape in = g->tensors[op->inputs[0]].shape;
-	struct shape out = g->tensors[op->output].shape;
-	long kk = (long)op->kernel_size * op->kernel_size;
-	long patch = in.channels * kk, flipped_patch = out.channels * kk;
-	long pixels = (long)out.height * out.width;
-	long border = op->kernel_size / 2 * 2;
-	long padded_in = align(in.channels * (in.height + border) * (in.width + border));
-	long padded_out = align(out.channels * (out.height + border) * (out.width + border));
-	/* either packing of the weights, and the row split's partial outputs */
-	long k = op->kernel_size;
-	long packed_forward = max_of(packed_panels(out.channels, patch), packed_panels(out.channels * k, in.channels * k));
-	long packed_data = max_of(packed_panels(in.channels, flipped_patch), packed_panels(in.channels * k, out.channels * k));
-	long rows_forward = align(out.channels * k * (in.height + border) * out.width);
-	long rows_data = align(in.channels * k * (out.height + border) * in.width);
-	if (k == 3) { /* Winograd's weights, transformed tiles and products, for either tile (2 x 2: 16 places, 4 x 4: 36) */
-		packed_forward = max_of(packed_forward, 36 * place(packed_panels(out.channels, in.channels)));
-		packed_data = max_of(packed_data, 36 * place(packed_panels(in.channels, out.channels)));
-		for (long m = 2; m <= 4; m += 2) {
-			long places = (m + 2) * (m + 2);
-			long tiles_forward = group_tiles((long)(in.height / m) * (out.width / m));
-			long tiles_data = group_tiles((long)(out.height / m) * (in.width / m));
-			rows_forward = max_of(rows_forward, places * (place(packed_panels(tiles_forward, in.channels)) + place(product_rows(out.channels) * tiles_forward)));
-			rows_data = max_of(rows_data, places * (place(packed_panels(tiles_data, out.channels)) + place(product_rows(in.channels) * tiles_data)));
-		}
-	}
-	/* the forward pass's and the data gradient's last: an output image staged to be streamed */
-	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward + align(out.channels * pixels);
-	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data +
-			     align((long)in.channels * in.height * in.width);
-	long weight_gradient = packed_panels(out.channels, pixels) +
-			       max_of(padded_in + align(pixels * PANEL_MAX), packed_panels(in.channels, pixels));
-	/* the weight gradient's row split: dY's rows over the padded rows, dY padded by k - 1 */
-	long split_pixels = (in.height + k - 1) * out.width;
-	long padded_gradient = align(out.channels * (out.height + 2 * (k - 1)) * (out.width + 2 * (k - 1)));
-	long weight_split = packed_panels(out.channels * k, split_pixels) + padded_in + align(split_pixels * PANEL_MAX) + padded_gradient;
-	long reference = align(patch * pixels) + align(in.channels * in.height * in.width);
-	long weight_part = max_of(max_of(weight_gradient, weight_split), reference);
-	if (k == 3) { /* Winograd's: dY's and the input's tiles and the products, then dY and the input with their channels innermost */
-		long places = 0;
-		for (long m = 2; m <= 4; m += 2) {
-			long tiles = weight_set((long)(out.height / m) * (out.width / m));
-			places = max_of(places, (m + 2) * (m + 2) *
-							(place(packed_panels(out.channels, tiles)) + place(packed_panels(in.channels, tiles)) +
-							 place(product_rows(out.channels) * in.channels)));
-		}
-		weight_part = max_of(weight_part, places + align(out.channels * pixels) + padded_in);
-	}
-	/* CONV_DEFERRED: dY of the images taken at once, where BN's backward left it to the convolution */
-	long deferred_images = 1;
-	if (k == 3)
-		for (long m = 2; m <= 4; m += 2)
-			deferred_images = max_of(deferred_images, group_tiles((long)(out.height / m) * (out.width / m)) /
-								     max_of((long)(out.height / m) * (out.width / m), 1));
-	long deferred = align(out.channels * pixels * deferred_images);
-	kernel->scratch_per_thread = align(out.channels * patch) +
-				     max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + deferred);
-}
-
 static int find_kernels(struct plan *p, const struct graph *g)
 {
 	const struct lowering *l = &p->lowering;
@@ -235,7 +79,8 @@ static int find_kernels(struct plan *p, const struct graph *g)
 		int i = step->kernel_op;
 		char name[GRAPH_NAME_MAX], op_name[GRAPH_NAME_MAX];
 		struct shape in = g->tensors[g->ops[i].inputs[0]].shape;
-		kernel_name(g, &g->ops[i], op_name, sizeof op_name);
+		struct shape out = g->tensors[g->ops[i].output].shape;
+		op_kinds[g->ops[i].kind].kernel_name(in, out, &g->ops[i], op_name, sizeof op_name);
 		if (step->kind == STEP_BN_RELU_CONV) /* conv names stay far below the limit */
 			snprintf(name, sizeof name, "bn_relu_%.55s", op_name);
 		else if (step->kind == STEP_BN_ADD_RELU)
@@ -253,7 +98,8 @@ static int find_kernels(struct plan *p, const struct graph *g)
 			kernel->step = step->kind;
 			snprintf(kernel->name, sizeof kernel->name, "%s", name);
 			kernel->op = i;
-			kernel_scratch(g, &g->ops[i], kernel);
+			if (op_kinds[kernel->kind].scratch)
+				kernel->scratch_per_thread = op_kinds[kernel->kind].scratch(in, out, &g->ops[i]);
 			if (kernel->scratch_per_thread > p->scratch_per_thread)
 				p->scratch_per_thread = kernel->scratch_per_thread;
 		}
@@ -272,11 +118,12 @@ static void place_params(struct plan *p, const struct graph *g)
 	p->stats_count = 0;
 	for (int i = 0; i < g->op_count; i++) {
 		p->stats_offset[i] = -1;
-		if (g->ops[i].kind == OP_BATCH_NORM) {
+		int saved = op_kinds[g->ops[i].kind].saved_per_channel;
+		if (saved > 0) {
 			p->stats_offset[i] = p->stats_count;
-			/* per channel: mean, 1/std, the scale and shift BN applies, and
-			 * its backward's line (BATCH_NORM_SAVED) */
-			p->stats_count += 7L * g->tensors[g->ops[i].output].shape.channels;
+			/* BN's per channel: mean, 1/std, the scale and shift BN
+			 * applies, and its backward's line (BATCH_NORM_SAVED) */
+			p->stats_count += (long)saved * g->tensors[g->ops[i].output].shape.channels;
 		}
 	}
 }
@@ -335,12 +182,12 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 		long forward = l->step_of_op[i], backward = backward_base - forward;
 		for (int k = 0; k < op->input_count; k++) {
 			int t = op->inputs[k];
-			long use = op_backward_reads_inputs(op->kind) ? backward : forward;
+			long use = op_kinds[op->kind].backward_reads_inputs ? backward : forward;
 			if (use > last_use[t])
 				last_use[t] = use;
 			last_consumer[t] = i;
 		}
-		if (op_backward_reads_output(op->kind) && backward > last_use[op->output])
+		if (op_kinds[op->kind].backward_reads_output && backward > last_use[op->output])
 			last_use[op->output] = backward;
 	}
 	long end_of_step = 2 * steps;
@@ -402,8 +249,9 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	p->sums_offset = -1;
 	p->sums_per_image = 0;
 	for (int i = 0; i < ops; i++)
-		if (g->ops[i].kind == OP_BATCH_NORM) {
-			long sums = align(SUMS_PER_CHANNEL * g->tensors[g->ops[i].inputs[0]].shape.channels);
+		if (op_kinds[g->ops[i].kind].image_sums_per_channel > 0) {
+			long sums = align((long)op_kinds[g->ops[i].kind].image_sums_per_channel *
+					  g->tensors[g->ops[i].inputs[0]].shape.channels);
 			p->sums_per_image = max_of(p->sums_per_image, sums);
 		}
 	if (p->sums_per_image > 0) {
