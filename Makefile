@@ -214,7 +214,9 @@ $(BUILD)/obj/net/%.o: generated/%/net.c
 	$(call say,CC,$<)
 	$(Q)$(call net_compile,-Igenerated/$*)
 
-$(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
+# TEST_HOOKS=1 links the tests' hooks into the training loop (tests/hooks.c;
+# the study test's binaries take them).
+$(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(if $(filter 1,$(TEST_HOOKS)),$(BUILD)/obj/f32/hooks.o)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)

@@ -415,29 +415,15 @@ static void catch_stop_signals(void)
 	sigaction(SIGTERM, &action, NULL);
 }
 
-/* For the tests of resuming: RESGEN_TEST_RAISE=SIGNAL@K raises SIGNAL once
- * iteration K and its evaluation and checkpoint are done; SIGNAL@K/R only
- * in rank R. */
-static void test_raise(long iteration)
+/* Points where the tests act on a run (train.h): nothing here. The test
+ * builds link tests/hooks.c, whose definitions replace these. */
+__attribute__((weak)) void train_hook_stepped(struct net_state *state, long iteration)
 {
-	const char *text = getenv("RESGEN_TEST_RAISE");
-	int signal, rank = -1;
-	long at;
-	if (text && sscanf(text, "%d@%ld/%d", &signal, &at, &rank) >= 2 && at == iteration &&
-	    (rank < 0 || rank == ranks_rank()))
-		raise(signal);
+	(void)state;
+	(void)iteration;
 }
 
-/* For the test of the ranks' weight check: RESGEN_TEST_PERTURB=R@K changes
- * one weight of rank R after iteration K. */
-static void test_perturb(struct net_state *s, long iteration)
-{
-	const char *text = getenv("RESGEN_TEST_PERTURB");
-	int rank;
-	long at;
-	if (text && sscanf(text, "%d@%ld", &rank, &at) == 2 && at == iteration && rank == ranks_rank())
-		s->params[0] += 1;
-}
+__attribute__((weak)) void train_hook_checkpointed(long iteration) { (void)iteration; }
 
 /* This rank's images of the whole batch at order: the augmentation draws of
  * the other ranks' images are passed over, so that every image gets those
@@ -751,7 +737,7 @@ agreed:
 			status = 1;
 			break;
 		}
-		test_perturb(&s.state, it + 1);
+		train_hook_stepped(&s.state, it + 1);
 
 		double t = now();
 		if (terminal && t - last_progress > 0.25) {
@@ -805,7 +791,7 @@ agreed:
 		}
 		if ((evaluated || (it + 1) % CHECK_EVERY == 0) && (status = check_ranks_agree(&s, it + 1)) != 0)
 			break;
-		test_raise(it + 1);
+		train_hook_checkpointed(it + 1);
 		bool due = o->checkpoint_every ? (it + 1) % o->checkpoint_every == 0 || it + 1 == o->iterations
 					       : evaluated;
 		int stopped_by = o->checkpoint_path ? ranks_max(stop_signal) : 0, stopping = stopped_by != 0;

@@ -41,6 +41,14 @@ struct run_options {
  * iterations (steps may be fractions of the run). */
 long train_lr_step_at(int i, long iterations);
 
+/* Where the tests act on a run: after iteration's step (the weights just
+ * updated), and once its evaluation and checkpoint are done. They do
+ * nothing in the binaries users build; the test builds link tests/hooks.c
+ * in their place. */
+struct net_state;
+void train_hook_stepped(struct net_state *state, long iteration);
+void train_hook_checkpointed(long iteration);
+
 /* Both return the process exit status, having printed any error. */
 int train_run(const struct run_options *options);
 int step_run(const struct run_options *options);

@@ -488,7 +488,7 @@ static int make_study(const char *environment, const char *results, char *out, s
 	char command[4096];
 	const char *sanitize = getenv("SANITIZE");
 	snprintf(command, sizeof command,
-		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %s make -s study BUILD=%s %s "
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %s make -s study TEST_HOOKS=1 BUILD=%s %s "
 		 "STUDY=tests/studies/tiny.yaml RESULTS=%s/%s",
 		 environment, build, sanitize && strcmp(sanitize, "1") == 0 ? "SANITIZE=1" : "", scratch,
 		 results);

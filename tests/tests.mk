@@ -52,19 +52,32 @@ $(TEST_BIN)/gradcheck-%: tests/test_gradcheck.c $(BUILD)/obj/tests/grad-%-f64.o 
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
-# Whole binaries of test specs, as users get them, in both precisions.
-$(TEST_BIN)/bin/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(RUNTIME_F64)
+# The tests' hooks into the training loop (tests/hooks.c), which the
+# binaries of the tests link and users' binaries do not.
+$(BUILD)/obj/f32/hooks.o: tests/hooks.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/f64/hooks.o: tests/hooks.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -c $< -o $@
+
+# Whole binaries of test specs, as users get them but for the hooks, in
+# both precisions.
+$(TEST_BIN)/bin/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(RUNTIME_F64) $(BUILD)/obj/f64/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
-$(TEST_BIN)/bin/%-f32: $(BUILD)/obj/tests/%-f32.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
+$(TEST_BIN)/bin/%-f32: $(BUILD)/obj/tests/%-f32.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(BUILD)/obj/f32/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 # Their Open MPI flavour (ranks_mpi.o for ranks.o), for test_ranks.
-$(TEST_BIN)/bin/mpi/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(MPI_RUNTIME_F64)
+$(TEST_BIN)/bin/mpi/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(MPI_RUNTIME_F64) $(BUILD)/obj/f64/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS) $(MPI_LIBS)
@@ -131,7 +144,7 @@ $(BUILD)/obj/edited/version.o: runtime/version.c
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -DRESGEN_VERSION='"edited-by-the-test"' -c $< -o $@
 
 $(TEST_BIN)/bin/tiny-edited-f64: $(BUILD)/obj/edited/tiny-f64.o $(BUILD)/obj/f64/main.o \
-		$(filter-out %/version.o,$(RUNTIME_F64)) $(BUILD)/obj/edited/version.o
+		$(filter-out %/version.o,$(RUNTIME_F64)) $(BUILD)/obj/edited/version.o $(BUILD)/obj/f64/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
