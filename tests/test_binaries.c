@@ -175,7 +175,9 @@ static void test_binary_reads_cifar_binary_files(void **unused)
 				&step_ms, &data_ms, &share),
 			 3);
 	assert_true(data_ms > 0 && data_ms < step_ms);
-	assert_true(share > 0 && share < 100);
+	/* printed to two decimals: a step slowed by a busy machine (its
+	 * kernels, not the data) rounds a small share to 0.00 */
+	assert_true(share >= 0 && share < 100);
 }
 
 static void test_binary_bad_spec_emits_nothing(void **unused)

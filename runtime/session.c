@@ -1,0 +1,228 @@
+/* A run's session: what train, gradflow and step share once the data are
+ * loaded and the network's state made; see session.h. */
+#include "session.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agreement.h"
+#include "checksum.h"
+#include "printable.h"
+#include "ranks.h"
+#include "schedule.h"
+#include "threads.h"
+
+long train_lr_step_at(int i, long iterations)
+{
+	const struct net_defaults *d = &net_info.defaults;
+	return schedule_step_at(d->lr_steps[i], d->lr_step_fractions, iterations);
+}
+
+/* The paper's schedule: a warm-up rate, then base, times gamma at each
+ * step; steps given as fractions are of this run's iterations. */
+double learning_rate(long iteration, long iterations)
+{
+	const struct net_defaults *d = &net_info.defaults;
+	if (iteration < d->warmup_iterations)
+		return d->warmup_lr;
+	double lr = d->lr_base;
+	for (int i = 0; i < d->lr_step_count; i++)
+		if (iteration >= train_lr_step_at(i, iterations))
+			lr *= d->lr_gamma;
+	return lr;
+}
+
+/* An error every rank meets alike (the data, the batch, a checkpoint) is
+ * printed by rank 0 alone, once. */
+void shared_error(const char *format, ...)
+{
+	if (ranks_rank() != 0)
+		return;
+	va_list arguments;
+	va_start(arguments, format);
+	error_line_v(format, arguments);
+	va_end(arguments);
+}
+
+void session_free(struct session *s)
+{
+	dataset_free(&s->train);
+	dataset_free(&s->test);
+	state_free(&s->state);
+	free(s->running_sums);
+	s->running_sums = NULL;
+}
+
+/* The groups' parameters lie in forward order, one after another, so that
+ * once backward has run group g, params + group g's offset onwards are
+ * final (what the gradient buckets need). */
+static int groups_hold_params_in_order(void)
+{
+	long next = 0;
+	for (int g = 0; g < net_info.group_count; g++) {
+		if (net_info.groups[g].param_offset != next)
+			return 0;
+		next += net_info.groups[g].param_count;
+	}
+	return next == net_info.param_count;
+}
+
+/* Data, threads, memory and weights: everything before the first step. */
+int session_open(struct session *s, const struct run_options *o)
+{
+	memset(s, 0, sizeof *s);
+	const struct net_defaults *d = &net_info.defaults;
+	struct data_error error;
+	int status;
+	if (o->synthetic || strcmp(d->data_set, "synthetic") == 0) {
+		long train_count = d->train_images > 0 ? d->train_images : 10000;
+		long test_count = d->test_images > 0 ? d->test_images : 2000;
+		status = data_synthetic(net_info.channels, net_info.height, net_info.width,
+					net_info.classes, train_count, test_count, (uint64_t)o->seed,
+					&s->train, &s->test, &error);
+	} else {
+		status = data_load(d->data_set, o->data_dir, net_info.channels, net_info.height,
+				   net_info.width, net_info.classes, &s->train, &s->test, &error);
+	}
+	if (status != 0) {
+		shared_error("%s: %s\n", net_info.name, error.text);
+		return 2;
+	}
+	s->data_identity = dataset_identity(&s->test, dataset_identity(&s->train, CHECKSUM_BASIS));
+	if (o->train_limit > 0)
+		dataset_truncate(&s->train, o->train_limit);
+	if (o->test_limit > 0)
+		dataset_truncate(&s->test, o->test_limit);
+	if (o->batch > s->train.count) {
+		shared_error("%s: --batch %d is larger than the %ld training images; use a smaller batch\n",
+			net_info.name, o->batch, s->train.count);
+		session_free(s);
+		return 2;
+	}
+	s->rank = ranks_rank();
+	s->ranks = ranks_count();
+	if (o->batch % s->ranks != 0) {
+		shared_error("%s: the batch of %d images does not split evenly across %d ranks; give a batch that "
+				"%d divides (--batch), or another number of ranks\n",
+			net_info.name, o->batch, s->ranks, s->ranks);
+		session_free(s);
+		return 2;
+	}
+	s->batch = o->batch / s->ranks;
+	if (s->ranks > 1 && !groups_hold_params_in_order()) {
+		error_line("%s: the groups' parameters are not laid out in order, which training across "
+				"ranks needs; this is a bug of resgen's generator\n", net_info.name);
+		session_free(s);
+		return 1;
+	}
+	dataset_channel_stats(&s->train, s->mean, s->std);
+	s->threads = threads_setup(o->threads);
+	char message[512];
+	if (state_create(&s->state, s->batch, s->threads, message, sizeof message) != 0) {
+		error_line("%s: %s\n", net_info.name, message);
+		session_free(s);
+		return 1;
+	}
+	s->state.ranks = (struct net_ranks){
+		.count = s->ranks,
+		.bn_sync = net_info.defaults.bn_sync,
+		.first_image = (long)s->rank * s->batch,
+		.add = ranks_add,
+	};
+	if (s->ranks > 1 && !net_info.defaults.bn_sync) {
+		s->running_sums = malloc((size_t)(net_info.buffer_count ? net_info.buffer_count : 1) * sizeof(double));
+		if (!s->running_sums) {
+			error_line("%s: out of memory\n", net_info.name);
+			session_free(s);
+			return 1;
+		}
+	}
+	state_init(&s->state, (uint64_t)o->seed);
+	if (o->load_weights &&
+	    state_load_weights(&s->state, o->load_weights, message, sizeof message) != 0) {
+		error_line("%s: %s\n", net_info.name, message);
+		session_free(s);
+		return 2;
+	}
+	return 0;
+}
+
+/* Backward group by group, last to first: as soon as a group's parameter
+ * gradients are final, their sums across the ranks can start. */
+void backward_summing_gradients(struct session *s)
+{
+	ranks_gradients_begin(s->state.grads, net_info.param_count);
+	for (int g = net_info.group_count - 1; g >= 0; g--) {
+		net_info.groups[g].backward(&s->state, s->batch);
+		ranks_gradients_ready(net_info.groups[g].param_offset);
+	}
+	ranks_gradients_end();
+}
+
+/* With BN's statistics per rank, each rank's running statistics move
+ * towards its own: they are averaged across the ranks after every step, so
+ * that every rank evaluates and checkpoints the same ones. */
+void average_running_statistics(struct session *s)
+{
+	if (!s->running_sums)
+		return;
+	for (long i = 0; i < net_info.buffer_count; i++)
+		s->running_sums[i] = s->state.buffers[i];
+	ranks_add(s->running_sums, (int)net_info.buffer_count);
+	for (long i = 0; i < net_info.buffer_count; i++)
+		s->state.buffers[i] = (real)(s->running_sums[i] / s->ranks);
+}
+
+uint64_t weights_checksum(const struct net_state *state)
+{
+	uint64_t sum = checksum_add(CHECKSUM_BASIS, state->params, sizeof(real) * (size_t)net_info.param_count);
+	sum = checksum_add(sum, state->velocity, sizeof(real) * (size_t)net_info.param_count);
+	return checksum_add(sum, state->buffers, sizeof(real) * (size_t)net_info.buffer_count);
+}
+
+/* Before the first step, the ranks compare the settings (as a checkpoint
+ * filled them in) and the data: ranks on other settings would sum the
+ * gradients of other batches, or meet at other collectives and wait
+ * forever. */
+int agree_on_settings(const struct session *s, const struct run_options *o)
+{
+	const struct agreed values[] = {
+		{"--batch", (uint64_t)o->batch, AGREED_NUMBER, NULL},
+		{"--iterations", (uint64_t)o->iterations, AGREED_NUMBER, NULL},
+		{"--eval-every", (uint64_t)o->eval_every, AGREED_NUMBER, NULL},
+		{"--checkpoint-every", (uint64_t)o->checkpoint_every, AGREED_NUMBER, NULL},
+		{"--seed", (uint64_t)o->seed, AGREED_NUMBER, NULL},
+		{"--train-limit", (uint64_t)o->train_limit, AGREED_NUMBER, NULL},
+		{"--test-limit", (uint64_t)o->test_limit, AGREED_NUMBER, NULL},
+		{"--synthetic", o->synthetic, AGREED_GIVEN, NULL},
+		{"--steps", (uint64_t)o->steps, AGREED_NUMBER, NULL},
+		{"train.bn_sync", (uint64_t)net_info.defaults.bn_sync, AGREED_NUMBER, NULL},
+		{"the data (a checksum of the images and labels)", s->data_identity, AGREED_HASH, NULL},
+	};
+	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
+}
+
+/* Then the weights they start from (loaded, resumed or seeded), and where
+ * in the run they stand. */
+int agree_on_start(const struct session *s, long iteration)
+{
+	const struct agreed values[] = {
+		{"the iteration to start from (--resume)", (uint64_t)iteration, AGREED_NUMBER, NULL},
+		{"the starting weights (--load-weights, --resume)", weights_checksum(&s->state), AGREED_HASH, NULL},
+	};
+	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
+}
+
+/* The CSV log: opened before the first step, every write checked, so a log
+ * that cannot be written stops the run at once instead of losing it. */
+int log_check(FILE *log, const char *path)
+{
+	if (fflush(log) == 0 && !ferror(log))
+		return 0;
+	error_line("%s: %s: cannot write the log: %s\n", net_info.name, path,
+		strerror(errno ? errno : EIO));
+	return 1;
+}

@@ -1,0 +1,57 @@
+/* A run's session: its data, threads, network state and ranks, opened
+ * before the first step; and what train (train.c), gradflow
+ * (gradflow.c) and step (step.c) share on it: the schedule, the
+ * backward pass that sums gradients across the ranks, the ranks'
+ * agreement on what they run, and errors every rank meets alike. */
+#ifndef RESGEN_SESSION_H
+#define RESGEN_SESSION_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "data.h"
+#include "net_api.h"
+#include "state.h"
+#include "train.h"
+
+struct session {
+	struct dataset train, test;
+	double mean[16], std[16];
+	struct net_state state;
+	int threads;
+	/* Data parallel: rank of ranks, each running batch images of every
+	 * step (the whole batch over ranks); alone, rank 0 of 1. */
+	int rank, ranks, batch;
+	double *running_sums; /* averaging the ranks' BN running statistics */
+	uint64_t data_identity; /* the data as loaded, before any limit */
+};
+
+/* Data, threads, memory and weights: everything before the first step.
+ * 0, or the exit status with the error printed. */
+int session_open(struct session *s, const struct run_options *o);
+void session_free(struct session *s);
+
+/* The rate at iteration of a run of iterations (the spec's schedule). */
+double learning_rate(long iteration, long iterations);
+
+/* An error every rank meets alike, printed by rank 0 alone, once. */
+void shared_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Backward, summing the parameter gradients across the ranks as it goes;
+ * then the ranks' BN running statistics averaged, where BN is per rank. */
+void backward_summing_gradients(struct session *s);
+void average_running_statistics(struct session *s);
+
+/* A checksum of the weights, momenta and running statistics. */
+uint64_t weights_checksum(const struct net_state *state);
+
+/* Before the first step: the ranks' settings and data, then their
+ * starting weights and iteration, compared; 0 or 2 (agreement.h). */
+int agree_on_settings(const struct session *s, const struct run_options *o);
+int agree_on_start(const struct session *s, long iteration);
+
+/* Whether a log or CSV written so far reached the file: 0, or 1 with the
+ * error printed. */
+int log_check(FILE *log, const char *path);
+
+#endif
