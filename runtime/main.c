@@ -14,13 +14,15 @@
 #include "printable.h"
 #include "ranks.h"
 #include "train.h"
+#include "version.h"
 
 static void print_help(const char *program)
 {
 	const struct net_defaults *d = &net_info.defaults;
 	printf("%s: %s\n", net_info.name, net_info.summary);
-	printf("input %dx%dx%d, %d classes, %ld parameters, %s arithmetic\n\n", net_info.channels,
-	       net_info.height, net_info.width, net_info.classes, net_info.param_count, net_info.dtype);
+	printf("input %dx%dx%d, %d classes, %ld parameters, %s arithmetic; built by resgen %s\n\n",
+	       net_info.channels, net_info.height, net_info.width, net_info.classes, net_info.param_count,
+	       net_info.dtype, resgen_version());
 	printf("usage: %s train [options]   train, evaluating on the test split as it goes\n"
 	       "       %s step [options] --dump FILE\n"
 	       "                               run steps on the first batch; write the first\n"
