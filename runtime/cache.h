@@ -26,7 +26,7 @@ double cache_round_trip_median(int rounds, int trips, double seconds);
 
 /* Whether the cores of threads 0 and 1 have a last-level cache each, as
  * the last check found: a round trip over CACHE_APART_NS. On the Zen 4 of
- * the README's Speed section, whose two cores the hypervisor moves between
+ * docs/performance.md, whose two cores the hypervisor moves between
  * one chiplet (one L3) and two every few minutes, the round trip reads 49
  * to 80 ns in the first placement and 350 to 410 in the second.
  * cache_check_placement measures it again (the median of three rounds of

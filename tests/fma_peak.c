@@ -7,7 +7,7 @@
  * which bounds the passes over a network's large tensors. Then a cache
  * line's round trip between two threads, which tells whether their cores
  * share a last-level cache: a virtual machine cannot see it (on the Zen 4
- * of the README's Speed section, the hypervisor moves the two cores
+ * of docs/performance.md, the hypervisor moves the two cores
  * between one chiplet and two every few minutes, and the round trip goes
  * from 55 to 80 ns to 350 to 410). `fma-peak --round-trip` prints only
  * that, in ns, and the placement it means (shared: one last-level cache;

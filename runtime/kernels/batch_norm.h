@@ -184,7 +184,7 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 			 * parts in thread order. Where the two cores have an
 			 * L3 each, the sums read by the other thread cost the
 			 * convolution that writes the next BN's a fetch back
-			 * of each line (ResNet-1001, Speed in the README). */
+			 * of each line (ResNet-1001, docs/performance.md). */
 			int first, last;
 			thread_share(n, &first, &last);
 			double *mine = parts + (size_t)omp_get_thread_num() * part_stride;

@@ -23,8 +23,8 @@ struct conv_epilogue {
  * summed for BN while it is in the L1 cache. A copy of the shortcut into
  * the output for the convolution to add to (beta 1) took one more pass
  * over the image, and the micro-kernel's read of it back: ResNet-1001's
- * forward pass about 10 ms a step longer on one thread (the README's
- * Speed). Where the product is one sum (the micro-kernel's, Winograd's
+ * forward pass about 10 ms a step longer on one thread (docs/performance.md).
+ * Where the product is one sum (the micro-kernel's, Winograd's
  * output transform), it is the same sum, rounded once; the row split
  * and the reference's gemm, which add partial products, add the shortcut
  * after them. */
@@ -75,7 +75,7 @@ KERNEL_HELPER bool conv_streams(size_t reals)
 /* Whether a convolution's data gradient, whose tensors come to reals
  * reals, should stage and stream the images it sets: where conv_streams
  * says, and wherever the two threads' cores have a last-level cache each
- * (cache_threads_apart: the Zen 4, at times; Speed, in the README). The
+ * (cache_threads_apart: the Zen 4, at times; docs/performance.md). The
  * plan gives a gradient the slot of gradients no longer needed, of other
  * sizes, so that the lines an image's gradient is set in were mostly
  * written by the other thread, for other images, a pass or two before;
