@@ -236,26 +236,13 @@ static void batch_norm_call(const struct graph *g, const struct op *op, const ch
 	kernel_out_in(g, op, kernel, v);
 }
 
-/* ---- ReLU, the sum, scaling and dropout: one shape-free kernel each ---- */
-
-static void fixed_name(const char *text, char *name, size_t size) { snprintf(name, size, "%s", text); }
-
-static void relu_name(struct shape in, struct shape out, const struct op *op, char *name, size_t size)
-{
-	(void)in, (void)out, (void)op;
-	fixed_name("relu", name, size);
-}
+/* ---- ReLU, the sum, scaling and dropout: one shape-free kernel each,
+ * named after its template ---- */
 
 static void relu_call(const struct graph *g, const struct op *op, const char *kernel, struct template_vars *v)
 {
 	(void)kernel;
 	out_in_count(g, op, v);
-}
-
-static void add_name(struct shape in, struct shape out, const struct op *op, char *name, size_t size)
-{
-	(void)in, (void)out, (void)op;
-	fixed_name("add", name, size);
 }
 
 static void add_call(const struct graph *g, const struct op *op, const char *kernel, struct template_vars *v)
@@ -267,24 +254,12 @@ static void add_call(const struct graph *g, const struct op *op, const char *ker
 	template_set(v, "OUT", "%s", tensor(g, op->output));
 }
 
-static void scale_name(struct shape in, struct shape out, const struct op *op, char *name, size_t size)
-{
-	(void)in, (void)out, (void)op;
-	fixed_name("scale", name, size);
-}
-
 static void scale_call(const struct graph *g, const struct op *op, const char *kernel, struct template_vars *v)
 {
 	(void)kernel;
 	char number[32];
 	template_set(v, "FACTOR", "%s", real_text(number, op->factor));
 	out_in_count(g, op, v);
-}
-
-static void dropout_name(struct shape in, struct shape out, const struct op *op, char *name, size_t size)
-{
-	(void)in, (void)out, (void)op;
-	fixed_name("dropout", name, size);
 }
 
 static void dropout_call(const struct graph *g, const struct op *op, const char *kernel, struct template_vars *v)
@@ -417,8 +392,8 @@ const struct op_kind_info op_kinds[OP_KIND_COUNT] = {
 			   .flops = batch_norm_flops, .kernel_name = batch_norm_name, .scratch = batch_norm_scratch,
 			   .kernel_values = input_image_values, .call_values = batch_norm_call},
 	[OP_RELU] = {"relu", {"WRITE"}, .backward_reads_output = true, .flops = elementwise_flops,
-		     .kernel_name = relu_name, .call_values = relu_call},
-	[OP_ADD] = {"add", {"SHORTCUT_WRITE", "BRANCH_WRITE"}, .flops = elementwise_flops, .kernel_name = add_name,
+		     .call_values = relu_call},
+	[OP_ADD] = {"add", {"SHORTCUT_WRITE", "BRANCH_WRITE"}, .flops = elementwise_flops,
 		    .call_values = add_call},
 	[OP_PAD_SHORTCUT] = {"pad_shortcut", {NULL}, .kernel_name = pad_shortcut_name,
 			     .kernel_values = resampling_values, .call_values = plain_call},
@@ -429,10 +404,10 @@ const struct op_kind_info op_kinds[OP_KIND_COUNT] = {
 	[OP_SOFTMAX_CROSS_ENTROPY] = {"softmax_cross_entropy", {NULL}, .backward_reads_output = true,
 				      .flops = elementwise_flops, .kernel_name = softmax_name,
 				      .kernel_values = softmax_values, .call_values = plain_call},
-	[OP_SCALE] = {"scale", {NULL}, .flops = elementwise_flops, .kernel_name = scale_name, .call_values = scale_call},
+	[OP_SCALE] = {"scale", {NULL}, .flops = elementwise_flops, .call_values = scale_call},
 	[OP_GATED_ADD] = {"gated_add", {NULL}, .backward_reads_inputs = true, .flops = gated_add_flops,
 			  .kernel_name = gated_add_name, .kernel_values = gated_add_values,
 			  .call_values = gated_add_call},
-	[OP_DROPOUT] = {"dropout", {NULL}, .flops = elementwise_flops, .kernel_name = dropout_name,
+	[OP_DROPOUT] = {"dropout", {NULL}, .flops = elementwise_flops,
 			.call_values = dropout_call},
 };

@@ -36,7 +36,8 @@ struct op_kind_info {
 	bool (*weighted)(const struct op *op);
 	/* Multiply-adds for one image, times two. */
 	double (*flops)(struct shape in, struct shape out, const struct op *op);
-	/* The instance's name: ops of one name share a kernel. */
+	/* The instance's name: ops of one name share a kernel; NULL: one
+	 * shape-free kernel, named after the template. */
 	void (*kernel_name)(struct shape in, struct shape out, const struct op *op, char *name, size_t size);
 	/* Its per-thread scratch in reals; NULL: none. */
 	long (*scratch)(struct shape in, struct shape out, const struct op *op);

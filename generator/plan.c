@@ -80,7 +80,11 @@ static int find_kernels(struct plan *p, const struct graph *g)
 		char name[GRAPH_NAME_MAX], op_name[GRAPH_NAME_MAX];
 		struct shape in = g->tensors[g->ops[i].inputs[0]].shape;
 		struct shape out = g->tensors[g->ops[i].output].shape;
-		op_kinds[g->ops[i].kind].kernel_name(in, out, &g->ops[i], op_name, sizeof op_name);
+		const struct op_kind_info *kind = &op_kinds[g->ops[i].kind];
+		if (kind->kernel_name)
+			kind->kernel_name(in, out, &g->ops[i], op_name, sizeof op_name);
+		else
+			snprintf(op_name, sizeof op_name, "%s", kind->template_name);
 		if (step->kind == STEP_BN_RELU_CONV) /* conv names stay far below the limit */
 			snprintf(name, sizeof name, "bn_relu_%.55s", op_name);
 		else if (step->kind == STEP_BN_ADD_RELU)

@@ -255,11 +255,6 @@ int checkpoint_restore(const struct tensor_file *f, const char *path, long train
 		random ? entry(f, path, "checkpoint/order", train_count, error, size) : NULL;
 	if (!indices)
 		return -1;
-	if (settings->values[SETTING_COUNT + 1] != (double)train_count) {
-		snprintf(error, size, "%s: the run trained on %g images, this data has %ld; resume with the same data",
-			 path, settings->values[SETTING_COUNT + 1], train_count);
-		return -1;
-	}
 	struct progress q = {0};
 	const double *v = position->values;
 	double iterations = settings->values[0];

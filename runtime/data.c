@@ -185,15 +185,20 @@ static void idx_path(char *out, size_t size, const char *dir, const char *name)
 		snprintf(out, size, "%s/%s", dir, name);
 }
 
+/* The IDX files, which data_load reads and data_files lists: each split's
+ * images and labels, gzip-compressed (NAME.gz) or not. */
+static const char *const idx_splits[2] = {"train", "t10k"};
+static const char *const idx_kinds[2] = {"images-idx3-ubyte", "labels-idx1-ubyte"};
+
 /* Both headers are read and checked against each other and against the
  * network before either payload: a mismatch costs nothing to report. */
 static int load_idx_split(const char *dir, const char *prefix, int height, int width, int classes,
 			  struct dataset *d, struct data_error *error)
 {
 	char images_path[1024], labels_path[1024], name[64];
-	snprintf(name, sizeof name, "%s-images-idx3-ubyte", prefix);
+	snprintf(name, sizeof name, "%s-%s", prefix, idx_kinds[0]);
 	idx_path(images_path, sizeof images_path, dir, name);
-	snprintf(name, sizeof name, "%s-labels-idx1-ubyte", prefix);
+	snprintf(name, sizeof name, "%s-%s", prefix, idx_kinds[1]);
 	idx_path(labels_path, sizeof labels_path, dir, name);
 	struct idx_file image_file, label_file = {0};
 	uint8_t *images = NULL, *labels = NULL;
@@ -295,13 +300,23 @@ static int load_cifar_file(const char *path, int label_bytes, int classes, struc
 	return 0;
 }
 
+/* CIFAR's binary files, which load_cifar reads and data_files lists: the
+ * last is the test split, the others the training split, in order; in
+ * the folder given or in the one the archive unpacks to. */
+static const char *const cifar_files[2][7] = {
+	{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin",
+	 "test_batch.bin", NULL},
+	{"train.bin", "test.bin", NULL},
+};
+static const char *const cifar_folders[2] = {"cifar-10-batches-bin", "cifar-100-binary"};
+
 static int load_cifar(const char *dir, bool hundred, struct dataset *train, struct dataset *test,
 		      struct data_error *error)
 {
 	/* Accept the folder the archive unpacks to, or its contents. */
 	char base[1024];
-	const char *inner = hundred ? "cifar-100-binary" : "cifar-10-batches-bin";
-	const char *probe = hundred ? "train.bin" : "data_batch_1.bin";
+	const char *const *files = cifar_files[hundred];
+	const char *inner = cifar_folders[hundred], *probe = files[0];
 	char path[1100];
 	snprintf(base, sizeof base, "%s", dir);
 	snprintf(path, sizeof path, "%s/%s", dir, probe);
@@ -320,43 +335,30 @@ static int load_cifar(const char *dir, bool hundred, struct dataset *train, stru
 		d->height = d->width = 32;
 		d->classes = classes;
 	}
-	if (hundred) {
-		snprintf(path, sizeof path, "%s/train.bin", base);
-		if (load_cifar_file(path, label_bytes, classes, train, error) != 0)
-			return -1;
-		snprintf(path, sizeof path, "%s/test.bin", base);
-		return load_cifar_file(path, label_bytes, classes, test, error);
-	}
-	for (int i = 1; i <= 5; i++) {
-		snprintf(path, sizeof path, "%s/data_batch_%d.bin", base, i);
-		if (load_cifar_file(path, label_bytes, classes, train, error) != 0)
+	for (int i = 0; files[i]; i++) {
+		snprintf(path, sizeof path, "%s/%s", base, files[i]);
+		if (load_cifar_file(path, label_bytes, classes, files[i + 1] ? train : test, error) != 0)
 			return -1;
 	}
-	snprintf(path, sizeof path, "%s/test_batch.bin", base);
-	return load_cifar_file(path, label_bytes, classes, test, error);
+	return 0;
 }
 
 int data_files(const char *set, const char *dir, char *paths, size_t size, int max)
 {
-	static const char *const idx[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-					  "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", NULL};
-	static const char *const cifar10[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
-					      "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin", NULL};
-	static const char *const cifar100[] = {"train.bin", "test.bin", NULL};
-	bool is_cifar10 = strcmp(set, "cifar10") == 0, is_cifar100 = strcmp(set, "cifar100") == 0;
-	const char *const *names = is_cifar10 ? cifar10 : is_cifar100 ? cifar100 : idx;
-	/* IDX files plain or .gz; CIFAR's in dir or in the folder its archive
-	 * unpacks to */
-	const char *variants[2][2] = {{"", ""}, {"", ".gz"}};
-	if (is_cifar10 || is_cifar100) {
-		variants[1][0] = is_cifar10 ? "cifar-10-batches-bin/" : "cifar-100-binary/";
-		variants[1][1] = "";
-	}
+	bool cifar10 = strcmp(set, "cifar10") == 0, cifar100 = strcmp(set, "cifar100") == 0;
 	int count = 0;
-	for (int i = 0; names[i]; i++)
-		for (int v = 0; v < 2 && count < max; v++)
-			snprintf(paths + (size_t)count++ * size, size, "%s/%s%s%s", dir, variants[v][0], names[i],
-				 variants[v][1]);
+	if (cifar10 || cifar100) {
+		for (int i = 0; cifar_files[cifar100][i]; i++)
+			for (int inner = 0; inner < 2 && count < max; inner++)
+				snprintf(paths + (size_t)count++ * size, size, "%s/%s%s%s", dir,
+					 inner ? cifar_folders[cifar100] : "", inner ? "/" : "", cifar_files[cifar100][i]);
+		return count;
+	}
+	for (int split = 0; split < 2; split++)
+		for (int kind = 0; kind < 2; kind++)
+			for (int gz = 0; gz < 2 && count < max; gz++)
+				snprintf(paths + (size_t)count++ * size, size, "%s/%s-%s%s", dir, idx_splits[split],
+					 idx_kinds[kind], gz ? ".gz" : "");
 	return count;
 }
 
@@ -376,9 +378,9 @@ int data_load(const char *set, const char *dir, int channels, int height, int wi
 		if (channels != 1)
 			return fail(error, "%s: images have 1 channel, but this network expects %d", set,
 				    channels);
-		status = load_idx_split(dir, "train", height, width, classes, train, error);
+		status = load_idx_split(dir, idx_splits[0], height, width, classes, train, error);
 		if (status == 0)
-			status = load_idx_split(dir, "t10k", height, width, classes, test, error);
+			status = load_idx_split(dir, idx_splits[1], height, width, classes, test, error);
 	} else {
 		return fail(error, "unknown data set '%s'", set);
 	}
