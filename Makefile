@@ -354,10 +354,10 @@ bench-mpi: $(foreach n,$(BENCH_MPI),$(BUILD)/bin/$(n) $(BUILD)/bin/mpi/$(n))
 	@mkdir -p $(BUILD)/bench
 	@tests/run-bench-mpi $(BUILD) $(BENCH_MPI_STEPS) $(BENCH_MPI)
 
-$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/cache.c runtime/cache.h runtime/profile.h
+$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine.c runtime/machine.h runtime/gemm.c runtime/gemm.h runtime/profile.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -O2 -march=native -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -o $@ $(filter %.c,$^)
+	$(Q)$(CC) -O2 -march=native -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
 
 $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	@mkdir -p $(@D)

@@ -365,6 +365,8 @@ static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
 	}
 	template_set(v, "ACTIVATED", "%s", g->tensors[second->output].name);
 	template_set(v, "SHORTCUT", "%s", shortcut);
+	template_set(v, "LAYER", "%s", third->name);
+	template_set(v, "HAS_SHORTCUT", "%s", step->op_count == 4 ? "true" : "false");
 	template_set(v, "WEIGHT", "%s", g->params[third->params[0]].name);
 	template_set(v, "NEXT_SUMS", "%s", next_sums(&p->lowering, j));
 	gradient_vars(e, j, v);
@@ -392,7 +394,10 @@ static int emit_zeroing(const struct emitter *e, const struct step *step, struct
 	return status;
 }
 
-static int emit_group(const struct emitter *e, const struct group *group, struct strbuf *out)
+/* A group's forward and backward functions into out; explain: the calls
+ * that print the choices of its steps that have any (a template's
+ * "explain" section), in forward order, LAYER naming the weighted op. */
+static int emit_group(const struct emitter *e, const struct group *group, struct strbuf *out, struct strbuf *explain)
 {
 	const struct graph *g = e->g;
 	const struct plan *p = e->plan;
@@ -404,6 +409,18 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 	int first_step = l->step_of_op[first], last_step = l->step_of_op[last];
 	for (int j = first_step; j <= last_step && status == 0; j++) {
 		const struct step *step = &l->steps[j];
+		const struct template *t = step->kind == STEP_OP ? &e->ops[g->ops[step->first_op].kind] : &e->fused[step->kind];
+		if (template_has_section(t, "explain")) {
+			if (step->kind == STEP_OP) {
+				call_vars(e, step->first_op, &v);
+				template_set(&v, "LAYER", "%s", g->ops[step->first_op].name);
+			} else {
+				fused_vars(e, j, &v);
+			}
+			status = render(e, t, "explain", &v, explain);
+			if (status != 0)
+				break;
+		}
 		if (step->kind == STEP_OP) {
 			call_vars(e, step->first_op, &v);
 			const struct op_kind_info *kind = &op_kinds[g->ops[step->first_op].kind];
@@ -566,7 +583,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	const struct graph *g = e->g;
 	const struct spec *s = e->spec;
 	struct strbuf table = {0}, groups = {0}, group_table = {0}, forward = {0}, backward = {0},
-		      sgd = {0};
+		      sgd = {0}, choose = {0}, explain = {0};
 	struct template_vars v = {0};
 	int status = 0;
 	int *order = table_order(g);
@@ -591,7 +608,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	}
 	for (int i = 0; i < g->group_count && status == 0; i++) {
 		const struct group *group = &g->groups[i];
-		status = emit_group(e, group, &groups);
+		status = emit_group(e, group, &groups, &explain);
 		if (status == 0) {
 			template_set(&v, "GROUP", "%s", group->name);
 			status = render(e, &e->net, "forward_call", &v, &forward);
@@ -614,6 +631,14 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	for (int i = g->group_count - 1; i >= 0 && status == 0; i--) {
 		template_set(&v, "GROUP", "%s", g->groups[i].name);
 		status = render(e, &e->net, "backward_call", &v, &backward);
+	}
+	/* each instance that makes choices (a template's "choose" section) */
+	for (int k = 0; k < e->plan->kernel_count && status == 0; k++) {
+		const struct template *t = kernel_template(e, &e->plan->kernels[k]);
+		if (!template_has_section(t, "choose"))
+			continue;
+		kernel_vars(e, &e->plan->kernels[k], &v);
+		status = render(e, t, "choose", &v, &choose);
 	}
 	char *values = NULL;
 	size_t values_length = 0;
@@ -662,6 +687,8 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "FORWARD_CALLS", "%s", strbuf_text(&forward));
 		template_set(&v, "BACKWARD_CALLS", "%s", strbuf_text(&backward));
 		template_set(&v, "SGD_CALLS", "%s", strbuf_text(&sgd));
+		template_set(&v, "CHOOSE_CALLS", "%s", strbuf_text(&choose));
+		template_set(&v, "EXPLAIN_CALLS", "%s", strbuf_text(&explain));
 		status = render(e, &e->net, "file", &v, out);
 	}
 	free(values);
@@ -672,6 +699,8 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	strbuf_free(&forward);
 	strbuf_free(&backward);
 	strbuf_free(&sgd);
+	strbuf_free(&choose);
+	strbuf_free(&explain);
 	return status;
 }
 

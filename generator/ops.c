@@ -179,9 +179,22 @@ static long conv_scratch(struct shape in, struct shape out, const struct op *op)
 	       max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + deferred);
 }
 
+/* Winograd's output tile, which the shape alone decides: 4 x 4 where the
+ * sides are multiples of 4, else 2 x 2, where the algorithm applies (a 3x3
+ * convolution of stride 1 keeping even sides), else 0. The instance
+ * checks it against the library's rule (CONV_TILE). */
+static int conv_tile(struct shape in, struct shape out, const struct op *op)
+{
+	if (op->kernel_size != 3 || op->stride != 1 || in.height != out.height || in.width != out.width || in.height % 2 ||
+	    in.width % 2)
+		return 0;
+	return out.height % 4 == 0 && out.width % 4 == 0 ? 4 : 2;
+}
+
 static void conv_values(struct shape in, struct shape out, const struct op *op, struct template_vars *v)
 {
 	template_set(v, "K", "%d", op->kernel_size);
+	template_set(v, "TILE", "%d", conv_tile(in, out, op));
 	resampling_values(in, out, op, v);
 }
 

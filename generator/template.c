@@ -140,6 +140,14 @@ static void put_indented(struct strbuf *out, const char *value, const char *inde
 	}
 }
 
+bool template_has_section(const struct template *t, const char *section)
+{
+	for (int i = 0; i < t->section_count; i++)
+		if (strcmp(t->sections[i].name, section) == 0)
+			return true;
+	return false;
+}
+
 int template_render(const struct template *t, const char *section, const struct template_vars *vars,
 		    struct strbuf *out, struct diag *d)
 {

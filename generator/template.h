@@ -38,6 +38,9 @@ void template_set(struct template_vars *vars, const char *name, const char *fmt,
 	__attribute__((format(printf, 3, 4)));
 void template_vars_free(struct template_vars *vars);
 
+/* Whether t has the named section. */
+bool template_has_section(const struct template *t, const char *section);
+
 /* Appends the named section, rendered with vars, to out. */
 int template_render(const struct template *t, const char *section, const struct template_vars *vars,
 		    struct strbuf *out, struct diag *d);

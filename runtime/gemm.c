@@ -3,70 +3,9 @@
 #include "gemm.h"
 
 #include <blis.h>
-#include <cpuid.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Which kernels BLIS 0.9 runs is chosen here, before it first runs, where
- * its own choice is known to be slow; a choice the user made in
- * BLIS_ARCH_TYPE stands.
- * - AMD: BLIS knows processors by family, up to Zen 3 (family 0x19), and
- *   gives newer ones (Zen 4 and Zen 5 models) its portable C kernels: on a
- *   Zen 5 that made preact-110 train 3.3 times slower. A later family gets
- *   the skx kernels if it has every AVX-512 extension they use (on a Zen 5
- *   they ran the packed convolutions 1.6 times faster than the zen3
- *   kernels), else the zen3 kernels if it has AVX2 and FMA. A Zen 4 (family
- *   0x19 with AVX-512) runs a 512-bit multiply-add as two 256-bit halves,
- *   so skx's 32 x 12 blocks do no more per cycle than zen3's 6 x 16, and
- *   fill worse with 16 channels: on one, with zen3's, preact-110,
- *   original-110 and preact-164 trained 3 to 4% faster, and ResNet-1001 at
- *   batch 16 3% faster in 5 of 7 alternating pairs.
- * - Intel: BLIS gives the skx kernels only to a processor whose name
- *   string it can read as a Xeon or Core model with two 512-bit FMA units,
- *   and the haswell kernels to the rest. A virtual machine's processor is
- *   often named just "Intel(R) Xeon(R) Processor": on one such (a 2-core
- *   Xeon of model 0xcf, two FMA units), haswell's left preact-164 1.22 to
- *   1.27 times slower than skx's. So every Intel processor with the
- *   AVX-512 extensions gets skx's; with one FMA unit, AVX-512 multiplies
- *   and adds as many reals a cycle as AVX2 does with two. */
-bool gemm_supports_skx_kernels(void)
-{
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
-	       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-}
-
-__attribute__((constructor)) static void choose_blis_kernels(void)
-{
-	unsigned eax, ebx, ecx, edx;
-	if (getenv("BLIS_ARCH_TYPE") || !__get_cpuid(0, &eax, &ebx, &ecx, &edx))
-		return;
-	char vendor[13];
-	memcpy(vendor, &ebx, 4);
-	memcpy(vendor + 4, &edx, 4);
-	memcpy(vendor + 8, &ecx, 4);
-	vendor[12] = '\0';
-	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
-		return;
-	unsigned family = (eax >> 8) & 0xf;
-	if (family == 0xf)
-		family += (eax >> 20) & 0xff;
-	__builtin_cpu_init();
-	int kernels = -1;
-	if (strcmp(vendor, "GenuineIntel") == 0 && gemm_supports_skx_kernels())
-		kernels = BLIS_ARCH_SKX;
-	else if (strcmp(vendor, "AuthenticAMD") == 0 && family >= 0x19 && __builtin_cpu_supports("avx2") &&
-		 __builtin_cpu_supports("fma"))
-		kernels = gemm_supports_skx_kernels() && family > 0x19 ? BLIS_ARCH_SKX : BLIS_ARCH_ZEN3;
-	if (kernels < 0)
-		return;
-	char id[16];
-	snprintf(id, sizeof id, "%d", kernels);
-	setenv("BLIS_ARCH_TYPE", id, 0);
-}
 
 void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, const real *a, int lda,
 	  const real *b, int ldb, real beta, real *c, int ldc)

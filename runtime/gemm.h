@@ -33,10 +33,6 @@ void gemm_micro_tile(int m, int n, int k, const real *a, const real *b, real bet
 /* How many threads BLIS may use inside one call; set only by threads.c. */
 void gemm_set_threads(int threads);
 
-/* Whether this processor has every AVX-512 extension (F, DQ, CD, BW, VL)
- * BLIS's skx kernels use. */
-bool gemm_supports_skx_kernels(void);
-
 /* The name of the kernels BLIS runs on this machine (its sub-configuration,
  * such as zen3, skx or generic). */
 const char *gemm_kernels(void);

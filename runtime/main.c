@@ -10,6 +10,7 @@
 #include "agreement.h"
 #include "data.h"
 #include "file_replace.h"
+#include "machine.h"
 #include "net_api.h"
 #include "printable.h"
 #include "ranks.h"
@@ -40,9 +41,13 @@ static void print_help(const char *program)
 	       "                               ||x_l||, ||x_l+1 - x_l|| (= ||F(x_l)|| for\n"
 	       "                               identity shortcut and after-addition),\n"
 	       "                               ||dL/dx_l|| and its ratio to ||dL/dx_L||\n"
+	       "       %s explain [--batch B] [--threads T]\n"
+	       "                               what each convolution runs on this machine:\n"
+	       "                               its algorithm for each pass, tiles, groups of\n"
+	       "                               images, streaming, and why\n"
 	       "       %s info                 list the parameter tensors\n"
 	       "       %s --help\n\n",
-	       program, program, program, program, program, program);
+	       program, program, program, program, program, program, program);
 	printf("Options (defaults come from the spec this binary was generated from):\n"
 	       "  --data DIR           data folder (default %s)\n"
 	       "  --synthetic          generated data of the network's input shape instead\n"
@@ -98,6 +103,9 @@ static void print_help(const char *program)
 	printf("Data: CIFAR-10/100 in their binary versions (data_batch_1.bin... or train.bin,\n"
 	       "test.bin), MNIST and Fashion-MNIST as IDX files, gzip-compressed or not.\n"
 	       "Weights files hold named float64 tensors (see runtime/tensor_file.h).\n"
+	       "RESGEN_CHOICES overrides the kernels' choices for experiments, as\n"
+	       "NAME=on|off|rule,... with NAME winograd, row_split, weight_split, swap or\n"
+	       "stream (runtime/machine.h); explain shows what it forced.\n"
 	       "Exit status: 0 done, 1 input/output failure, 2 bad arguments, data or\n"
 	       "checkpoint, 3 diverged, 4 stopped by a signal after writing a checkpoint.\n");
 }
@@ -126,13 +134,14 @@ static int parse_long(const char *text, long min, long max, long *out)
 }
 
 /* The commands; INFO and HELP take no options. */
-enum command { TRAIN = 1, STEP = 2, INIT = 4, GRADFLOW = 8, INFO = 16, HELP = 32 };
-static const char *const command_words[] = {"train", "step", "init", "gradflow", "info", "--help"};
+enum command { TRAIN = 1, STEP = 2, INIT = 4, GRADFLOW = 8, INFO = 16, HELP = 32, EXPLAIN = 64 };
+static const char *const command_words[] = {"train", "step", "init", "gradflow", "info", "--help", "explain"};
+enum { COMMAND_COUNT = sizeof command_words / sizeof command_words[0] };
 
 /* Every option, the commands that take it, and where its value goes. */
 struct option {
 	const char *name;
-	int commands; /* TRAIN | STEP | INIT | GRADFLOW */
+	int commands; /* TRAIN | STEP | INIT | GRADFLOW | EXPLAIN */
 	enum { FLAG, TEXT, NUMBER } kind;
 	long min, max; /* NUMBER */
 	size_t offset; /* into struct run_options */
@@ -145,8 +154,8 @@ static const struct option options[] = {
 	{"--data", TRAIN | GRADFLOW | STEP, TEXT, 0, 0, FIELD(data_dir, 0), 0},
 	{"--synthetic", TRAIN | GRADFLOW | STEP, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
 	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long)), SETTING_ITERATIONS},
-	{"--batch", TRAIN | GRADFLOW | STEP, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
-	{"--threads", TRAIN | GRADFLOW | STEP, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
+	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
+	{"--threads", TRAIN | GRADFLOW | STEP | EXPLAIN, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
 	{"--seed", TRAIN | STEP | INIT | GRADFLOW, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
 	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0), 0},
 	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
@@ -170,7 +179,7 @@ static const char *command_names(int commands, char *out, size_t size)
 {
 	int count = __builtin_popcount((unsigned)commands), listed = 0;
 	out[0] = '\0';
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < COMMAND_COUNT; i++)
 		if (commands & (1 << i)) {
 			size_t used = strlen(out);
 			snprintf(out + used, size - used, "%s%s", listed == 0 ? "" : listed + 1 == count ? " and " : ", ",
@@ -296,12 +305,19 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 			      : strcmp(name, "step") == 0     ? STEP
 			      : strcmp(name, "init") == 0     ? INIT
 			      : strcmp(name, "gradflow") == 0 ? GRADFLOW
+			      : strcmp(name, "explain") == 0  ? EXPLAIN
 							      : 0;
 	if (!chosen)
-		return bad(program, name, "is not a command (train, step, init, gradflow, info)");
+		return bad(program, name, "is not a command (train, step, init, gradflow, explain, info)");
 	*command = chosen;
-	if ((*command == INIT || *command == GRADFLOW) && ranks_count() > 1)
+	if ((*command == INIT || *command == GRADFLOW || *command == EXPLAIN) && ranks_count() > 1)
 		return bad(program, name, "runs in one process; run it without mpirun (train and step split across ranks)");
+	char why[256];
+	if (*command != INIT && machine_override_error(why, sizeof why) != 0) {
+		if (ranks_rank() == 0)
+			error_line("%s: %s\n", net_info.name, why);
+		return 2;
+	}
 
 	const struct net_defaults *d = &net_info.defaults;
 	*o = (struct run_options){
@@ -378,6 +394,7 @@ int main(int argc, char **argv)
 	if (status == 0 && prepared < 0)
 		status = command == TRAIN || command == GRADFLOW ? train_run(&o)
 			 : command == STEP			  ? step_run(&o)
+			 : command == EXPLAIN			  ? explain_run(&o)
 								  : init_run(&o);
 	return ranks_stop(ranks_agree_status(status));
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "real.h"
 
@@ -113,5 +114,12 @@ extern const struct net_info net_info;
 void net_forward(struct net_state *s, int n);
 void net_backward(struct net_state *s, int n);
 void net_sgd(struct net_state *s, real lr, real momentum, real weight_decay);
+
+/* The kernels' choices, made once from the shapes and the machine
+ * (runtime/machine.h); net_forward and net_backward make them first if
+ * nothing has. net_explain prints every convolution's, in forward order,
+ * at batch n. */
+void net_choose(void);
+void net_explain(FILE *out, int n);
 
 #endif

@@ -120,6 +120,7 @@ int session_open(struct session *s, const struct run_options *o)
 	}
 	dataset_channel_stats(&s->train, s->mean, s->std);
 	s->threads = threads_setup(o->threads);
+	net_choose(); /* before any pass: the passes below call the groups' functions */
 	char message[512];
 	if (state_create(&s->state, s->batch, s->threads, message, sizeof message) != 0) {
 		error_line("%s: %s\n", net_info.name, message);

@@ -12,12 +12,12 @@
 #include "tensor_file.h"
 
 /* Buffers of a huge page or more (the arena, the scratch) start on a huge
- * page and are offered to the kernel as transparent huge pages, which
- * Linux grants where it has them (enabled: always or madvise). The
- * kernels read panels of rows 4 KiB apart and transpose eight channels at
- * a time: with 4 KiB pages each such row is a TLB entry of its own.
- * Measured on preact-110, batch 128, two threads: 8% faster a step. The
- * advice may be refused; the memory is the same either way. */
+ * page and are offered to the kernel as transparent huge pages, which Linux
+ * grants where it has them (enabled: always or madvise). The kernels read
+ * panels of rows 4 KiB apart and transpose eight channels at a time: with 4
+ * KiB pages each such row is a TLB entry of its own
+ * (docs/kernel-measurements.md (huge pages)). The advice may be refused; the
+ * memory is the same either way. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
 static real *allocate(long count, int *failed)

@@ -54,5 +54,8 @@ int train_run(const struct run_options *options);
 int step_run(const struct run_options *options);
 /* Writes the seeded initial weights to options->save_weights. */
 int init_run(const struct run_options *options);
+/* Prints the machine and every convolution's choices at options->batch
+ * (runtime/explain.c). */
+int explain_run(const struct run_options *options);
 
 #endif

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cache.h"
+#include "machine.h"
 
 #if defined(__AVX512F__)
 #define LANES 16
@@ -110,10 +110,10 @@ static double triad_bandwidth(void)
 }
 
 /* The median of five rounds of a cache line passed between threads 0
- * and 1 and back (cache_round_trip_median), in ns a round trip; 0 with
+ * and 1 and back (machine_round_trip_median), in ns a round trip; 0 with
  * fewer than two threads. A round stops after half a second (two threads
  * sharing one core would pass the line once a time slice). */
-static double round_trip_ns(void) { return cache_round_trip_median(5, 20000, 0.5); }
+static double round_trip_ns(void) { return machine_round_trip_median(5, 20000, 0.5); }
 
 int main(int argc, char **argv)
 {

@@ -36,6 +36,9 @@
 #include "kernels/conv.h"
 #include "kernels/relu.h"
 
+/* The choices the conv kernels under test follow: check_shape forces each way in turn. */
+static struct conv_choices choices;
+
 #ifdef RESGEN_F64
 static const double epsilon = DBL_EPSILON;
 static const char *const dtype = "f64";
@@ -189,7 +192,7 @@ static void forward_fast(real *out, const real *in, const real *weight, const re
 	{
 		if (held_back && omp_get_thread_num() > 0)
 			usleep(HELD_BACK_US);
-		conv_forward(out, in, weight, pre, (struct conv_epilogue){shortcut, sums, claims}, n, s, scratch, per_thread);
+		conv_forward(out, in, weight, pre, (struct conv_epilogue){shortcut, sums, claims}, n, s, &choices, scratch, per_thread);
 	}
 }
 
@@ -272,7 +275,7 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
 				double seconds = 0;
 				if (k == 2 && omp_get_thread_num() > 0)
 					usleep(HELD_BACK_US);
-				conv_backward(din[k], dweight[k], k ? NULL : dy, k ? deferred : DEFERRED_NONE, in, weight, NULL, n, s, scratch,
+				conv_backward(din[k], dweight[k], k ? NULL : dy, k ? deferred : DEFERRED_NONE, in, weight, NULL, n, s, &choices, scratch,
 					      per_thread, GRADIENT_SET, (struct conv_backward_epilogue){NULL, NULL, claims}, &seconds);
 			}
 		}
@@ -318,9 +321,9 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 		real *din = random_tensor(in_count), *din_apart = copy_of(din, in_count);
 		real *dweight = random_tensor(weight_count), *dweight_apart = copy_of(dweight, weight_count);
 		#pragma omp parallel
-		conv_backward_weights(dweight_apart, dout, in, prologue, n, s, scratch, per_thread);
+		conv_backward_weights(dweight_apart, dout, in, prologue, n, s, &choices, scratch, per_thread);
 		#pragma omp parallel
-		conv_backward_data(din_apart, dout, weight, n, s, scratch, per_thread, write);
+		conv_backward_data(din_apart, dout, weight, n, s, &choices, scratch, per_thread, write);
 		int claims[n];
 		memset(claims, 0, sizeof claims);
 		#pragma omp parallel
@@ -329,7 +332,7 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, image_sums, claims};
 			if (held && omp_get_thread_num() > 0)
 				usleep(HELD_BACK_US);
-			conv_backward(din, dweight, dout, DEFERRED_NONE, in, weight, prologue, n, s, scratch, per_thread, write, epilogue, &seconds);
+			conv_backward(din, dweight, dout, DEFERRED_NONE, in, weight, prologue, n, s, &choices, scratch, per_thread, write, epilogue, &seconds);
 		}
 		assert_memory_equal(din, din_apart, in_count * sizeof(real));
 		assert_memory_equal(dweight, dweight_apart, weight_count * sizeof(real));
@@ -371,11 +374,11 @@ static void check_shape_once(struct conv_shape s, int n)
 	#pragma omp parallel
 	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, s, scratch, per_thread);
+	conv_backward_weights(dweight, dout, in, NULL, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_reference, dout, in, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_backward_data(din, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD);
+	conv_backward_data(din, dout, weight, n, s, &choices, scratch, per_thread, GRADIENT_ADD);
 	#pragma omp parallel
 	conv_data_gradient_reference(din_reference, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD);
 	check_close("", s, n, out, out_reference, out_count, din, din_reference, in_count, dweight, dweight_reference,
@@ -398,7 +401,7 @@ static void check_shape_once(struct conv_shape s, int n)
 	#pragma omp parallel
 	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread);
 	#pragma omp parallel
-	conv_backward_weights(dweight_fused, dout, in, pre, n, s, scratch, per_thread);
+	conv_backward_weights(dweight_fused, dout, in, pre, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_fused_reference, dout, in, pre, n, s, scratch, per_thread);
 	check_close("fast, with BN + ReLU prologue: ", s, n, out, out_reference, out_count, NULL, NULL, 0,
@@ -427,25 +430,34 @@ static void check_shape_once(struct conv_shape s, int n)
 }
 
 /* Every way the fast kernels can run a stride-1 convolution, whichever
- * this machine would choose (conv.c.tmpl): plain, by the row splits (of
- * the forward pass and data gradient, and of the weight gradient), a 3x3
- * one of even size by Winograd, and of sides a multiple of 4 by the weight
- * gradient's F(4x4); a 1x1 one's weight gradient with the operands on
- * either side; and the output images written in place or staged and
- * streamed (conv_streams): plain both ways, the row split and F(2x2)
- * streamed, F(4x4) in place. */
+ * this machine would choose: plain, by the row splits (of the forward pass
+ * and data gradient, and of the weight gradient), a 3x3 one of even size
+ * by Winograd with either tile, a 1x1 one's weight gradient with the
+ * operands on either side; and the output images written in place or
+ * staged and streamed: plain both ways, the row split and F(2x2)
+ * streamed, F(4x4) in place. Each way forces its choices as
+ * RESGEN_CHOICES would (conv_choose). */
 static void check_shape(struct conv_shape s, int n)
 {
+	static const char *const ways[] = {
+		"winograd=off,row_split=off,weight_split=off,swap=off,stream=off",
+		"winograd=off,row_split=on,weight_split=on,swap=on,stream=on",
+		"winograd=on,row_split=off,weight_split=off,swap=off,stream=on",
+		"winograd=on,row_split=off,weight_split=off,swap=off,stream=off",
+		"winograd=off,row_split=off,weight_split=off,swap=off,stream=on",
+	};
 	for (int way = 0; way < 5; way++) {
-		conv_row_split = conv_swap_sides = conv_weight_split = way == 1;
-		conv_winograd = way == 2 || way == 3;
-		conv_winograd_tile = way == 3 ? 4 : 2;
-		conv_stream = way == 1 || way == 2 || way == 4;
+		struct choice_override forced;
+		char why[256];
+		assert_int_equal(machine_override_parse(ways[way], &forced, why, sizeof why), 0);
+		s.tile = CONV_TILE(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
+		if (way == 2 && s.tile)
+			s.tile = 2;
 		if ((way == 2 && !conv_winograd_applies(s)) || (way == 3 && !conv_winograd_tile_applies(s, 4)))
 			continue;
+		choices = conv_choose(s, gemm_micro(), machine_last_level_bytes(), forced);
 		check_shape_once(s, n);
 	}
-	conv_row_split = conv_swap_sides = conv_weight_split = conv_winograd = conv_winograd_tile = conv_stream = -1;
 }
 
 static void test_conv_fast_matches_reference_on_random_shapes(void **unused)
@@ -484,10 +496,10 @@ static void test_conv_fast_matches_reference_on_network_shapes(void **unused)
 {
 	(void)unused;
 	static const struct conv_shape shapes[] = {
-		{3, 32, 32, 16, 32, 32, 3, 1},   {16, 32, 32, 16, 32, 32, 3, 1}, {16, 32, 32, 32, 16, 16, 3, 2},
-		{32, 16, 16, 32, 16, 16, 3, 1}, {64, 8, 8, 64, 8, 8, 3, 1},    {64, 32, 32, 16, 32, 32, 1, 1},
-		{16, 32, 32, 64, 32, 32, 1, 1}, {64, 32, 32, 128, 16, 16, 1, 2}, {1, 28, 28, 16, 28, 28, 3, 1},
-		{128, 16, 16, 32, 16, 16, 1, 1}, {256, 8, 8, 64, 8, 8, 1, 1}, /* 1x1 packed by panel, and whole */
+		{3, 32, 32, 16, 32, 32, 3, 1, 0},   {16, 32, 32, 16, 32, 32, 3, 1, 0}, {16, 32, 32, 32, 16, 16, 3, 2, 0},
+		{32, 16, 16, 32, 16, 16, 3, 1, 0}, {64, 8, 8, 64, 8, 8, 3, 1, 0},    {64, 32, 32, 16, 32, 32, 1, 1, 0},
+		{16, 32, 32, 64, 32, 32, 1, 1, 0}, {64, 32, 32, 128, 16, 16, 1, 2, 0}, {1, 28, 28, 16, 28, 28, 3, 1, 0},
+		{128, 16, 16, 32, 16, 16, 1, 1, 0}, {256, 8, 8, 64, 8, 8, 1, 1, 0}, /* 1x1 packed by panel, and whole */
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		check_shape(shapes[i], 3);
@@ -682,27 +694,141 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 	}
 }
 
-/* The cores' round trip (runtime/cache.c), which decides where data
+/* The choices conv_choose makes for known shapes and micro-kernels, each
+ * worked out by hand from the rules of kernels/conv/choices.h: zen3's
+ * (and haswell's) f32 kernel of 6 x 16, row-stored blocks, so channels
+ * take panels of 6 and pixels of 16; skx's of 32 x 12, column-stored, so
+ * channels take 12 and pixels 32. */
+static const struct gemm_micro zen3_f32 = {6, 16, 1}, skx_f32 = {32, 12, 0};
+static const struct choice_override by_rule = {-1, -1, -1, -1, -1};
+
+static struct conv_shape tiled(struct conv_shape s)
+{
+	s.tile = CONV_TILE(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
+	return s;
+}
+
+static void test_conv_choices_follow_the_rules(void **unused)
+{
+	(void)unused;
+	const size_t cache = (size_t)32 << 20;
+	/* preact-110's 16 -> 16 at 32x32: F(4x4), 64 tiles an image fill 4
+	 * panels of 16; its weight gradient by Winograd, estimated 1.25 x 36
+	 * places x 3 blocks x (64 + 8) = 9720 steps against the patches'
+	 * 3 x 9 x 1024 = 27648 and the row split's 1.1 x 24 x 1088 */
+	struct conv_shape s = tiled((struct conv_shape){16, 32, 32, 16, 32, 32, 3, 1, 0});
+	assert_int_equal(s.tile, 4);
+	struct conv_choices c = conv_choose(s, &zen3_f32, cache, by_rule);
+	assert_int_equal(c.forward.method, CONV_WINOGRAD);
+	assert_int_equal(c.forward.group, 1);
+	assert_int_equal(c.forward.tiles, 64);
+	assert_int_equal(c.forward.panels, 4);
+	assert_int_equal(c.data.method, CONV_WINOGRAD);
+	assert_int_equal(c.weight.method, CONV_WEIGHT_WINOGRAD);
+	assert_true(c.weight.winograd == 9720 && c.weight.patches == 27648);
+	assert_true(fabs(c.weight.split - 1.1 * 24 * 1088) < 1e-6);
+	assert_false(c.forward.forced || c.weight.forced);
+	/* without Winograd, the row split's 8 x 68 x 48 = 26112 steps are not
+	 * a tenth fewer than the direct convolution's 3 x 64 x 144 = 27648 */
+	c = conv_choose(s, &zen3_f32, cache, (struct choice_override){0, -1, -1, -1, -1});
+	assert_int_equal(c.forward.method, CONV_PLAIN);
+	assert_true(c.forward.direct == 27648 && c.forward.split == 26112);
+	assert_true(c.forward.forced);
+	assert_int_equal(c.weight.method, CONV_WEIGHT_PATCHES);
+
+	/* 64 channels at 8x8: 4 tiles of 4 x 4 an image, grouped to fill a
+	 * panel: 4 images on zen3's 16 pixels, 8 (the most) on skx's 32 */
+	s = tiled((struct conv_shape){64, 8, 8, 64, 8, 8, 3, 1, 0});
+	assert_int_equal(conv_choose(s, &zen3_f32, cache, by_rule).forward.group, 4);
+	c = conv_choose(s, &skx_f32, cache, by_rule);
+	assert_int_equal(c.forward.method, CONV_WINOGRAD);
+	assert_int_equal(c.forward.group, 8);
+	assert_int_equal(c.data.group, 8);
+
+	/* a 1x1 16 -> 64 weight gradient: on skx, 2 x 2 blocks swapped
+	 * against 6 x 1; on zen3, 11 x 1 against 4 x 3 swapped */
+	s = tiled((struct conv_shape){16, 32, 32, 64, 32, 32, 1, 1, 0});
+	c = conv_choose(s, &skx_f32, cache, by_rule);
+	assert_int_equal(c.weight.method, CONV_WEIGHT_1X1);
+	assert_true(c.weight.swapped);
+	assert_true(c.weight.swapped_blocks == 4 && c.weight.blocks == 6);
+	c = conv_choose(s, &zen3_f32, cache, by_rule);
+	assert_false(c.weight.swapped);
+	assert_true(c.weight.blocks == 11 && c.weight.swapped_blocks == 12);
+	assert_int_equal(c.forward.method, CONV_PLAIN);
+
+	/* 16 channels at 7x7 on skx (odd sides: no Winograd): the row split's
+	 * 4 x 2 x 48 = 384 steps against 2 x 2 x 144 = 576 */
+	c = conv_choose(tiled((struct conv_shape){16, 7, 7, 16, 7, 7, 3, 1, 0}), &skx_f32, cache, by_rule);
+	assert_int_equal(c.forward.method, CONV_ROW_SPLIT);
+	assert_true(c.forward.split == 384 && c.forward.direct == 576);
+
+	/* strided: the direct forward pass, the reference gradients */
+	c = conv_choose(tiled((struct conv_shape){16, 32, 32, 32, 16, 16, 3, 2, 0}), &zen3_f32, cache, by_rule);
+	assert_int_equal(c.forward.method, CONV_PLAIN);
+	assert_int_equal(c.data.method, CONV_REFERENCE);
+	assert_int_equal(c.weight.method, CONV_WEIGHT_REFERENCE);
+
+	/* no usable micro-kernel: the reference kernels throughout */
+	c = conv_choose(tiled((struct conv_shape){16, 32, 32, 16, 32, 32, 3, 1, 0}), NULL, cache, by_rule);
+	assert_int_equal(c.forward.method, CONV_REFERENCE);
+	assert_int_equal(c.data.method, CONV_REFERENCE);
+	assert_int_equal(c.weight.method, CONV_WEIGHT_REFERENCE);
+
+	/* streaming: where a pass's tensors exceed the cache; the gradient
+	 * also where the threads are apart; forced either way */
+	s = tiled((struct conv_shape){16, 32, 32, 64, 32, 32, 1, 1, 0});
+	c = conv_choose(s, &zen3_f32, cache, by_rule);
+	size_t image = (size_t)(16 + 64) * 32 * 32;
+	assert_true(conv_streams(&c, 128 * image));  /* 40 MiB in f32 */
+	assert_false(conv_streams(&c, 32 * image));  /* 10 MiB in f32, 20 in f64 */
+	struct conv_choices unknown = conv_choose(s, &zen3_f32, 0, by_rule);
+	assert_false(conv_streams(&unknown, 128 * image)); /* no cache size known */
+	c = conv_choose(s, &zen3_f32, cache, (struct choice_override){-1, -1, -1, -1, 1});
+	assert_true(conv_streams(&c, 1) && conv_streams_gradient(&c, 1));
+	c = conv_choose(s, &zen3_f32, cache, (struct choice_override){-1, -1, -1, -1, 0});
+	assert_false(conv_streams(&c, 128 * image) || conv_streams_gradient(&c, 128 * image));
+}
+
+/* RESGEN_CHOICES as machine_override_parse reads it: NAME=on|off|rule by
+ * commas; anything else refused, naming where. */
+static void test_override_is_read_or_refused(void **unused)
+{
+	(void)unused;
+	struct choice_override o;
+	char why[256];
+	assert_int_equal(machine_override_parse("winograd=off,stream=on,swap=rule", &o, why, sizeof why), 0);
+	assert_true(o.winograd == 0 && o.stream == 1 && o.swap == -1 && o.row_split == -1 && o.weight_split == -1);
+	assert_int_equal(machine_override_parse("", &o, why, sizeof why), 0);
+	assert_true(o.winograd == -1 && o.stream == -1);
+	assert_int_equal(machine_override_parse("row_split=on,weight_split=yes", &o, why, sizeof why), -1);
+	assert_string_equal(why, "RESGEN_CHOICES, character 14: 'weight_split=yes' is not a choice; expected NAME=on, "
+				 "off or rule, NAME one of winograd, row_split, weight_split, swap, stream, separated by commas");
+	assert_int_equal(machine_override_parse("winograd", &o, why, sizeof why), -1);
+	assert_int_equal(machine_override_parse("tile=on", &o, why, sizeof why), -1);
+}
+
+/* The cores' round trip (runtime/machine.c), which decides where data
  * gradients stream: with two threads, every trip made within the limit
  * (an unfinished exchange reads as the whole time spent, 5e9 ns here);
  * nothing measured with one thread, or inside a parallel region, where
  * the partner could never join. */
-static void test_cache_round_trip(void **unused)
+static void test_machine_round_trip(void **unused)
 {
 	(void)unused;
 	int threads = omp_get_max_threads();
 	omp_set_num_threads(2);
-	double trip = cache_round_trip_ns(100, 5.0);
+	double trip = machine_round_trip_ns(100, 5.0);
 	assert_true(trip > 0 && trip < 5e9 / 100);
 	double inside = -1;
 	#pragma omp parallel num_threads(2)
 	{
 		#pragma omp master
-		inside = cache_round_trip_ns(100, 5.0);
+		inside = machine_round_trip_ns(100, 5.0);
 	}
 	assert_true(inside == 0);
 	omp_set_num_threads(1);
-	assert_true(cache_round_trip_ns(100, 5.0) == 0);
+	assert_true(machine_round_trip_ns(100, 5.0) == 0);
 	omp_set_num_threads(threads);
 }
 
@@ -714,7 +840,7 @@ static const char *other_kernels(void)
 {
 	const struct gemm_micro *micro = gemm_micro();
 	__builtin_cpu_init();
-	if (micro && micro->prefers_rows && gemm_supports_skx_kernels())
+	if (micro && micro->prefers_rows && machine_has_skx_extensions())
 		return "skx";
 	if (micro && micro->prefers_rows && __builtin_cpu_supports("avx"))
 		return "sandybridge";
@@ -734,7 +860,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_batch_norm_masked_backward_matches_relu_then_batch_norm),
 		cmocka_unit_test(test_batch_norm_statistics_match_two_pass),
 		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
-		cmocka_unit_test(test_cache_round_trip),
+		cmocka_unit_test(test_machine_round_trip),
+		cmocka_unit_test(test_conv_choices_follow_the_rules),
+		cmocka_unit_test(test_override_is_read_or_refused),
 	};
 	int failed = cmocka_run_group_tests_name(dtype, tests, NULL, NULL);
 	const char *other = other_kernels();

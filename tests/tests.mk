@@ -90,7 +90,7 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -Igenerator -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
 # The system tests: the binaries, resgen and make run as users run them.
-$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
+$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_explain: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
 		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -108,18 +108,19 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 
 # The fast kernels against the reference kernels, in both precisions, from
 # the kernel library (runtime/kernels/) with shapes given at run time.
-$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/gemm.o $(BUILD)/obj/%/profile.o $(BUILD)/obj/%/cache.o
+$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/gemm.o $(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function \
 		-o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o \
-		$(BUILD)/obj/$*/profile.o $(BUILD)/obj/$*/cache.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+		$(BUILD)/obj/$*/profile.o $(BUILD)/obj/$*/machine.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace
-SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_ranks
+SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_explain \
+	$(TEST_BIN)/test_ranks
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \
 	$(TEST_BIN)/bin/ranks-sync-f64 $(TEST_BIN)/bin/mpi/ranks-sync-f64 $(TEST_BIN)/bin/mpi/tiny-f64
@@ -213,7 +214,8 @@ test:
 # binaries; make test runs all of it and more.
 CHECK_GRADCHECKS := $(patsubst %,$(TEST_BIN)/gradcheck-%,original-basic-conv1x1 full-preact-basic-zero-pad \
 	full-preact-bottleneck-conv1x1 original-bottleneck-zero-pad)
-CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRADCHECKS) $(TEST_BIN)/test_hostile
+CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRADCHECKS) $(TEST_BIN)/test_hostile \
+	$(TEST_BIN)/test_explain
 
 check:
 	@$(MAKE) --no-print-directory -j$(JOBS) check-plain

@@ -16,7 +16,7 @@
 #include <immintrin.h>
 #endif
 
-#include "cache.h"
+#include "machine.h"
 #include "gemm.h"
 #include "net_api.h"
 #include "profile.h"
@@ -27,22 +27,22 @@
  * first; the others add to it. */
 enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
 
-/* The kernels' helpers are inlined into each instance, where the sizes
- * are constants: what makes an instance fast. Builds that check rather
- * than run define RESGEN_OUT_OF_LINE and compile each helper once (the
- * same code; under ASan + UBSan, instrumenting every inlined copy took a
- * small network 52 s to compile instead of 3). */
+/* The kernels' helpers are inlined into each instance, where the sizes are
+ * constants: what makes an instance fast. Builds that check rather than run
+ * define RESGEN_OUT_OF_LINE and compile each helper once: the same code,
+ * which the sanitizers then instrument once rather than in every inlined copy
+ * (docs/kernel-measurements.md, KERNEL_HELPER). */
 #ifdef RESGEN_OUT_OF_LINE
 #define KERNEL_HELPER static inline
 #else
 #define KERNEL_HELPER static inline __attribute__((always_inline))
 #endif
 /* A helper called once per image or group of images, whose body is large:
- * compiled once for each set of constant arguments GCC gives it (its
- * clones) rather than inlined into every copy of its callers. Winograd's
- * F(4x4) input transform, inlined, took generating and compiling
- * ResNet-1001 from 48 to 58 s; shared, 50 s. (Its output transform,
- * shared too, ran 9 to 15% slower in the data gradient; it stays inline.) */
+ * compiled once for each set of constant arguments GCC gives it (its clones)
+ * rather than inlined into every copy of its callers. Winograd's F(4x4) input
+ * transform is one: inlined, it cost compile time and gained nothing; its
+ * output transform, shared, ran slower, and stays inline
+ * (docs/kernel-measurements.md (KERNEL_SHARED)). */
 #define KERNEL_SHARED static __attribute__((noinline))
 
 /* The calling thread's share of n images, [*first, *last): contiguous, the

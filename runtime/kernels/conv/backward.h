@@ -26,18 +26,15 @@ struct conv_data_gradient {
 /* stream: whether conv_backward_data_images should stage and stream the
  * images it sets (conv_streams_gradient), where it takes them one at a
  * time. */
-KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, real *part, bool stream)
+KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, const struct conv_choices *c, real *part, bool stream)
 {
-	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, CONV_PLAIN, 1};
+	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, c->data.method, c->data.group};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
-	if (!d.micro || s.stride != 1) {
+	if (c->data.method == CONV_REFERENCE) {
 		d.micro = NULL;
 		d.panel = part;
 		return d;
 	}
-	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
-	d.method = conv_method_for(d.micro, transposed);
-	d.group = conv_group_of(d.micro, d.method, transposed);
 	d.padded = part;
 	d.packed = d.padded + CONV_PADDED(s.c_out, s.h_out, s.w_out, s.k);
 	d.panel = d.packed + CONV_PACKED_ANY(s.c_in, s.c_out, s.k);
@@ -60,14 +57,13 @@ KERNEL_HELPER void conv_data_gradient_images(const struct conv_data_gradient *d,
 							   dy + (size_t)g * s.c_out * s.h_out * s.w_out, d->weight, s, d->panel, write);
 		return;
 	}
-	struct conv_shape transposed = {s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1};
-	conv_group(dimage, dy, NULL, d->padded, d->packed, d->panel, d->rows, d->method, count, transposed, write == GRADIENT_ADD, d->micro);
+	conv_group(dimage, dy, NULL, d->padded, d->packed, d->panel, d->rows, d->method, count, conv_transposed(s), write == GRADIENT_ADD, d->micro);
 }
 
 /* din (+)= the data gradient, the images shared among the threads. */
-KERNEL_HELPER void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
+KERNEL_HELPER void conv_backward_data(real *din, const real *dout, const real *weight, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, enum gradient_write write)
 {
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s), false);
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, c, scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s), false);
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	int from, to;
 	thread_share(n, &from, &to);
@@ -146,14 +142,14 @@ KERNEL_HELPER bool conv_overlaps(const real *a, size_t a_count, const real *b, s
  * gradient can take the slot of the gradient it adds to, which BN left
  * deferred): there the owner must read an image's dY before its din is
  * written, as it does on its own. */
-KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
+KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
 {
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	real *computed = mine + CONV_DEFERRED_AT(s);
-	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
+	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, c, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	/* the call's tensors: the input and dY, read; din, written */
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, mine + CONV_DATA_AT(s), conv_streams_gradient(n * (2 * in_size + out_size)));
+	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, c, mine + CONV_DATA_AT(s), conv_streams_gradient(c, n * (2 * in_size + out_size)));
 	int from, to;
 	thread_share(n, &from, &to);
 	for (int first = from; first < to; first += d.group) {

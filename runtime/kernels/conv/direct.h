@@ -23,10 +23,6 @@ KERNEL_HELPER void conv_tile(const struct gemm_micro *micro, int channels, int p
 /* Where panel b (of width rows of k reals) starts in a packed operand. */
 KERNEL_HELPER size_t conv_panel_at(int c0, int width, int k) { return (size_t)(c0 / width) * CONV_ALIGN(width * k); }
 
-/* The panel widths: channels along one side of the kernel's block, pixels along the other. */
-KERNEL_HELPER int conv_channel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->mr : micro->nr; }
-KERNEL_HELPER int conv_pixel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->nr : micro->mr; }
-
 /* Weights (channels, patch) as panels of width channel rows: panel b holds,
  * for each p, weight[b * width + i][p] for i < width (zero past the last
  * channel). flipped: the weights of the data gradient's convolution, whose
@@ -106,23 +102,14 @@ KERNEL_HELPER void conv_pack_pixels(real *panel, const real *padded, const real 
 				panel[(size_t)p * width + j] = 0;
 }
 
-/* A stride-1 1x1 convolution's columns are its image (C, PIXELS): a panel
- * of width pixels from first is every channel's run of them, one after
- * the other (activated by pre, if not NULL). Those runs lie a channel
- * apart, more streams than the hardware prefetches, so the runs
- * CONV_PANELS_AHEAD panels on are fetched as each is packed. Packed whole
- * instead, a channel's row at a time into a buffer of the image's size,
- * before any product (conv_pack_image_panels), the images of 16 x 16 and
- * 32 x 32 pixels ran slower; by panel without the fetches, as fast as
- * whole (64 -> 16 at 32x32: 37.5 to 40.7 us an image against 38 to 40),
- * in huge pages or not. Those of 8 x 8, whose rows hold only four panels
- * of 16 and leave the fetches little to run ahead of, ran faster whole,
- * and are still packed so: an image is packed a panel at a time if it has
- * 16 panels or more. On zen3's kernels, one thread, 256 images (from
- * memory), us an image, whole -> by panel: forward, BN and ReLU applied,
- * 64 -> 16 channels at 32x32 38.7 -> 32.6, 128 -> 32 at 16x16 31.9 ->
- * 29.3, 16 -> 64 at 32x32 37 -> 33.6, 256 -> 64 at 8x8 25.2 -> 26.4;
- * plain copy (the data gradient), 64 -> 16 at 32x32 45 -> 32.5. */
+/* A stride-1 1x1 convolution's columns are its image (C, PIXELS): a panel of
+ * width pixels from first is every channel's run of them, one after the other
+ * (activated by pre, if not NULL). Those runs lie a channel apart, more
+ * streams than the hardware prefetches, so the runs CONV_PANELS_AHEAD panels
+ * on are fetched as each is packed. An image is packed a panel at a time if
+ * it has 16 panels or more; smaller ones, whose rows leave the fetches little
+ * to run ahead of, whole (conv_pack_image_panels): each measured the faster
+ * for its images (docs/kernel-measurements.md, conv_packs_by_panel). */
 enum { CONV_PANELS_AHEAD = 2, CONV_LINE = 64 / sizeof(real) };
 KERNEL_HELPER bool conv_packs_by_panel(int pixels, int width) { return pixels >= 16 * width; }
 KERNEL_HELPER void conv_pack_run_panel(real *panel, const real *image, const real *pre, int channels, int pixels, int first, int width)
@@ -137,13 +124,11 @@ KERNEL_HELPER void conv_pack_run_panel(real *panel, const real *image, const rea
 	}
 }
 
-/* The same image as all its panels at once, a channel's row at a time,
- * each row read in one run: the images of fewer than 16 panels. With a
- * prologue, the row two channels on is fetched as this one is packed, as
- * when 32 x 32 images were packed here too (their 4 KiB rows end where
- * the hardware's prefetch stops; 64 -> 16 forward, one thread, 42.6 ->
- * 37.3 us an image); for the smaller images now packed here it was not
- * measured again. */
+/* The same image as all its panels at once, a channel's row at a time, each
+ * row read in one run: the images of fewer than 16 panels. With a prologue,
+ * the row two channels on is fetched as this one is packed, which paid when
+ * 32 x 32 images, whose 4 KiB rows end where the hardware's prefetch stops,
+ * were packed here too (docs/kernel-measurements.md, CONV_PREFETCH_ROWS). */
 enum { CONV_PREFETCH_ROWS = 2 };
 KERNEL_HELPER void conv_pack_image_panels(real *panels, const real *image, const real *pre, int channels, int pixels, int width)
 {
@@ -195,23 +180,7 @@ KERNEL_HELPER void conv_implicit_gemm_of(real *out, const real *padded, const re
  * K times as many rows of C and K times shorter sums, over a few more
  * pixels (the padded rows). It pays when the channels fill the kernel's
  * block badly: 16 channels take two blocks of 12 on a 32 x 12 kernel,
- * 48 rows take four. conv_row_split: -1 chooses by the count of
- * micro-kernel steps (with a tenth's margin for adding the rows up), 0
- * or 1 forces it (for the tests). */
-static int conv_row_split = -1;
-
-KERNEL_HELPER bool conv_splits_rows(const struct gemm_micro *micro, struct conv_shape s)
-{
-	if (s.k == 1 || s.stride != 1 || s.h_out != s.h_in || s.w_out != s.w_in)
-		return false;
-	if (conv_row_split >= 0)
-		return conv_row_split;
-	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
-	int pixels = s.h_out * s.w_out, row_pixels = (s.h_in + s.k - 1) * s.w_out;
-	double plain = (double)((s.c_out + channel_width - 1) / channel_width) * ((pixels + pixel_width - 1) / pixel_width) * CONV_PATCH(s.c_in, s.k);
-	double split = (double)((s.c_out * s.k + channel_width - 1) / channel_width) * ((row_pixels + pixel_width - 1) / pixel_width) * s.c_in * s.k;
-	return split * 1.1 < plain;
-}
+ * 48 rows take four (conv_method_choose decides where it runs). */
 
 /* The weights for the row split, as conv_pack_weights packs them, with
  * rows v = (co, ky) and, along each panel, p = (ci, kx). */

@@ -1,33 +1,11 @@
-/* The forward pass: which method a shape runs on the fast path (direct,
- * row split or Winograd), and the driver that shares the images among the
- * threads, runs the method on groups of them, and applies the epilogue to
- * each image while it is fresh. */
+/* The forward pass: the driver that shares the images among the threads,
+ * runs the method chosen (direct, row split or Winograd: conv_choose) on
+ * groups of them, and applies the epilogue to each image while it is
+ * fresh. */
 #ifndef RESGEN_KERNELS_CONV_FORWARD_H
 #define RESGEN_KERNELS_CONV_FORWARD_H
 
 #include "kernels/conv/winograd.h"
-
-/* How a stride-1 convolution that keeps its size runs on the fast path. */
-enum conv_method { CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
-
-/* How many images a group of Winograd's has, and their tiles. */
-KERNEL_HELPER int conv_winograd_group(const struct gemm_micro *micro, struct conv_shape s)
-{
-	return CONV_GROUP(CONV_TILES_OF(s.h_in, s.w_in, conv_winograd_tile_for(s)), conv_pixel_width(micro));
-}
-
-KERNEL_HELPER enum conv_method conv_method_for(const struct gemm_micro *micro, struct conv_shape s)
-{
-	if (conv_winograd_applies(s)) {
-		/* a group's tiles fill a panel at least, its panels half at least */
-		int width = conv_pixel_width(micro);
-		int set = conv_winograd_group(micro, s) * CONV_TILES_OF(s.h_in, s.w_in, conv_winograd_tile_for(s));
-		int panels = (set + width - 1) / width;
-		if (conv_winograd == 1 || (conv_winograd < 0 && set >= width && 2 * set >= panels * width))
-			return CONV_WINOGRAD;
-	}
-	return conv_splits_rows(micro, s) ? CONV_ROW_SPLIT : CONV_PLAIN;
-}
 
 /* The weights packed for a method; flipped: for the data gradient, whose
  * convolution has the forward's inputs for channels. */
@@ -44,10 +22,10 @@ KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum 
 
 /* function(arguments..., width) with the micro-kernel's pixel panel width,
  * passed as a constant when it is one the machines have (skx's kernels and
- * haswell's: 32 and 16 reals in f32, 16 and 8 in f64), so that the
- * packing copies unroll; each constant is another copy of the packing in
- * every instance (ResNet-1001's net.c took 9 s longer to compile with all
- * three in both precisions). */
+ * haswell's: 32 and 16 reals in f32, 16 and 8 in f64), so that the packing
+ * copies unroll; each constant is another copy of the packing in every
+ * instance, which costs compile time (docs/kernel-measurements.md
+ * (CONV_WITH_PIXEL_WIDTH)). */
 #ifdef RESGEN_F64
 #define CONV_WIDE_PIXELS 16
 #define CONV_NARROW_PIXELS 8
@@ -70,7 +48,7 @@ KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum 
 	} while (0)
 
 /* The convolution of count consecutive images of in (a group: more than
- * one only for Winograd's, conv_group_of) by method, the weights packed
+ * one only for Winograd's: its choice's group) by method, the weights packed
  * for it, each image padded into padded in turn; pre, if not NULL: the
  * prologue. rows: the row split's partial outputs or Winograd's tiles. */
 KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *padded, const real *packed, real *panel, real *rows, enum conv_method method, int count, struct conv_shape s, real beta, const struct gemm_micro *micro)
@@ -93,29 +71,25 @@ KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *
 	}
 }
 
-/* The images a group of a method has: CONV_GROUP for Winograd's, else one. */
-KERNEL_HELPER int conv_group_of(const struct gemm_micro *micro, enum conv_method method, struct conv_shape s)
-{
-	return method == CONV_WINOGRAD ? conv_winograd_group(micro, s) : 1;
-}
-
-KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+/* out = conv(in), pre the prologue if not NULL, then the epilogue, as c
+ * chose: called by every thread of a parallel region. */
+KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread)
 {
 	const struct gemm_micro *micro = gemm_micro();
-	if (!micro) {
+	if (c->forward.method == CONV_REFERENCE) {
 		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread);
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
-	enum conv_method method = conv_method_for(micro, s);
-	int group = conv_group_of(micro, method, s);
+	enum conv_method method = c->forward.method;
+	int group = c->forward.group;
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 	real *panel = packed + CONV_PACKED_ANY(s.c_out, s.c_in, s.k);
 	real *rows = panel + CONV_PANEL(patch);
 	real *staged = rows + CONV_ROWS_OR_TILES(s.c_in, s.c_out, s.h_in, s.w_out, s.k);
-	bool staging = group == 1 && conv_streams(n * (in_size + (epilogue.shortcut ? 2 : 1) * out_size));
+	bool staging = group == 1 && conv_streams(c, n * (in_size + (epilogue.shortcut ? 2 : 1) * out_size));
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	conv_pack_weights_for(packed, weight, method, false, micro, s);

@@ -6,7 +6,7 @@
 #ifndef RESGEN_KERNELS_CONV_IMAGE_H
 #define RESGEN_KERNELS_CONV_IMAGE_H
 
-#include "kernels/conv/shape.h"
+#include "kernels/conv/choices.h"
 
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
  * output's shape added to the convolution's output; sums, if not
@@ -18,16 +18,15 @@ struct conv_epilogue {
 	int *claims;
 };
 
-/* After output image i is computed (out: the image, which the
- * convolution set): the shortcut added, channel by channel, each channel
- * summed for BN while it is in the L1 cache. A copy of the shortcut into
- * the output for the convolution to add to (beta 1) took one more pass
- * over the image, and the micro-kernel's read of it back: ResNet-1001's
- * forward pass about 10 ms a step longer on one thread (docs/performance.md).
- * Where the product is one sum (the micro-kernel's, Winograd's
- * output transform), it is the same sum, rounded once; the row split
- * and the reference's gemm, which add partial products, add the shortcut
- * after them. */
+/* After output image i is computed (out: the image, which the convolution
+ * set): the shortcut added, channel by channel, each channel summed for BN
+ * while it is in the L1 cache. A copy of the shortcut into the output for the
+ * convolution to add to (beta 1) would take one more pass over the image, and
+ * the micro-kernel's read of it back (docs/kernel-measurements.md
+ * (conv_epilogue_end)). Where the product is one sum (the micro-kernel's,
+ * Winograd's output transform), it is the same sum, rounded once; the row
+ * split and the reference's gemm, which add partial products, add the
+ * shortcut after them. */
 KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, real *out, int i, struct conv_shape s)
 {
 	int pixels = s.h_out * s.w_out;
@@ -46,60 +45,11 @@ KERNEL_HELPER void conv_epilogue_end(struct conv_epilogue e, real *out, int i, s
 	}
 }
 
-/* Whether a forward pass whose tensors, read and written over its n
- * images, come to reals reals should stage each output image in the
- * thread's scratch and stream it to memory from there (conv_stream_image),
- * rather than write it in place. Where they are larger than the
- * last-level cache, what the pass writes first is out of the cache by the
- * time anything reads it, and a plain store first reads each line it
- * writes from memory: streaming spares that read. On a 2-core Zen 4 (32 MiB of L3,
- * memory at 18 GB/s), preact-164's 16 -> 64 forward pass at 32 x 32
- * (72 MiB a call) took 89 to 114 ms a step streamed against 170 to 202
- * in place, four alternating pairs. Where the tensors fit, the next pass
- * may find what was written in the cache, and it is stored in place: the
- * Xeon's 260 MiB L3 holds any of the paper's networks' at batch 128, and
- * preact-110's (24 MiB a call) trained as fast on the Zen 4 streamed as
- * not, within the noise of four alternating pairs. conv_stream: -1
- * decides so (and conv_streams_gradient, below), 0 or 1 forces it (for
- * the tests). */
-static int conv_stream = -1;
-
-KERNEL_HELPER bool conv_streams(size_t reals)
-{
-	if (conv_stream >= 0)
-		return conv_stream;
-	size_t cache = cache_last_level_bytes();
-	return cache && reals * sizeof(real) > cache;
-}
-
-/* Whether a convolution's data gradient, whose tensors come to reals
- * reals, should stage and stream the images it sets: where conv_streams
- * says, and wherever the two threads' cores have a last-level cache each
- * (cache_threads_apart: the Zen 4, at times; docs/performance.md). The
- * plan gives a gradient the slot of gradients no longer needed, of other
- * sizes, so that the lines an image's gradient is set in were mostly
- * written by the other thread, for other images, a pass or two before;
- * with a cache each, a plain store first fetches each line from the
- * other's. ResNet-1001 at batch 16, whose tensors fit the cache,
- * alternating runs: with a cache each, the data gradients took 433 to
- * 470 ms a step in place, 248 to 263 streamed (the step 1111 to 1194 ->
- * 894 to 934); with one cache, six alternating pairs, 233 to 237 in
- * place against 252 to 255 streamed (the step 840 to 864 against 865 to
- * 892; BN's passes after them, reading the gradients from the cache, 28
- * to 30 against 36 to 41); preact-110's and preact-164's steps within the
- * noise either way. The verdict is the last check's, at the start of the
- * backward pass: a move between placements during a pass is seen at the
- * next. */
-KERNEL_HELPER bool conv_streams_gradient(size_t reals)
-{
-	return conv_stream >= 0 ? conv_stream : cache_threads_apart() || conv_streams(reals);
-}
-
-/* One non-temporal store of CONV_STREAM_BYTES from from to to (aligned
- * to them): a whole line where the build has AVX-512 (on the Zen 4, the
- * store loop of a 64 -> 16 channel data gradient took a sixth of its pass
- * with SSE2's 16 bytes a store), else 32 bytes with AVX, else 16 with
- * SSE2, which every x86-64 has. */
+/* One non-temporal store of CONV_STREAM_BYTES from from to to (aligned to
+ * them): a whole line where the build has AVX-512 (narrower stores made the
+ * store loop a large part of a pass: docs/kernel-measurements.md
+ * (conv_stream_store)), else 32 bytes with AVX, else 16 with SSE2, which
+ * every x86-64 has. */
 #if defined(__AVX512F__)
 enum { CONV_STREAM_BYTES = 64 };
 KERNEL_HELPER void conv_stream_store(real *to, const real *from) { _mm512_stream_si512((__m512i *)to, _mm512_loadu_si512(from)); }
@@ -153,11 +103,9 @@ KERNEL_HELPER void conv_activate_run(real *out, const real *in, int count, real 
 		out[t] = conv_activated(in[t], scale, shift);
 }
 
-/* out[t] = in[t] for t < count, activated by channel c's prologue if pre
- * is not NULL. The plain copy is a simd loop for the same reason: with a
- * plain loop, a 1x1 convolution of 64 -> 16 channels at 32x32 packed
- * whole without a prologue (as the data gradient's were) took 43 us an
- * image against 36 (one thread, one image, in the cache). */
+/* out[t] = in[t] for t < count, activated by channel c's prologue if pre is
+ * not NULL. The plain copy is a simd loop for the same reason
+ * (docs/kernel-measurements.md (conv_read_run)). */
 KERNEL_HELPER void conv_read_run(real *out, const real *in, int count, const real *pre, int c, int channels)
 {
 	if (pre) {
@@ -194,29 +142,22 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
 }
 
 /* The drivers below (conv_forward, conv_backward, conv_backward_weights,
- * conv_backward_data and their references) are called by every thread of
- * a parallel region that the kernel instance opens, so that they are
- * inlined there with the instance's constant shape; the references share
- * the images with orphaned omp for loops. Every pass shares the images
- * by thread_share (kernels.h), a fixed contiguous share a thread, so
- * that a thread reads back from its own caches what it wrote in the pass
- * before (elementwise passes share them alike, by omp for's static
- * schedule).
- * The weight gradient's sums add each thread's images, and must not
- * depend on which thread took which; but what the forward pass computes
- * of an image, output and BN's sums, and what conv_backward's data
- * gradient does, is that image's alone, and there a thread done with its
- * own share takes the groups of images the others have not reached
- * (conv_next_group), so that a thread a neighbour on the machine slowed
- * is helped rather than waited for. The forward pass used to hand its
- * groups out in turn as the threads came free (omp for, dynamic), so
- * that most images were read by the other thread than wrote them: where
- * the hypervisor put the two cores on chiplets with a last-level cache
- * each (a cache line's round trip between them 365 to 390 ns against 55
- * to 80 on one chiplet; the machine moves between the two for minutes at
- * a time), preact-164's forward convolutions took 417 / 426 ms a step
- * against 383 / 375 by shares, preact-110's 219 / 220 / 241 against
- * 193 / 195 / 203. */
+ * conv_backward_data and their references) are called by every thread of a
+ * parallel region that the kernel instance opens, so that they are inlined
+ * there with the instance's constant shape; the references share the images
+ * with orphaned omp for loops. Every pass shares the images by thread_share
+ * (kernels.h), a fixed contiguous share a thread, so that a thread reads back
+ * from its own caches what it wrote in the pass before (elementwise passes
+ * share them alike, by omp for's static schedule). The weight gradient's sums
+ * add each thread's images, and must not depend on which thread took which;
+ * but what the forward pass computes of an image, output and BN's sums, and
+ * what conv_backward's data gradient does, is that image's alone, and there a
+ * thread done with its own share takes the groups of images the others have
+ * not reached (conv_next_group), so that a thread a neighbour on the machine
+ * slowed is helped rather than waited for. Handing the groups out in turn as
+ * the threads come free (omp for, dynamic) would have most images read by the
+ * other thread than wrote them, which costs most where the two cores have a
+ * last-level cache each (docs/kernel-measurements.md, conv_next_group). */
 
 /* Whether the calling thread is the first to claim the group of images
  * from first (claims: an int an image, zero, shared by the threads). */

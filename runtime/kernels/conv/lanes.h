@@ -101,14 +101,11 @@ KERNEL_HELPER void conv_transpose8(real *out, long out_stride, const real *rows,
 KERNEL_HELPER int conv_clamp(int rows, int most) { return rows < 0 ? 0 : rows > most ? most : rows; }
 
 /* Whether conv_pack_channels transposes 16 x 16 blocks in one piece
- * (conv_transpose16): with AVX-512 in f32, where a row is one register,
- * that takes 64 shuffles, against 96 and twice the loads and stores for
- * four 8 x 8 blocks. One thread packing 64 channels of a 32 x 32 image
- * with BN + ReLU, us an image: 8.4 against 13.4 from the cache, 12.8
- * against 16.9 from a tensor of 128 images (32 MiB, as the network's),
- * 23.6 against 22.8 from 1024 (memory-bound either way); 128 channels at
- * 16 x 16 from 128 images, 6.1 against 6.4. Elsewhere (AVX2, or f64, whose
- * 16 lanes are two registers or more) the 8 x 8 blocks serve. */
+ * (conv_transpose16): with AVX-512 in f32, where a row is one register, that
+ * takes 64 shuffles, against 96 and twice the loads and stores for four 8 x 8
+ * blocks, and packed faster except from memory, where either is bound by it
+ * (docs/kernel-measurements.md, CONV_TRANSPOSE16). Elsewhere (AVX2, or f64,
+ * whose 16 lanes are two registers or more) the 8 x 8 blocks serve. */
 #if defined(__AVX512F__) && !defined(RESGEN_F64)
 enum { CONV_TRANSPOSE16 = 1 };
 #else
@@ -157,17 +154,15 @@ KERNEL_HELPER void conv_transpose16(real *out, long out_stride, const real *rows
 }
 
 /* One image (C, H, W) copied (activated by the prologue, if any) into the
- * middle of a (H + 2 pad, W + 2 pad, C) buffer, whose border was zeroed
- * once: pixel by pixel, the channels innermost, so that each pixel's
- * channels are one run for the weight gradient's patches. Eight channels
- * of eight pixels are transposed at a time when the rows come in eights,
- * along the row before the next eight channels: the eight rows read lie
- * a channel apart, 4 KiB in a 32 x 32 image, in one set of the L1 cache,
- * and with the next channels read first they were evicted before the
- * next pixels (one thread, 16x32x32: 6.2 against 2.8 us an image).
- * 16 x 16 blocks (conv_transpose16) were slower here: 16 channels at 32 x
- * 32, 2.8 against 3.2 us an image, 32 at 16 x 16, 2.1 against 4.2 (the
- * images from the cache); their rows are stored a pixel's channels apart,
+ * middle of a (H + 2 pad, W + 2 pad, C) buffer, whose border was zeroed once:
+ * pixel by pixel, the channels innermost, so that each pixel's channels are
+ * one run for the weight gradient's patches. Eight channels of eight pixels
+ * are transposed at a time when the rows come in eights, along the row before
+ * the next eight channels: the eight rows read lie a channel apart, 4 KiB in
+ * a 32 x 32 image, in one set of the L1 cache, and with the next channels
+ * read first they were evicted before the next pixels. 16 x 16 blocks
+ * (conv_transpose16) measured slower here (docs/kernel-measurements.md
+ * (conv_pad_transposed)): their rows are stored a pixel's channels apart,
  * where a panel's are a panel's width apart. */
 KERNEL_HELPER void conv_pad_transposed(real *padded, const real *image, const real *pre, int channels, int height, int width, int pad)
 {

@@ -93,9 +93,9 @@ struct conv_strides {
  * thread's own sum sits at the start of its scratch, laid out by own. Sums
  * laid out as dW is (OIHW), or as a 1x1 convolution's transposed (C_IN,
  * C_OUT), are added a run of reals at a time, each thread's run after the
- * other's, which vectorises; taken element by element, with an index
- * divided into (co, c, ky, kx) for each, this took 1.3% of ResNet-1001's
- * step, and the transposed 1x1 sums 41 us a call for 256 x 64 channels. */
+ * other's, which vectorises; element by element, with an index divided into
+ * (co, c, ky, kx) for each, they took a measurable part of a deep network's
+ * step (docs/kernel-measurements.md, conv_sum_weight_gradients). */
 enum { CONV_SUM_RUN = 256 };
 
 /* to[j] += the sum over threads of their own + from + j, j < count */
@@ -120,10 +120,9 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k);
 	bool oihw = own.co == patch && own.c == s.k * s.k && (s.k == 1 || (own.ky == s.k && own.kx == 1)); /* a 1x1's ky, kx: any */
 	if (s.k == 1 && own.co == 1 && own.c == s.c_out) {
-		/* (C_IN, C_OUT): blocks of 16 x 16, read and written a line at a
-		 * time (a column of dW at a time, its reals 1 KiB apart for 256
-		 * input channels, shared a set of the L1 cache: 36 us a call for
-		 * 256 x 64 channels, 9 now) */
+		/* (C_IN, C_OUT): blocks of 16 x 16, read and written a line
+		 * at a time (a column of dW at a time, its reals 1 KiB apart
+		 * for 256 input channels, would share a set of the L1 cache) */
 		enum { SIDE = 16 };
 		#pragma omp for schedule(static)
 		for (int c0 = 0; c0 < s.c_in; c0 += SIDE)

@@ -9,11 +9,23 @@
 #include "kernels/common.h"
 #include "kernels/batch_norm.h"
 
-/* A convolution's sizes. Every instance passes constants, which the
- * always-inlined helpers below fold. */
+/* A convolution's sizes, and the one choice its shape alone makes: tile,
+ * the m x m output tiles of Winograd's F(m x m, 3 x 3) where it applies
+ * (CONV_TILE), else 0. Every instance passes constants, which the
+ * always-inlined helpers fold: each instance compiles one tile's
+ * transforms only. */
 struct conv_shape {
-	int c_in, h_in, w_in, c_out, h_out, w_out, k, stride;
+	int c_in, h_in, w_in, c_out, h_out, w_out, k, stride, tile;
 };
+
+/* Winograd's applies to a 3x3 convolution of stride 1 that keeps its even
+ * sides; its tile is 4 x 4 where they are multiples of 4, else 2 x 2 (the
+ * generator emits the same, which each instance checks). An 8x8 image has
+ * only 4 tiles of 4 x 4: the passes take them in groups of images. */
+#define CONV_WINOGRAD_APPLIES(k, stride, h_in, w_in, h_out, w_out) \
+	((k) == 3 && (stride) == 1 && (h_out) == (h_in) && (w_out) == (w_in) && (h_in) % 2 == 0 && (w_in) % 2 == 0)
+#define CONV_TILE(k, stride, h_in, w_in, h_out, w_out) \
+	(!CONV_WINOGRAD_APPLIES(k, stride, h_in, w_in, h_out, w_out) ? 0 : (h_out) % 4 == 0 && (w_out) % 4 == 0 ? 4 : 2)
 
 #define CONV_ALIGN(reals) (((reals) + 15) / 16 * 16)
 #define CONV_PATCH(c_in, k) ((c_in) * (k) * (k))
@@ -91,14 +103,11 @@ struct conv_shape {
  * of a transformed tile, dY's tiles and the input's, and the products;
  * then dY and the padded input with their channels innermost. */
 #define CONV_PLACES(m) (((m) + 2) * ((m) + 2))
-/* The weight gradient's products sum over the tiles of as many images
- * as make CONV_WEIGHT_TILES tiles (up to CONV_WINOGRAD_GROUP): an 8x8
- * image has only 4 of 4 x 4, and sums of 4 on the micro-kernel were
- * mostly its start and end. One thread, zen3's kernels on the Zen 4, us
- * an image (64 images; 8 in brackets), 16 tiles against 64: 64 channels
- * at 8 x 8 (4 images at a time against 8) 20.8 (27.3) -> 18.6 (25.1), 32
- * at 16 x 16 (1 against 4) 26.7 (28.4) -> 23.5 (25.4); 128 gained no
- * more. (16 at 32 x 32 has 64 tiles an image either way.) */
+/* The weight gradient's products sum over the tiles of as many images as make
+ * CONV_WEIGHT_TILES tiles (up to CONV_WINOGRAD_GROUP): an 8x8 image has only
+ * 4 of 4 x 4, and sums of 4 on the micro-kernel were mostly its start and
+ * end. 64 tiles ran faster than 16, and 128 no faster than 64
+ * (docs/kernel-measurements.md (CONV_WEIGHT_TILES)). */
 #define CONV_WEIGHT_TILES 64
 #define CONV_WEIGHT_GROUP(tiles) CONV_GROUP(tiles, CONV_WEIGHT_TILES)
 #define CONV_WEIGHT_SET(h, w, m) (CONV_WEIGHT_GROUP(CONV_TILES_OF(h, w, m)) * CONV_TILES_OF(h, w, m))

@@ -147,22 +147,7 @@ KERNEL_HELPER void conv_weight_gradient(real *dweight, const real *gradient, con
  * micro-kernel's block. Swapped: dY's channels go on the pixels' side
  * (the forward pass's), the input channels on the channels' side. That
  * pays where it fills the blocks better: on a 32 x 12 kernel, 16 -> 64
- * takes 2 x 2 blocks swapped against 1 x 6. conv_swap_sides: -1 chooses
- * by the count of blocks, 0 or 1 forces it (for the tests). */
-static int conv_swap_sides = -1;
-
-KERNEL_HELPER int conv_blocks(int rows, int width) { return (rows + width - 1) / width; }
-
-KERNEL_HELPER bool conv_swaps_sides(const struct gemm_micro *micro, struct conv_shape s)
-{
-	if (s.k != 1)
-		return false;
-	if (conv_swap_sides >= 0)
-		return conv_swap_sides;
-	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
-	return conv_blocks(s.c_out, pixel_width) * conv_blocks(s.c_in, channel_width) <
-	       conv_blocks(s.c_out, channel_width) * conv_blocks(s.c_in, pixel_width);
-}
+ * takes 2 x 2 blocks swapped against 1 x 6 (conv_weight_choose). */
 
 /* The row split of the weight gradient, for the convolutions whose
  * forward pass may take one (stride 1, the image's size kept). With rows
@@ -174,14 +159,11 @@ KERNEL_HELPER bool conv_swaps_sides(const struct gemm_micro *micro, struct conv_
  * conv_pad_transposed, and the rows v, K runs of C_OUT reals of dY padded
  * the same way by K - 1 rows. 16 channels at 32 x 32 on a 32 x 12 kernel:
  * 2 x 4 blocks over 1088 pixels, against 2 x 5 over 1024, and about half
- * as many reals packed. conv_weight_split: as conv_row_split. */
-static int conv_weight_split = -1;
+ * as many reals packed. */
 
-/* How a weight gradient runs: by the patches (the plain way), by the 1x1
- * packing (swapped or not), or by the row split. gradient_width: the width
- * of dY's panels; gradient_first: they are the micro-kernel's A. */
-enum conv_weight_method { CONV_WEIGHT_PATCHES, CONV_WEIGHT_1X1, CONV_WEIGHT_SPLIT, CONV_WEIGHT_WINOGRAD };
-
+/* How a weight gradient's method (conv_weight_choose) lays out its
+ * operands: gradient_width, the width of dY's panels; gradient_first:
+ * they are the micro-kernel's A. */
 struct conv_weight_plan {
 	enum conv_weight_method method;
 	int gradient_width, input_width;
@@ -192,14 +174,14 @@ struct conv_weight_plan {
 	int rows;                    /* Winograd's: the products' rows of output channels */
 };
 
-KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s)
+KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *micro, struct conv_shape s, const struct conv_weight_choice *c)
 {
 	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	struct conv_weight_plan w = {CONV_WEIGHT_PATCHES, channel_width, pixel_width, micro->prefers_rows, pixels,
 				     {patch, 1, s.k * s.c_in, s.c_in}, {0, 0, 0, 0}, s.c_out};
-	if (s.k == 1) {
-		bool swapped = conv_swaps_sides(micro, s);
+	if (c->method == CONV_WEIGHT_1X1) {
+		bool swapped = c->swapped;
 		w.method = CONV_WEIGHT_1X1;
 		w.gradient_width = swapped ? pixel_width : channel_width;
 		w.input_width = swapped ? channel_width : pixel_width;
@@ -207,43 +189,28 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		w.own = swapped ? (struct conv_strides){1, s.c_out, 0, 0} : (struct conv_strides){s.c_in, 1, 0, 0};
 		return w;
 	}
-	if (s.stride != 1 || s.k % 2 == 0 || s.h_out != s.h_in || s.w_out != s.w_in)
+	if (c->method == CONV_WEIGHT_WINOGRAD) {
+		/* the products for each place of its tile, C_OUT on the A side or on the B side */
+		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
+		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
+		w.method = CONV_WEIGHT_WINOGRAD;
+		w.gradient_first = winograd_a <= winograd_b;
+		w.gradient_width = w.gradient_first ? micro->mr : micro->nr;
+		w.input_width = w.gradient_first ? micro->nr : micro->mr;
+		/* the products stored as the kernel prefers, the private sum as OIHW */
+		w.product = w.gradient_first == micro->prefers_rows ? (struct conv_strides){s.c_in, 1, 0, 0}
+								     : (struct conv_strides){1, s.c_out, 0, 0};
+		if (w.product.co != 1) /* rows past the output channels: room after the last */
+			w.rows = conv_block_rows(s.c_out, w.gradient_width);
+		w.own = (struct conv_strides){patch, s.k * s.k, s.k, 1};
+		return w;
+	}
+	if (c->method != CONV_WEIGHT_SPLIT)
 		return w;
 	/* dY's rows on the kernel's A side (mr wide) or on its B side */
 	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;
 	int on_a = conv_blocks(rows, micro->mr) * conv_blocks(columns, micro->nr);
 	int on_b = conv_blocks(rows, micro->nr) * conv_blocks(columns, micro->mr);
-	double patches = (double)conv_blocks(s.c_out, channel_width) * conv_blocks(patch, pixel_width) * pixels;
-	double split_steps = 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels;
-	bool split = conv_weight_split >= 0 ? conv_weight_split : split_steps < patches;
-	if (conv_winograd_applies(s) && conv_winograd != 0) {
-		/* Winograd's products for each place of its tile, C_OUT on the A
-		 * side or on the B side, each block's sum taken as 8 steps longer
-		 * for its load and store of C, its transforms as a quarter as
-		 * much again (an estimate: with it, skx's kernels and haswell's
-		 * run the 32x32, 16x16 and 8x8 convolutions of 16, 32 and 64
-		 * channels so, which measured faster) */
-		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
-		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
-		int m = conv_winograd_tile_for(s);
-		double winograd = 1.25 * CONV_PLACES(m) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
-				  (CONV_TILES_OF(s.h_out, s.w_out, m) + 8);
-		if (conv_winograd == 1 || winograd < (split ? split_steps : patches)) {
-			w.method = CONV_WEIGHT_WINOGRAD;
-			w.gradient_first = winograd_a <= winograd_b;
-			w.gradient_width = w.gradient_first ? micro->mr : micro->nr;
-			w.input_width = w.gradient_first ? micro->nr : micro->mr;
-			/* the products stored as the kernel prefers, the private sum as OIHW */
-			w.product = w.gradient_first == micro->prefers_rows ? (struct conv_strides){s.c_in, 1, 0, 0}
-									     : (struct conv_strides){1, s.c_out, 0, 0};
-			if (w.product.co != 1) /* rows past the output channels: room after the last */
-				w.rows = conv_block_rows(s.c_out, w.gradient_width);
-			w.own = (struct conv_strides){patch, s.k * s.k, s.k, 1};
-			return w;
-		}
-	}
-	if (!split)
-		return w;
 	w.method = CONV_WEIGHT_SPLIT;
 	w.gradient_first = on_a <= on_b;
 	w.gradient_width = w.gradient_first ? micro->mr : micro->nr;
@@ -333,7 +300,7 @@ KERNEL_HELPER void conv_weight_gradient_split(real *own, const real *gradient, c
  * the micro-kernel with the tiles as the sum's index, added to the
  * thread's own transformed sums; after the thread's last image, G^T . G
  * turns those into its private weight gradient. The tile is the forward
- * pass's (conv_winograd_tile_for). F(4x4) is what lets 16 channels use
+ * pass's (the shape's tile). F(4x4) is what lets 16 channels use
  * Winograd on a micro-kernel 32 wide (skx's): a product of 16 x 16
  * channels fills a third of a 32 x 12 block either way, and a 32 x 32
  * image takes 36 places x 64 tiles x 2 blocks, 4608 block-steps, against
@@ -371,16 +338,16 @@ KERNEL_HELPER void conv_store_places(real *to, size_t place, const conv_lanes *v
 	}
 }
 
-/* The transformed tiles of one image stored pixel by pixel with its
- * channels innermost (conv_pad_transposed), for each place as panels of
- * width channels, the tiles being the sum's index; the lanes past the last
- * channel are left as they are (conv_weight_gradient_begin zeroed them
- * once: written for every tile of every image, they took a fifth of
- * 16x32x32's weight gradient). gradient: the image is dY, else the input
- * padded by one (conv_winograd_tile_transform). Sixteen channels of a
- * tile at a time, as vectors, whatever the panels' width: a vector's
- * lanes are stored in one run for each panel they fall in (12 and 4 of 16
- * channels in skx's panels of 12, 6, 6 and 4 in haswell's of 6). */
+/* The transformed tiles of one image stored pixel by pixel with its channels
+ * innermost (conv_pad_transposed), for each place as panels of width
+ * channels, the tiles being the sum's index; the lanes past the last channel
+ * are left as they are (conv_weight_gradient_begin zeroed them once, rather
+ * than for every tile of every image: docs/kernel-measurements.md
+ * (conv_winograd_pack_both)). gradient: the image is dY, else the input
+ * padded by one (conv_winograd_tile_transform). Sixteen channels of a tile at
+ * a time, as vectors, whatever the panels' width: a vector's lanes are stored
+ * in one run for each panel they fall in (12 and 4 of 16 channels in skx's
+ * panels of 12, 6, 6 and 4 in haswell's of 6). */
 KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *restrict image, int channels, int height, int image_width, bool gradient, int width, int first, int set, int m)
 {
 	enum { MOST = 6 }; /* m + 2 at most */
@@ -410,7 +377,7 @@ KERNEL_HELPER void conv_winograd_pack_tiles(real *restrict packed, const real *r
  * and the input's packed by conv_winograd_pack_tiles in the plan's widths. */
 KERNEL_HELPER void conv_weight_gradient_winograd(real *products, const real *gradient, const real *input, struct conv_shape s, struct conv_weight_plan w, int used, real beta)
 {
-	int m = conv_winograd_tile_for(s), set = CONV_WEIGHT_SET(s.h_out, s.w_out, m);
+	int m = s.tile, set = CONV_WEIGHT_SET(s.h_out, s.w_out, m);
 	size_t gradient_place = CONV_PLACE(CONV_PACKED(s.c_out, set)), input_place = CONV_PLACE(CONV_PACKED(s.c_in, set));
 	size_t product_place = CONV_PLACE(w.rows * s.c_in);
 	for (int e = 0; e < CONV_PLACES(m); e++)
@@ -501,19 +468,19 @@ KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tile
 			conv_zero_run(packed + e * place + conv_panel_at(channels - valid, width, tiles) + valid, width, tiles, width - valid);
 }
 
-KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, real *scratch, size_t scratch_per_thread, real *part)
+KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, real *part)
 {
 	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
-	if (!g.micro || s.stride != 1) {
+	if (c->weight.method == CONV_WEIGHT_REFERENCE) {
 		g.micro = NULL;
 		g.padded = part + CONV_ALIGN(patch * pixels);
 		return g;
 	}
-	g.w = conv_weight_plan(g.micro, s);
+	g.w = conv_weight_plan(g.micro, s, &c->weight);
 	if (g.w.method == CONV_WEIGHT_WINOGRAD) {
-		int m = conv_winograd_tile_for(s), set = CONV_WEIGHT_SET(s.h_out, s.w_out, m), places = CONV_PLACES(m);
+		int m = s.tile, set = CONV_WEIGHT_SET(s.h_out, s.w_out, m), places = CONV_PLACES(m);
 		g.panel = g.gradient + places * CONV_PLACE(CONV_PACKED(s.c_out, set));
 		g.gradient_padded = g.panel + places * CONV_PLACE(CONV_PACKED(s.c_in, set));
 		g.padded = g.gradient_padded + CONV_ALIGN(s.c_out * pixels);
@@ -555,7 +522,7 @@ KERNEL_HELPER void conv_winograd_sum_images(struct conv_weight_gradient *g)
 {
 	if (g->filled) {
 		conv_weight_gradient_winograd(g->products, g->gradient, g->panel, g->s, g->w,
-					      g->filled * CONV_TILES_OF(g->s.h_out, g->s.w_out, conv_winograd_tile_for(g->s)), g->summed ? 1 : 0);
+					      g->filled * CONV_TILES_OF(g->s.h_out, g->s.w_out, g->s.tile), g->summed ? 1 : 0);
 		g->summed = true;
 	}
 	g->filled = 0;
@@ -587,10 +554,11 @@ KERNEL_HELPER void conv_weight_gradient_image(struct conv_weight_gradient *g, co
 		conv_pad_transposed(g->gradient_padded, dy, NULL, s.c_out, s.h_out, s.w_out, 0);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, 1);
 		CONV_WITH_WINOGRAD_TILE(s, conv_winograd_pack_both, g);
-		if (++g->filled == CONV_WEIGHT_GROUP(CONV_TILES_OF(s.h_out, s.w_out, conv_winograd_tile_for(s))))
+		if (++g->filled == CONV_WEIGHT_GROUP(CONV_TILES_OF(s.h_out, s.w_out, s.tile)))
 			conv_winograd_sum_images(g);
 		break;
 	case CONV_WEIGHT_PATCHES: /* the patches in the order (ky, kx, c) */
+	case CONV_WEIGHT_REFERENCE: /* not here: g->micro is NULL for it */
 		conv_pack_channels(g->gradient, dy, NULL, s.c_out, pixels, w.gradient_width);
 		conv_pad_transposed(g->padded, image, g->pre, s.c_in, s.h_in, s.w_in, s.k / 2);
 		conv_weight_gradient(g->own, g->gradient, g->padded, g->panel, s, g->micro);
@@ -612,10 +580,10 @@ KERNEL_HELPER void conv_weight_gradient_end(struct conv_weight_gradient *g, real
 }
 
 /* dweight += the weight gradient, the images shared among the threads. */
-KERNEL_HELPER void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread)
 {
 	real *part = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s);
-	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, scratch, scratch_per_thread, part);
+	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, c, scratch, scratch_per_thread, part);
 	int from, to;
 	thread_share(n, &from, &to);
 	for (int i = from; i < to; i++)

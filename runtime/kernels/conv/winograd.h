@@ -124,52 +124,15 @@ KERNEL_HELPER void conv_winograd_tile_transform(conv_lanes *v, const real *at, i
  * scale by up to 8 and 1/24 along each side); tests/test_kernels.c holds
  * both to the same bound against the reference kernel. The tiles of up
  * to CONV_WINOGRAD_GROUP images make one set of products where one image
- * has fewer than a panel's width (preact-110's 8 x 8 images: 16 tiles of
- * 2 x 2, 4 of 4 x 4, panels of 32 on skx): alone, half the panels' lanes
- * ran empty, and Winograd was no faster than the direct convolution there.
- * conv_winograd: -1 uses it where a group's tiles fill at least one panel
- * and their panels at least half, 0 or 1 forces it off or on where it
- * applies (for the tests). */
-static int conv_winograd = -1;
-
-KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
-{
-	return s.k == 3 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in && s.h_in % 2 == 0 && s.w_in % 2 == 0;
-}
-
-/* Whether Winograd applies with tiles of m x m, and the tile a shape
- * takes, in all three passes: 4 x 4 where the image's sides are multiples
- * of 4, else 2 x 2. A rule of the shape alone, so that an instance
- * compiles the transforms of one tile only (both, inlined in each of
- * ResNet-1001's instances, took its net.c from 53 s to 68 s to compile).
- * An 8x8 image has only 4 tiles of 4 x 4: the forward pass and the data
- * gradient take them in groups of images (CONV_GROUP), the weight
- * gradient's products sum over the tiles of several (CONV_WEIGHT_GROUP).
- * So, for 64 x 64 channels at 8x8, one thread, zen3's kernels, us an
- * image forward / data gradient / weight gradient: 22.0 / 21.3 / 24.9
- * against F(2x2)'s 36.2 / 36.1 / 37.1 (the weight gradient summing 4
- * images' tiles at a time, as then; an image's 4 tiles alone: 44.0).
- * conv_winograd_tile: -1 for the rule, 2 or 4 forces one where it applies
- * (for the tests). */
-static int conv_winograd_tile = -1;
-
-KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
-{
-	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
-}
-
-KERNEL_HELPER int conv_winograd_tile_for(struct conv_shape s)
-{
-	if (conv_winograd_tile > 0 && conv_winograd_tile_applies(s, conv_winograd_tile))
-		return conv_winograd_tile;
-	return conv_winograd_tile_applies(s, 4) ? 4 : 2;
-}
+ * has fewer than a panel's width, so that its lanes do not run half
+ * empty (conv_method_choose decides where Winograd runs; the shape's tile,
+ * CONV_TILE, which tile). */
 
 /* function(..., m) with shape s's tile m, 2 or 4, as a constant, for the
  * transforms to fold (as CONV_WITH_PIXEL_WIDTH passes a panel's width). */
 #define CONV_WITH_WINOGRAD_TILE(s, function, ...)              \
 	do {                                                   \
-		if (conv_winograd_tile_for(s) == 4)            \
+		if ((s).tile == 4)                             \
 			function(__VA_ARGS__, 4);              \
 		else                                           \
 			function(__VA_ARGS__, 2);              \
@@ -217,12 +180,12 @@ KERNEL_HELPER void conv_winograd_output_1d(conv_vector *out, int out_step, const
  * conv_pack_weights packs a (channels, inputs) matrix, place after place.
  * flipped: the data gradient's kernels, as conv_pack_weights flips them.
  * Sixteen kernels at a time, transformed as vectors: those of sixteen
- * consecutive reals of a panel (width channels of an input, then the
- * next input's), so that each place's are stored as one vector. A kernel
- * at a time, the divisions by 6, 12 and 24 took 52 us a call for 32 x 32
- * channels, 89 flipped: as long as the weight gradient of one of
- * ResNet-1001's images. Each lane computes what that code did, in the
- * same order; the rows past the last channel come out zero, if -0. */
+ * consecutive reals of a panel (width channels of an input, then the next
+ * input's), so that each place's are stored as one vector; a kernel at a
+ * time, the divisions by 6, 12 and 24 made packing as long as a weight
+ * gradient (docs/kernel-measurements.md, conv_pack_weights_winograd). Each
+ * lane computes what that code did, in the same order; the rows past the last
+ * channel come out zero, if -0. */
 KERNEL_HELPER void conv_pack_weights_winograd(real *packed, const real *weight, int channels, int inputs, int width, bool flipped, struct conv_shape s, int m)
 {
 	enum { MOST = 6 }; /* m + 2 at most */
@@ -254,16 +217,15 @@ KERNEL_HELPER void conv_pack_weights_winograd(real *packed, const real *weight, 
 	}
 }
 
-/* V[e] = B^T d B of every tile of one padded image, packed for each place
- * e as panels of width tiles (the pixels of the other kernels), place
- * after place, as tiles first, first + 1, ... of a set of total tiles
- * (its group's, conv_winograd_of): F(2x2)'s, from the image padded by
- * conv_pad. CONV_WINOGRAD_ROWS rows of tiles at a time: B^T d of each,
- * whole rows, then (B^T d) B of each in vectors along it. The second pass
- * reads what the first stored at other offsets; a row at a time, each read
- * came straight after the stores it overlaps, waited for them to reach
- * the cache (store forwarding fails), and the transform took 3 to 5 times
- * as long. */
+/* V[e] = B^T d B of every tile of one padded image, packed for each place e
+ * as panels of width tiles (the pixels of the other kernels), place after
+ * place, as tiles first, first + 1, ... of a set of total tiles (its group's,
+ * conv_winograd_of): F(2x2)'s, from the image padded by conv_pad.
+ * CONV_WINOGRAD_ROWS rows of tiles at a time: B^T d of each, whole rows, then
+ * (B^T d) B of each in vectors along it. The second pass reads what the first
+ * stored at other offsets; a row at a time, each read came straight after the
+ * stores it overlaps, waited for them to reach the cache (store forwarding
+ * fails) (docs/kernel-measurements.md, conv_winograd_input). */
 enum { CONV_WINOGRAD_ROWS = 4 };
 
 KERNEL_HELPER void conv_winograd_input(real *v, const real *padded, struct conv_shape s, int width, int first, int total)
@@ -356,11 +318,9 @@ KERNEL_HELPER void conv_winograd_store_row(real *image, const conv_vector *y, in
 	}
 }
 
-/* v = the reals from[l], l < lanes (up to 8), zero past them:
- * read as a vector where they make one or half of one. Copied lane by
- * lane to memory, the vector read from there waits for those writes to
- * reach the cache, and an 8x8 image's four tiles of 4 x 4 took twice as
- * long to transform back. */
+/* v = the reals from[l], l < lanes (up to 8), zero past them: read as a
+ * vector where they make one or half of one. Copied lane by lane to memory,
+ * the vector read from there would wait for those writes to reach the cache. */
 typedef real conv_half __attribute__((vector_size(4 * sizeof(real))));
 
 KERNEL_HELPER void conv_load_lanes(conv_vector *v, const real *from, int lanes)
@@ -402,13 +362,13 @@ KERNEL_HELPER void conv_winograd_output(real *out, const real *products, size_t 
 		}
 }
 
-/* Each place's channels of count transformed tiles (batch: tile i's place
- * e at tile_stride i + e lanes) into their panel rows at to, eight
- * channels of the tiles at a time transposed. One call for each count
- * that comes as a constant, and the places' loop in it, so that GCC keeps
- * one pointer for the rows: with the cases inside the loop, it kept one
- * for each row of each case, 32 of them, on the stack, and the adds to
- * them took about a third of the transform's time. */
+/* Each place's channels of count transformed tiles (batch: tile i's place e
+ * at tile_stride i + e lanes) into their panel rows at to, eight channels of
+ * the tiles at a time transposed. One call for each count that comes as a
+ * constant, and the places' loop in it, so that GCC keeps one pointer for the
+ * rows: with the cases inside the loop, it kept one for each row of each
+ * case, 32 of them, on the stack, and the adds to them were a large part of
+ * the transform's time. */
 KERNEL_HELPER void conv_winograd_store_tiles(real *to, size_t place, int width, const conv_lanes *batch, long tile_stride, int places, int lanes, int count)
 {
 	int whole = lanes / 8 * 8;
@@ -426,14 +386,13 @@ KERNEL_HELPER void conv_winograd_store_tiles(real *to, size_t place, int width, 
 /* V[e] as conv_winograd_input packs it, for tiles of m x m, from the image
  * padded by conv_pad_transposed (pixel by pixel, its channels innermost):
  * sixteen channels of up to eight tiles at a time transformed as vectors
- * (conv_winograd_tile_transform), then each place's eight channels of
- * those tiles transposed into their panel (conv_transpose8). Where a
- * panel is sixteen tiles wide and sixteen reals are one register
- * (CONV_TRANSPOSE16: zen3's kernels in f32 with AVX-512), sixteen tiles at
- * a time, each place's 16 x 16 block transposed in one piece and its
- * panel rows stored as whole cache lines: one thread, 32 images, us an
- * image, the 16-channel forward pass at 32 x 32 35.0 -> 33.4 and its data
- * gradient 35.8 -> 33.8 (32 channels at 16 x 16 about 1% faster). */
+ * (conv_winograd_tile_transform), then each place's eight channels of those
+ * tiles transposed into their panel (conv_transpose8). Where a panel is
+ * sixteen tiles wide and sixteen reals are one register (CONV_TRANSPOSE16:
+ * zen3's kernels in f32 with AVX-512), sixteen tiles at a time, each place's
+ * 16 x 16 block transposed in one piece and its panel rows stored as whole
+ * cache lines, which ran a little faster (docs/kernel-measurements.md
+ * (conv_winograd_input_tiles)). */
 KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct conv_shape s, int width, int first, int total, int m)
 {
 	enum { MOST = 36, BATCH = CONV_TRANSPOSE16 ? 16 : 8 }; /* places at most; tiles at a time, at most */
@@ -466,16 +425,13 @@ KERNEL_SHARED void conv_winograd_input_tiles(real *v, const real *padded, struct
 	}
 }
 
-/* The rows of Winograd's products, in all three passes: the output
- * channels, rounded up to whole blocks of width (the micro-kernel's side
- * they lie on) where that adds at most an eighth of them (the room
- * CONV_PRODUCT_ROWS keeps). The packed
- * operand's rows past the channels are zeros, and the products' rows past
- * them are never read. BLIS computes a block of fewer rows into a
- * temporary and copies it out: on zen3's 6 x 16 blocks, one thread, a
- * place's products of 16 x 16 channels took 1.6 us for 192 tiles as rows
- * of 6 + 6 + 4 against 1.33 as 6 + 6 + 6 (the forward pass), 0.132
- * against 0.115 summed over 16 tiles (the weight gradient). */
+/* The rows of Winograd's products, in all three passes: the output channels,
+ * rounded up to whole blocks of width (the micro-kernel's side they lie on)
+ * where that adds at most an eighth of them (the room CONV_PRODUCT_ROWS
+ * keeps). The packed operand's rows past the channels are zeros, and the
+ * products' rows past them are never read. BLIS computes a block of fewer
+ * rows into a temporary and copies it out, which cost more than the rows
+ * rounding up adds (docs/kernel-measurements.md, conv_block_rows). */
 KERNEL_HELPER int conv_block_rows(int channels, int width)
 {
 	int whole = (channels + width - 1) / width * width;

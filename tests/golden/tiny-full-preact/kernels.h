@@ -17,8 +17,10 @@
 
 /* conv3x3_s1_3x8x8_to_4: (n, 3, 8, 8) -> (n, 4, 8, 8) */
 static const struct conv_shape conv3x3_s1_3x8x8_to_4_shape = {
-	.c_in = 3, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+	.c_in = 3, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "conv3x3_s1_3x8x8_to_4: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s1_3x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_3x8x8_to_4: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -28,7 +30,7 @@ static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -42,7 +44,7 @@ static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -65,8 +67,10 @@ static void bn_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, const r
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
 static const struct conv_shape conv3x3_s1_4x8x8_to_4_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "conv3x3_s1_4x8x8_to_4: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s1_4x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_4x8x8_to_4: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -76,7 +80,7 @@ static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -90,7 +94,7 @@ static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -99,8 +103,10 @@ static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real 
 
 /* bn_relu_conv3x3_s1_4x8x8_to_4: BN and ReLU of (n, 4, 8, 8), then a convolution to (n, 4, 8, 8) */
 static const struct conv_shape bn_relu_conv3x3_s1_4x8x8_to_4_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "bn_relu_conv3x3_s1_4x8x8_to_4: Winograd's tile is not the library's rule");
+static struct conv_choices bn_relu_conv3x3_s1_4x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_4x8x8_to_4: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_4x8x8_to_4: no room for BN's sums");
 
@@ -115,7 +121,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -138,7 +144,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 	#pragma omp parallel
 	{
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
@@ -150,8 +156,10 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 
 /* conv3x3_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
 static const struct conv_shape conv3x3_s2_4x8x8_to_8_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 2,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(3, 2, 8, 8, 4, 4), "conv3x3_s2_4x8x8_to_8: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s2_4x8x8_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_4x8x8_to_8: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -161,7 +169,7 @@ static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -175,7 +183,7 @@ static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -184,8 +192,10 @@ static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 
 /* bn_relu_conv3x3_s1_8x4x4_to_8: BN and ReLU of (n, 8, 4, 4), then a convolution to (n, 8, 4, 4) */
 static const struct conv_shape bn_relu_conv3x3_s1_8x4x4_to_8_shape = {
-	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 1,
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 4, 4, 4, 4), "bn_relu_conv3x3_s1_8x4x4_to_8: Winograd's tile is not the library's rule");
+static struct conv_choices bn_relu_conv3x3_s1_8x4x4_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_8x4x4_to_8: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_8x4x4_to_8: no room for BN's sums");
 
@@ -200,7 +210,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, &bn_relu_conv3x3_s1_8x4x4_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -223,7 +233,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 	#pragma omp parallel
 	{
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, &bn_relu_conv3x3_s1_8x4x4_to_8_choices, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
@@ -235,8 +245,10 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 
 /* conv1x1_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
 static const struct conv_shape conv1x1_s2_4x8x8_to_8_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 1, .stride = 2,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 1, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(1, 2, 8, 8, 4, 4), "conv1x1_s2_4x8x8_to_8: Winograd's tile is not the library's rule");
+static struct conv_choices conv1x1_s2_4x8x8_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_4x8x8_to_8: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -246,7 +258,7 @@ static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_4x8x8_to_8_shape, &conv1x1_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -260,7 +272,7 @@ static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, &conv1x1_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -283,8 +295,10 @@ static void bn_relu_8x4x4_backward(real *din, real *dgamma, real *dbeta, const r
 
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
 static const struct conv_shape conv3x3_s2_8x4x4_to_16_shape = {
-	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 2,
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(3, 2, 4, 4, 2, 2), "conv3x3_s2_8x4x4_to_16: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s2_8x4x4_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_8x4x4_to_16: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -294,7 +308,7 @@ static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_8x4x4_to_16_shape, &conv3x3_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -308,7 +322,7 @@ static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, &conv3x3_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -317,8 +331,10 @@ static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 
 /* bn_relu_conv3x3_s1_16x2x2_to_16: BN and ReLU of (n, 16, 2, 2), then a convolution to (n, 16, 2, 2) */
 static const struct conv_shape bn_relu_conv3x3_s1_16x2x2_to_16_shape = {
-	.c_in = 16, .h_in = 2, .w_in = 2, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 1,
+	.c_in = 16, .h_in = 2, .w_in = 2, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 1, .tile = 2,
 };
+_Static_assert(2 == CONV_TILE(3, 1, 2, 2, 2, 2), "bn_relu_conv3x3_s1_16x2x2_to_16: Winograd's tile is not the library's rule");
+static struct conv_choices bn_relu_conv3x3_s1_16x2x2_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(16, 2, 2, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_16x2x2_to_16: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_16x2x2_to_16: no room for BN's sums");
 
@@ -333,7 +349,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, &bn_relu_conv3x3_s1_16x2x2_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -356,7 +372,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 	#pragma omp parallel
 	{
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, &bn_relu_conv3x3_s1_16x2x2_to_16_choices, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
@@ -368,8 +384,10 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 
 /* conv1x1_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
 static const struct conv_shape conv1x1_s2_8x4x4_to_16_shape = {
-	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 1, .stride = 2,
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 1, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(1, 2, 4, 4, 2, 2), "conv1x1_s2_8x4x4_to_16: Winograd's tile is not the library's rule");
+static struct conv_choices conv1x1_s2_8x4x4_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_8x4x4_to_16: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -379,7 +397,7 @@ static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -393,7 +411,7 @@ static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}

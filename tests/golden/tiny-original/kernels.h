@@ -18,8 +18,10 @@
 
 /* conv3x3_s1_3x8x8_to_4: (n, 3, 8, 8) -> (n, 4, 8, 8) */
 static const struct conv_shape conv3x3_s1_3x8x8_to_4_shape = {
-	.c_in = 3, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+	.c_in = 3, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "conv3x3_s1_3x8x8_to_4: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s1_3x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_3x8x8_to_4: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -29,7 +31,7 @@ static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -43,7 +45,7 @@ static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -66,8 +68,10 @@ static void bn_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, const r
 
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
 static const struct conv_shape conv3x3_s1_4x8x8_to_4_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "conv3x3_s1_4x8x8_to_4: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s1_4x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_4x8x8_to_4: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -77,7 +81,7 @@ static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -91,7 +95,7 @@ static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -100,8 +104,10 @@ static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real 
 
 /* bn_relu_conv3x3_s1_4x8x8_to_4: BN and ReLU of (n, 4, 8, 8), then a convolution to (n, 4, 8, 8) */
 static const struct conv_shape bn_relu_conv3x3_s1_4x8x8_to_4_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "bn_relu_conv3x3_s1_4x8x8_to_4: Winograd's tile is not the library's rule");
+static struct conv_choices bn_relu_conv3x3_s1_4x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_4x8x8_to_4: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_4x8x8_to_4: no room for BN's sums");
 
@@ -116,7 +122,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -139,7 +145,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 	#pragma omp parallel
 	{
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 4, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
@@ -170,8 +176,10 @@ static void bn_add_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, rea
 
 /* conv3x3_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
 static const struct conv_shape conv3x3_s2_4x8x8_to_8_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 2,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(3, 2, 8, 8, 4, 4), "conv3x3_s2_4x8x8_to_8: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s2_4x8x8_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_4x8x8_to_8: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -181,7 +189,7 @@ static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -195,7 +203,7 @@ static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -204,8 +212,10 @@ static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 
 /* bn_relu_conv3x3_s1_8x4x4_to_8: BN and ReLU of (n, 8, 4, 4), then a convolution to (n, 8, 4, 4) */
 static const struct conv_shape bn_relu_conv3x3_s1_8x4x4_to_8_shape = {
-	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 1,
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 1, .tile = 4,
 };
+_Static_assert(4 == CONV_TILE(3, 1, 4, 4, 4, 4), "bn_relu_conv3x3_s1_8x4x4_to_8: Winograd's tile is not the library's rule");
+static struct conv_choices bn_relu_conv3x3_s1_8x4x4_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_8x4x4_to_8: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_8x4x4_to_8: no room for BN's sums");
 
@@ -220,7 +230,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, &bn_relu_conv3x3_s1_8x4x4_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -243,7 +253,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 	#pragma omp parallel
 	{
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 8, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, &bn_relu_conv3x3_s1_8x4x4_to_8_choices, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
@@ -268,8 +278,10 @@ static void batch_norm_8x4x4_backward(real *din, real *dgamma, real *dbeta, cons
 
 /* conv1x1_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
 static const struct conv_shape conv1x1_s2_4x8x8_to_8_shape = {
-	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 1, .stride = 2,
+	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 1, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(1, 2, 8, 8, 4, 4), "conv1x1_s2_4x8x8_to_8: Winograd's tile is not the library's rule");
+static struct conv_choices conv1x1_s2_4x8x8_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_4x8x8_to_8: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -279,7 +291,7 @@ static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_4x8x8_to_8_shape, &conv1x1_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -293,7 +305,7 @@ static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_4x8x8_to_8_shape, &conv1x1_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -302,8 +314,10 @@ static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
 static const struct conv_shape conv3x3_s2_8x4x4_to_16_shape = {
-	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 2,
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(3, 2, 4, 4, 2, 2), "conv3x3_s2_8x4x4_to_16: Winograd's tile is not the library's rule");
+static struct conv_choices conv3x3_s2_8x4x4_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_8x4x4_to_16: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -313,7 +327,7 @@ static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_8x4x4_to_16_shape, &conv3x3_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -327,7 +341,7 @@ static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv3x3_s2_8x4x4_to_16_shape, &conv3x3_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}
@@ -336,8 +350,10 @@ static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 
 /* bn_relu_conv3x3_s1_16x2x2_to_16: BN and ReLU of (n, 16, 2, 2), then a convolution to (n, 16, 2, 2) */
 static const struct conv_shape bn_relu_conv3x3_s1_16x2x2_to_16_shape = {
-	.c_in = 16, .h_in = 2, .w_in = 2, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 1,
+	.c_in = 16, .h_in = 2, .w_in = 2, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 1, .tile = 2,
 };
+_Static_assert(2 == CONV_TILE(3, 1, 2, 2, 2, 2), "bn_relu_conv3x3_s1_16x2x2_to_16: Winograd's tile is not the library's rule");
+static struct conv_choices bn_relu_conv3x3_s1_16x2x2_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(16, 2, 2, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_16x2x2_to_16: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_16x2x2_to_16: no room for BN's sums");
 
@@ -352,7 +368,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, &bn_relu_conv3x3_s1_16x2x2_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -375,7 +391,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 	#pragma omp parallel
 	{
 		double data_seconds = 0;
-		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
+		conv_backward(dactivated, dweight, dout, deferred, in, weight, saved + 2 * 16, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, &bn_relu_conv3x3_s1_16x2x2_to_16_choices, scratch, NET_SCRATCH_PER_THREAD, GRADIENT_SET,
 			      (struct conv_backward_epilogue){saved, sums, claims}, &data_seconds);
 		#pragma omp master
 		started = profile_add_split(PROFILE_CONV_WEIGHT_GRADIENT, PROFILE_CONV_DATA_GRADIENT, data_seconds, started);
@@ -400,8 +416,10 @@ static void batch_norm_16x2x2_backward(real *din, real *dgamma, real *dbeta, con
 
 /* conv1x1_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
 static const struct conv_shape conv1x1_s2_8x4x4_to_16_shape = {
-	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 1, .stride = 2,
+	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 1, .stride = 2, .tile = 0,
 };
+_Static_assert(0 == CONV_TILE(1, 2, 4, 4, 2, 2), "conv1x1_s2_8x4x4_to_16: Winograd's tile is not the library's rule");
+static struct conv_choices conv1x1_s2_8x4x4_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_8x4x4_to_16: scratch too small");
 
 /* out = conv(in); sums, if not NULL: the next BN's sums of each image */
@@ -411,7 +429,7 @@ static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 	int claims[n];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
-	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD);
+	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
 	profile_add(PROFILE_CONV_FORWARD, started);
 }
 
@@ -425,7 +443,7 @@ static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 	#pragma omp parallel
 	{
 		double mine = 0;
-		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
+		conv_backward(din, dweight, dout, deferred, in, weight, NULL, n, conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD, write, (struct conv_backward_epilogue){NULL, NULL, claims}, &mine);
 		#pragma omp master
 		data_seconds = mine;
 	}

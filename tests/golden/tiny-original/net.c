@@ -254,12 +254,50 @@ const struct net_info net_info = {
 	},
 };
 
+/* Each convolution's choices (runtime/kernels/conv/choices.h), made once
+ * from its shape and the machine (runtime/machine.h): by the session
+ * before any pass, else by the first call of net_forward or net_backward. */
+static bool net_chosen;
+
+void net_choose(void)
+{
+	const struct machine *m = machine();
+	conv3x3_s1_3x8x8_to_4_choices = conv_choose(conv3x3_s1_3x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
+	conv3x3_s1_4x8x8_to_4_choices = conv_choose(conv3x3_s1_4x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
+	bn_relu_conv3x3_s1_4x8x8_to_4_choices = conv_choose(bn_relu_conv3x3_s1_4x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
+	conv3x3_s2_4x8x8_to_8_choices = conv_choose(conv3x3_s2_4x8x8_to_8_shape, m->micro, m->last_level_bytes, m->override);
+	bn_relu_conv3x3_s1_8x4x4_to_8_choices = conv_choose(bn_relu_conv3x3_s1_8x4x4_to_8_shape, m->micro, m->last_level_bytes, m->override);
+	conv1x1_s2_4x8x8_to_8_choices = conv_choose(conv1x1_s2_4x8x8_to_8_shape, m->micro, m->last_level_bytes, m->override);
+	conv3x3_s2_8x4x4_to_16_choices = conv_choose(conv3x3_s2_8x4x4_to_16_shape, m->micro, m->last_level_bytes, m->override);
+	bn_relu_conv3x3_s1_16x2x2_to_16_choices = conv_choose(bn_relu_conv3x3_s1_16x2x2_to_16_shape, m->micro, m->last_level_bytes, m->override);
+	conv1x1_s2_8x4x4_to_16_choices = conv_choose(conv1x1_s2_8x4x4_to_16_shape, m->micro, m->last_level_bytes, m->override);
+	net_chosen = true;
+}
+
+/* Every convolution's choices in forward order, at batch n. */
+void net_explain(FILE *out, int n)
+{
+	if (!net_chosen)
+		net_choose();
+	conv_explain(out, "stem_conv", conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, n, false);
+	conv_explain(out, "stage1_unit01_conv1", conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, n, false);
+	conv_explain(out, "stage1_unit01_conv2", bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, n, false);
+	conv_explain(out, "stage2_unit01_conv1", conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, n, false);
+	conv_explain(out, "stage2_unit01_conv2", bn_relu_conv3x3_s1_8x4x4_to_8_shape, &bn_relu_conv3x3_s1_8x4x4_to_8_choices, n, false);
+	conv_explain(out, "stage2_unit01_shortcut_conv", conv1x1_s2_4x8x8_to_8_shape, &conv1x1_s2_4x8x8_to_8_choices, n, false);
+	conv_explain(out, "stage3_unit01_conv1", conv3x3_s2_8x4x4_to_16_shape, &conv3x3_s2_8x4x4_to_16_choices, n, false);
+	conv_explain(out, "stage3_unit01_conv2", bn_relu_conv3x3_s1_16x2x2_to_16_shape, &bn_relu_conv3x3_s1_16x2x2_to_16_choices, n, false);
+	conv_explain(out, "stage3_unit01_shortcut_conv", conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, n, false);
+}
+
 /* The placement of the threads' cores is checked (at most every half
  * second) before each pass, for conv_streams_gradient: before forward
  * too, for train's backward pass, which runs group by group (groups[]). */
 void net_forward(struct net_state *s, int n)
 {
-	cache_check_placement();
+	if (!net_chosen)
+		net_choose();
+	machine_check_placement();
 	stem_forward(s, n);
 	stage1_unit01_forward(s, n);
 	stage2_unit01_forward(s, n);
@@ -269,7 +307,9 @@ void net_forward(struct net_state *s, int n)
 
 void net_backward(struct net_state *s, int n)
 {
-	cache_check_placement();
+	if (!net_chosen)
+		net_choose();
+	machine_check_placement();
 	head_backward(s, n);
 	stage3_unit01_backward(s, n);
 	stage2_unit01_backward(s, n);

@@ -1,0 +1,46 @@
+/* explain: what each convolution of this network runs on this machine,
+ * and why. The choices are made once, from the shapes and the machine
+ * (runtime/kernels/conv/choices.h, runtime/machine.h), exactly as train
+ * makes them; this prints them at the batch and thread count given. */
+#include <stdio.h>
+
+#include "machine.h"
+#include "net_api.h"
+#include "threads.h"
+#include "train.h"
+
+int explain_run(const struct run_options *o)
+{
+	int threads = threads_setup(o->threads);
+	const struct machine *m = machine();
+	printf("%s: %s, %s, batch %d, %d thread%s\n", net_info.name, net_info.summary, net_info.dtype, o->batch, threads,
+	       threads == 1 ? "" : "s");
+	if (m->micro)
+		printf("machine: BLIS's %s kernels, micro-kernel %d x %d (%s-stored blocks preferred)", m->kernels,
+		       m->micro->mr, m->micro->nr, m->micro->prefers_rows ? "row" : "column");
+	else
+		printf("machine: BLIS's %s kernels, whose micro-kernel the fast kernels cannot use (panels over %d)",
+		       m->kernels, GEMM_PANEL_MAX);
+	if (m->last_level_bytes)
+		printf(", last-level cache %.0f MiB\n", (double)m->last_level_bytes / (1 << 20));
+	else
+		printf(", last-level cache unknown (Linux does not say)\n");
+	if (threads > 1) {
+		machine_round_trip_ns(1, 0.1); /* wakes the threads: the pool's first start is not a round trip */
+		double trip = machine_round_trip_median(3, MACHINE_PROBE_TRIPS, 1e-3);
+		printf("threads: a cache line's round trip between threads 0 and 1 took %.0f ns: %s (measured again "
+		       "before each pass of a run, at most every %.1f s)\n",
+		       trip, trip > MACHINE_APART_NS ? "their cores have a last-level cache each" : "their cores share a cache",
+		       MACHINE_PROBE_SECONDS);
+	}
+	printf("RESGEN_CHOICES: %s\n", m->override_text && m->override_text[0] ? m->override_text
+										 : "unset (every choice by its rule)");
+	printf("Every pass shares the images among the threads. A convolution's pass takes them in groups\n"
+	       "(one image, or Winograd's group): each thread its own contiguous share first, then the\n"
+	       "others' unclaimed groups, from their last; each thread sums the weight gradient of its own\n"
+	       "share, and the shares are added in thread order. BN, ReLU, the additions and pooling split\n"
+	       "the images (or channels) evenly; BN's sums are added in image order. Steps count blocks of\n"
+	       "the micro-kernel, each a sum of that many products.\n\n");
+	net_explain(stdout, o->batch);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,264 @@
+/* What the machine is: which BLIS kernels run, the last-level cache's
+ * size from sysfs, where the threads' cores lie (measured), and the one
+ * override, RESGEN_CHOICES (machine.h says each). */
+#include "machine.h"
+
+#include <blis.h>
+#include <cpuid.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h" /* profile_clock: the monotonic clock in seconds */
+
+/* Which kernels BLIS 0.9 runs is chosen here, before it first runs, where
+ * its own choice is known to be slow; a choice the user made in
+ * BLIS_ARCH_TYPE stands.
+ * - AMD: BLIS knows processors by family, up to Zen 3 (family 0x19), and
+ *   gives newer ones (Zen 4 and Zen 5 models) its portable C kernels: on a
+ *   Zen 5 that made preact-110 train 3.3 times slower. A later family gets
+ *   the skx kernels if it has every AVX-512 extension they use (on a Zen 5
+ *   they ran the packed convolutions 1.6 times faster than the zen3
+ *   kernels), else the zen3 kernels if it has AVX2 and FMA. A Zen 4 (family
+ *   0x19 with AVX-512) runs a 512-bit multiply-add as two 256-bit halves,
+ *   so skx's 32 x 12 blocks do no more per cycle than zen3's 6 x 16, and
+ *   fill worse with 16 channels: on one, with zen3's, preact-110,
+ *   original-110 and preact-164 trained 3 to 4% faster, and ResNet-1001 at
+ *   batch 16 3% faster in 5 of 7 alternating pairs.
+ * - Intel: BLIS gives the skx kernels only to a processor whose name
+ *   string it can read as a Xeon or Core model with two 512-bit FMA units,
+ *   and the haswell kernels to the rest. A virtual machine's processor is
+ *   often named just "Intel(R) Xeon(R) Processor": on one such (a 2-core
+ *   Xeon of model 0xcf, two FMA units), haswell's left preact-164 1.22 to
+ *   1.27 times slower than skx's. So every Intel processor with the
+ *   AVX-512 extensions gets skx's; with one FMA unit, AVX-512 multiplies
+ *   and adds as many reals a cycle as AVX2 does with two. */
+bool machine_has_skx_extensions(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
+	       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+
+__attribute__((constructor)) static void choose_blis_kernels(void)
+{
+	unsigned eax, ebx, ecx, edx;
+	if (getenv("BLIS_ARCH_TYPE") || !__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+		return;
+	char vendor[13];
+	memcpy(vendor, &ebx, 4);
+	memcpy(vendor + 4, &edx, 4);
+	memcpy(vendor + 8, &ecx, 4);
+	vendor[12] = '\0';
+	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+		return;
+	unsigned family = (eax >> 8) & 0xf;
+	if (family == 0xf)
+		family += (eax >> 20) & 0xff;
+	__builtin_cpu_init();
+	int kernels = -1;
+	if (strcmp(vendor, "GenuineIntel") == 0 && machine_has_skx_extensions())
+		kernels = BLIS_ARCH_SKX;
+	else if (strcmp(vendor, "AuthenticAMD") == 0 && family >= 0x19 && __builtin_cpu_supports("avx2") &&
+		 __builtin_cpu_supports("fma"))
+		kernels = machine_has_skx_extensions() && family > 0x19 ? BLIS_ARCH_SKX : BLIS_ARCH_ZEN3;
+	if (kernels < 0)
+		return;
+	char id[16];
+	snprintf(id, sizeof id, "%d", kernels);
+	setenv("BLIS_ARCH_TYPE", id, 0);
+}
+
+/* The size of cache index i of cpu0 at *level and *bytes; 0 if there is no
+ * such index or its files do not read as Linux writes them ("3", "32768K"). */
+static int cache_index(int i, int *level, size_t *bytes)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int read_level = fscanf(f, "%d", level) == 1;
+	fclose(f);
+	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	unsigned long size;
+	char unit = 0;
+	int fields = fscanf(f, "%lu%c", &size, &unit);
+	fclose(f);
+	if (!read_level || fields < 1)
+		return 0;
+	*bytes = unit == 'K' ? size << 10 : unit == 'M' ? size << 20 : unit == 'G' ? size << 30 : size;
+	return 1;
+}
+
+size_t machine_last_level_bytes(void)
+{
+	/* read once; every thread that races to it reads the same files */
+	static size_t known = (size_t)-1;
+	size_t bytes = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (bytes != (size_t)-1)
+		return bytes;
+	int highest = 0;
+	bytes = 0;
+	for (int i = 0; i < 16; i++) {
+		int level;
+		size_t size;
+		if (cache_index(i, &level, &size) && level >= highest) {
+			if (level > highest || size > bytes)
+				bytes = size;
+			highest = level;
+		}
+	}
+	__atomic_store_n(&known, bytes, __ATOMIC_RELAXED);
+	return bytes;
+}
+
+/* Thread 1 says it is there by writing 2; thread 0, once it reads that,
+ * starts the clock and writes odd counts from 3, thread 1 answering each
+ * with the even one after it, and ends the exchange with -1. Thread 1
+ * writes only by compare-and-swap, so that nothing it writes can cover
+ * the end. Waiting for thread 1 first keeps its waking out of the time:
+ * a thread the pool let sleep took from 3 us to over 1 ms to wake on the
+ * Zen 4, even after a barrier (whose last arrival goes on at once while
+ * it wakes the others). It is waited for up to MACHINE_WAKE_SECONDS. */
+#define MACHINE_WAKE_SECONDS 0.1
+static struct {
+	_Alignas(64) int value; /* alone on its line */
+	char rest[60];
+} machine_line;
+
+double machine_round_trip_ns(int trips, double seconds)
+{
+	if (omp_in_parallel() || omp_get_max_threads() < 2 || trips < 1)
+		return 0;
+	double elapsed = 0;
+	int done = 0;
+	__atomic_store_n(&machine_line.value, 0, __ATOMIC_RELAXED);
+	#pragma omp parallel num_threads(2)
+	{
+		if (omp_get_num_threads() < 2) {
+			/* no partner: nothing measured */
+		} else if (omp_get_thread_num() == 0) {
+			double start = profile_clock();
+			while (__atomic_load_n(&machine_line.value, __ATOMIC_ACQUIRE) != 2 && profile_clock() - start <= MACHINE_WAKE_SECONDS)
+				;
+			if (__atomic_load_n(&machine_line.value, __ATOMIC_ACQUIRE) == 2)
+				start = profile_clock(); /* else: no partner: the wait counts, over the limit */
+			for (int spins = 0; done < trips && elapsed <= seconds;) {
+				int sent = 2 * done + 3;
+				if (spins == 0)
+					__atomic_store_n(&machine_line.value, sent, __ATOMIC_RELEASE);
+				if (__atomic_load_n(&machine_line.value, __ATOMIC_ACQUIRE) == sent + 1) {
+					done++;
+					spins = 0;
+				} else if (++spins % 256 == 0) {
+					elapsed = profile_clock() - start;
+				}
+			}
+			elapsed = profile_clock() - start;
+			__atomic_store_n(&machine_line.value, -1, __ATOMIC_RELEASE);
+		} else {
+			int seen = 0;
+			__atomic_compare_exchange_n(&machine_line.value, &seen, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+			while ((seen = __atomic_load_n(&machine_line.value, __ATOMIC_ACQUIRE)) != -1)
+				if (seen % 2)
+					__atomic_compare_exchange_n(&machine_line.value, &seen, seen + 1, 0, __ATOMIC_ACQ_REL,
+								    __ATOMIC_ACQUIRE);
+		}
+	}
+	return done < trips ? 1e9 * elapsed : 1e9 * elapsed / done;
+}
+
+double machine_round_trip_median(int rounds, int trips, double seconds)
+{
+	double times[MACHINE_ROUNDS_MAX];
+	rounds = rounds < 1 ? 1 : rounds > MACHINE_ROUNDS_MAX ? MACHINE_ROUNDS_MAX : rounds;
+	for (int round = 0; round < rounds; round++) {
+		double time = machine_round_trip_ns(trips, seconds);
+		int j = round;
+		for (; j > 0 && time < times[j - 1]; j--) /* kept sorted */
+			times[j] = times[j - 1];
+		times[j] = time;
+	}
+	return times[rounds / 2];
+}
+
+static double placement_checked_at = -1;
+static bool threads_apart;
+
+void machine_check_placement(void)
+{
+	double now = profile_clock();
+	if (omp_in_parallel() || (placement_checked_at >= 0 && now - placement_checked_at < MACHINE_PROBE_SECONDS))
+		return;
+	placement_checked_at = now;
+	threads_apart = machine_round_trip_median(3, MACHINE_PROBE_TRIPS, 1e-3) > MACHINE_APART_NS;
+}
+
+bool machine_threads_apart(void) { return threads_apart; }
+
+const char *const machine_override_names[MACHINE_OVERRIDE_NAMES] = {"winograd", "row_split", "weight_split", "swap", "stream"};
+
+int machine_override_parse(const char *text, struct choice_override *override, char *why, size_t why_size)
+{
+	signed char *choice[MACHINE_OVERRIDE_NAMES] = {&override->winograd, &override->row_split, &override->weight_split,
+						       &override->swap, &override->stream};
+	for (int i = 0; i < MACHINE_OVERRIDE_NAMES; i++)
+		*choice[i] = -1;
+	for (const char *at = text; at && *at;) {
+		size_t length = strcspn(at, ",");
+		const char *equals = memchr(at, '=', length);
+		int name = -1, value = -2;
+		for (int i = 0; equals && i < MACHINE_OVERRIDE_NAMES; i++)
+			if (strlen(machine_override_names[i]) == (size_t)(equals - at) &&
+			    strncmp(at, machine_override_names[i], equals - at) == 0)
+				name = i;
+		if (name >= 0) {
+			size_t given = length - (equals + 1 - at);
+			const char *v = equals + 1;
+			value = given == 2 && strncmp(v, "on", 2) == 0 ? 1 : given == 3 && strncmp(v, "off", 3) == 0 ? 0
+				: given == 4 && strncmp(v, "rule", 4) == 0 ? -1 : -2;
+		}
+		if (name < 0 || value == -2) {
+			snprintf(why, why_size,
+				 "RESGEN_CHOICES, character %d: '%.*s' is not a choice; expected NAME=on, off or rule, NAME one of "
+				 "winograd, row_split, weight_split, swap, stream, separated by commas",
+				 (int)(at - text) + 1, (int)(length < 40 ? length : 40), at);
+			return -1;
+		}
+		*choice[name] = (signed char)value;
+		at += length + (at[length] == ',');
+	}
+	return 0;
+}
+
+static struct machine found;
+static pthread_once_t found_once = PTHREAD_ONCE_INIT;
+
+static void find_machine(void)
+{
+	found.micro = gemm_micro();
+	found.kernels = gemm_kernels();
+	found.last_level_bytes = machine_last_level_bytes();
+	found.override_text = getenv("RESGEN_CHOICES");
+	char why[256];
+	if (machine_override_parse(found.override_text, &found.override, why, sizeof why) != 0)
+		machine_override_parse(NULL, &found.override, why, sizeof why);
+}
+
+const struct machine *machine(void)
+{
+	pthread_once(&found_once, find_machine);
+	return &found;
+}
+
+int machine_override_error(char *why, size_t why_size)
+{
+	struct choice_override unused;
+	return machine_override_parse(getenv("RESGEN_CHOICES"), &unused, why, why_size);
+}
