@@ -63,7 +63,12 @@ endif
 # build is compared with it.
 WARNINGS := -Wall -Wextra -Werror
 COMMON := -std=gnu11 $(DEBUG) -D_GNU_SOURCE -fopenmp -MMD -MP $(SANITIZE_FLAGS)
-GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime
+# The generator's folders, in the order its stages run (common/ and study/
+# beside them): each is on the include path, so an #include names a file.
+GENERATOR_DIRS := generator/common generator/stage1-spec generator/stage2-graph generator/stage3-plan \
+	generator/stage4-emit generator/study
+GENERATOR_SOURCES := generator/main.c $(foreach d,$(GENERATOR_DIRS),$(wildcard $(d)/*.c))
+GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime $(addprefix -I,$(GENERATOR_DIRS))
 RUNTIME_CFLAGS := $(OPTIMISE) -march=native $(WARNINGS) $(COMMON) -Iruntime
 # Emitted code (and test_kernels, which includes it). The sanitizer build
 # compiles the kernels' helpers out of line (runtime/kernels/common.h):
@@ -77,7 +82,7 @@ RESGEN := $(BUILD)/bin/resgen
 # The generator shares two runtime files: the one way files are replaced,
 # and the one way outside text is made printable.
 SHARED_RUNTIME := file_replace printable
-GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(wildcard generator/*.c)) \
+GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(GENERATOR_SOURCES)) \
 	$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o)
 TEMPLATES := $(wildcard templates/*.tmpl templates/ops/*.tmpl)
 # ranks.c (a process alone) links into every binary; the MPI flavour links
@@ -287,19 +292,19 @@ diff:
 plot:
 	@[ -n "$(LOG)" ] || { echo "usage: make plot LOG=FILE.csv (a train --log): writes FILE.png and FILE.svg"; exit 2; }
 	@[ -f '$(LOG)' ] || { echo "$(LOG): no such log"; exit 2; }
-	@gnuplot -c runtime/plot-log.gp '$(LOG)' '$(basename $(LOG))'
+	@gnuplot -c tools/plot-log.gp '$(LOG)' '$(basename $(LOG))'
 	@echo "wrote $(basename $(LOG)).png and $(basename $(LOG)).svg"
 
 plot-gradflow:
 	@[ -n "$(GRADFLOW)" ] && [ -n "$(OUT)" ] || { echo "usage: make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME (gradflow --csv files): writes NAME.png and NAME.svg"; exit 2; }
 	@for f in $(GRADFLOW); do [ -f "$$f" ] || { echo "$$f: no such gradflow CSV"; exit 2; }; done
-	@gnuplot -c runtime/plot-gradflow.gp '$(OUT)' '$(strip $(GRADFLOW))'
+	@gnuplot -c tools/plot-gradflow.gp '$(OUT)' '$(strip $(GRADFLOW))'
 	@echo "wrote $(OUT).png and $(OUT).svg"
 
 # ---- studies: make study S=NAME (specs/studies/NAME.yaml) -------------------------
 # resgen writes each variant's spec (build/study/NAME/VARIANT.yaml, rewritten
 # only when it changes) and the list of runs; make builds each binary once
-# (build/bin/study/NAME/VARIANT); runtime/run-study estimates the time, runs
+# (build/bin/study/NAME/VARIANT); tools/run-study estimates the time, runs
 # what is not finished (resuming from checkpoints), measures the gradient
 # flow and writes results/NAME/report.md with its plots. STUDY=FILE runs a
 # study file from elsewhere, RESULTS=DIR writes elsewhere.
@@ -316,7 +321,7 @@ study: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR (default results/NAME)"; ls specs/studies/*.yaml 2>/dev/null | sed 's|specs/studies/\(.*\)\.yaml|  S=\1|'; exit 2; }
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
 	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
-	@runtime/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
+	@tools/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
 
 study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(shell \
 	sed -n 's/^variant \([a-z0-9-]*\) .*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null)))
@@ -373,12 +378,12 @@ $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := spec study
-FUZZ_SOURCES := $(filter-out generator/main.c generator/emit.c,$(wildcard generator/*.c)) \
+FUZZ_SOURCES := $(filter-out generator/main.c generator/stage4-emit/emit.c,$(GENERATOR_SOURCES)) \
 	$(SHARED_RUNTIME:%=runtime/%.c)
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Igenerator -Iruntime \
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror $(addprefix -I,$(GENERATOR_DIRS)) -Iruntime \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
-$(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(wildcard generator/*.h)
+$(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(foreach d,$(GENERATOR_DIRS),$(wildcard $(d)/*.h))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SOURCES) -lyaml -lm

@@ -41,7 +41,7 @@ static const char usage[] =
 	"            plan    write DIR/VARIANT.yaml, each variant's spec (rewritten\n"
 	"                    only when it changes), and DIR/plan, the runs\n"
 	"            report  from the runs' logs in DIR, write DIR/report.md and\n"
-	"                    DIR/plot/ (the tables runtime/plot-study.gp draws)\n"
+	"                    DIR/plot/ (the tables tools/plot-study.gp draws)\n"
 	"\n"
 	"  --specs DIR      where a study's spec names are looked up (default specs)\n"
 	"  --max-memory GIB the most memory the network's binary may need at the\n"

@@ -1,5 +1,5 @@
 /* FNV-1a, 64 bits: resgen's one hash, sealing checkpoints (tensor_file.c)
- * and naming an emitted network's identity (generator/emit.c). Header-only,
+ * and naming an emitted network's identity (generator/stage4-emit/emit.c). Header-only,
  * so that the generator and the runtime share it. */
 #ifndef RESGEN_CHECKSUM_H
 #define RESGEN_CHECKSUM_H

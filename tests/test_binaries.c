@@ -473,8 +473,8 @@ static void test_plots_draw_a_log_and_gradflow(void **unused)
 		 "%1$s/tests/bin/tiny-f64 train --synthetic --iterations 20 --eval-every 5 --log %2$s/plot.csv && "
 		 "%1$s/tests/bin/tiny-f64 gradflow --synthetic --iterations 4 --every 2 --csv %2$s/flow.csv && "
 		 "rm -f %2$s/plot.png %2$s/plot.svg %2$s/flow.png %2$s/flow.svg && "
-		 "gnuplot -c runtime/plot-log.gp %2$s/plot.csv %2$s/plot && "
-		 "gnuplot -c runtime/plot-gradflow.gp %2$s/flow '%2$s/flow.csv' && "
+		 "gnuplot -c tools/plot-log.gp %2$s/plot.csv %2$s/plot && "
+		 "gnuplot -c tools/plot-gradflow.gp %2$s/flow '%2$s/flow.csv' && "
 		 "for f in plot flow; do head -c 4 %2$s/$f.png | od -An -c | tr -d ' \\n'; grep -c '<svg' %2$s/$f.svg; done",
 		 build, scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);

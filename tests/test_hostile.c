@@ -75,9 +75,9 @@ static void test_plot_scripts_take_no_command_as_a_file(void **unused)
 	char command[4096], err[1024], pwned[400];
 	snprintf(pwned, sizeof pwned, "%s/PWNED", scratch);
 	static const char *const scripts[][2] = {
-		{"runtime/plot-log.gp", "'<touch %s' %s/out"},
-		{"runtime/plot-gradflow.gp", "%2$s/out '<touch %1$s'"},
-		{"runtime/plot-study.gp", "'<touch %s' 'a b' 1"},
+		{"tools/plot-log.gp", "'<touch %s' %s/out"},
+		{"tools/plot-gradflow.gp", "%2$s/out '<touch %1$s'"},
+		{"tools/plot-study.gp", "'<touch %s' 'a b' 1"},
 	};
 	for (int i = 0; i < 3; i++) {
 		char arguments[1024];

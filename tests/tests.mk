@@ -87,7 +87,7 @@ GENERATOR_LIBRARY := $(filter-out $(BUILD)/obj/generator/main.o,$(GENERATOR_OBJE
 $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(GENERATOR_CFLAGS) -Igenerator -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
+	$(Q)$(CC) $(GENERATOR_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
 # The system tests: the binaries, resgen and make run as users run them.
 $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_explain: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \

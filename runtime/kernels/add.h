@@ -1,6 +1,6 @@
 /* The residual addition: shortcut + branch, elementwise. Its backward hands
  * the output's gradient to both inputs; where the lowering lets the inputs'
- * gradients share the output gradient's slot (generator/lower.h), it has
+ * gradients share the output gradient's slot (generator/stage3-plan/lower.h), it has
  * nothing to do. */
 #ifndef RESGEN_KERNELS_ADD_H
 #define RESGEN_KERNELS_ADD_H

@@ -8,7 +8,7 @@
  * micro-kernel does not fit. The weight gradient is summed per thread, then
  * across threads in thread order, so a fixed thread count gives
  * bitwise-repeatable results. Every kernel but the data gradient takes an
- * optional prologue, the BN + ReLU that a fused step (generator/lower.h)
+ * optional prologue, the BN + ReLU that a fused step (generator/stage3-plan/lower.h)
  * applies to the input as it is read: the activated input is never stored.
  * The forward pass takes an optional epilogue, run on each image while it is
  * fresh: a residual sum (the shortcut's image added to it, channel by

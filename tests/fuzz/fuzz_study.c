@@ -1,6 +1,6 @@
 /* libFuzzer harness: any bytes as a study file through the study reader,
  * which merges its overrides into the specs it names under specs/; then,
- * for a study that passes, what make and runtime/run-study read of it: the
+ * for a study that passes, what make and tools/run-study read of it: the
  * plan (one fact a line, every name a word that reaches a shell only as
  * such) and each variant's spec, which must load back as that variant.
  * Built with AddressSanitizer and UBSan by `make fuzz`. */

@@ -1,6 +1,6 @@
 /* A convolution's shape (struct conv_shape), and the scratch each of its
  * kernels needs per thread, as constant expressions of the shape. The
- * generator's plan (generator/plan.c) sizes a network's scratch by its
+ * generator's plan (generator/stage3-plan/plan.c) sizes a network's scratch by its
  * own copy of this rule; each instance's _Static_assert checks it against
  * CONV_SCRATCH at compile time. */
 #ifndef RESGEN_KERNELS_CONV_SHAPE_H
@@ -79,7 +79,7 @@ struct conv_shape {
  * tiles and products, and an output image staged (conv_streams); the data
  * gradient's the same of dY and the flipped W; the weight gradient's
  * CONV_WEIGHT_FAST; the reference kernels', in each part: columns, and the
- * input a prologue activates. generator/plan.c computes the same figure; each instance
+ * input a prologue activates. generator/stage3-plan/plan.c computes the same figure; each instance
  * checks it at compile time. */
 #define CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k) (CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))
 #define CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                      \

@@ -6,8 +6,8 @@
 #            with the seeds' range
 #   gradflow log10 ||dL/dx_l|| / ||dL/dx_L|| against the unit l, at
 #            initialisation (dashed) and after training (solid)
-# runtime/run-study runs it with
-#   gnuplot -c runtime/plot-study.gp results/NAME 'a b c' 3
+# tools/run-study runs it with
+#   gnuplot -c tools/plot-study.gp results/NAME 'a b c' 3
 # The folder comes as an argument, never as code; one that starts with '<'
 # (to gnuplot, a command's output) is refused. Variant names are the study
 # reader's words (a-z, 0-9, '-').

@@ -57,7 +57,7 @@ void study_variant_text(const struct study *study, int v, struct strbuf *out);
 long study_train_images(const struct study *study, int v);
 long study_test_images(const struct study *study, int v);
 
-/* The runs, one fact per line, for runtime/run-study: "name NAME",
+/* The runs, one fact per line, for tools/run-study: "name NAME",
  * "seeds S...", "options FLAGS...", then per variant "variant NAME
  * ITERATIONS EVAL_EVERY BATCH TEST_IMAGES". */
 void study_plan_text(const struct study *study, struct strbuf *out);

@@ -14,7 +14,7 @@
 #include "texts.h"
 #include "template.h"
 
-/* Per fused step kind (generator/lower.h): its template in templates/ops/,
+/* Per fused step kind (generator/stage3-plan/lower.h): its template in templates/ops/,
  * and the op kinds whose helpers that template uses. */
 static const struct {
 	const char *template_name;

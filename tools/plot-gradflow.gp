@@ -1,7 +1,7 @@
 # Gradient flow from gradflow CSVs: log10 of ||dL/dx_l|| / ||dL/dx_L|| against
 # the unit l, one line per file and measured iteration, as PNG and SVG.
 # make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME runs it with
-#   gnuplot -c runtime/plot-gradflow.gp NAME 'A.csv B.csv'
+#   gnuplot -c tools/plot-gradflow.gp NAME 'A.csv B.csv'
 # Paths come as arguments, never as code, and no shell is run; one that
 # starts with '<' (to gnuplot, a command's output) is refused.
 out = ARG1

@@ -1,6 +1,6 @@
 /* A study's report, from its runs' logs: report.md, one row per variant
  * (the final test error's median and mean +- std over the seeds, beside the
- * paper's figure), and the tables runtime/plot-study.gp draws. */
+ * paper's figure), and the tables tools/plot-study.gp draws. */
 #ifndef RESGEN_REPORT_H
 #define RESGEN_REPORT_H
 

@@ -1,6 +1,6 @@
 # One run's curves from its CSV log (train --log): losses and errors against
 # iterations, as PNG and SVG. make plot LOG=FILE.csv runs it with
-#   gnuplot -c runtime/plot-log.gp FILE.csv FILE
+#   gnuplot -c tools/plot-log.gp FILE.csv FILE
 # Paths come as arguments, never as code; one that starts with '<' (to
 # gnuplot, a command's output) is refused.
 log = ARG1
