@@ -1,6 +1,6 @@
-/* The training loop: steps, evaluation, logs, checkpoints and signals;
- * under mpirun, each rank runs it on its part of every batch (ranks.h).
- * The session it runs on: session.c. */
+/* The training loop: steps, evaluation, logs, checkpoints, and stopping
+ * on a signal (signals.c); under mpirun, each rank runs it on its part of
+ * every batch (ranks.h). The session it runs on: session.c. */
 #include "train.h"
 
 #include <errno.h>
@@ -23,6 +23,7 @@
 #include "ranks.h"
 #include "rng.h"
 #include "session.h"
+#include "signals.h"
 #include "state.h"
 #include "tensor_file.h"
 #include "version.h"
@@ -143,24 +144,6 @@ static const struct net_param *non_finite_param(const struct net_state *s)
 				return p;
 	}
 	return NULL;
-}
-
-/* SIGINT and SIGTERM, while a run keeps checkpoints: noted here, acted on
- * between iterations (a checkpoint, then exit status 4). A second signal
- * ends the process at once; the last checkpoint stays whole. */
-static volatile sig_atomic_t stop_signal;
-
-static void note_signal(int signal) { stop_signal = signal; }
-
-static void catch_stop_signals(void)
-{
-	struct sigaction action;
-	memset(&action, 0, sizeof action);
-	action.sa_handler = note_signal;
-	action.sa_flags = SA_RESETHAND;
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
 }
 
 /* Points where the tests act on a run (train.h): nothing here. The test
@@ -353,7 +336,7 @@ agreed:
 	if (status != 0)
 		goto done;
 	if (o->checkpoint_path)
-		catch_stop_signals();
+		signals_catch_stop();
 
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
@@ -476,7 +459,7 @@ agreed:
 		train_hook_checkpointed(it + 1);
 		bool due = o->checkpoint_every ? (it + 1) % o->checkpoint_every == 0 || it + 1 == o->iterations
 					       : evaluated;
-		int stopped_by = o->checkpoint_path ? ranks_max(stop_signal) : 0, stopping = stopped_by != 0;
+		int stopped_by = o->checkpoint_path ? ranks_max(signals_stop_noted()) : 0, stopping = stopped_by != 0;
 		if (o->checkpoint_path && (due || stopping)) {
 			at.seconds = now() - start;
 			at.log_bytes = log ? ftell(log) : -1;
