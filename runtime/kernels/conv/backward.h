@@ -28,9 +28,10 @@ struct conv_data_gradient {
  * time. */
 KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, const struct conv_choices *c, real *part, bool stream)
 {
-	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, c->data.method, c->data.group};
+	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL,
+				       conv_method_of(conv_transposed(s), c->data.method), c->data.group};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
-	if (c->data.method == CONV_REFERENCE) {
+	if (s.stride != 1 || c->data.method == CONV_REFERENCE) {
 		d.micro = NULL;
 		d.panel = part;
 		return d;

@@ -24,6 +24,19 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 	return CONV_WINOGRAD_APPLIES(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
 }
 
+/* Where the row splits apply: the forward pass's and data gradient's to a
+ * stride-1 convolution wider than 1x1 that keeps the image's size, the
+ * weight gradient's to one whose k is odd. The kernels test these beside
+ * a choice (conv_method_of, conv_weight_method_of): the shape is a
+ * constant there, so each instance compiles only the methods its shape
+ * allows. */
+KERNEL_HELPER bool conv_row_split_applies(struct conv_shape s)
+{
+	return s.k != 1 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in;
+}
+
+KERNEL_HELPER bool conv_weight_split_applies(struct conv_shape s) { return conv_row_split_applies(s) && s.k % 2 == 1; }
+
 KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
 {
 	return conv_winograd_applies(s) && s.h_out % m == 0 && s.w_out % m == 0;
@@ -95,7 +108,7 @@ static struct conv_method_choice conv_method_choose(const struct gemm_micro *mic
 			return c;
 		}
 	}
-	if (s.k == 1 || s.stride != 1 || s.h_out != s.h_in || s.w_out != s.w_in)
+	if (!conv_row_split_applies(s))
 		return c;
 	int row_pixels = (s.h_in + s.k - 1) * s.w_out;
 	c.split = (double)conv_blocks(s.c_out * s.k, channel_width) * conv_blocks(row_pixels, pixel_width) * s.c_in * s.k;
@@ -129,7 +142,7 @@ static struct conv_weight_choice conv_weight_choose(const struct gemm_micro *mic
 	c.method = CONV_WEIGHT_PATCHES;
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	c.patches = (double)conv_blocks(s.c_out, channel_width) * conv_blocks(patch, pixel_width) * pixels;
-	if (s.k % 2 == 0 || s.h_out != s.h_in || s.w_out != s.w_in)
+	if (!conv_weight_split_applies(s))
 		return c;
 	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;
 	int on_a = conv_blocks(rows, micro->mr) * conv_blocks(columns, micro->nr);
@@ -152,6 +165,19 @@ static struct conv_weight_choice conv_weight_choose(const struct gemm_micro *mic
 	if (split)
 		c.method = CONV_WEIGHT_SPLIT;
 	return c;
+}
+
+/* The method an instance of shape s runs: the one chosen, where the shape
+ * allows it (always, for a choice of conv_method_choose), written so
+ * that the compiler, with s a constant, keeps only the methods the shape
+ * allows. */
+KERNEL_HELPER enum conv_method conv_method_of(struct conv_shape s, enum conv_method chosen)
+{
+	if (chosen == CONV_WINOGRAD)
+		return conv_winograd_applies(s) ? CONV_WINOGRAD : CONV_PLAIN;
+	if (chosen == CONV_ROW_SPLIT)
+		return conv_row_split_applies(s) ? CONV_ROW_SPLIT : CONV_PLAIN;
+	return chosen;
 }
 
 /* The data gradient's convolution: dY by W flipped, of the transposed shape. */

@@ -12,9 +12,9 @@
 KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum conv_method method, bool flipped, const struct gemm_micro *micro, struct conv_shape s)
 {
 	int channels = flipped ? s.c_in : s.c_out, inputs = flipped ? s.c_out : s.c_in, width = conv_channel_width(micro);
-	if (method == CONV_WINOGRAD)
+	if (conv_winograd_applies(s) && method == CONV_WINOGRAD)
 		CONV_WITH_WINOGRAD_TILE(s, conv_pack_weights_winograd, packed, weight, channels, inputs, width, flipped, s);
-	else if (method == CONV_ROW_SPLIT)
+	else if (conv_row_split_applies(s) && method == CONV_ROW_SPLIT)
 		conv_pack_weights_split(packed, weight, channels, inputs, width, flipped, s);
 	else
 		conv_pack_weights(packed, weight, channels, CONV_PATCH(inputs, s.k), width, flipped, s);
@@ -56,14 +56,14 @@ KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *
 	/* A 1x1 convolution reads its input only while packing, so that is
 	 * where its prologue goes; a wider one pads the image, activated, first. */
 	const real *packing_pre = s.k == 1 ? pre : NULL, *padding_pre = s.k == 1 ? NULL : pre;
-	if (method == CONV_WINOGRAD) {
+	if (conv_winograd_applies(s) && method == CONV_WINOGRAD) {
 		CONV_WITH_PIXEL_WIDTH(micro, conv_winograd_tiled, out, in, padding_pre, padded, packed, rows, count, s, beta, micro);
 		return;
 	}
 	for (int g = 0; g < count; g++) {
 		const real *image = conv_pad(padded, in + (size_t)g * s.c_in * s.h_in * s.w_in, padding_pre, s.c_in, s.h_in, s.w_in, s.k / 2);
 		real *result = out + (size_t)g * s.c_out * s.h_out * s.w_out;
-		if (method == CONV_ROW_SPLIT)
+		if (conv_row_split_applies(s) && method == CONV_ROW_SPLIT)
 			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_split_of, result, image, packed, panel, rows, s, beta, micro);
 		else
 			CONV_WITH_PIXEL_WIDTH(micro, conv_implicit_gemm_of, result, image, packing_pre, packed, panel,
@@ -81,7 +81,7 @@ KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, c
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
-	enum conv_method method = c->forward.method;
+	enum conv_method method = conv_method_of(s, c->forward.method);
 	int group = c->forward.group;
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);

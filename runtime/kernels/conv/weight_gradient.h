@@ -180,7 +180,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	struct conv_weight_plan w = {CONV_WEIGHT_PATCHES, channel_width, pixel_width, micro->prefers_rows, pixels,
 				     {patch, 1, s.k * s.c_in, s.c_in}, {0, 0, 0, 0}, s.c_out};
-	if (c->method == CONV_WEIGHT_1X1) {
+	if (s.k == 1) { /* the 1x1 packing, whenever not the reference */
 		bool swapped = c->swapped;
 		w.method = CONV_WEIGHT_1X1;
 		w.gradient_width = swapped ? pixel_width : channel_width;
@@ -189,7 +189,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		w.own = swapped ? (struct conv_strides){1, s.c_out, 0, 0} : (struct conv_strides){s.c_in, 1, 0, 0};
 		return w;
 	}
-	if (c->method == CONV_WEIGHT_WINOGRAD) {
+	if (conv_winograd_applies(s) && c->method == CONV_WEIGHT_WINOGRAD) {
 		/* the products for each place of its tile, C_OUT on the A side or on the B side */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
 		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
@@ -205,7 +205,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		w.own = (struct conv_strides){patch, s.k * s.k, s.k, 1};
 		return w;
 	}
-	if (c->method != CONV_WEIGHT_SPLIT)
+	if (!conv_weight_split_applies(s) || c->method != CONV_WEIGHT_SPLIT)
 		return w;
 	/* dY's rows on the kernel's A side (mr wide) or on its B side */
 	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;
@@ -473,7 +473,7 @@ KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real 
 	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
-	if (c->weight.method == CONV_WEIGHT_REFERENCE) {
+	if (s.stride != 1 || c->weight.method == CONV_WEIGHT_REFERENCE) {
 		g.micro = NULL;
 		g.padded = part + CONV_ALIGN(patch * pixels);
 		return g;
