@@ -11,7 +11,7 @@
  * between one chiplet and two every few minutes, and the round trip goes
  * from 55 to 80 ns to 350 to 410). `fma-peak --round-trip` prints only
  * that, in ns, and the placement it means (shared: one last-level cache;
- * apart: one each, over CACHE_APART_NS, as the kernels decide), or
+ * apart: one each, over MACHINE_APART_NS, as the kernels decide), or
  * nothing on one thread, for make bench to take around each run. */
 #include <omp.h>
 #include <stdio.h>
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--round-trip") == 0) {
 		double trip = round_trip_ns();
 		if (trip > 0) /* nothing on one thread */
-			printf("%.0f %s\n", trip, trip > CACHE_APART_NS ? "apart" : "shared");
+			printf("%.0f %s\n", trip, trip > MACHINE_APART_NS ? "apart" : "shared");
 		return 0;
 	}
 	const long iterations = 40000000;

@@ -27,9 +27,8 @@ KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 /* Where the row splits apply: the forward pass's and data gradient's to a
  * stride-1 convolution wider than 1x1 that keeps the image's size, the
  * weight gradient's to one whose k is odd. The kernels test these beside
- * a choice (conv_method_of, conv_weight_method_of): the shape is a
- * constant there, so each instance compiles only the methods its shape
- * allows. */
+ * a choice (conv_method_of; conv_weight_plan): the shape is a constant
+ * there, so each instance compiles only the methods its shape allows. */
 KERNEL_HELPER bool conv_row_split_applies(struct conv_shape s)
 {
 	return s.k != 1 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in;
@@ -113,7 +112,7 @@ static struct conv_method_choice conv_method_choose(const struct gemm_micro *mic
 	int row_pixels = (s.h_in + s.k - 1) * s.w_out;
 	c.split = (double)conv_blocks(s.c_out * s.k, channel_width) * conv_blocks(row_pixels, pixel_width) * s.c_in * s.k;
 	bool split = o.row_split >= 0 ? o.row_split : c.split * 1.1 < c.direct;
-	c.forced = o.row_split >= 0 || o.winograd == 0;
+	c.forced = o.row_split >= 0 || (o.winograd == 0 && conv_winograd_applies(s));
 	if (split)
 		c.method = CONV_ROW_SPLIT;
 	return c;
@@ -161,7 +160,7 @@ static struct conv_weight_choice conv_weight_choose(const struct gemm_micro *mic
 			return c;
 		}
 	}
-	c.forced = c.forced || o.winograd == 0;
+	c.forced = c.forced || (o.winograd == 0 && conv_winograd_applies(s));
 	if (split)
 		c.method = CONV_WEIGHT_SPLIT;
 	return c;
