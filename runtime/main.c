@@ -366,10 +366,22 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	return status != 0 ? status : -1;
 }
 
+/* RESGEN_CHOICES as one number: each of its choices' -1, 0 or 1 in two bits. */
+static uint64_t override_key(void)
+{
+	const struct choice_override *o = &machine()->override;
+	const signed char choices[] = {o->winograd, o->row_split, o->weight_split, o->swap, o->stream};
+	uint64_t key = 0;
+	for (size_t i = 0; i < sizeof choices; i++)
+		key |= (uint64_t)(choices[i] + 1) << (2 * i);
+	return key;
+}
+
 /* Under mpirun every rank runs the same command: a failure while reading
- * the command line is agreed on first, then the command, the network and
- * what decides the ranks' course before training meets them (the settings
- * are compared again once a checkpoint has filled them in: train.c). */
+ * the command line is agreed on first, then the command, the network, the
+ * kernels' override and what decides the ranks' course before training
+ * meets them (the settings are compared again once a checkpoint has
+ * filled them in: train.c). */
 static int agree_on_command(enum command command, const struct run_options *o)
 {
 	const struct agreed values[] = {
@@ -378,6 +390,7 @@ static int agree_on_command(enum command command, const struct run_options *o)
 		{"--checkpoint", o->checkpoint_path != NULL, AGREED_GIVEN, NULL},
 		{"--resume", o->resume_path != NULL, AGREED_GIVEN, NULL},
 		{"--load-weights", o->load_weights != NULL, AGREED_GIVEN, NULL},
+		{"RESGEN_CHOICES (the kernels' choices)", override_key(), AGREED_HASH, NULL},
 	};
 	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
 }

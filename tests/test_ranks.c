@@ -301,6 +301,18 @@ static void test_ranks_given_different_settings_are_stopped(void **unused)
 		assert_non_null(strstr(out, message));
 		assert_null(strstr(out, "iteration 1")); /* stopped before the first step */
 	}
+	/* the kernels' override, which the environment gives each rank */
+	char out[8192];
+	snprintf(command, sizeof command,
+		 "timeout 120 %1$s -np 1 env RESGEN_CHOICES=winograd=off %2$s/tests/bin/mpi/tiny-f64 train --threads 1 : "
+		 "-np 1 %2$s/tests/bin/mpi/tiny-f64 train --threads 1",
+		 mpirun, build);
+	int status = run_timed(command, out, sizeof out, NULL);
+	if (status != 2 || !strstr(out, "tiny: the ranks disagree on RESGEN_CHOICES (the kernels' choices): "))
+		print_error("%s\ngot %d:\n%s", command, status, out);
+	assert_int_equal(status, 2);
+	assert_non_null(strstr(out, "tiny: the ranks disagree on RESGEN_CHOICES (the kernels' choices): "));
+	assert_null(strstr(out, "iteration 1"));
 }
 
 int main(void)
