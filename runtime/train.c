@@ -239,10 +239,13 @@ static void report_gradient_sums(struct session *s)
 		return;
 	double least = timing.least_waited / (double)timing.steps, most = timing.most_waited / (double)timing.steps;
 	double hidden = alone > 0 ? 1 - least / alone : 0;
+	char share[32] = "none of it";
+	if (hidden >= 0.005)
+		snprintf(share, sizeof share, "%.0f%% of it", 100 * hidden);
 	printf("gradient sums across %d ranks: %.2f MB per step, %.2f ms alone; waited %.2f ms per step after "
-	       "backward on the last rank to finish it (%.0f%% hidden behind it), %.2f ms on the first\n",
-	       s->ranks, (double)timing.reals_per_step * sizeof(real) / 1e6, 1e3 * alone, 1e3 * least,
-	       100 * (hidden > 0 ? hidden : 0), 1e3 * most);
+	       "backward on the last rank to finish it (%s hidden behind backward), %.2f ms on the first\n",
+	       s->ranks, (double)timing.reals_per_step * sizeof(real) / 1e6, 1e3 * alone, 1e3 * least, share,
+	       1e3 * most);
 }
 
 int train_run(const struct run_options *options)
@@ -341,9 +344,10 @@ agreed:
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
 	printf("data: %s, %ld training and %ld test images of %dx%dx%d; batch %d, %ld iterations, "
-	       "%d threads, BLIS %s kernels\n",
+	       "%d thread%s, BLIS %s kernels\n",
 	       o->synthetic ? "synthetic" : d->data_set, s.train.count, s.test.count, net_info.channels,
-	       net_info.height, net_info.width, o->batch, o->iterations, s.threads, gemm_kernels());
+	       net_info.height, net_info.width, o->batch, o->iterations, s.threads, s.threads == 1 ? "" : "s",
+	       gemm_kernels());
 	if (s.ranks > 1)
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
 		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",

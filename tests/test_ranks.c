@@ -140,6 +140,9 @@ static void test_ranks_bn_sync_give_the_weights_of_one_process(void **unused)
 	if (!strstr(out, "ranks: 2 (Open MPI), 4 images of each batch and 1 thread each; BN statistics over the "
 			 "whole batch (bn_sync)"))
 		fail_msg("the run does not say how it is split:\n%s", out);
+	if (!strstr(out, " iterations, 1 thread, BLIS ") || !strstr(out, " hidden behind backward), ") ||
+	    strstr(out, "(0% "))
+		fail_msg("the run does not say its thread count or the hidden share as written:\n%s", out);
 	snprintf(options, sizeof options, "--save-weights %s", four);
 	assert_int_equal(train("ranks-sync", 4, "", "", options, NULL, 0, NULL), 0);
 	snprintf(options, sizeof options, "--save-weights %s", two_again);
