@@ -53,7 +53,7 @@ static void test_binary_rejects_bad_arguments(void **unused)
 	expect_failure(command, 2, message);
 	snprintf(command, sizeof command, "%s/bin/demo fly", build);
 	snprintf(message, sizeof message,
-		 "demo: fly is not a command (train, step, init, gradflow, info); see %s/bin/demo --help\n", build);
+		 "demo: fly is not a command (train, step, init, gradflow, explain, info); see %s/bin/demo --help\n", build);
 	expect_failure(command, 2, message);
 }
 
@@ -706,7 +706,7 @@ static void test_binary_options_belong_to_their_command(void **unused)
 		{"init --save-weights x --iterations 3", "--iterations is for train and gradflow, not for init"},
 		{"train --seed 1 --seed 2", "--seed is given twice; give it once"},
 		{"train --log", "--log lacks its value"},
-		{"init --save-weights x --batch 8", "--batch is for train, step and gradflow, not for init"},
+		{"init --save-weights x --batch 8", "--batch is for train, step, gradflow and explain, not for init"},
 		{"step --dump x --csv y", "--csv is for gradflow, not for step"},
 		{"gradflow --iterations 3", "gradflow needs --csv FILE"},
 		{"train --resume x --load-weights y",

@@ -14,6 +14,9 @@
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
 #include "kernels/add.h"
+#include "kernels/pool.h"
+#include "kernels/linear.h"
+#include "kernels/loss.h"
 
 /* conv3x3_s1_3x8x8_to_4: (n, 3, 8, 8) -> (n, 4, 8, 8) */
 static const struct conv_shape conv3x3_s1_3x8x8_to_4_shape = {
@@ -435,84 +438,36 @@ static void bn_relu_16x2x2_backward(real *din, real *dgamma, real *dbeta, const 
 /* average_pool_16x2x2: (n, 16, 2, 2) -> (n, 16, 1, 1) */
 static void average_pool_16x2x2_forward(real *out, const real *in, int n)
 {
-	enum { C = 16, PIXELS = 2 * 2 };
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++)
-		for (int c = 0; c < C; c++) {
-			const real *x = in + ((size_t)i * C + c) * PIXELS;
-			double sum = 0;
-			for (int p = 0; p < PIXELS; p++)
-				sum += x[p];
-			out[(size_t)i * C + c] = (real)(sum / PIXELS);
-		}
+	#pragma omp parallel
+	average_pool_forward(out, in, n, 16, 2 * 2);
 }
 
 static void average_pool_16x2x2_backward(real *din, const real *dout, int n)
 {
-	enum { C = 16, PIXELS = 2 * 2 };
-	#pragma omp parallel for schedule(static)
-	for (int i = 0; i < n; i++)
-		for (int c = 0; c < C; c++) {
-			real share = dout[(size_t)i * C + c] / PIXELS;
-			real *dx = din + ((size_t)i * C + c) * PIXELS;
-			for (int p = 0; p < PIXELS; p++)
-				dx[p] += share;
-		}
+	#pragma omp parallel
+	average_pool_backward(din, dout, n, 16, 2 * 2);
 }
 
 /* linear_16_to_4: (n, 16) -> (n, 4) */
 static void linear_16_to_4_forward(real *out, const real *in, const real *weight, const real *bias, int n)
 {
-	enum { IN = 16, OUT = 4 };
-	/* Y = X W^T, then + b on every row */
-	gemm(0, 1, n, OUT, IN, 1, in, IN, weight, IN, 0, out, OUT);
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < OUT; j++)
-			out[(size_t)i * OUT + j] += bias[j];
+	linear_forward(out, in, weight, bias, n, 16, 4);
 }
 
 static void linear_16_to_4_backward(real *din, real *dweight, real *dbias, const real *dout, const real *in, const real *weight, int n)
 {
-	enum { IN = 16, OUT = 4 };
-	/* dW += dY^T X */
-	gemm(1, 0, OUT, IN, n, 1, dout, OUT, in, IN, 1, dweight, IN);
-	/* db += column sums of dY */
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < OUT; j++)
-			dbias[j] += dout[(size_t)i * OUT + j];
-	/* dX += dY W */
-	gemm(0, 0, n, IN, OUT, 1, dout, OUT, weight, IN, 1, din, IN);
+	linear_backward(din, dweight, dbias, dout, in, weight, n, 16, 4);
 }
 
 /* softmax_cross_entropy_4: (n, 4) logits -> (n, 4) probabilities; returns the mean loss */
 static double softmax_cross_entropy_4_forward(real *probabilities, const real *logits, const int *labels, int n)
 {
-	enum { CLASSES = 4 };
-	double loss = 0;
-	for (int i = 0; i < n; i++) {
-		const real *z = logits + (size_t)i * CLASSES;
-		real *p = probabilities + (size_t)i * CLASSES;
-		double largest = z[0], sum = 0;
-		for (int j = 1; j < CLASSES; j++)
-			if (z[j] > largest)
-				largest = z[j];
-		for (int j = 0; j < CLASSES; j++)
-			sum += exp(z[j] - largest);
-		for (int j = 0; j < CLASSES; j++)
-			p[j] = (real)(exp(z[j] - largest) / sum);
-		/* -log p[label], computed from the logits to stay finite */
-		loss += log(sum) - (z[labels[i]] - largest);
-	}
-	return loss / n;
+	return softmax_cross_entropy_forward(probabilities, logits, labels, n, 4);
 }
 
 static void softmax_cross_entropy_4_backward(real *dlogits, const real *probabilities, const int *labels, int n, int batch)
 {
-	enum { CLASSES = 4 };
-	/* dL/dz = (p - onehot(label)) / batch */
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < CLASSES; j++)
-			dlogits[(size_t)i * CLASSES + j] += (probabilities[(size_t)i * CLASSES + j] - (j == labels[i])) / batch;
+	softmax_cross_entropy_backward(dlogits, probabilities, labels, n, batch, 4);
 }
 
 #endif
