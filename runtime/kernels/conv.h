@@ -17,9 +17,11 @@
 #ifndef RESGEN_KERNELS_CONV_H
 #define RESGEN_KERNELS_CONV_H
 
-/* In the order each builds on the one before; reference.h is the
- * algorithmic reference, the rest the fast path. */
+/* In the order each builds on the one before; choices.h decides which
+ * kernels run, reference.h is the algorithmic reference, the rest the
+ * fast path. */
 #include "kernels/conv/shape.h"
+#include "kernels/conv/choices.h"
 #include "kernels/conv/image.h"
 #include "kernels/conv/reference.h"
 #include "kernels/conv/direct.h"
