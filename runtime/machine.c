@@ -225,10 +225,14 @@ int machine_override_parse(const char *text, struct choice_override *override, c
 				: given == 4 && strncmp(v, "rule", 4) == 0 ? -1 : -2;
 		}
 		if (name < 0 || value == -2) {
+			char names[96] = "";
+			for (int i = 0; i < MACHINE_OVERRIDE_NAMES; i++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+					 machine_override_names[i]);
 			snprintf(why, why_size,
 				 "RESGEN_CHOICES, character %d: '%.*s' is not a choice; expected NAME=on, off or rule, NAME one of "
-				 "winograd, row_split, weight_split, swap, stream, separated by commas",
-				 (int)(at - text) + 1, (int)(length < 40 ? length : 40), at);
+				 "%s, separated by commas",
+				 (int)(at - text) + 1, (int)(length < 40 ? length : 40), at, names);
 			return -1;
 		}
 		*choice[name] = (signed char)value;
@@ -238,6 +242,7 @@ int machine_override_parse(const char *text, struct choice_override *override, c
 }
 
 static struct machine found;
+static char override_why[256]; /* empty, or why RESGEN_CHOICES is unreadable */
 static pthread_once_t found_once = PTHREAD_ONCE_INIT;
 
 static void find_machine(void)
@@ -246,9 +251,10 @@ static void find_machine(void)
 	found.kernels = gemm_kernels();
 	found.last_level_bytes = machine_last_level_bytes();
 	found.override_text = getenv("RESGEN_CHOICES");
-	char why[256];
-	if (machine_override_parse(found.override_text, &found.override, why, sizeof why) != 0)
-		machine_override_parse(NULL, &found.override, why, sizeof why);
+	if (machine_override_parse(found.override_text, &found.override, override_why, sizeof override_why) != 0)
+		machine_override_parse(NULL, &found.override, NULL, 0);
+	else
+		override_why[0] = '\0';
 }
 
 const struct machine *machine(void)
@@ -259,6 +265,9 @@ const struct machine *machine(void)
 
 int machine_override_error(char *why, size_t why_size)
 {
-	struct choice_override unused;
-	return machine_override_parse(getenv("RESGEN_CHOICES"), &unused, why, why_size);
+	machine();
+	if (!override_why[0])
+		return 0;
+	snprintf(why, why_size, "%s", override_why);
+	return -1;
 }
