@@ -35,11 +35,12 @@ say = @printf '  %-5s %s\n' $(1) $(2)
 endif
 # Debian packages: compiler, libyaml, BLIS (OpenMP build), cmocka, zlib,
 # Fashion-MNIST for the demo and the end-to-end test, PyTorch (with numpy
-# and PyYAML) for the independent check of tests/reference/, clang with
+# and PyYAML) for the independent check of tests/reference/ and the export
+# of tools/pytorch/ (with ONNX to check its ONNX files), clang with
 # libFuzzer for make fuzz, gnuplot for make plot, and Open MPI for the
 # binaries' MPI flavour (build/bin/mpi/NAME).
 PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
-	python3 python3-torch python3-numpy python3-yaml clang libfuzzer-14-dev gnuplot-nox \
+	python3 python3-torch python3-numpy python3-yaml python3-onnx clang libfuzzer-14-dev gnuplot-nox \
 	openmpi-bin libopenmpi-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -102,7 +103,7 @@ PAPER_NAMES := $(patsubst specs/%.yaml,%,$(wildcard specs/paper/*.yaml))
 # character of a name reaches a shell or gnuplot as code, and no name
 # leads outside the project. Spec and study names (A, B, S, BENCH...)
 # follow the study reader's rule: a-z, 0-9, '-' and '/', each part
-# starting with a letter or digit. Paths (LOG, GRADFLOW, OUT, STUDY,
+# starting with a letter or digit. Paths (LOG, GRADFLOW, CONFUSION, OUT, STUDY,
 # RESULTS) are letters, digits, '.', '_', '-' and '/', not starting with
 # '-'. An error is one line (make's own), exit status 2.
 empty :=
@@ -126,10 +127,10 @@ $(foreach v,BENCH BENCH_SCALING BENCH_MPI,$(if $(call given,$(v)),$(foreach n,$(
 	$(call name_ok,$(n)),,$(call bad_name,$(v),$($(v)))))))
 $(foreach v,STUDY RESULTS DUMPS,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
 # The plots' paths, where given or where a plot is made; GRADFLOW is a list.
-$(foreach v,LOG OUT GRADFLOW,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
+$(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow study study-binaries test test-plain test-sanitize test-reference reference-binaries \
+.PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow plot-confusion study study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain clean FORCE
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -162,6 +163,7 @@ check-deps:
 	check OpenMP "$$($(CC) -print-file-name=libgomp.so)" gcc; \
 	check Fashion-MNIST /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz dataset-fashion-mnist; \
 	check PyTorch /usr/lib/python3/dist-packages/torch python3-torch; \
+	check ONNX /usr/lib/python3/dist-packages/onnx python3-onnx; \
 	check libFuzzer "$$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" libfuzzer-14-dev; \
 	check gnuplot /usr/bin/gnuplot gnuplot-nox; \
 	check "Open MPI" /usr/bin/mpicc libopenmpi-dev; \
@@ -286,7 +288,8 @@ diff:
 	 diff -u generated/$(A)/net.c generated/$(B)/net.c; \
 	 diff -u generated/$(A)/kernels.h generated/$(B)/kernels.h; true
 
-# ---- plots: make plot LOG=FILE.csv, make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME
+# ---- plots: make plot LOG=FILE.csv, make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME,
+# make plot-confusion CONFUSION=FILE.csv
 
 # Paths reach gnuplot as arguments (gnuplot -c), never as code.
 plot:
@@ -300,6 +303,12 @@ plot-gradflow:
 	@for f in $(GRADFLOW); do [ -f "$$f" ] || { echo "$$f: no such gradflow CSV"; exit 2; }; done
 	@gnuplot -c tools/plot-gradflow.gp '$(OUT)' '$(strip $(GRADFLOW))'
 	@echo "wrote $(OUT).png and $(OUT).svg"
+
+plot-confusion:
+	@[ -n "$(CONFUSION)" ] || { echo "usage: make plot-confusion CONFUSION=FILE.csv (an evaluate --confusion): writes FILE.png and FILE.svg"; exit 2; }
+	@[ -f '$(CONFUSION)' ] || { echo "$(CONFUSION): no such confusion matrix"; exit 2; }
+	@gnuplot -c tools/plot-confusion.gp '$(CONFUSION)' '$(basename $(CONFUSION))'
+	@echo "wrote $(basename $(CONFUSION)).png and $(basename $(CONFUSION)).svg"
 
 # ---- studies: make study S=NAME (specs/studies/NAME.yaml) -------------------------
 # resgen writes each variant's spec (build/study/NAME/VARIANT.yaml, rewritten

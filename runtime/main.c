@@ -41,13 +41,22 @@ static void print_help(const char *program)
 	       "                               ||x_l||, ||x_l+1 - x_l|| (= ||F(x_l)|| for\n"
 	       "                               identity shortcut and after-addition),\n"
 	       "                               ||dL/dx_l|| and its ratio to ||dL/dx_L||\n"
+	       "       %s evaluate --load-weights FILE [--split train|test] [--confusion FILE.csv]\n"
+	       "                               measure saved weights (BN by their running\n"
+	       "                               statistics): error, top-5 error where there\n"
+	       "                               are more than 5 classes, loss, each class's\n"
+	       "                               error and the confusion matrix (CSV; make\n"
+	       "                               plot-confusion CONFUSION=FILE.csv draws it).\n"
+	       "                               Inputs are normalised by the training images'\n"
+	       "                               channel statistics, as in training: give the\n"
+	       "                               run's --train-limit, if it had one\n"
 	       "       %s explain [--batch B] [--threads T]\n"
 	       "                               what each convolution runs on this machine:\n"
 	       "                               its algorithm for each pass, tiles, groups of\n"
 	       "                               images, streaming, and why\n"
 	       "       %s info                 list the parameter tensors\n"
 	       "       %s --help\n\n",
-	       program, program, program, program, program, program, program);
+	       program, program, program, program, program, program, program, program);
 	printf("Options (defaults come from the spec this binary was generated from):\n"
 	       "  --data DIR           data folder (default %s)\n"
 	       "  --synthetic          generated data of the network's input shape instead\n"
@@ -134,14 +143,15 @@ static int parse_long(const char *text, long min, long max, long *out)
 }
 
 /* The commands; INFO and HELP take no options. */
-enum command { TRAIN = 1, STEP = 2, INIT = 4, GRADFLOW = 8, INFO = 16, HELP = 32, EXPLAIN = 64 };
-static const char *const command_words[] = {"train", "step", "init", "gradflow", "info", "--help", "explain"};
+enum command { TRAIN = 1, STEP = 2, INIT = 4, GRADFLOW = 8, INFO = 16, HELP = 32, EXPLAIN = 64, EVALUATE = 128 };
+static const char *const command_words[] = {"train", "step", "init", "gradflow", "info", "--help", "explain",
+					    "evaluate"};
 enum { COMMAND_COUNT = sizeof command_words / sizeof command_words[0] };
 
 /* Every option, the commands that take it, and where its value goes. */
 struct option {
 	const char *name;
-	int commands; /* TRAIN | STEP | INIT | GRADFLOW | EXPLAIN */
+	int commands; /* TRAIN | STEP | INIT | GRADFLOW | EXPLAIN | EVALUATE */
 	enum { FLAG, TEXT, NUMBER } kind;
 	long min, max; /* NUMBER */
 	size_t offset; /* into struct run_options */
@@ -151,27 +161,29 @@ struct option {
 
 #define FIELD(name, kind_size) offsetof(struct run_options, name), kind_size
 static const struct option options[] = {
-	{"--data", TRAIN | GRADFLOW | STEP, TEXT, 0, 0, FIELD(data_dir, 0), 0},
-	{"--synthetic", TRAIN | GRADFLOW | STEP, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
+	{"--data", TRAIN | GRADFLOW | STEP | EVALUATE, TEXT, 0, 0, FIELD(data_dir, 0), 0},
+	{"--synthetic", TRAIN | GRADFLOW | STEP | EVALUATE, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
 	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long)), SETTING_ITERATIONS},
-	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
-	{"--threads", TRAIN | GRADFLOW | STEP | EXPLAIN, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
-	{"--seed", TRAIN | STEP | INIT | GRADFLOW, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
+	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
+	{"--threads", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
+	{"--seed", TRAIN | STEP | INIT | GRADFLOW | EVALUATE, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
 	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0), 0},
 	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
-	{"--train-limit", TRAIN | GRADFLOW, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
+	{"--train-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
 	 SETTING_TRAIN_LIMIT},
-	{"--test-limit", TRAIN | GRADFLOW, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
+	{"--test-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
 	{"--checkpoint", TRAIN, TEXT, 0, 0, FIELD(checkpoint_path, 0), 0},
 	{"--checkpoint-every", TRAIN, NUMBER, 1, 1000000000, FIELD(checkpoint_every, sizeof(long)),
 	 SETTING_CHECKPOINT_EVERY},
 	{"--resume", TRAIN, TEXT, 0, 0, FIELD(resume_path, 0), 0},
-	{"--load-weights", TRAIN | STEP | GRADFLOW, TEXT, 0, 0, FIELD(load_weights, 0), 0},
+	{"--load-weights", TRAIN | STEP | GRADFLOW | EVALUATE, TEXT, 0, 0, FIELD(load_weights, 0), 0},
 	{"--save-weights", TRAIN | STEP | INIT | GRADFLOW, TEXT, 0, 0, FIELD(save_weights, 0), 0},
 	{"--steps", STEP, NUMBER, 1, 1000, FIELD(steps, sizeof(int)), 0},
 	{"--dump", STEP, TEXT, 0, 0, FIELD(dump_path, 0), 0},
 	{"--csv", GRADFLOW, TEXT, 0, 0, FIELD(gradflow_path, 0), 0},
 	{"--every", GRADFLOW, NUMBER, 1, 1000000000, FIELD(gradflow_every, sizeof(long)), 0},
+	{"--split", EVALUATE, TEXT, 0, 0, FIELD(split, 0), 0},
+	{"--confusion", EVALUATE, TEXT, 0, 0, FIELD(confusion_path, 0), 0},
 };
 
 /* "train, step and init": the commands that take an option. */
@@ -250,13 +262,13 @@ static int check_files_apart(const char *program, const struct run_options *o)
 	struct named_file {
 		const char *option, *path;
 		bool output;
-	} files[8 + DATA_FILES] = {
+	} files[9 + DATA_FILES] = {
 		{"--save-weights", o->save_weights, true}, {"--dump", o->dump_path, true},
 		{"--checkpoint", o->checkpoint_path, true}, {"--log", o->log_path, true},
-		{"--csv", o->gradflow_path, true},          {"--load-weights", o->load_weights, false},
-		{"--resume", o->resume_path, false},
+		{"--csv", o->gradflow_path, true},          {"--confusion", o->confusion_path, true},
+		{"--load-weights", o->load_weights, false}, {"--resume", o->resume_path, false},
 	};
-	int count = 7;
+	int count = 8;
 	char data[DATA_FILES][PATH_MAX];
 	if (!o->synthetic && strcmp(net_info.defaults.data_set, "synthetic") != 0) {
 		int found = data_files(net_info.defaults.data_set, o->data_dir, data[0], sizeof data[0], DATA_FILES);
@@ -306,11 +318,12 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 			      : strcmp(name, "init") == 0     ? INIT
 			      : strcmp(name, "gradflow") == 0 ? GRADFLOW
 			      : strcmp(name, "explain") == 0  ? EXPLAIN
+			      : strcmp(name, "evaluate") == 0 ? EVALUATE
 							      : 0;
 	if (!chosen)
-		return bad(program, name, "is not a command (train, step, init, gradflow, explain, info)");
+		return bad(program, name, "is not a command (train, evaluate, step, init, gradflow, explain, info)");
 	*command = chosen;
-	if ((*command == INIT || *command == GRADFLOW || *command == EXPLAIN) && ranks_count() > 1)
+	if ((*command & (INIT | GRADFLOW | EXPLAIN | EVALUATE)) && ranks_count() > 1)
 		return bad(program, name, "runs in one process; run it without mpirun (train and step split across ranks)");
 	char why[256];
 	if (*command != INIT && machine_override_error(why, sizeof why) != 0) {
@@ -339,6 +352,10 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		return bad(program, "init", "needs --save-weights FILE");
 	if (*command == GRADFLOW && !o->gradflow_path)
 		return bad(program, "gradflow", "needs --csv FILE");
+	if (*command == EVALUATE && !o->load_weights)
+		return bad(program, "evaluate", "needs --load-weights FILE, the weights to measure");
+	if (o->split && strcmp(o->split, "train") != 0 && strcmp(o->split, "test") != 0)
+		return bad(program, "--split", "needs train or test");
 	if (*command == GRADFLOW && !o->gradflow_every)
 		o->gradflow_every = o->iterations > 0 ? o->eval_every : 1;
 	if (o->resume_path && o->load_weights)
@@ -352,10 +369,10 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		return bad(program, "--data", "and --synthetic contradict each other; give one of them");
 	/* Outputs that could not be written are found now, not after the run. */
 	const char *outputs[] = {o->save_weights, o->dump_path, o->checkpoint_path ? o->checkpoint_path : o->resume_path,
-				 o->log_path, o->gradflow_path};
-	for (int i = 0; i < 5; i++) {
+				 o->confusion_path, o->log_path, o->gradflow_path};
+	for (int i = 0; i < 6; i++) {
 		char error[PATH_MAX + 256];
-		if (outputs[i] && (i >= 3 ? file_output_check : file_replace_check)(
+		if (outputs[i] && (i >= 4 ? file_output_check : file_replace_check)(
 					  outputs[i], error, sizeof error) != 0) {
 			if (ranks_rank() == 0) /* every rank checks the same paths */
 				error_line("%s: %s\n", net_info.name, error);
@@ -408,6 +425,7 @@ int main(int argc, char **argv)
 		status = command == TRAIN || command == GRADFLOW ? train_run(&o)
 			 : command == STEP			  ? step_run(&o)
 			 : command == EXPLAIN			  ? explain_run(&o)
+			 : command == EVALUATE			  ? evaluate_run(&o)
 								  : init_run(&o);
 	return ranks_stop(ranks_agree_status(status));
 }

@@ -16,6 +16,7 @@
 
 #include "checkpoint.h"
 #include "data.h"
+#include "evaluate.h"
 #include "gemm.h"
 #include "gradflow.h"
 #include "net_api.h"
@@ -38,46 +39,18 @@ static double now(void)
 static int count_errors(const real *logits, const int *labels, int n)
 {
 	int errors = 0;
-	for (int i = 0; i < n; i++) {
-		const real *z = logits + (size_t)i * net_info.classes;
-		int best = 0;
-		for (int j = 1; j < net_info.classes; j++)
-			if (z[j] > z[best])
-				best = j;
-		errors += best != labels[i];
-	}
+	for (int i = 0; i < n; i++)
+		errors += predicted_class(logits + (size_t)i * net_info.classes) != labels[i];
 	return errors;
 }
 
-/* The test split in batches of the training batch's size: across ranks,
- * each evaluates its share of the images and their sums are added. */
+/* The test split, its sums added across the ranks. */
 static void evaluate(struct session *s, double *loss, double *error)
 {
-	int batch = s->batch;
-	long *indices = malloc((size_t)batch * sizeof *indices);
-	int *labels = malloc((size_t)batch * sizeof *labels);
-	double loss_sum = 0;
-	long errors = 0;
-	long first = s->test.count * s->rank / s->ranks, end = s->test.count * (s->rank + 1) / s->ranks;
-	s->state.training = 0;
-	for (long start = first; indices && labels && start < end; start += batch) {
-		int n = (int)(end - start < batch ? end - start : batch);
-		for (int i = 0; i < n; i++)
-			indices[i] = start + i;
-		data_fill_batch(&s->test, indices, n, s->mean, s->std, NULL, NULL,
-				state_input(&s->state, n), labels);
-		s->state.labels = labels;
-		net_forward(&s->state, n);
-		loss_sum += s->state.loss * n;
-		errors += count_errors(state_logits(&s->state, n), labels, n);
-	}
-	s->state.training = 1;
-	double sums[2] = {loss_sum, (double)errors};
-	ranks_add(sums, 2);
-	*loss = sums[0] / (double)s->test.count;
-	*error = sums[1] / (double)s->test.count;
-	free(indices);
-	free(labels);
+	struct evaluation e = {0};
+	evaluate_split(s, &s->test, &e);
+	*loss = e.loss_sum / (double)s->test.count;
+	*error = (double)e.errors / (double)s->test.count;
 }
 
 static void shuffle(long *order, long count, struct rng *rng)

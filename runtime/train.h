@@ -34,6 +34,8 @@ struct run_options {
 	long checkpoint_every; /* 0: at every evaluation */
 	const char *gradflow_path; /* gradflow: the CSV of norms per unit */
 	long gradflow_every;       /* gradflow: iterations between measurements */
+	const char *split;          /* evaluate: "train" or "test" */
+	const char *confusion_path; /* evaluate: where the confusion matrix goes */
 	unsigned given;        /* enum run_setting */
 };
 
@@ -54,6 +56,8 @@ int train_run(const struct run_options *options);
 int step_run(const struct run_options *options);
 /* Writes the seeded initial weights to options->save_weights. */
 int init_run(const struct run_options *options);
+/* Measures the weights options->load_weights on a split (evaluate.c). */
+int evaluate_run(const struct run_options *options);
 /* Prints the machine and every convolution's choices at options->batch
  * (runtime/explain.c). */
 int explain_run(const struct run_options *options);

@@ -53,7 +53,8 @@ static void test_binary_rejects_bad_arguments(void **unused)
 	expect_failure(command, 2, message);
 	snprintf(command, sizeof command, "%s/bin/demo fly", build);
 	snprintf(message, sizeof message,
-		 "demo: fly is not a command (train, step, init, gradflow, explain, info); see %s/bin/demo --help\n", build);
+		 "demo: fly is not a command (train, evaluate, step, init, gradflow, explain, info); see %s/bin/demo --help\n",
+		 build);
 	expect_failure(command, 2, message);
 }
 
@@ -692,6 +693,44 @@ static void test_binary_loss_falls_on_real_data(void **unused)
 	assert_non_null(strstr(out, "0.050000000000000003 0.050000000000000003 0.005000000000000001 "));
 }
 
+/* evaluate measures saved weights as train's last evaluation measured
+ * them (the same limits, so the same normalisation and test images), and
+ * its confusion matrix, drawn by make plot-confusion's script, accounts
+ * for every image. */
+static void test_binary_evaluate_measures_saved_weights(void **unused)
+{
+	(void)unused;
+	char command[8192], out[8192], trained[8192];
+	snprintf(command, sizeof command,
+		 "%1$s/tests/bin/fashion-tiny-f32 train --train-limit 1200 --test-limit 300 --iterations 30 "
+		 "--eval-every 30 --save-weights %2$s/evaluated.w | grep '^test error'",
+		 build, scratch);
+	assert_int_equal(run(command, trained, sizeof trained, NULL, 0), 0);
+	snprintf(command, sizeof command,
+		 "%1$s/tests/bin/fashion-tiny-f32 evaluate --load-weights %2$s/evaluated.w --train-limit 1200 "
+		 "--test-limit 300 --confusion %2$s/confusion.csv",
+		 build, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	/* "test error: 41.00% on 300 test images..." and "error 41.00% (123 of 300)..." */
+	char percent[32];
+	assert_int_equal(sscanf(trained, "test error: %31s", percent), 1);
+	char expected[64];
+	snprintf(expected, sizeof expected, "\nerror %s (", percent);
+	if (!strstr(out, expected))
+		fail_msg("train's last evaluation said %s; evaluate said:\n%s", trained, out);
+	expect_in(out, " of 300), top-5 error ");
+	expect_in(out, "class  images   error  most often taken for\n");
+	expect_in(out, "evaluate: ");
+	snprintf(command, sizeof command,
+		 "(head -1 %1$s/confusion.csv; tail -n +2 %1$s/confusion.csv | tr ',' '\n' | "
+		 "awk 'NR %% 11 != 1 { n += $1 } END { print n }'; "
+		 "rm -f %1$s/confusion.png && gnuplot -c tools/plot-confusion.gp %1$s/confusion.csv %1$s/confusion && "
+		 "head -c 4 %1$s/confusion.png | od -An -c | tr -d ' \n')",
+		 scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "true\\predicted,0,1,2,3,4,5,6,7,8,9\n300\n211PNG");
+}
+
 /* ---- hostile input: options, outputs, weights files, data headers ---- */
 
 static void test_binary_options_belong_to_their_command(void **unused)
@@ -706,7 +745,12 @@ static void test_binary_options_belong_to_their_command(void **unused)
 		{"init --save-weights x --iterations 3", "--iterations is for train and gradflow, not for init"},
 		{"train --seed 1 --seed 2", "--seed is given twice; give it once"},
 		{"train --log", "--log lacks its value"},
-		{"init --save-weights x --batch 8", "--batch is for train, step, gradflow and explain, not for init"},
+		{"init --save-weights x --batch 8",
+		 "--batch is for train, step, gradflow, explain and evaluate, not for init"},
+		{"evaluate --split test", "evaluate needs --load-weights FILE, the weights to measure"},
+		{"evaluate --load-weights w --split validation", "--split needs train or test"},
+		{"train --confusion c.csv", "--confusion is for evaluate, not for train"},
+		{"evaluate --load-weights w --iterations 3", "--iterations is for train and gradflow, not for evaluate"},
 		{"step --dump x --csv y", "--csv is for gradflow, not for step"},
 		{"gradflow --iterations 3", "gradflow needs --csv FILE"},
 		{"train --resume x --load-weights y",
@@ -1122,6 +1166,7 @@ int main(void)
 		cmocka_unit_test(test_plots_draw_a_log_and_gradflow),
 		cmocka_unit_test(test_study_runs_resumes_and_reports),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
+		cmocka_unit_test(test_binary_evaluate_measures_saved_weights),
 		cmocka_unit_test(test_binary_options_belong_to_their_command),
 		cmocka_unit_test(test_binary_checks_outputs_before_training),
 		cmocka_unit_test(test_binary_save_follows_no_planted_link),

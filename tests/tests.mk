@@ -190,8 +190,15 @@ test-reference:
 	$(Q)/usr/bin/python3 tests/reference/specs.py $(BUILD)/reference/specs
 	@$(MAKE) --no-print-directory -j$(JOBS) reference-binaries
 	@$(MAKE) --no-print-directory reference-run
+	@$(MAKE) --no-print-directory -j$(JOBS) reference-evaluate
 
 reference-binaries: $(REFERENCE_BINARIES)
+
+# The binaries' evaluate and the export of tools/pytorch/ against PyTorch,
+# on real Fashion-MNIST (tests/reference/evaluate.py).
+reference-evaluate: $(TEST_BIN)/bin/fashion-tiny-f64
+	@echo "PyTorch check of evaluate and the export: fashion-tiny (tests/reference/evaluate.py)"
+	$(Q)/usr/bin/python3 tests/reference/evaluate.py $(BUILD)/reference tests/specs/fashion-tiny.yaml $<
 
 reference-run:
 	@echo "PyTorch check: $(words $(REFERENCE_SPECS)) specs against float64 PyTorch (tests/reference/)"

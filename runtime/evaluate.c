@@ -1,0 +1,157 @@
+/* Evaluation: train's as it goes, and the evaluate command, which measures
+ * saved weights on a split: top-1 and top-5 error, loss, each class's
+ * error and the confusion matrix. */
+#include "evaluate.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file_replace.h"
+#include "gemm.h"
+#include "net_api.h"
+#include "printable.h"
+#include "ranks.h"
+#include "state.h"
+#include "train.h"
+
+int predicted_class(const real *logits)
+{
+	int best = 0;
+	for (int j = 1; j < net_info.classes; j++)
+		if (logits[j] > logits[best])
+			best = j;
+	return best;
+}
+
+/* How many classes score strictly higher than the label. */
+static int classes_above(const real *logits, int label)
+{
+	int above = 0;
+	for (int j = 0; j < net_info.classes; j++)
+		above += logits[j] > logits[label];
+	return above;
+}
+
+void evaluate_split(struct session *s, const struct dataset *split, struct evaluation *e)
+{
+	int batch = s->batch, classes = net_info.classes;
+	long *indices = malloc((size_t)batch * sizeof *indices);
+	int *labels = malloc((size_t)batch * sizeof *labels);
+	double loss_sum = 0;
+	long errors = 0, top5 = 0;
+	long first = split->count * s->rank / s->ranks, end = split->count * (s->rank + 1) / s->ranks;
+	s->state.training = 0;
+	for (long start = first; indices && labels && start < end; start += batch) {
+		int n = (int)(end - start < batch ? end - start : batch);
+		for (int i = 0; i < n; i++)
+			indices[i] = start + i;
+		data_fill_batch(split, indices, n, s->mean, s->std, NULL, NULL, state_input(&s->state, n), labels);
+		s->state.labels = labels;
+		net_forward(&s->state, n);
+		loss_sum += s->state.loss * n;
+		const real *logits = state_logits(&s->state, n);
+		for (int i = 0; i < n; i++) {
+			const real *z = logits + (size_t)i * classes;
+			int predicted = predicted_class(z);
+			errors += predicted != labels[i];
+			top5 += classes_above(z, labels[i]) >= 5;
+			if (e->confusion)
+				e->confusion[(size_t)labels[i] * classes + predicted]++;
+		}
+	}
+	s->state.training = 1;
+	double sums[3] = {loss_sum, (double)errors, (double)top5};
+	ranks_add(sums, 3);
+	e->images += split->count;
+	e->loss_sum += sums[0];
+	e->errors += (long)sums[1];
+	e->top5_errors += (long)sums[2];
+	free(indices);
+	free(labels);
+}
+
+/* The confusion matrix as CSV: a header of the predicted classes, then a
+ * row for each true class, headed by it. */
+static int write_confusion(const char *path, const long *confusion)
+{
+	int classes = net_info.classes;
+	struct file_replace r;
+	char error[PATH_MAX + 256];
+	if (file_replace_begin(&r, path, error, sizeof error) != 0) {
+		error_line("%s: %s\n", net_info.name, error);
+		return 1;
+	}
+	fprintf(r.file, "true\\predicted");
+	for (int j = 0; j < classes; j++)
+		fprintf(r.file, ",%d", j);
+	fprintf(r.file, "\n");
+	for (int i = 0; i < classes; i++) {
+		fprintf(r.file, "%d", i);
+		for (int j = 0; j < classes; j++)
+			fprintf(r.file, ",%ld", confusion[(size_t)i * classes + j]);
+		fprintf(r.file, "\n");
+	}
+	if (file_replace_commit(&r, error, sizeof error) != 0) {
+		error_line("%s: %s\n", net_info.name, error);
+		return 1;
+	}
+	return 0;
+}
+
+int evaluate_run(const struct run_options *o)
+{
+	struct session s;
+	int status = session_open(&s, o);
+	if (status != 0)
+		return status;
+	int classes = net_info.classes;
+	bool train_split = o->split && strcmp(o->split, "train") == 0;
+	const struct dataset *split = train_split ? &s.train : &s.test;
+	struct evaluation e = {.confusion = calloc((size_t)classes * classes, sizeof(long))};
+	if (!e.confusion) {
+		error_line("%s: out of memory\n", net_info.name);
+		session_free(&s);
+		return 1;
+	}
+	char weights[4 * PATH_MAX];
+	printable_text(weights, sizeof weights, o->load_weights);
+	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
+	       net_info.dtype);
+	printf("evaluate: %s on the %s split of %s, %ld images; inputs normalised by the %ld training images' "
+	       "channel statistics, as in training; batch %d, %d thread%s, BLIS %s kernels\n",
+	       weights, train_split ? "training" : "test", o->synthetic ? "synthetic data" : net_info.defaults.data_set,
+	       split->count, s.train.count, o->batch, s.threads, s.threads == 1 ? "" : "s", gemm_kernels());
+	fflush(stdout);
+	evaluate_split(&s, split, &e);
+	double n = (double)e.images;
+	printf("error %.2f%% (%ld of %ld)", 100.0 * (double)e.errors / n, e.errors, e.images);
+	if (classes > 5)
+		printf(", top-5 error %.2f%% (%ld)", 100.0 * (double)e.top5_errors / n, e.top5_errors);
+	printf(", loss %.10g\n", e.loss_sum / n);
+	printf("class  images   error  most often taken for\n");
+	for (int i = 0; i < classes; i++) {
+		const long *row = e.confusion + (size_t)i * classes;
+		long images = 0, worst = -1;
+		for (int j = 0; j < classes; j++) {
+			images += row[j];
+			if (j != i && row[j] > 0 && (worst < 0 || row[j] > row[worst]))
+				worst = j;
+		}
+		printf("%5d %7ld %6.2f%%", i, images, images ? 100.0 * (double)(images - row[i]) / (double)images : 0.0);
+		if (worst >= 0)
+			printf("  %ld (%ld images)", worst, row[worst]);
+		printf("\n");
+	}
+	if (o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion)) == 0) {
+		char shown[4 * PATH_MAX];
+		printable_text(shown, sizeof shown, o->confusion_path);
+		printf("wrote the confusion matrix (a row for each true class, a column for each predicted) to %s\n",
+		       shown);
+	}
+	free(e.confusion);
+	session_free(&s);
+	return fflush(stdout) == 0 ? status : 1;
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""The binaries' evaluate command and the PyTorch export against PyTorch.
+
+A network trained on real Fashion-MNIST for a few steps exports its
+weights; the f64 binary's `evaluate` measures them on test images, and so
+does PyTorch through tools/pytorch/resgen_torch.py (the module built from
+the spec, the weights loaded, the images read and normalised in Python):
+the error and top-5 error counts and the confusion matrix must be equal,
+the loss equal to the digits printed. Then the export: the state dict
+saved, loaded into a fresh module, must give the same logits, and its
+ONNX file must pass onnx's checker.
+
+    evaluate.py WORK_DIR SPEC F64_BINARY
+
+Exit status 0 when all of it holds, 1 otherwise.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "pytorch"))
+import resgen_torch  # noqa: E402
+
+TRAIN_LIMIT, TEST_LIMIT = 2000, 1500
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: evaluate.py WORK_DIR SPEC F64_BINARY", file=sys.stderr)
+        return 2
+    work = tempfile.mkdtemp(prefix="evaluate-", dir=sys.argv[1])
+    spec_path, binary = sys.argv[2], sys.argv[3]
+    weights = os.path.join(work, "trained.weights")
+    confusion_path = os.path.join(work, "confusion.csv")
+    limits = ["--train-limit", str(TRAIN_LIMIT)]
+    subprocess.run([binary, "train", "--iterations", "30", "--eval-every", "30", "--save-weights", weights] + limits,
+                   check=True, stdout=subprocess.DEVNULL)
+    printed = subprocess.run([binary, "evaluate", "--load-weights", weights, "--test-limit", str(TEST_LIMIT),
+                              "--confusion", confusion_path] + limits,
+                             check=True, stdout=subprocess.PIPE, text=True).stdout
+    found = re.search(r"^error [0-9.]+% \((\d+) of (\d+)\), top-5 error [0-9.]+% \((\d+)\), loss (\S+)$",
+                      printed, re.M)
+    if not found:
+        print(f"evaluate printed no line of error, top-5 error and loss:\n{printed}")
+        return 1
+    errors, images, top5, loss = int(found[1]), int(found[2]), int(found[3]), float(found[4])
+    binary_confusion = np.loadtxt(confusion_path, delimiter=",", skiprows=1, dtype=np.int64)[:, 1:]
+
+    net = resgen_torch.load(spec_path, weights)
+    train_images, _ = resgen_torch.read_split(net.spec, net.spec.data_dir, "train")
+    mean, std = resgen_torch.channel_statistics(train_images[:TRAIN_LIMIT])
+    test_images, test_labels = resgen_torch.read_split(net.spec, net.spec.data_dir, "test")
+    inputs = resgen_torch.normalise(test_images[:TEST_LIMIT], mean, std)
+    labels = test_labels[:TEST_LIMIT]
+    error, top5_error, torch_loss, confusion = resgen_torch.evaluate(net, inputs, labels)
+
+    failures = []
+    def expect(what, mine, theirs):
+        if mine != theirs:
+            failures.append(f"{what}: the binary's evaluate {mine}, PyTorch {theirs}")
+    expect("images", images, len(labels))
+    expect("errors", errors, int(round(error * len(labels))))
+    expect("top-5 errors", top5, int(round(top5_error * len(labels))))
+    expect("confusion matrix", binary_confusion.tolist(), confusion.tolist())
+    if not abs(loss - torch_loss) <= 1e-9 * abs(torch_loss):  # printed to 10 digits
+        failures.append(f"loss: the binary's evaluate {loss!r}, PyTorch {torch_loss!r}")
+    if errors == 0 or errors == images:
+        failures.append(f"{errors} errors of {images}: the check needs a network that is neither")
+
+    exported, onnx_path = os.path.join(work, "trained.pt"), os.path.join(work, "trained.onnx")
+    printed = subprocess.run(["/usr/bin/python3", resgen_torch.__file__, "export", spec_path, weights, exported,
+                              "--onnx", onnx_path], check=True, stdout=subprocess.PIPE, text=True).stdout
+    fresh = resgen_torch.ResgenNet(resgen_torch.Spec(spec_path)).double()
+    fresh.load_state_dict(torch.load(exported))
+    fresh.eval()
+    with torch.no_grad():
+        same = torch.equal(fresh(inputs[:64]), net(inputs[:64]))
+    if not same:
+        failures.append("the exported state dict, loaded into a fresh module, gives other logits")
+    if "ONNX, checked" not in printed or not os.path.getsize(onnx_path):
+        failures.append(f"the ONNX export did not say it was checked: {printed!r}")
+
+    for line in failures:
+        print("FAIL " + line)
+    print(f"evaluate and export against PyTorch: {images} test images, {errors} errors, top-5 {top5}, "
+          f"loss {loss} (PyTorch {torch_loss:.10g})")
+    print(f"evaluate: {0 if failures else 1} passed, {1 if failures else 0} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

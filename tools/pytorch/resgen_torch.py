@@ -1,0 +1,456 @@
+#!/usr/bin/python3
+"""resgen's networks in PyTorch: build the torch.nn.Module of a spec's variant,
+load a binary's weights file into it, and export it or measure it.
+
+    resgen_torch.py export SPEC WEIGHTS OUT.pt [--onnx OUT.onnx]
+        the state dict of the variant with the weights loaded (BN's running
+        statistics included), saved with torch.save; with --onnx, the network
+        in evaluation also as ONNX (checked with the onnx package)
+    resgen_torch.py evaluate SPEC WEIGHTS [--data DIR] [--split train|test]
+                             [--train-limit N] [--test-limit N] [--batch B]
+        error, top-5 error, loss and the confusion matrix of the split, as the
+        binary's evaluate command measures them
+
+In Python:
+
+    import sys; sys.path.insert(0, "tools/pytorch")
+    import resgen_torch
+    net = resgen_torch.load("specs/demo.yaml", "demo.weights")   # in eval mode
+    logits = net(images)  # images normalised as resgen_torch.normalise does
+
+The module works in float64, the binaries' weights files' precision (call
+net.float() for float32). Its inputs are images normalised as the binaries
+normalise them: per channel, by the mean and standard deviation of the
+training images the run used (the first --train-limit of them, if it had
+one), then rounded to float32.
+"""
+import argparse
+import gzip
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import yaml
+from torch import nn
+
+def read_tensors(path):
+    """A resgen tensor file (runtime/tensor_file.h) as {name: float64 array}."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"RESGENT1":
+        raise ValueError(f"{path}: not a resgen tensor file")
+    (count,) = struct.unpack_from("<I", data, 8)
+    at, tensors = 12, {}
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", data, at)
+        name = data[at + 4:at + 4 + length].decode()
+        (values,) = struct.unpack_from("<Q", data, at + 4 + length)
+        at += 12 + length
+        tensors[name] = np.frombuffer(data, dtype="<f8", count=values, offset=at).copy()
+        at += 8 * values
+    return tensors
+
+
+class Spec:
+    """The fields of a spec that decide the computation, with the defaults of
+    specs/README.md. resgen accepts one notation for numbers (plain decimal;
+    reals may have an exponent, 1e-4), which PyYAML reads as a string when
+    it has no '.': real fields go through float(), so both read the same."""
+
+    def __init__(self, path):
+        with open(path) as f:
+            raw = yaml.safe_load(f)
+        data, net, train = raw["data"], raw["net"], raw.get("train", {}) or {}
+        self.name = raw["name"]
+        self.data_set = data["set"]
+        self.data_dir = data.get("dir", {"cifar10": "data/cifar10", "cifar100": "data/cifar100",
+                                         "fashion-mnist": "/usr/share/datasets/fashion-mnist",
+                                         "mnist": "/usr/share/datasets/mnist"}.get(data["set"]))
+        shapes = {"cifar10": (3, 32, 32, 10), "cifar100": (3, 32, 32, 100),
+                  "fashion-mnist": (1, 28, 28, 10), "mnist": (1, 28, 28, 10)}
+        if data["set"] == "synthetic":
+            c, h, w = data.get("shape", [3, 32, 32])
+            self.input, self.classes = (c, h, w), data.get("classes", 10)
+        else:
+            *shape, self.classes = shapes[data["set"]]
+            self.input = tuple(shape)
+        self.unit = net["unit"]
+        self.ordering = net["ordering"]
+        self.depth = net["depth"]
+        self.widths = net.get("widths", [16, 32, 64])
+        self.shortcut = net.get("shortcut", "identity")
+        scaling = net.get("scaling", {}) or {}
+        self.scale_shortcut = float(scaling.get("shortcut", 0.5))
+        self.scale_branch = float(scaling.get("branch", 1))
+        self.gate_bias = float((net.get("gating", {}) or {}).get("bias", -6))
+        self.dropout_rate = float((net.get("dropout", {}) or {}).get("rate", 0.5))
+        self.shortcut_bn = net.get("shortcut_bn", False)
+        self.projection = net.get("projection", "conv1x1")
+        lr = train.get("lr", {}) or {}
+        warmup = lr.get("warmup", {}) or {}
+        self.lr_base = float(lr.get("base", 0.1))
+        self.warmup_lr = float(warmup.get("lr", 0.01))
+        self.warmup_iterations = warmup.get("iterations", 400)
+        self.lr_steps = lr.get("steps", [32000, 48000])
+        self.lr_gamma = float(lr.get("gamma", 0.1))
+        self.momentum = float(train.get("momentum", 0.9))
+        self.weight_decay = float(train.get("weight_decay", 0.0001))
+        self.seed = train.get("seed", 1)
+        self.bn_sync = train.get("bn_sync", False)
+
+    def learning_rate(self, iteration):
+        if iteration < self.warmup_iterations:
+            return self.warmup_lr
+        return self.lr_base * self.lr_gamma ** sum(iteration >= s for s in self.lr_steps)
+
+    def layers_per_unit(self):
+        return {"basic": 2, "bottleneck": 3, "one-layer": 1}[self.unit]
+
+
+class Graph:
+    """The ops of the network in execution order, named as the generator names
+    them. Written from the paper and specs/README.md, not from graph.c."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.ops = []      # dicts: kind, name, group, inputs, output and attributes
+        self.shapes = {"input": spec.input}
+        self.groups = []   # (name, first op index, op count)
+        self.build()
+
+    def begin(self, name):
+        self.group = name
+        self.counts = {"bn": 0, "relu": 0}
+        self.groups.append([name, len(self.ops), 0])
+
+    def op(self, kind, local, inputs, shape, **attributes):
+        name = f"{self.group}_{local}"
+        self.ops.append(dict(kind=kind, name=name, group=self.group, inputs=inputs, **attributes))
+        self.groups[-1][2] += 1
+        self.shapes[name] = shape
+        return name
+
+    def conv(self, local, x, channels, k, stride):
+        c, h, w = self.shapes[x]
+        p = k // 2
+        shape = (channels, (h + 2 * p - k) // stride + 1, (w + 2 * p - k) // stride + 1)
+        return self.op("conv", local, [x], shape, k=k, stride=stride)
+
+    def bn(self, x, local=None):
+        if local is None:
+            self.counts["bn"] += 1
+            local = f"bn{self.counts['bn']}"
+        return self.op("bn", local, [x], self.shapes[x])
+
+    def relu(self, x, local=None):
+        if local is None:
+            self.counts["relu"] += 1
+            local = f"relu{self.counts['relu']}"
+        return self.op("relu", local, [x], self.shapes[x])
+
+    def preact(self):
+        return self.spec.ordering in ("relu-only-preact", "full-preact")
+
+    def unit(self, x, layers, channels, stride, first):
+        s, order = self.spec, self.spec.ordering
+        changes = stride != 1 or self.shapes[x][0] != channels
+        branch = x
+        if self.preact() and not first:
+            if order == "full-preact":
+                branch = self.bn(branch)
+            branch = self.relu(branch)
+        source = branch if changes and self.preact() else x
+        for i, (k, conv_stride, width) in enumerate(layers):
+            last = i == len(layers) - 1
+            branch = self.conv(f"conv{i + 1}", branch, width, k, conv_stride)
+            if order in ("original", "relu-only-preact"):
+                branch = self.bn(branch)
+                if not last:
+                    branch = self.relu(branch)
+            elif order == "relu-before-add":
+                branch = self.relu(self.bn(branch))
+            elif not last:  # bn-after-add, full-preact
+                branch = self.relu(self.bn(branch))
+        shortcut = source
+        if s.shortcut == "conv1x1" or (changes and s.projection == "conv1x1"):
+            shortcut = self.conv("shortcut_conv", source, channels, 1, stride)
+            if s.shortcut_bn:
+                shortcut = self.bn(shortcut, "shortcut_bn")
+        elif changes:
+            c, h, w = self.shapes[source]
+            shortcut = self.op("pad", "shortcut_pad", [source],
+                               (channels, -(-h // stride), -(-w // stride)), stride=stride)
+        if s.shortcut in ("exclusive-gating", "shortcut-gating"):
+            gate = self.conv("gate_conv", source, channels, 1, stride)
+            y = self.op("gated_add", "gated_add", [shortcut, branch, gate], self.shapes[branch],
+                        exclusive=s.shortcut == "exclusive-gating", bias=s.gate_bias)
+        else:
+            if s.shortcut == "scaling":
+                shortcut = self.op("scale", "shortcut_scale", [shortcut], self.shapes[shortcut],
+                                   factor=s.scale_shortcut)
+                if s.scale_branch != 1:
+                    branch = self.op("scale", "branch_scale", [branch], self.shapes[branch],
+                                     factor=s.scale_branch)
+            elif s.shortcut == "dropout":
+                shortcut = self.op("dropout", "shortcut_dropout", [shortcut], self.shapes[shortcut],
+                                   rate=s.dropout_rate, salt=len(self.ops) + 1)
+            y = self.op("add", "add", [shortcut, branch], self.shapes[branch])
+        if order == "original":
+            y = self.relu(y, "post_relu")
+        elif order == "bn-after-add":
+            y = self.relu(self.bn(y, "post_bn"), "post_relu")
+        return y
+
+    def build(self):
+        s = self.spec
+        self.begin("stem")
+        x = self.conv("conv", "input", s.widths[0], 3, 1)
+        x = self.relu(self.bn(x, "bn"), "relu")
+        per_stage = (s.depth - 2) // (s.layers_per_unit() * len(s.widths))
+        digits = 3 if per_stage >= 100 else 2
+        for stage, width in enumerate(s.widths, 1):
+            for unit in range(1, per_stage + 1):
+                self.begin(f"stage{stage}_unit{unit:0{digits}d}")
+                stride = 2 if stage > 1 and unit == 1 else 1
+                if s.unit == "bottleneck":
+                    layers, out = [(1, 1, width), (3, stride, width), (1, 1, 4 * width)], 4 * width
+                else:
+                    layers, out = [(3, stride, width), (3, 1, width)][:s.layers_per_unit()], width
+                x = self.unit(x, layers, out, stride, stage == 1 and unit == 1)
+        self.begin("head")
+        if s.ordering == "full-preact":
+            x = self.relu(self.bn(x, "bn"), "relu")
+        elif s.ordering == "relu-only-preact":
+            x = self.relu(x, "relu")
+        x = self.op("pool", "pool", [x], (self.shapes[x][0], 1, 1))
+        self.logits = self.op("linear", "fc", [x], (s.classes, 1, 1))
+        self.op("loss", "loss", [self.logits], (s.classes, 1, 1))
+
+
+class GateBias(nn.Module):
+    """The bias of a gated shortcut's gate, one per channel."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(channels))
+
+
+class ResgenNet(nn.Module):
+    """The variant of a spec as a torch.nn.Module whose layers are named as
+    resgen names them (layers.stage1_unit01_conv1...); forward returns the
+    logits. In training mode a dropout shortcut draws its mask with torch's
+    generator, not the binaries' hash: the same distribution, other draws."""
+
+    def __init__(self, spec):
+        super().__init__()
+        self.spec, self.graph = spec, Graph(spec)
+        layers = {}
+        for op in self.graph.ops:
+            name, kind = op["name"], op["kind"]
+            inputs = self.graph.shapes[op["inputs"][0]][0]
+            outputs = self.graph.shapes[name][0]
+            if kind == "conv":
+                layers[name] = nn.Conv2d(inputs, outputs, op["k"], op["stride"], op["k"] // 2, bias=False)
+            elif kind == "bn":
+                layers[name] = nn.BatchNorm2d(outputs, eps=1e-5, momentum=0.1)
+            elif kind == "linear":
+                layers[name] = nn.Linear(inputs, outputs)
+            elif kind == "gated_add":
+                layers[name] = GateBias(outputs)
+        self.layers = nn.ModuleDict(layers)
+
+    def forward(self, images):
+        values = {"input": images}
+        for op in self.graph.ops:
+            x = [values[i] for i in op["inputs"]]
+            name, kind = op["name"], op["kind"]
+            if kind in ("conv", "bn", "linear"):
+                y = self.layers[name](x[0])
+            elif kind == "relu":
+                y = F.relu(x[0])
+            elif kind == "add":
+                y = x[0] + x[1]
+            elif kind == "pad":
+                sub = x[0][:, :, ::op["stride"], ::op["stride"]]
+                c = self.graph.shapes[name][0]
+                y = torch.cat([sub, sub.new_zeros(sub.shape[0], c - sub.shape[1], sub.shape[2], sub.shape[3])], 1)
+            elif kind == "scale":
+                y = op["factor"] * x[0]
+            elif kind == "dropout":
+                keep = 1 - op["rate"]
+                y = x[0] * (torch.bernoulli(torch.full_like(x[0], keep)) if self.training else keep)
+            elif kind == "gated_add":
+                g = torch.sigmoid(x[2] + self.layers[name].bias.view(1, -1, 1, 1))
+                y = (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
+            elif kind == "pool":
+                y = x[0].mean((2, 3))
+            elif kind == "loss":
+                return x[0]
+            values[name] = y
+        raise AssertionError("a resgen graph ends with its loss")
+
+
+# resgen's tensor names, by the kind of op: suffix -> the module's own name.
+NAMES = {"conv": {"_weight": "weight"}, "linear": {"_weight": "weight", "_bias": "bias"},
+         "gated_add": {"_bias": "bias"},
+         "bn": {"_gamma": "weight", "_beta": "bias", "_running_mean": "running_mean",
+                "_running_var": "running_var"}}
+
+
+def load_weights(net, tensors, path="the weights"):
+    """Puts a weights file's tensors ({name: flat float64 array}) into net;
+    a tensor missing, extra or of another size is an error naming it."""
+    state = net.state_dict()
+    wanted = {}
+    for op in net.graph.ops:
+        for suffix, field in NAMES.get(op["kind"], {}).items():
+            wanted[op["name"] + suffix] = f"layers.{op['name']}.{field}"
+    for name in sorted(set(tensors) ^ set(wanted)):
+        where = "is not one of this network's" if name in tensors else "is missing"
+        raise ValueError(f"{path}: tensor {name} {where}; were these weights exported by "
+                         f"{net.spec.name}'s binary?")
+    for name, key in wanted.items():
+        target = state[key]
+        if tensors[name].size != target.numel():
+            raise ValueError(f"{path}: tensor {name} has {tensors[name].size} values, but "
+                             f"{net.spec.name}'s has {target.numel()}")
+        state[key] = torch.from_numpy(tensors[name].copy()).reshape(target.shape).to(target.dtype)
+    net.load_state_dict(state)
+    return net
+
+
+def load(spec_path, weights_path):
+    """The variant of spec_path with the weights of weights_path, in
+    evaluation mode, in float64."""
+    net = ResgenNet(Spec(spec_path)).double()
+    return load_weights(net, read_tensors(weights_path), weights_path).eval()
+
+
+# ---- data, read and normalised as the binaries do (runtime/data.c) ----
+
+def _open(path):
+    if os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rb")
+    return open(path, "rb")
+
+
+def _idx(path):
+    with _open(path) as f:
+        data = f.read()
+    dims = data[3]
+    shape = struct.unpack_from(">" + "I" * dims, data, 4)
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def read_split(spec, data_dir, split):
+    """(images as uint8 N x C x H x W, labels) of a split of the spec's data."""
+    kind = spec.data_set
+    if kind in ("mnist", "fashion-mnist"):
+        prefix = "train" if split == "train" else "t10k"
+        images = _idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte"))
+        labels = _idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte"))
+        return images[:, None, :, :], labels.astype(np.int64)
+    if kind in ("cifar10", "cifar100"):
+        hundred = kind == "cifar100"
+        files = (["train.bin"] if split == "train" else ["test.bin"]) if hundred else \
+            ([f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"])
+        base = data_dir
+        if not os.path.exists(os.path.join(base, files[0])):
+            base = os.path.join(data_dir, "cifar-100-binary" if hundred else "cifar-10-batches-bin")
+        label_bytes = 2 if hundred else 1
+        records = np.concatenate([np.fromfile(os.path.join(base, f), dtype=np.uint8).reshape(
+            -1, label_bytes + 3072) for f in files])
+        return records[:, label_bytes:].reshape(-1, 3, 32, 32), records[:, label_bytes - 1].astype(np.int64)
+    raise ValueError(f"{spec.name}: data set {kind} is not read from files")
+
+
+def channel_statistics(images):
+    """Per channel: the mean and standard deviation of the pixels / 255."""
+    values = images.astype(np.float64) / 255.0
+    mean = values.mean(axis=(0, 2, 3))
+    variance = (values * values).mean(axis=(0, 2, 3)) - mean * mean
+    return mean, np.where(variance > 1e-12, np.sqrt(np.maximum(variance, 0)), 1.0)
+
+
+def normalise(images, mean, std):
+    """uint8 images as the network's float64 inputs, rounded through float32
+    as the binaries round them."""
+    scale, shift = 1.0 / (255.0 * std), -mean / std
+    values = images.astype(np.float64) * scale[None, :, None, None] + shift[None, :, None, None]
+    return torch.from_numpy(values.astype(np.float32).astype(np.float64))
+
+
+def evaluate(net, images, labels, batch=256):
+    """(error, top-5 error, mean loss, confusion matrix) of normalised images."""
+    classes = net.spec.classes
+    confusion = np.zeros((classes, classes), dtype=np.int64)
+    loss_sum, top5 = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(labels), batch):
+            logits = net(images[start:start + batch])
+            truth = torch.from_numpy(labels[start:start + batch])
+            loss_sum += F.cross_entropy(logits, truth, reduction="sum").item()
+            above = (logits > logits.gather(1, truth[:, None])).sum(1)
+            top5 += int((above >= 5).sum())
+            np.add.at(confusion, (truth.numpy(), logits.argmax(1).numpy()), 1)
+    n = len(labels)
+    return 1 - np.trace(confusion) / n, top5 / n, loss_sum / n, confusion
+
+
+def main(arguments=None):
+    parser = argparse.ArgumentParser(description="resgen's networks in PyTorch: export a binary's "
+                                     "weights as a state dict (and ONNX), or measure them.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    export = commands.add_parser("export", help="save the state dict (torch.save), and ONNX with --onnx")
+    measure = commands.add_parser("evaluate", help="error, top-5 error, loss and confusion on a split")
+    for command in (export, measure):
+        command.add_argument("spec", help="the variant's YAML spec")
+        command.add_argument("weights", help="its weights file (NAME train --save-weights FILE)")
+    export.add_argument("output", help="where the state dict goes (.pt)")
+    export.add_argument("--onnx", metavar="FILE", help="the network in evaluation as ONNX too")
+    measure.add_argument("--data", metavar="DIR", help="data folder (default: the spec's)")
+    measure.add_argument("--split", choices=["train", "test"], default="test")
+    measure.add_argument("--train-limit", type=int, default=0, metavar="N",
+                         help="the run's --train-limit: its normalisation came from those images")
+    measure.add_argument("--test-limit", type=int, default=0, metavar="N")
+    measure.add_argument("--batch", type=int, default=256, metavar="B")
+    o = parser.parse_args(arguments)
+    try:
+        net = load(o.spec, o.weights)
+    except (OSError, ValueError, KeyError, yaml.YAMLError) as error:
+        print(f"resgen_torch: {error}", file=sys.stderr)
+        return 2
+    if o.command == "export":
+        torch.save(net.state_dict(), o.output)
+        print(f"wrote {o.output}: the state dict of {net.spec.name} "
+              f"({sum(p.numel() for p in net.parameters())} parameters, float64)")
+        if o.onnx:
+            import onnx
+            example = torch.zeros((1,) + net.spec.input, dtype=torch.float64)
+            torch.onnx.export(net, example, o.onnx, input_names=["images"], output_names=["logits"],
+                              dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}})
+            onnx.checker.check_model(onnx.load(o.onnx))
+            print(f"wrote {o.onnx}: the network in evaluation as ONNX, checked")
+        return 0
+    data_dir = o.data or net.spec.data_dir
+    train_images, train_labels = read_split(net.spec, data_dir, "train")
+    if o.train_limit:
+        train_images, train_labels = train_images[:o.train_limit], train_labels[:o.train_limit]
+    mean, std = channel_statistics(train_images)
+    images, labels = (train_images, train_labels) if o.split == "train" else read_split(net.spec, data_dir, "test")
+    if o.split == "test" and o.test_limit:
+        images, labels = images[:o.test_limit], labels[:o.test_limit]
+    error, top5, loss, confusion = evaluate(net, normalise(images, mean, std), labels, o.batch)
+    line = f"error {100 * error:.2f}% ({int(round(error * len(labels)))} of {len(labels)})"
+    if net.spec.classes > 5:
+        line += f", top-5 error {100 * top5:.2f}% ({int(round(top5 * len(labels)))})"
+    print(line + f", loss {loss:.10g}")
+    print("confusion (a row for each true class): " + ";".join(",".join(map(str, r)) for r in confusion))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
