@@ -80,9 +80,10 @@ LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
-# The generator shares two runtime files: the one way files are replaced,
-# and the one way outside text is made printable.
-SHARED_RUNTIME := file_replace printable
+# The generator shares runtime files: the one way files are replaced, the
+# one way outside text is made printable, "did you mean", and the recipe's
+# words (resgen summary describes the schedule as a run does).
+SHARED_RUNTIME := file_replace printable nearest recipe
 GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(GENERATOR_SOURCES)) \
 	$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o)
 TEMPLATES := $(wildcard templates/*.tmpl templates/ops/*.tmpl)
@@ -228,6 +229,14 @@ $(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(if
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
+# A binary with no spec behind it: say which specs there are, or where one
+# of that name lives (make's own message names no spec). Tried only when
+# the rules above cannot make the binary; the name reaches no shell.
+$(BUILD)/bin/%: FORCE
+	$(error no spec specs/$*.yaml$(if $(wildcard specs/*/$(notdir $*).yaml),; did you mean \
+	make $(patsubst specs/%.yaml,$(BUILD)/bin/%,$(wildcard specs/*/$(notdir $*).yaml)),; the specs are \
+	$(NAMES) and $(words $(PAPER_NAMES)) in specs/paper/ (make $(BUILD)/bin/paper/NAME, or make paper)))
+
 # The Open MPI flavour: the same network object and runtime, ranks_mpi.o
 # for ranks.o.
 $(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(MPI_RUNTIME_F32)
@@ -330,7 +339,7 @@ study: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR (default results/NAME)"; ls specs/studies/*.yaml 2>/dev/null | sed 's|specs/studies/\(.*\)\.yaml|  S=\1|'; exit 2; }
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
 	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
-	@tools/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
+	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
 
 study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(shell \
 	sed -n 's/^variant \([a-z0-9-]*\) .*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null)))

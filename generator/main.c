@@ -11,6 +11,7 @@
 #include "graph.h"
 #include "ops.h"
 #include "plan.h"
+#include "recipe.h"
 #include "report.h"
 #include "spec.h"
 #include "study.h"
@@ -163,12 +164,36 @@ static int check_memory(const struct spec *spec, const struct plan *plan, enum d
 
 static void print_summary(const struct spec *spec, const struct graph *g, const struct plan *p)
 {
-	printf("%s: %s units, %s ordering, depth %d, %s shortcut, %s projection\n", spec->name,
-	       spec_unit_name(spec->net.unit), spec_ordering_name(spec->net.ordering), spec->net.depth,
-	       spec_shortcut_name(spec->net.shortcut), spec_projection_name(spec->net.projection));
-	printf("input %dx%dx%d (%s), %d classes; activations counted at batch %d in float\n\n",
-	       spec->data.channels, spec->data.height, spec->data.width, spec_set_name(spec->data.set),
-	       spec->data.classes, spec->train.batch);
+	printf("%s: %s units, %s ordering, depth %d, %s shortcut", spec->name, spec_unit_name(spec->net.unit),
+	       spec_ordering_name(spec->net.ordering), spec->net.depth, spec_shortcut_name(spec->net.shortcut));
+	if (spec->net.shortcut == SHORTCUT_SCALING)
+		printf(" (%g times the shortcut, %g times the branch)", spec->net.scale_shortcut, spec->net.scale_branch);
+	else if (spec->net.shortcut == SHORTCUT_EXCLUSIVE_GATING || spec->net.shortcut == SHORTCUT_SHORTCUT_GATING)
+		printf(" (the gate's bias b_g starts at %g)", spec->net.gate_bias);
+	else if (spec->net.shortcut == SHORTCUT_DROPOUT)
+		printf(" (dropping %g of its elements)", spec->net.dropout_rate);
+	printf(", %s projection%s\n", spec_projection_name(spec->net.projection),
+	       spec->net.shortcut_bn ? ", BN after each 1x1 shortcut convolution" : "");
+	printf("input %dx%dx%d (%s), %d classes\n", spec->data.channels, spec->data.height, spec->data.width,
+	       spec_set_name(spec->data.set), spec->data.classes);
+	struct net_defaults recipe = {
+		.lr_base = spec->train.lr_base,
+		.warmup_lr = spec->train.warmup_lr,
+		.warmup_iterations = spec->train.warmup_iterations,
+		.lr_schedule = spec->train.lr_schedule,
+		.lr_step_count = spec->train.lr_step_count,
+		.lr_step_fractions = spec->train.lr_step_fractions,
+		.lr_gamma = spec->train.lr_gamma,
+		.momentum = spec->train.momentum,
+		.weight_decay = spec->train.weight_decay,
+		.augment_pad = spec->train.augment_pad,
+		.augment_flip = spec->train.augment_flip,
+	};
+	memcpy(recipe.lr_steps, spec->train.lr_steps, sizeof recipe.lr_steps);
+	printf("training: batch %d, %ld iterations; ", spec->train.batch, spec->train.iterations);
+	recipe_describe(stdout, &recipe, spec->train.iterations);
+	printf("\n\nactivations: each op's output at batch %d in float, counted once, as if all were kept\n",
+	       spec->train.batch);
 	printf("%-10s %7s %12s %14s %16s\n", "part", "layers", "parameters", "MFLOPs/image",
 	       "activations MiB");
 	int parts = spec->net.stage_count + 2;
@@ -214,8 +239,9 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	int threads = default_threads();
 	struct plan_memory m = plan_memory(p, spec->train.batch, threads, 4);
 	double mib = 1 << 20;
-	printf("planned arena (activations kept for backward and their gradients, slots reused): "
-	       "%.1f MiB at batch %d\n",
+	printf("planned arena: %.1f MiB at batch %d, what a run allocates for the activations backward needs "
+	       "and their gradients, a slot reused once its tensor is dead (so less than the activations above, "
+	       "which count every output once and no gradient)\n",
 	       m.arena / mib, spec->train.batch);
 	printf("beside it: the weights, their gradients and momenta %.1f MiB, BN's statistics %.1f MiB, "
 	       "scratch %.1f MiB a thread; in all %.1f MiB on %d thread%s\n",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recipe.h"
 #include "state.h"
 #include "version.h"
 
@@ -126,6 +127,9 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 		 tensor_file_add_double(&f, "checkpoint/ranks", &(double){ranks}, 1) ||
 		 tensor_file_add_double(&f, "checkpoint/data", fingerprint, 2) ||
 		 tensor_file_add_double(&f, "checkpoint/version", version, version_length);
+	double recipe[RECIPE_VALUES];
+	recipe_pack(&o->recipe, recipe);
+	failed = failed || tensor_file_add_double(&f, "checkpoint/recipe", recipe, RECIPE_VALUES);
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *q = &net_info.params[i];
 		char name[300];
@@ -193,6 +197,10 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 		}
 		if (1u << i == SETTING_CHECKPOINT_EVERY && (o->given & SETTING_CHECKPOINT_EVERY))
 			continue; /* how often to checkpoint may change */
+		if (1u << i == SETTING_ITERATIONS && (o->given & SETTING_ITERATIONS) && o->iterations > v) {
+			o->extends = (long)v; /* a longer run: train says what its schedule becomes */
+			continue;
+		}
 		if ((o->given & (1u << i)) && v != setting_value(o, i)) {
 			char started[64], given[64];
 			describe_setting(i, v, started, sizeof started);
@@ -214,6 +222,23 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 			 settings->values[SETTING_COUNT]);
 		goto refused;
 	}
+	/* The recipe the run trained with (the spec's, in checkpoints written
+	 * before --set); a --set given now must agree with it. */
+	struct net_defaults recipe = net_info.defaults;
+	const struct tensor_file_entry *kept = tensor_file_find(f, "checkpoint/recipe");
+	if (kept && (kept->count != RECIPE_VALUES || recipe_unpack(&recipe, kept->values) != 0)) {
+		snprintf(error, size, "%s: its recipe (checkpoint/recipe) is out of range; the checkpoint is damaged", path);
+		goto refused;
+	}
+	char started[300], given[300];
+	if (recipe_differs(&recipe, &o->recipe, o->recipe_set, started, given, sizeof started)) {
+		snprintf(error, size,
+			 "%s: the run was started with %s, and this command gives --set %s; leave the --set out to "
+			 "resume",
+			 path, started, given);
+		goto refused;
+	}
+	o->recipe = recipe;
 	*threads = (int)settings->values[SETTING_COUNT];
 	/* written since training across ranks came; before, every run had one */
 	const struct tensor_file_entry *split = tensor_file_find(f, "checkpoint/ranks");

@@ -42,6 +42,26 @@ bool machine_has_skx_extensions(void)
 	       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 
+void machine_processor(char *out, size_t size)
+{
+	unsigned words[12] = {0};
+	bool named = true;
+	for (unsigned leaf = 0; named && leaf < 3; leaf++)
+		named = __get_cpuid(0x80000002 + leaf, &words[4 * leaf], &words[4 * leaf + 1], &words[4 * leaf + 2],
+				    &words[4 * leaf + 3]);
+	char name[49] = "";
+	if (named)
+		memcpy(name, words, 48);
+	name[48] = '\0';
+	const char *at = name;
+	while (*at == ' ')
+		at++;
+	size_t length = strlen(at);
+	while (length > 0 && at[length - 1] == ' ')
+		length--;
+	snprintf(out, size, "%.*s", (int)length, length ? at : "an unnamed processor");
+}
+
 __attribute__((constructor)) static void choose_blis_kernels(void)
 {
 	unsigned eax, ebx, ecx, edx;

@@ -52,6 +52,10 @@ const struct machine *machine(void);
 /* Where RESGEN_CHOICES is set and unreadable: writes why and returns -1. */
 int machine_override_error(char *why, size_t why_size);
 
+/* The processor's name as it gives it (CPUID's brand string), such as
+ * "AMD EPYC 9R14 96-Core Processor". */
+void machine_processor(char *out, size_t size);
+
 /* Whether this processor has every AVX-512 extension (F, DQ, CD, BW, VL)
  * BLIS's skx kernels use. */
 bool machine_has_skx_extensions(void);

@@ -13,6 +13,7 @@
 #include "machine.h"
 #include "net_api.h"
 #include "printable.h"
+#include "recipe.h"
 #include "ranks.h"
 #include "train.h"
 #include "version.h"
@@ -88,19 +89,24 @@ static void print_help(const char *program)
 	       "  --dump FILE          step: where to write the dump\n\n",
 	       d->data_dir[0] ? d->data_dir : "(none: synthetic)", d->iterations, d->batch, d->seed,
 	       d->eval_every);
-	printf("Schedule: lr %g (%g for the first %ld iterations), times %g at iterations",
-	       d->lr_base, d->warmup_lr, d->warmup_iterations, d->lr_gamma);
-	for (int i = 0; i < d->lr_step_count; i++)
-		printf(" %ld", train_lr_step_at(i, d->iterations));
-	if (d->lr_step_fractions) {
-		printf(" (");
-		for (int i = 0; i < d->lr_step_count; i++)
-			printf("%s%g", i ? ", " : "", d->lr_steps[i]);
-		printf(" of the run)");
-	}
-	printf("; momentum %g, weight decay %g;\naugmentation: %d-pixel pad and random crop%s.\n\n",
-	       d->momentum, d->weight_decay, d->augment_pad,
-	       d->augment_flip ? ", random horizontal flip" : "");
+	printf("Recipe: ");
+	recipe_describe(stdout, d, d->iterations);
+	printf(".\n");
+	printf("  --set KEY=VALUE      train, step and gradflow: change the recipe without a\n"
+	       "                       rebuild, with the spec's keys below train: and its\n"
+	       "                       notation: lr.base, lr.schedule (step or cosine),\n"
+	       "                       lr.warmup.lr, lr.warmup.iterations, lr.steps (such as\n"
+	       "                       [0.5,0.75] or [32000,48000]), lr.gamma, momentum,\n"
+	       "                       weight_decay, augment.pad, augment.flip, and iterations,\n"
+	       "                       batch, seed, eval_every (as their options). A run\n"
+	       "                       prints what was set and its checkpoints keep it;\n"
+	       "                       --resume takes it from the checkpoint\n"
+	       "  --resume C --iterations N\n"
+	       "                       with N above the run's iterations extends the run: the\n"
+	       "                       iterations done keep the rates they had, and the rest\n"
+	       "                       follow the schedule of an N-iteration run (steps given as\n"
+	       "                       fractions, and a cosine, are laid over N; steps given as\n"
+	       "                       iterations stay where they are), as the run prints\n\n");
 	printf("Across processes and machines: build/bin/mpi/NAME, the Open MPI flavour, run as\n"
 	       "  mpirun -np P --bind-to core build/bin/mpi/NAME train [options]\n"
 	       "trains on P ranks, each taking batch/P images of every batch (the images of\n"
@@ -184,6 +190,7 @@ static const struct option options[] = {
 	{"--every", GRADFLOW, NUMBER, 1, 1000000000, FIELD(gradflow_every, sizeof(long)), 0},
 	{"--split", EVALUATE, TEXT, 0, 0, FIELD(split, 0), 0},
 	{"--confusion", EVALUATE, TEXT, 0, 0, FIELD(confusion_path, 0), 0},
+	{"--set", TRAIN | STEP | GRADFLOW, TEXT, 0, 0, 0, 0, 0}, /* parse_options reads it: recipe.h */
 };
 
 /* "train, step and init": the commands that take an option. */
@@ -201,7 +208,50 @@ static const char *command_names(int commands, char *out, size_t size)
 	return out;
 }
 
-/* Each option once, valid for the command; 0 or the exit status. */
+/* Option k with its value (NULL for a flag), once, valid for the
+ * command; written names how the user wrote it (the option, or --set
+ * KEY=VALUE). 0 or the exit status. */
+static int take_option(const char *program, enum command command, size_t k, const char *written, const char *value,
+		       bool *seen, struct run_options *o)
+{
+	const struct option *option = &options[k];
+	char *field = (char *)o + option->offset;
+	if (!(option->commands & (int)command)) {
+		char what[160], names[96];
+		snprintf(what, sizeof what, "is for %s, not for %s",
+			 command_names(option->commands, names, sizeof names), command_words[__builtin_ctz((unsigned)command)]);
+		return bad(program, written, what);
+	}
+	if (seen[k])
+		return bad(program, written, option->name == written ? "is given twice; give it once"
+								       : "is given twice (as an option and by --set); give it once");
+	seen[k] = true;
+	o->given |= option->setting;
+	if (option->kind == FLAG) {
+		*(bool *)field = true;
+		return 0;
+	}
+	if (option->kind == TEXT) {
+		if (value[0] == '\0')
+			return bad(program, option->name, "needs a non-empty value");
+		*(const char **)field = value;
+		return 0;
+	}
+	long number;
+	if (parse_long(value, option->min, option->max, &number) != 0) {
+		char what[96];
+		snprintf(what, sizeof what, "needs a whole number from %ld to %ld", option->min, option->max);
+		return bad(program, written, what);
+	}
+	if (option->size == sizeof(int))
+		*(int *)field = (int)number;
+	else
+		*(long *)field = number;
+	return 0;
+}
+
+/* Each option once, valid for the command, and each --set; 0 or the exit
+ * status. */
 static int parse_options(const char *program, enum command command, int argc, char **argv,
 			 struct run_options *o)
 {
@@ -212,42 +262,41 @@ static int parse_options(const char *program, enum command command, int argc, ch
 			k++;
 		if (k == sizeof options / sizeof options[0])
 			return bad(program, argv[i], "is not an option");
-		const struct option *option = &options[k];
-		char *field = (char *)o + option->offset;
-		if (!(option->commands & (int)command)) {
-			char what[160], names[96];
-			snprintf(what, sizeof what, "is for %s, not for %s",
-				 command_names(option->commands, names, sizeof names), argv[1]);
-			return bad(program, argv[i], what);
-		}
-		if (seen[k])
-			return bad(program, argv[i], "is given twice; give it once");
-		seen[k] = true;
-		o->given |= option->setting;
-		if (option->kind == FLAG) {
-			*(bool *)field = true;
-			continue;
-		}
-		if (i + 1 >= argc)
+		if (options[k].kind != FLAG && i + 1 >= argc)
 			return bad(program, argv[i], "lacks its value");
-		const char *value = argv[++i];
-		if (option->kind == TEXT) {
-			if (value[0] == '\0')
-				return bad(program, option->name, "needs a non-empty value");
-			*(const char **)field = value;
+		const char *value = options[k].kind == FLAG ? NULL : argv[++i];
+		if (strcmp(options[k].name, "--set") != 0) {
+			int status = take_option(program, command, k, options[k].name, value, seen, o);
+			if (status != 0)
+				return status;
 			continue;
 		}
-		long number;
-		if (parse_long(value, option->min, option->max, &number) != 0) {
-			char what[96];
-			snprintf(what, sizeof what, "needs a whole number from %ld to %ld", option->min,
-				 option->max);
-			return bad(program, option->name, what);
+		if (!(options[k].commands & (int)command)) /* said as for any option */
+			return take_option(program, command, k, options[k].name, value, seen, o);
+		const char *option_name = NULL, *option_value = NULL;
+		char error[512];
+		int set = recipe_set(&o->recipe, value, &o->recipe_set, &option_name, &option_value, error, sizeof error);
+		if (set < 0) {
+			if (ranks_rank() == 0)
+				error_line("%s: %s; see %s --help\n", net_info.name, error, program);
+			return 2;
 		}
-		if (option->size == sizeof(int))
-			*(int *)field = (int)number;
-		else
-			*(long *)field = number;
+		if (set == 1) { /* a key that is an option too: --set iterations=N is --iterations N */
+			size_t j = 0;
+			while (strcmp(options[j].name, option_name) != 0)
+				j++;
+			char written[320];
+			snprintf(written, sizeof written, "--set %s", value);
+			int status = take_option(program, command, j, written, option_value, seen, o);
+			if (status != 0)
+				return status;
+		}
+	}
+	char error[512];
+	if (recipe_check(&o->recipe, o->recipe_set, error, sizeof error) != 0) {
+		if (ranks_rank() == 0)
+			error_line("%s: %s; see %s --help\n", net_info.name, error, program);
+		return 2;
 	}
 	return 0;
 }
@@ -340,6 +389,7 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		.seed = d->seed,
 		.eval_every = d->eval_every,
 		.steps = 1,
+		.recipe = *d,
 	};
 	if (*command == GRADFLOW) /* at initialisation only, unless told to train */
 		o->iterations = 0;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "real.h"
+#include "schedule.h"
 
 /* The processes one batch is split across in data-parallel training
  * (runtime/ranks.h): each runs the network on its part of the batch.
@@ -64,6 +65,7 @@ struct net_defaults {
 	long iterations;
 	double lr_base, warmup_lr;
 	long warmup_iterations;
+	int lr_schedule;       /* enum lr_schedule (schedule.h) */
 	int lr_step_count;
 	double lr_steps[16];   /* iterations, or fractions of the run */
 	int lr_step_fractions; /* whether they are fractions */

@@ -12,28 +12,8 @@
 #include "checksum.h"
 #include "printable.h"
 #include "ranks.h"
-#include "schedule.h"
+#include "recipe.h"
 #include "threads.h"
-
-long train_lr_step_at(int i, long iterations)
-{
-	const struct net_defaults *d = &net_info.defaults;
-	return schedule_step_at(d->lr_steps[i], d->lr_step_fractions, iterations);
-}
-
-/* The paper's schedule: a warm-up rate, then base, times gamma at each
- * step; steps given as fractions are of this run's iterations. */
-double learning_rate(long iteration, long iterations)
-{
-	const struct net_defaults *d = &net_info.defaults;
-	if (iteration < d->warmup_iterations)
-		return d->warmup_lr;
-	double lr = d->lr_base;
-	for (int i = 0; i < d->lr_step_count; i++)
-		if (iteration >= train_lr_step_at(i, iterations))
-			lr *= d->lr_gamma;
-	return lr;
-}
 
 /* An error every rank meets alike (the data, the batch, a checkpoint) is
  * printed by rank 0 alone, once. */
@@ -190,7 +170,10 @@ uint64_t weights_checksum(const struct net_state *state)
  * forever. */
 int agree_on_settings(const struct session *s, const struct run_options *o)
 {
+	double recipe[RECIPE_VALUES];
+	recipe_pack(&o->recipe, recipe);
 	const struct agreed values[] = {
+		{"--set (the recipe)", checksum_add(CHECKSUM_BASIS, recipe, sizeof recipe), AGREED_HASH, NULL},
 		{"--batch", (uint64_t)o->batch, AGREED_NUMBER, NULL},
 		{"--iterations", (uint64_t)o->iterations, AGREED_NUMBER, NULL},
 		{"--eval-every", (uint64_t)o->eval_every, AGREED_NUMBER, NULL},

@@ -31,9 +31,6 @@ struct session {
 int session_open(struct session *s, const struct run_options *o);
 void session_free(struct session *s);
 
-/* The rate at iteration of a run of iterations (the spec's schedule). */
-double learning_rate(long iteration, long iterations);
-
 /* An error every rank meets alike, printed by rank 0 alone, once. */
 void shared_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 

@@ -6,6 +6,7 @@
 #include "net_api.h"
 #include "printable.h"
 #include "ranks.h"
+#include "recipe.h"
 #include "session.h"
 #include "tensor_file.h"
 #include "train.h"
@@ -27,7 +28,7 @@ int step_run(const struct run_options *o)
 			session_free(&s);
 		return status;
 	}
-	const struct net_defaults *d = &net_info.defaults;
+	const struct net_defaults *r = &o->recipe;
 	int n = s.batch;
 	bool alone = s.ranks == 1;
 	long *indices = malloc((size_t)n * sizeof *indices);
@@ -95,7 +96,7 @@ int step_run(const struct run_options *o)
 								  p->count);
 			}
 		}
-		net_sgd(&s.state, (real)learning_rate(step, o->iterations), (real)d->momentum, (real)d->weight_decay);
+		net_sgd(&s.state, (real)recipe_rate(r, step, o->iterations), (real)r->momentum, (real)r->weight_decay);
 		average_running_statistics(&s);
 		failed = ranks_max(failed);
 	}

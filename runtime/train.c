@@ -19,10 +19,12 @@
 #include "evaluate.h"
 #include "gemm.h"
 #include "gradflow.h"
+#include "machine.h"
 #include "net_api.h"
 #include "printable.h"
 #include "ranks.h"
 #include "rng.h"
+#include "recipe.h"
 #include "session.h"
 #include "signals.h"
 #include "state.h"
@@ -259,8 +261,8 @@ int train_run(const struct run_options *options)
 		return status;
 	}
 	bool writer = s.rank == 0; /* of the log, checkpoints and weights */
-	const struct net_defaults *d = &net_info.defaults;
-	struct augment augment = {d->augment_pad, d->augment_flip};
+	const struct net_defaults *d = &net_info.defaults, *r = &o->recipe;
+	struct augment augment = {r->augment_pad, r->augment_flip};
 	struct progress at = {.log_bytes = -1};
 	rng_seed(&at.rng, (uint64_t)o->seed, 0xba7c);
 	long *order = malloc((size_t)s.train.count * sizeof *order);
@@ -325,11 +327,39 @@ agreed:
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
 		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",
 		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
+	char processor[64], started[32];
+	machine_processor(processor, sizeof processor);
+	time_t clock_now = time(NULL);
+	strftime(started, sizeof started, "%Y-%m-%d %H:%M UTC", gmtime(&clock_now));
+	printf("machine: %s, %ld cores online; resgen %s; started %s\n", processor, sysconf(_SC_NPROCESSORS_ONLN),
+	       resgen_version(), started);
+	printf("recipe: ");
+	recipe_describe(stdout, r, o->iterations);
+	char set[1024];
+	recipe_set_text(set, sizeof set, r, o->recipe_set);
+	printf("%s%s\n", set[0] ? "; --set " : "", set);
+	fflush(stdout);
+	/* What the spec's warnings would say of this run's schedule, which
+	 * --iterations and --set may have made (gradflow's short runs too). */
+	const struct schedule_facts facts = {
+		r->warmup_iterations, r->warmup_lr, r->lr_base, r->lr_gamma,
+		r->lr_schedule == LR_SCHEDULE_STEP ? r->lr_step_count : 0, r->lr_steps, r->lr_step_fractions,
+	};
+	char warnings[4][320];
+	bool at_steps[4];
+	int warning_count = o->iterations > 0 ? schedule_warnings(&facts, o->iterations, warnings, at_steps, 4) : 0;
+	for (int i = 0; i < warning_count; i++)
+		shared_error("%s: %s\n", net_info.name, warnings[i]);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->resume_path);
 		printf("resumed from %s after iteration %ld\n", shown, at.iteration);
 	}
+	if (o->extends)
+		printf("extended from %ld to %ld iterations: the %ld done kept the rates of the %ld-iteration run; the "
+		       "rest follow the recipe above, the schedule of a %ld-iteration run (from %g at iteration %ld)\n",
+		       o->extends, o->iterations, at.iteration, o->extends, o->iterations,
+		       recipe_rate(r, at.iteration, o->iterations), at.iteration + 1);
 	fflush(stdout);
 
 	bool terminal = writer && isatty(STDERR_FILENO);
@@ -337,6 +367,7 @@ agreed:
 	if (gradflow && first == 0 && gradflow_record(&s, o, 0, gradflow) != 0)
 		status = 1;
 	double start = now() - at.seconds, resumed = now(), interval_start = resumed, last_progress = 0;
+	long interval_images_here = 0; /* trained by this process since interval_start */
 	/* this run's seconds in its training steps, and in their data loading
 	 * and augmentation: what `train` costs past the network's kernels */
 	double step_seconds = 0, data_seconds = 0;
@@ -349,7 +380,7 @@ agreed:
 		fill_training_batch(&s, order + at.position, &augment, &at.rng, labels);
 		data_seconds += now() - step_start;
 		at.position += o->batch;
-		double lr = learning_rate(it, o->iterations);
+		double lr = recipe_rate(r, it, o->iterations);
 		s.state.labels = labels;
 		s.state.step = it;
 		net_forward(&s.state, s.batch);
@@ -369,9 +400,10 @@ agreed:
 		at.interval_loss += sums[0];
 		at.interval_errors += (long)sums[1];
 		at.interval_images += o->batch;
+		interval_images_here += o->batch;
 		state_zero_grads(&s.state);
 		backward_summing_gradients(&s);
-		net_sgd(&s.state, (real)lr, (real)d->momentum, (real)d->weight_decay);
+		net_sgd(&s.state, (real)lr, (real)r->momentum, (real)r->weight_decay);
 		average_running_statistics(&s);
 		step_seconds += now() - step_start;
 		at.iteration = it + 1;
@@ -392,7 +424,8 @@ agreed:
 		}
 		bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
 		if (evaluated) {
-			double images_per_second = (double)at.interval_images / (t - interval_start);
+			/* this process's images only: a resumed interval began before the stop */
+			double images_per_second = (double)interval_images_here / (t - interval_start);
 			double test_loss, test_error;
 			evaluate(&s, &test_loss, &test_error);
 			double train_loss = at.interval_loss / (double)at.interval_images;
@@ -424,6 +457,7 @@ agreed:
 			at.interval_loss = 0;
 			at.interval_errors = at.interval_images = 0;
 			interval_start = now();
+			interval_images_here = 0;
 			if (it + 1 == o->iterations) {
 				char took[32];
 				format_duration(took, sizeof took, now() - start);

@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 
+#include "net_api.h"
+
 /* The settings a checkpoint keeps; given marks those on the command line. */
 enum run_setting {
 	SETTING_ITERATIONS = 1 << 0,
@@ -37,11 +39,10 @@ struct run_options {
 	const char *split;          /* evaluate: "train" or "test" */
 	const char *confusion_path; /* evaluate: where the confusion matrix goes */
 	unsigned given;        /* enum run_setting */
+	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
+	unsigned recipe_set;        /* the keys --set gave, a bit each (recipe_keys) */
+	long extends;               /* --resume: the iterations of the run extended, else 0 */
 };
-
-/* The iteration at which the spec's rate step i takes effect in a run of
- * iterations (steps may be fractions of the run). */
-long train_lr_step_at(int i, long iterations);
 
 /* Where the tests act on a run: after iteration's step (the weights just
  * updated), and once its evaluation and checkpoint are done. They do

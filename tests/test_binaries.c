@@ -532,6 +532,13 @@ static void test_study_runs_resumes_and_reports(void **unused)
 	expect_in(out, "2 variants x 2 seeds, 4 of 4 runs finished.");
 	expect_in(out, "| original | basic original, depth 8, identity shortcut | ");
 	expect_in(out, "| full-preact | basic full-preact, depth 8, identity shortcut | ");
+	/* the statistics against the first variant, and how it was made */
+	expect_in(out, "| variant | difference | 95% interval | Welch's t | paired t | reading |\n");
+	expect_in(out, "\n| full-preact | ");
+	expect_in(out, ", df 1.0, p = ");
+	expect_in(out, "## How it was made\n\n- Command: `make study STUDY=tests/studies/tiny.yaml RESULTS=");
+	expect_in(out, "; 2 threads a run (from each run's output");
+	expect_in(out, "- Each run's training time (s):\n\n| variant | seed 1 | seed 2 |\n");
 	snprintf(command, sizeof command,
 		 "(cd %s/whole && for f in curves errors gradflow; do head -c 4 $f.png | od -An -c | "
 		 "tr -d ' \\n'; grep -c '<svg' $f.svg; done; ls gradflow specs)",
@@ -729,6 +736,87 @@ static void test_binary_evaluate_measures_saved_weights(void **unused)
 		 scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	assert_string_equal(out, "true\\predicted,0,1,2,3,4,5,6,7,8,9\n300\n211PNG");
+}
+
+/* --set changes the recipe at run time: its values reach the schedule (the
+ * log's rates), a cosine falls as it should, checkpoints keep the recipe
+ * (a resume without --set goes on with it; one that contradicts it is
+ * refused), and a run extended past its end by --resume --iterations is
+ * bitwise the longer run where the schedule does not depend on the
+ * length. Bad keys and values get the spec's messages, located. */
+static void test_binary_set_changes_the_recipe(void **unused)
+{
+	(void)unused;
+	char command[8192], out[8192], message[4096];
+	const char *tiny = "tests/bin/tiny-f64 train --synthetic --batch 16 --threads 2";
+	snprintf(command, sizeof command,
+		 "(%1$s/%2$s --iterations 20 --eval-every 5 --set lr.warmup.iterations=0 --set lr.schedule=cosine "
+		 "--set lr.base=0.2 --log %3$s/cosine.csv | grep '^recipe' && cut -d, -f2 %3$s/cosine.csv | tail -n +2 | "
+		 "tr '\\n' ' ')",
+		 build, tiny, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "recipe: lr 0.2, then a cosine down to 0 at iteration 20; momentum 0.9");
+	expect_in(out, "; --set lr.base=0.2 lr.schedule=cosine lr.warmup.iterations=0\n");
+	/* a row's rate is its last iteration's: iterations 4, 9, 14 and 19 of 20 */
+	double rates[4];
+	const char *row = strchr(out, '\n') + 1;
+	assert_int_equal(sscanf(row, "%lf %lf %lf %lf", &rates[0], &rates[1], &rates[2], &rates[3]), 4);
+	for (int i = 0; i < 4; i++)
+		assert_true(fabs(rates[i] - 0.1 * (1 + cos(M_PI * (5 * i + 4) / 20.0))) < 1e-15);
+
+	/* extended: 20 iterations, then to 40, against 40 at once (a step at
+	 * iteration 30 in both) */
+	snprintf(command, sizeof command,
+		 "%1$s/%2$s --iterations 40 --set lr.steps=[30] --save-weights %3$s/whole.w > /dev/null && "
+		 "%1$s/%2$s --iterations 20 --set lr.steps=[30] --checkpoint %3$s/set.ckpt > /dev/null && "
+		 "%1$s/%2$s --resume %3$s/set.ckpt --iterations 40 --save-weights %3$s/extended.w | "
+		 "grep '^recipe\\|^extended'",
+		 build, tiny, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "recipe: lr 0.01, times 0.1 at iteration 30;");
+	expect_in(out, "extended from 20 to 40 iterations: the 20 done kept the rates of the 20-iteration run;");
+	char whole[400], extended[400];
+	snprintf(whole, sizeof whole, "%s/whole.w", scratch);
+	snprintf(extended, sizeof extended, "%s/extended.w", scratch);
+	assert_true(same_file(whole, extended));
+
+	/* the checkpoint keeps the recipe: a contradicting --set is refused */
+	snprintf(command, sizeof command, "%s/%s --resume %s/set.ckpt --iterations 40 --set lr.steps=[20]", build, tiny,
+		 scratch);
+	snprintf(message, sizeof message,
+		 "tiny: %s/set.ckpt: the run was started with lr.steps=[30], and this command gives --set "
+		 "lr.steps=[20]; leave the --set out to resume\n",
+		 scratch);
+	expect_failure(command, 2, message);
+
+	const char *cases[][2] = {
+		{"--set lr.bsae=0.1", "--set lr.bsae=0.1, column 7: 'lr.bsae' is not a key --set takes; did you mean "
+				      "'lr.base'? (keys that change the network's code, under net: and data:, need a spec "
+				      "and a build)"},
+		{"--set train.lr.base=0x1", "--set train.lr.base=0x1, column 21: 'lr.base' must be a number, not '0x1'; "
+					    "write it in plain decimal, such as 0.1 or 1e-4 (no quotes, hex, .inf or .nan)"},
+		{"--set momentum=1", "--set momentum=1, column 16: 'momentum' is 1, out of range; it must be at least 0 "
+				     "and at most 0.999"},
+		{"--set lr.steps=[0.5,300]", "--set lr.steps=[0.5,300], column 21: 'lr.steps' mixes iterations and "
+					     "fractions of the run; give all as iterations, such as [32000,48000], or all "
+					     "as fractions, such as [0.5,0.75]"},
+		{"--set lr.steps=[300,200]", "--set lr.steps=[300,200], column 21: 'lr.steps' must increase, but 200 "
+					     "follows 300; list them in order"},
+		{"--set lr.schedule=cosine --set lr.gamma=0.5",
+		 "--set lr.gamma is for the step schedule, and this run's is cosine, which falls from lr.base to 0 over "
+		 "the run; leave it out, or --set lr.schedule=step"},
+		{"--set augment.flip=yes", "--set augment.flip=yes, column 20: 'augment.flip' must be true or false, not "
+					   "'yes'"},
+		{"--set lr.base", "--set lr.base, column 7: give KEY=VALUE, such as lr.base=0.05"},
+		{"--set momentum=0.5 --set momentum=0.6", "--set momentum=0.6, column 7: 'momentum' is set twice; set it "
+							  "once"},
+		{"--set iterations=0", "--set iterations=0 needs a whole number from 1 to 1000000000"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 train %s", build, cases[i][0]);
+		snprintf(message, sizeof message, "tiny: %s; see %s/tests/bin/tiny-f64 --help\n", cases[i][1], build);
+		expect_failure(command, 2, message);
+	}
 }
 
 /* ---- hostile input: options, outputs, weights files, data headers ---- */
@@ -1167,6 +1255,7 @@ int main(void)
 		cmocka_unit_test(test_study_runs_resumes_and_reports),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_evaluate_measures_saved_weights),
+		cmocka_unit_test(test_binary_set_changes_the_recipe),
 		cmocka_unit_test(test_binary_options_belong_to_their_command),
 		cmocka_unit_test(test_binary_checks_outputs_before_training),
 		cmocka_unit_test(test_binary_save_follows_no_planted_link),

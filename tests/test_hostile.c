@@ -117,6 +117,20 @@ static void test_make_refuses_names_that_are_not_names(void **unused)
 	assert_false(exists(escaped));
 	/* and names that are names still work */
 	assert_int_equal(make("-n diff A=paper/t1-original B=demo", err, sizeof err), 0);
+	/* a binary with no spec: where one of its name lives, or what exists */
+	char message[1024];
+	snprintf(arguments, sizeof arguments, "BUILD=%s %s/bin/t2-a-original-110", build, build);
+	assert_int_equal(make(arguments, err, sizeof err), 2);
+	snprintf(message, sizeof message,
+		 "no spec specs/t2-a-original-110.yaml; did you mean make %s/bin/paper/t2-a-original-110", build);
+	expect_make_error(err, message);
+	snprintf(arguments, sizeof arguments, "BUILD=%s %s/bin/no-such-network", build, build);
+	assert_int_equal(make(arguments, err, sizeof err), 2);
+	snprintf(message, sizeof message,
+		 "no spec specs/no-such-network.yaml; the specs are demo original-110 original-164 preact-110 "
+		 "preact-164 and 38 in specs/paper/ (make %s/bin/paper/NAME, or make paper)",
+		 build);
+	expect_make_error(err, message);
 }
 
 /* tiny-f64 (synthetic data) with options; its exit status. */

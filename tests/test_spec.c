@@ -125,6 +125,25 @@ static void test_spec_value_out_of_range(void **unused)
 
 /* Rate steps as fractions of the run, and the warnings for a schedule that
  * cannot be meant: a warm-up as long as the run, a step past its end. */
+/* The cosine schedule: read, with no steps (so no step warnings), and
+ * refused beside steps or gamma, which belong to the step schedule. */
+static void test_spec_cosine_schedule(void **unused)
+{
+	(void)unused;
+	write_spec(VALID_HEAD VALID_NET "train:\n  iterations: 1000\n  lr: {schedule: cosine, warmup: {iterations: 0}}\n");
+	struct spec spec;
+	struct diag d = {{0}}, warnings[4];
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.train.lr_schedule, LR_SCHEDULE_COSINE);
+	assert_int_equal(spec.train.lr_step_count, 0);
+	assert_int_equal(spec_warnings(&spec, warnings, 4), 0);
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {schedule: cosine, steps: [0.5]}\n",
+		     "9:33: 'steps' is for the step schedule, and this one is cosine, which falls from base to 0 over "
+		     "the run; leave 'steps' out, or give schedule: step");
+	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {schedule: cosin}\n",
+		     "9:18: 'schedule' is 'cosin', which is not one of step or cosine; did you mean 'cosine'?");
+}
+
 static void test_spec_lr_steps_as_fractions_and_warnings(void **unused)
 {
 	(void)unused;
@@ -376,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_spec_wrong_type),
 		cmocka_unit_test(test_spec_value_out_of_range),
 		cmocka_unit_test(test_spec_lr_steps_as_fractions_and_warnings),
+		cmocka_unit_test(test_spec_cosine_schedule),
 		cmocka_unit_test(test_spec_depth_not_of_the_form),
 		cmocka_unit_test(test_spec_bad_name),
 		cmocka_unit_test(test_spec_unknown_choice),

@@ -3,6 +3,7 @@
  * variant; every class of error gives its exact message at its place (in
  * the study, or in the spec it concerns); the report's figures. */
 #include <glob.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "report.h"
 #include "spec.h"
+#include "statistics.h"
 #include "study.h"
 
 static const char *scratch = "build/tests/scratch-study.yaml";
@@ -245,10 +247,18 @@ static void test_study_report_summarises_the_seeds(void **unused)
 		"Budget: Fashion-MNIST, the first 2000 training images, evaluated on the first 500 "
 		"test images; 50 iterations at batch 32 (0.8 epochs of 2000 images), evaluated every "
 		"25; seeds 1, 2.",
-		"| original | basic original, depth 8, identity shortcut | 15.00 | 15.00 +- 7.07 | "
+		"| original | basic original, depth 8, identity shortcut | 15.00 | 15.00 +- 7.07 | -48.53 to 78.53 | "
 		"10.00, 20.00 | 6.61 | 30 s |",
-		"| full-preact | basic full-preact, depth 8, identity shortcut | 12.50 | 12.50 | 12.50 "
+		"| full-preact | basic full-preact, depth 8, identity shortcut | 12.50 | 12.50 | - | 12.50 "
 		"| 6.37 | 30 s |",
+		/* one finished seed cannot be tested against two */
+		"| full-preact | -2.50 | - | - | - | cannot tell: a test needs two finished seeds of each, with some "
+		"spread |",
+		"- Command: `make study STUDY=tests/studies/tiny.yaml RESULTS=",
+		"| original | 20.0 | 40.0 |\n| full-preact | 30.0 | - |\n",
+		/* two runs of one variant, 20 and 40 s: the machine was busy */
+		"Note: the runs of one variant do the same work, yet `original`'s took up to 2.0 times as long as each "
+		"other",
 	};
 	for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
 		if (!strstr(report, needles[i]))
@@ -271,7 +281,7 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	snprintf(path, sizeof path, "%s/report.md", results);
 	report = read_text(path);
 	assert_non_null(strstr(report, "2 variants x 2 seeds, 3 of 4 runs finished, 1 diverged."));
-	assert_non_null(strstr(report, "| 12.50 | 12.50 | 12.50, diverged | 6.37 | 30 s |"));
+	assert_non_null(strstr(report, "| 12.50 | 12.50 | - | 12.50, diverged | 6.37 | 30 s |"));
 
 	/* a row longer than the reader takes is an error at its place, not
 	 * the log's silent end */
@@ -294,10 +304,33 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	assert_string_equal(d.text, expected);
 }
 
+/* Student's t against its tables, and the tests against p-values found by
+ * integrating the t density numerically (numpy, 4 million points). */
+static void test_statistics_match_known_values(void **unused)
+{
+	(void)unused;
+	assert_true(fabs(student_quantile_975(1) - 12.7062) < 1e-4);
+	assert_true(fabs(student_quantile_975(2) - 4.3027) < 1e-4);
+	assert_true(fabs(student_quantile_975(10) - 2.2281) < 1e-4);
+	assert_true(fabs(student_cdf(2.0, 3) - 0.930337) < 1e-6);
+	const double a[] = {15.57, 16.16, 15.25}, b[] = {14.22, 13.89, 14.55};
+	struct comparison w = welch(a, 3, b, 3), p = paired(a, b, 3), m = mean_interval(a, 3);
+	assert_true(w.valid && p.valid && m.valid);
+	assert_true(fabs(w.difference - 1.44) < 1e-12 && fabs(w.df - 3.62083) < 1e-5);
+	assert_true(fabs(w.p - 0.0146189) < 1e-6);
+	assert_true(fabs(p.p - 0.0871557) < 1e-6);
+	assert_true(fabs(m.low - 14.5133) < 1e-4 && fabs(m.high - 16.8067) < 1e-4);
+	/* no spread, or one seed: no test */
+	const double same[] = {1, 1};
+	assert_false(welch(same, 2, same, 2).valid);
+	assert_false(mean_interval(a, 1).valid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_study_every_shipped_study_is_valid),
+		cmocka_unit_test(test_statistics_match_known_values),
 		cmocka_unit_test(test_study_overrides_land_in_order),
 		cmocka_unit_test(test_study_variant_spec_reads_back_as_the_variant),
 		cmocka_unit_test(test_study_errors_name_their_place),

@@ -42,7 +42,7 @@ do for [kind in 'pngcairo svg'] {
 	set xrange [-0.5:n - 0.5]
 	set offsets 0, 0, graph 0.05, graph 0.05
 	set xtics rotate by -20 noenhanced
-	set key top left
+	set key outside below center horizontal
 	plot dir.'/plot/errors.dat' using 1:3:4:5:xtic(2) with yerrorbars linewidth 2 pointtype 5 \
 		pointsize 1.5 title 'median, range over the seeds', \
 		for [k=6:5 + seeds] '' using 1:k with points pointtype 7 linecolor rgb '#808080' \

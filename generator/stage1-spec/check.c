@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nearest.h"
+#include "plain_number.h"
+
 int error_at(const struct checker *c, const struct ynode *node, const char *fmt, ...)
 {
 	char message[512];
@@ -20,47 +23,6 @@ int error_at(const struct checker *c, const struct ynode *node, const char *fmt,
 	vsnprintf(message, sizeof message, fmt, args);
 	va_end(args);
 	return diag_at(c->d, node->file ? node->file : c->path, node->line, node->column, "%s", message);
-}
-
-/* Edit distance, for "did you mean". */
-static int distance(const char *a, const char *b)
-{
-	int la = (int)strlen(a), lb = (int)strlen(b);
-	if (la > 63 || lb > 63)
-		return INT_MAX;
-	int row[64];
-	for (int j = 0; j <= lb; j++)
-		row[j] = j;
-	for (int i = 1; i <= la; i++) {
-		int diagonal = row[0];
-		row[0] = i;
-		for (int j = 1; j <= lb; j++) {
-			int above = row[j];
-			int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			int best = diagonal + cost;
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diagonal = above;
-		}
-	}
-	return row[lb];
-}
-
-const char *nearest(const char *word, const char *const *choices, int count)
-{
-	const char *best = choices[0];
-	int best_distance = INT_MAX;
-	for (int i = 0; i < count; i++) {
-		int dist = distance(word, choices[i]);
-		if (dist < best_distance) {
-			best_distance = dist;
-			best = choices[i];
-		}
-	}
-	return best;
 }
 
 void join(char *out, size_t size, const char *const *words, int count)
@@ -115,39 +77,7 @@ int expect_scalar(const struct checker *c, const struct ynode *node, const char 
 			node->kind == YNODE_MAP ? "a mapping" : "a list");
 }
 
-/* The one notation for numbers, read alike here and by YAML readers such as
- * PyYAML: decimal, an optional sign, no leading zeros (YAML 1.1 reads 020 as
- * octal 16), no hex, no '_', no .inf or .nan; reals may add a fraction and
- * an exponent. */
-static bool digits(const char **at)
-{
-	const char *start = *at;
-	while (**at >= '0' && **at <= '9')
-		(*at)++;
-	return *at > start;
-}
-
-static bool plain_number(const char *text, bool real)
-{
-	const char *at = text + (*text == '+' || *text == '-');
-	if (*at == '0' && at[1] >= '0' && at[1] <= '9')
-		return false;
-	if (!digits(&at))
-		return false;
-	if (real && *at == '.') {
-		at++;
-		if (!digits(&at))
-			return false;
-	}
-	if (real && (*at == 'e' || *at == 'E')) {
-		at++;
-		at += *at == '+' || *at == '-';
-		if (!digits(&at))
-			return false;
-	}
-	return *at == '\0';
-}
-
+/* Numbers in the one notation: runtime/plain_number.h. */
 int parse_integer(const struct checker *c, const struct ynode *node, const char *key,
 			 long min, long max, long *out)
 {

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include "nearest.h"
 #include "yaml_tree.h"
 
 #define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
@@ -21,8 +22,6 @@ struct checker {
 int error_at(const struct checker *c, const struct ynode *node, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The word of choices nearest to word (edit distance), for "did you mean". */
-const char *nearest(const char *word, const char *const *choices, int count);
 /* "a, b or c" */
 void join(char *out, size_t size, const char *const *words, int count);
 

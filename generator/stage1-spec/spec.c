@@ -292,11 +292,23 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 	spec->train.steps_at = position_of(steps_place);
 	if (!lr)
 		return 0;
-	static const char *const keys[] = {"base", "warmup", "steps", "gamma"};
+	static const char *const keys[] = {"base", "schedule", "warmup", "steps", "gamma"};
 	if (expect_map(c, lr, "lr") != 0 || check_keys(c, lr, "'lr'", keys, COUNT(keys)) != 0 ||
 	    get_real(c, lr, "base", 0, true, 10, 0.1, &spec->train.lr_base) != 0 ||
+	    get_choice(c, lr, NULL, "schedule", lr_schedule_names, LR_SCHEDULE_COUNT, LR_SCHEDULE_STEP,
+		       &spec->train.lr_schedule) != 0 ||
 	    get_real(c, lr, "gamma", 0, true, 1, 0.1, &spec->train.lr_gamma) != 0)
 		return -1;
+	/* A cosine falls from base to 0 over the run after the warm-up: steps
+	 * and their factor have no place in it. */
+	const char *stepped = ynode_get(lr, "steps") ? "steps" : ynode_get(lr, "gamma") ? "gamma" : NULL;
+	if (spec->train.lr_schedule == LR_SCHEDULE_COSINE && stepped)
+		return error_at(c, ynode_get(lr, stepped),
+				"'%s' is for the step schedule, and this one is cosine, which falls from base to 0 "
+				"over the run; leave '%s' out, or give schedule: step",
+				stepped, stepped);
+	if (spec->train.lr_schedule == LR_SCHEDULE_COSINE)
+		spec->train.lr_step_count = 0;
 	if (warmup) {
 		static const char *const warmup_keys[] = {"lr", "iterations"};
 		if (expect_map(c, warmup, "warmup") != 0 ||
@@ -361,24 +373,16 @@ long spec_lr_step_at(const struct spec *spec, int i, long iterations)
 
 int spec_warnings(const struct spec *spec, struct diag *warnings, int max)
 {
-	int count = 0;
-	long iterations = spec->train.iterations;
-	if (count < max && spec->train.warmup_iterations >= iterations)
-		diag_at(&warnings[count++], spec_position_file(spec, spec->train.warmup_at),
-			spec->train.warmup_at.line, spec->train.warmup_at.column,
-			"warning: the warm-up lasts %ld iterations, the whole run of %ld, so the rate stays %g "
-			"throughout; give lr.warmup.iterations below %ld (0 for none)",
-			spec->train.warmup_iterations, iterations, spec->train.warmup_lr, iterations);
-	for (int i = 0; i < spec->train.lr_step_count && count < max; i++) {
-		long at = spec_lr_step_at(spec, i, iterations);
-		if (at >= iterations)
-			diag_at(&warnings[count++], spec_position_file(spec, spec->train.steps_at),
-				spec->train.steps_at.line,
-				spec->train.steps_at.column,
-				"warning: the rate step at iteration %ld lies at or past the end of the run (%ld "
-				"iterations) and never takes effect; give it below %ld, or as a fraction of the "
-				"run such as 0.5",
-				at, iterations, iterations);
+	const struct schedule_facts facts = {
+		spec->train.warmup_iterations, spec->train.warmup_lr, spec->train.lr_base, spec->train.lr_gamma,
+		spec->train.lr_step_count,     spec->train.lr_steps,  spec->train.lr_step_fractions,
+	};
+	char texts[8][320];
+	bool at_steps[8];
+	int count = schedule_warnings(&facts, spec->train.iterations, texts, at_steps, max < 8 ? max : 8);
+	for (int i = 0; i < count; i++) {
+		struct spec_position at = at_steps[i] ? spec->train.steps_at : spec->train.warmup_at;
+		diag_at(&warnings[i], spec_position_file(spec, at), at.line, at.column, "%s", texts[i]);
 	}
 	return count;
 }
@@ -526,7 +530,10 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 		fprintf(out, "] of the run, at iterations [");
 	for (int i = 0; spec->train.lr_step_fractions && i < spec->train.lr_step_count; i++)
 		fprintf(out, "%s%ld", i ? ", " : "", spec_lr_step_at(spec, i, spec->train.iterations));
-	fprintf(out, "]\n%saugment: pad %d, flip %s; eval_every %ld; bn_sync %s\n", p, spec->train.augment_pad,
+	fprintf(out, "]\n");
+	if (spec->train.lr_schedule != LR_SCHEDULE_STEP) /* the step schedule's text as it always was */
+		fprintf(out, "%slr: schedule %s\n", p, lr_schedule_names[spec->train.lr_schedule]);
+	fprintf(out, "%saugment: pad %d, flip %s; eval_every %ld; bn_sync %s\n", p, spec->train.augment_pad,
 		spec->train.augment_flip ? "true" : "false", spec->train.eval_every,
 		spec->train.bn_sync ? "true" : "false");
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "diag.h"
+#include "schedule.h"
 #include "yaml_tree.h"
 
 #define SPEC_NAME_MAX 48
@@ -74,6 +75,7 @@ struct spec {
 		struct spec_position batch_at; /* the batch, or the train section, or the spec */
 		long iterations;
 		double lr_base;
+		int lr_schedule; /* enum lr_schedule (net_api.h): step or cosine */
 		double warmup_lr;
 		long warmup_iterations;
 		int lr_step_count;

@@ -11,6 +11,7 @@
 #include "checksum.h"
 #include "ops.h"
 #include "real_text.h"
+#include "schedule.h"
 #include "texts.h"
 #include "template.h"
 
@@ -503,6 +504,7 @@ static void defaults_vars(const struct emitter *e, struct template_vars *v)
 	template_set(v, "LR_BASE", "%s", real_text(number, s->train.lr_base));
 	template_set(v, "WARMUP_LR", "%s", real_text(number, s->train.warmup_lr));
 	template_set(v, "WARMUP_ITERATIONS", "%ld", s->train.warmup_iterations);
+	template_set(v, "LR_SCHEDULE", "LR_SCHEDULE_%s", s->train.lr_schedule == LR_SCHEDULE_COSINE ? "COSINE" : "STEP");
 	template_set(v, "LR_STEP_COUNT", "%d", s->train.lr_step_count);
 	for (int i = 0; i < s->train.lr_step_count; i++)
 		strbuf_printf(&text, "%s%s", i ? ", " : "", spec_lr_step_text(number, s, i));

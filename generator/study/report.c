@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "file_replace.h"
+#include "statistics.h"
 #include "strbuf.h"
 #include "texts.h"
 
@@ -20,6 +22,9 @@ struct run {
 	long *iteration;
 	double *train_loss, *test_error; /* error as a fraction */
 	double seconds;                  /* wall time when the last row was written */
+	/* from its output (VARIANT-seedS.log): what ran it, where, when */
+	int threads;
+	char kernels[32], processor[128], version[64], started[32];
 };
 
 static void run_free(struct run *run)
@@ -64,6 +69,34 @@ static double field(const char *line, int index)
 }
 
 enum { LOG_ROW_MAX = 1023 };
+
+/* What a run's output says in its first lines: "data: ..., 2 threads, BLIS
+ * zen3 kernels" and "machine: PROCESSOR, N cores online; resgen VERSION;
+ * started DATE" (written since resgen recorded them). */
+static void read_output(struct run *run, const char *path)
+{
+	char error[PATH_MAX + 128], line[LOG_ROW_MAX + 2];
+	FILE *file = file_open_regular(path, NULL, error, sizeof error);
+	for (int n = 0; file && n < 8 && fgets(line, sizeof line, file); n++) {
+		const char *at;
+		if (strncmp(line, "data: ", 6) == 0) {
+			if ((at = strstr(line, " thread")))
+				while (at > line && at[-1] >= '0' && at[-1] <= '9')
+					at--;
+			run->threads = at ? atoi(at) : 0;
+			if ((at = strstr(line, "BLIS ")))
+				sscanf(at, "BLIS %31s", run->kernels);
+		} else if (strncmp(line, "machine: ", 9) == 0) {
+			sscanf(line + 9, "%127[^,;\n]", run->processor);
+			if ((at = strstr(line, "; resgen ")))
+				sscanf(at + 9, "%63[^;\n]", run->version);
+			if ((at = strstr(line, "; started ")))
+				sscanf(at + 10, "%31[^;\n]", run->started);
+		}
+	}
+	if (file)
+		fclose(file);
+}
 
 static int row_too_long(const char *path, int line_number, struct diag *d)
 {
@@ -256,6 +289,206 @@ static void write_curves(struct strbuf *out, const struct run *runs, int count)
 	}
 }
 
+/* A variant's final test errors (%), by seed: finished[i] says whether
+ * seed i's run finished. The count of finished runs. */
+static int final_errors(const struct run *own, int seeds, double *errors, bool *finished)
+{
+	int n = 0;
+	for (int i = 0; i < seeds; i++) {
+		finished[i] = own[i].finished && own[i].rows > 0;
+		errors[i] = finished[i] ? 100 * own[i].test_error[own[i].rows - 1] : NAN;
+		n += finished[i];
+	}
+	return n;
+}
+
+static int pack_finished(const double *errors, const bool *finished, int seeds, double *out)
+{
+	int n = 0;
+	for (int i = 0; i < seeds; i++)
+		if (finished[i])
+			out[n++] = errors[i];
+	return n;
+}
+
+static void write_test(struct strbuf *md, const struct comparison *c)
+{
+	if (!c->valid)
+		strbuf_puts(md, " - |");
+	else
+		strbuf_printf(md, " t = %.2f, df %.1f, p = %.3g |", c->t, c->df, c->p);
+}
+
+/* Each variant against the study's first: the difference of the means, its
+ * 95% interval and Welch's test; the paired test where seeds pair the
+ * runs; and a sentence saying whether the seeds can tell it from noise. */
+static void write_comparisons(struct strbuf *md, const struct study *study, const struct run *runs)
+{
+	int count = study->variant_count, seeds = study->seed_count;
+	if (count < 2)
+		return;
+	double base[STUDY_MAX_SEEDS], base_packed[STUDY_MAX_SEEDS];
+	bool base_finished[STUDY_MAX_SEEDS];
+	final_errors(runs, seeds, base, base_finished);
+	int nb = pack_finished(base, base_finished, seeds, base_packed);
+	const char *first = study->variants[0].name;
+	strbuf_printf(md, "Against the baseline, the study's first variant `%s`: the difference of the mean final "
+		      "test errors (points of %%; negative is lower error), its 95%% interval and Welch's t test "
+		      "(unequal variances, two-sided); and the paired t test over the seeds both ran, since a seed "
+		      "fixes the initial weights' draw and the data order alike. A difference whose Welch p is "
+		      "0.05 or more, its interval holding 0, is within the noise of these seeds.\n\n"
+		      "| variant | difference | 95%% interval | Welch's t | paired t | reading |\n"
+		      "|---|---|---|---|---|---|\n",
+		      first);
+	for (int v = 1; v < count; v++) {
+		double errors[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS], pa[STUDY_MAX_SEEDS], pb[STUDY_MAX_SEEDS];
+		bool finished[STUDY_MAX_SEEDS];
+		final_errors(&runs[v * seeds], seeds, errors, finished);
+		int n = pack_finished(errors, finished, seeds, packed), pairs = 0;
+		for (int i = 0; i < seeds; i++)
+			if (finished[i] && base_finished[i]) {
+				pa[pairs] = errors[i];
+				pb[pairs++] = base[i];
+			}
+		const char *name = study->variants[v].name;
+		if (n == 0 || nb == 0) {
+			strbuf_printf(md, "| %s | - | - | - | - | no finished runs to compare |\n", name);
+			continue;
+		}
+		struct comparison w = welch(packed, n, base_packed, nb), p = paired(pa, pb, pairs);
+		strbuf_printf(md, "| %s | %+.2f |", name, w.difference);
+		if (w.valid)
+			strbuf_printf(md, " %+.2f to %+.2f |", w.low, w.high);
+		else
+			strbuf_puts(md, " - |");
+		write_test(md, &w);
+		write_test(md, &p);
+		if (!w.valid)
+			strbuf_printf(md, " cannot tell: a test needs two finished seeds of each, with some spread |\n");
+		else if (w.p < 0.05)
+			strbuf_printf(md, " %s by %.2f points (p = %.3g) |\n",
+				      w.difference < 0 ? "lower error" : "higher error", fabs(w.difference), w.p);
+		else
+			strbuf_printf(md, " within the noise of %d and %d seeds |\n", n, nb);
+	}
+	strbuf_puts(md, "\n");
+}
+
+static double run_seconds_max(const struct run *runs, int total)
+{
+	double most = 0;
+	for (int i = 0; i < total; i++)
+		if (runs[i].finished && runs[i].seconds > most)
+			most = runs[i].seconds;
+	return most;
+}
+
+/* How the report was made and on what: the command, resgen's version (of
+ * the report, and of the runs as their output says), the machine, the
+ * date, and each run's time in one unit; and a note where the runs of one
+ * variant, which do the same work, took unequal times: a busy machine. */
+static void write_provenance(struct strbuf *md, const struct study *study, const char *results,
+			     const struct run *runs)
+{
+	int count = study->variant_count, seeds = study->seed_count, total = count * seeds;
+	char command[PATH_MAX * 2 + 64], expected[PATH_MAX], results_default[PATH_MAX];
+	snprintf(expected, sizeof expected, "specs/studies/%s.yaml", study->name);
+	snprintf(results_default, sizeof results_default, "results/%s", study->name);
+	if (strcmp(study->path, expected) == 0)
+		snprintf(command, sizeof command, "make study S=%s", study->name);
+	else
+		snprintf(command, sizeof command, "make study STUDY=%s", study->path);
+	if (strcmp(results, results_default) != 0)
+		snprintf(command + strlen(command), sizeof command - strlen(command), " RESULTS=%s", results);
+	time_t now = time(NULL);
+	char date[32];
+	strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	/* make study passes its version (git describe); resgen itself is not
+	 * rebuilt at every commit, so it does not know one */
+	const char *version = getenv("RESGEN_VERSION") && getenv("RESGEN_VERSION")[0] ? getenv("RESGEN_VERSION")
+										       : "unknown";
+	strbuf_printf(md, "## How it was made\n\n- Command: `%s` (it resumes what is unfinished, then writes "
+		      "this report; rerun it to reproduce or extend the study).\n- This report: resgen %s%s, "
+		      "written %s.\n",
+		      command, version, strstr(version, "-dirty") ? " (its tree was modified)" : "", date);
+	/* what the runs' output recorded: the same for all, or "varied" */
+	const char *what[4] = {"resgen", "processor", "BLIS kernels", "started"};
+	for (int k = 0; k < 4; k++) {
+		const char *seen = NULL, *last = NULL;
+		bool varied = false, missing = false;
+		for (int i = 0; i < total; i++) {
+			if (!runs[i].present)
+				continue;
+			const char *value = k == 0 ? runs[i].version : k == 1 ? runs[i].processor
+								: k == 2 ? runs[i].kernels : runs[i].started;
+			if (!value[0]) {
+				missing = true;
+				continue;
+			}
+			if (seen && strcmp(seen, value) != 0 && k != 3)
+				varied = true;
+			seen = seen ? seen : value;
+			last = value;
+		}
+		if (k == 0)
+			strbuf_puts(md, "- The runs: ");
+		if (!seen)
+			strbuf_printf(md, "%s not recorded%s", what[k], k == 3 ? "" : ", ");
+		else if (k == 3)
+			strbuf_printf(md, "started %s%s%s", seen, last != seen && strcmp(last, seen) ? " to " : "",
+				      last != seen && strcmp(last, seen) ? last : "");
+		else
+			strbuf_printf(md, "%s %s%s%s, ", what[k], seen, varied ? " (and others: see the logs)" : "",
+				      missing ? " (some logs do not say)" : "");
+	}
+	int threads = 0;
+	for (int i = 0; i < total && !threads; i++)
+		threads = runs[i].threads;
+	if (threads)
+		strbuf_printf(md, "; %d thread%s a run", threads, threads == 1 ? "" : "s");
+	strbuf_puts(md, " (from each run's output, `VARIANT-seedS.log`; runs made before resgen wrote its "
+		    "version, the processor and the date there do not say them).\n");
+	double most = run_seconds_max(runs, total);
+	double unit = most >= 5400 ? 3600 : most >= 90 ? 60 : 1;
+	const char *unit_name = unit == 3600 ? "h" : unit == 60 ? "min" : "s";
+	strbuf_printf(md, "- Each run's training time (%s):\n\n| variant |", unit_name);
+	for (int i = 0; i < seeds; i++)
+		strbuf_printf(md, " seed %ld |", study->seeds[i]);
+	strbuf_puts(md, "\n|---|");
+	for (int i = 0; i < seeds; i++)
+		strbuf_puts(md, "---|");
+	strbuf_puts(md, "\n");
+	double widest = 1;
+	int widest_variant = -1;
+	for (int v = 0; v < count; v++) {
+		double least = 0, longest = 0;
+		strbuf_printf(md, "| %s |", study->variants[v].name);
+		for (int i = 0; i < seeds; i++) {
+			const struct run *r = &runs[v * seeds + i];
+			if (r->finished)
+				strbuf_printf(md, " %.1f |", r->seconds / unit);
+			else
+				strbuf_puts(md, " - |");
+			if (r->finished && r->seconds > 0) {
+				least = least == 0 || r->seconds < least ? r->seconds : least;
+				longest = r->seconds > longest ? r->seconds : longest;
+			}
+		}
+		strbuf_puts(md, "\n");
+		if (least > 0 && longest / least > widest) {
+			widest = longest / least;
+			widest_variant = v;
+		}
+	}
+	strbuf_puts(md, "\n");
+	if (widest > 1.25)
+		strbuf_printf(md, "Note: the runs of one variant do the same work, yet `%s`'s took up to %.1f times "
+			      "as long as each other: the machine was busy during part of the study. The times "
+			      "per run, and the estimate made from them, are only as good as the machine was "
+			      "quiet; the errors do not depend on it.\n\n",
+			      study->variants[widest_variant].name, widest);
+}
+
 int study_report(const struct study *study, const char *results, struct diag *d)
 {
 	int count = study->variant_count, seeds = study->seed_count, status = 0;
@@ -277,6 +510,9 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 			snprintf(path, sizeof path, "%s/%s-seed%ld.csv", results, study->variants[v].name,
 				 study->seeds[s]);
 			status = read_run(run, path, d);
+			snprintf(path, sizeof path, "%s/%s-seed%ld.log", results, study->variants[v].name,
+				 study->seeds[s]);
+			read_output(run, path);
 			snprintf(path, sizeof path, "%s/%s-seed%ld.done", results, study->variants[v].name,
 				 study->seeds[s]);
 			run->finished = run->present && access(path, F_OK) == 0;
@@ -302,8 +538,9 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		    "a parameter non-finite, is listed but not counted); the paper's figure is for the "
 		    "row of its table the variant comes from (CIFAR-10, its depth and budget), "
 		    "beside which only the order of the variants compares.\n\n"
-		    "| variant | network | median | mean +- std | seeds | paper | time per run |\n"
-		    "|---|---|---|---|---|---|---|\n");
+		    "| variant | network | median | mean +- std | 95% interval of the mean | seeds | paper | "
+		    "time per run |\n"
+		    "|---|---|---|---|---|---|---|---|\n");
 	strbuf_puts(errors, "# index variant median minimum maximum then each finished seed's "
 		    "error (%)\n");
 	for (int v = 0; v < count; v++) {
@@ -314,12 +551,19 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		format_minutes(time_text, sizeof time_text, s.seconds);
 		strbuf_printf(md, "| %s | ", variant->name);
 		write_network(md, &variant->spec);
+		double finals[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS];
+		bool done[STUDY_MAX_SEEDS];
+		final_errors(own, seeds, finals, done);
+		struct comparison interval = mean_interval(packed, pack_finished(finals, done, seeds, packed));
 		if (s.count == 0)
-			strbuf_puts(md, " | - | - | ");
+			strbuf_puts(md, " | - | - | - | ");
 		else if (s.count == 1)
-			strbuf_printf(md, " | %.2f | %.2f | ", s.median, s.mean);
+			strbuf_printf(md, " | %.2f | %.2f | - | ", s.median, s.mean);
+		else if (!interval.valid)
+			strbuf_printf(md, " | %.2f | %.2f +- %.2f | - | ", s.median, s.mean, s.std);
 		else
-			strbuf_printf(md, " | %.2f | %.2f +- %.2f | ", s.median, s.mean, s.std);
+			strbuf_printf(md, " | %.2f | %.2f +- %.2f | %.2f to %.2f | ", s.median, s.mean, s.std,
+				      interval.low, interval.high);
 		for (int i = 0, shown = 0; i < seeds; i++)
 			if (own[i].finished && own[i].rows > 0)
 				strbuf_printf(md, "%s%.2f", shown++ ? ", " : "",
@@ -339,7 +583,10 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		}
 		write_curves(&texts[v + 2], own, seeds);
 	}
-	strbuf_puts(md, "\nTraining loss and test error against iterations, the mean over the "
+	strbuf_puts(md, "\nThe interval is Student's t over the seeds: with 2 or 3 seeds it is wide, and two "
+		    "variants whose intervals overlap may still differ; the table below tests each difference.\n\n");
+	write_comparisons(md, study, runs);
+	strbuf_puts(md, "Training loss and test error against iterations, the mean over the "
 		    "seeds (as the paper's Figs. 1 and 6):\n\n![curves](curves.png)\n\n"
 		    "Final test error per variant, each seed a point, the median a bar:\n\n"
 		    "![errors](errors.png)\n\n"
@@ -347,7 +594,8 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		    "the unit l, at initialisation and after training (the first seed's run; "
 		    "`gradflow/` holds the numbers):\n\n![gradient flow](gradflow.png)\n\n"
 		    "Each run's log is `VARIANT-seedS.csv` (`make plot LOG=...` draws one), its "
-		    "output `VARIANT-seedS.log`, its spec `specs/VARIANT.yaml`.\n");
+		    "output `VARIANT-seedS.log`, its spec `specs/VARIANT.yaml`.\n\n");
+	write_provenance(md, study, results, runs);
 	names[0] = "report.md";
 	names[1] = "plot/errors.dat";
 	for (int v = 0; v < count && status == 0; v++) {

@@ -10,7 +10,9 @@ the weights after the five steps, and the first batch's loss and logits in
 evaluation (BN by its running statistics) with those weights. This file
 builds the same network from the same YAML spec in float64, loads the same
 weights, runs the same five steps with torch.optim.SGD, and compares all of
-it. Where an f32 binary is given too, its first forward pass on the same
+it. A spec with a "# set: KEY=VALUE..." line runs its steps with those
+settings given to the binary as --set, and the reference applies them to
+its own schedule and optimiser. Where an f32 binary is given too, its first forward pass on the same
 weights is compared as well. A mismatch names the tensor and the unit.
 
     reference.py WORK_DIR SPEC=F64_BINARY[,F32_BINARY]...
@@ -35,6 +37,7 @@ import tempfile
 import numpy as np
 import torch
 import torch.nn.functional as F
+import yaml
 
 # The spec, its graph and the weights files are read as the user's tool
 # reads them (tools/pytorch/resgen_torch.py).
@@ -175,19 +178,40 @@ class Comparison:
                                  f"{error:.3g} (tolerance {TOLERANCES[kind]:.0e})")
 
 
-def run_binary(binary, weights_path, dump_path, steps):
+def settings(spec_path):
+    """The spec's "# set: KEY=VALUE..." line: what the binary is given as
+    --set, and what the reference applies to its Spec."""
+    with open(spec_path) as f:
+        for line in f:
+            if line.startswith("# set: "):
+                return line[len("# set: "):].split()
+    return []
+
+
+def apply_settings(spec, assignments):
+    fields = {"lr.base": "lr_base", "momentum": "momentum", "weight_decay": "weight_decay",
+              "lr.warmup.iterations": "warmup_iterations", "lr.gamma": "lr_gamma", "lr.steps": "lr_steps"}
+    for assignment in assignments:
+        key, value = assignment.split("=", 1)
+        setattr(spec, fields[key], yaml.safe_load(value))
+    return spec
+
+
+def run_binary(binary, weights_path, dump_path, steps, assignments=()):
     subprocess.run([binary, "step", "--load-weights", weights_path, "--steps", str(steps),
-                    "--dump", dump_path], check=True, stdout=subprocess.DEVNULL)
+                    "--dump", dump_path] + [a for s in assignments for a in ("--set", s)],
+                   check=True, stdout=subprocess.DEVNULL)
     return read_tensors(dump_path)
 
 
 def check(spec_path, binaries, work):
-    spec = Spec(spec_path)
+    assignments = settings(spec_path)
+    spec = apply_settings(Spec(spec_path), assignments)
     f64, f32 = binaries[0], binaries[1] if len(binaries) > 1 else None
     weights_path = os.path.join(work, spec.name + ".weights")
     subprocess.run([f64, "init", "--save-weights", weights_path], check=True)
     weights = read_tensors(weights_path)
-    dump = run_binary(f64, weights_path, os.path.join(work, spec.name + "-f64.dump"), STEPS)
+    dump = run_binary(f64, weights_path, os.path.join(work, spec.name + "-f64.dump"), STEPS, assignments)
     graph = Graph(spec)
     net = Network(graph, weights)
     n = len(dump["labels"])

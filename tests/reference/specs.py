@@ -23,6 +23,16 @@ SHORTCUTS = {
     "dropout": "  dropout: {rate: 0.3}\n",
 }
 UNITS = {"basic": 14, "bottleneck": 20, "one-layer": 8}  # two units per stage
+# The training recipes, in turn: the paper's warm-up and steps; a cosine
+# over an 8-iteration run, so that the five steps checked each have their
+# own rate; and a recipe changed at run time by the binary's --set, which
+# reference.py reads from the "# set:" line and passes on.
+RECIPES = [
+    "  lr: {base: 0.1, warmup: {lr: 0.05, iterations: 2}}\n",
+    "  iterations: 8\n  lr: {base: 0.1, schedule: cosine, warmup: {lr: 0.05, iterations: 1}}\n",
+    "  lr: {base: 0.1, warmup: {lr: 0.05, iterations: 2}}\n"
+    "# set: lr.base=0.07 momentum=0.5 weight_decay=0.001 lr.warmup.iterations=1 lr.steps=[3] lr.gamma=0.5\n",
+]
 
 
 def main():
@@ -42,7 +52,7 @@ def main():
                 f"net:\n  unit: {unit}\n  ordering: {ordering}\n  depth: {UNITS[unit]}\n"
                 f"  widths: [3, 5, 7]\n  shortcut: {shortcut}\n{SHORTCUTS[shortcut]}"
                 f"  shortcut_bn: {shortcut_bn}\n  projection: {projection}\n"
-                f"train:\n  batch: 3\n  lr: {{base: 0.1, warmup: {{lr: 0.05, iterations: 2}}}}\n")
+                f"train:\n  batch: 3\n{RECIPES[index % len(RECIPES)]}")
         write(os.path.join(folder, name + ".yaml"), text)
         coordinates = (ORDERINGS.index(ordering), list(SHORTCUTS).index(shortcut),
                        list(UNITS).index(unit))

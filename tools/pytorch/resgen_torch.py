@@ -26,6 +26,7 @@ one), then rounded to float32.
 """
 import argparse
 import gzip
+import math
 import os
 import struct
 import sys
@@ -92,9 +93,11 @@ class Spec:
         lr = train.get("lr", {}) or {}
         warmup = lr.get("warmup", {}) or {}
         self.lr_base = float(lr.get("base", 0.1))
+        self.lr_schedule = lr.get("schedule", "step")
+        self.iterations = train.get("iterations", 64000)
         self.warmup_lr = float(warmup.get("lr", 0.01))
         self.warmup_iterations = warmup.get("iterations", 400)
-        self.lr_steps = lr.get("steps", [32000, 48000])
+        self.lr_steps = [float(s) if isinstance(s, str) else s for s in lr.get("steps", [32000, 48000])]
         self.lr_gamma = float(lr.get("gamma", 0.1))
         self.momentum = float(train.get("momentum", 0.9))
         self.weight_decay = float(train.get("weight_decay", 0.0001))
@@ -102,9 +105,17 @@ class Spec:
         self.bn_sync = train.get("bn_sync", False)
 
     def learning_rate(self, iteration):
+        """The rate at iteration of a run of self.iterations: a warm-up, then
+        steps (iterations, or fractions of the run rounded to the nearest) or
+        a cosine from base to 0 at the end of the run."""
         if iteration < self.warmup_iterations:
             return self.warmup_lr
-        return self.lr_base * self.lr_gamma ** sum(iteration >= s for s in self.lr_steps)
+        if self.lr_schedule == "cosine":
+            span = self.iterations - self.warmup_iterations
+            done = (iteration - self.warmup_iterations) / span if span > 0 else 1
+            return 0.5 * self.lr_base * (1 + math.cos(math.pi * done))
+        at = [math.floor(s * self.iterations + 0.5) if isinstance(s, float) else s for s in self.lr_steps]
+        return self.lr_base * self.lr_gamma ** sum(iteration >= s for s in at)
 
     def layers_per_unit(self):
         return {"basic": 2, "bottleneck": 3, "one-layer": 1}[self.unit]

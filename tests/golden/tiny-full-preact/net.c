@@ -240,6 +240,7 @@ const struct net_info net_info = {
 		.lr_base = 0.1,
 		.warmup_lr = 0.01,
 		.warmup_iterations = 400,
+		.lr_schedule = LR_SCHEDULE_STEP,
 		.lr_step_count = 2,
 		.lr_steps = { 32000, 48000 },
 		.lr_step_fractions = 0,

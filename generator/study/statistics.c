@@ -1,0 +1,113 @@
+/* Student's t and the tests built on it; see statistics.h. */
+#include "statistics.h"
+
+#include <math.h>
+
+/* The continued fraction of the regularised incomplete beta function
+ * (modified Lentz), which converges fast for x < (a + 1) / (a + b + 2). */
+static double beta_fraction(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1);
+	d = 1 / (fabs(d) < tiny ? tiny : d);
+	double h = d;
+	for (int m = 1; m <= 300; m++) {
+		for (int odd = 0; odd < 2; odd++) {
+			double k = odd ? -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+				       : m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+			d = 1 + k * d;
+			d = 1 / (fabs(d) < tiny ? tiny : d);
+			c = 1 + k / c;
+			c = fabs(c) < tiny ? tiny : c;
+			h *= d * c;
+			if (odd && fabs(d * c - 1) < 1e-15)
+				return h;
+		}
+	}
+	return h;
+}
+
+/* I_x(a, b), the regularised incomplete beta function. */
+static double incomplete_beta(double a, double b, double x)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(a, b, x) / a;
+	return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double student_cdf(double t, double df)
+{
+	double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+	return t > 0 ? 1 - tail : tail;
+}
+
+double student_quantile_975(double df)
+{
+	double low = 0, high = 1e3;
+	for (int i = 0; i < 200; i++) {
+		double middle = (low + high) / 2;
+		if (student_cdf(middle, df) < 0.975)
+			low = middle;
+		else
+			high = middle;
+	}
+	return (low + high) / 2;
+}
+
+static void moments(const double *x, int n, double *mean, double *variance)
+{
+	*mean = 0;
+	for (int i = 0; i < n; i++)
+		*mean += x[i] / n;
+	*variance = 0;
+	for (int i = 0; n > 1 && i < n; i++)
+		*variance += (x[i] - *mean) * (x[i] - *mean) / (n - 1);
+}
+
+/* The interval and the two-sided test of a difference with its standard
+ * error and degrees of freedom. */
+static struct comparison from_error(double difference, double error, double df)
+{
+	struct comparison c = {.difference = difference, .low = difference, .high = difference, .df = df};
+	if (!(error > 0) || !(df > 0))
+		return c;
+	double half = student_quantile_975(df) * error;
+	c.valid = 1;
+	c.low = difference - half;
+	c.high = difference + half;
+	c.t = difference / error;
+	c.p = 2 * student_cdf(-fabs(c.t), df);
+	return c;
+}
+
+struct comparison mean_interval(const double *x, int n)
+{
+	double mean, variance;
+	moments(x, n, &mean, &variance);
+	return from_error(mean, n > 1 ? sqrt(variance / n) : 0, n - 1);
+}
+
+struct comparison welch(const double *a, int na, const double *b, int nb)
+{
+	double ma, va, mb, vb;
+	moments(a, na, &ma, &va);
+	moments(b, nb, &mb, &vb);
+	if (na < 2 || nb < 2)
+		return (struct comparison){.difference = ma - mb, .low = ma - mb, .high = ma - mb};
+	double sa = va / na, sb = vb / nb;
+	double df = (sa + sb) * (sa + sb) / (sa * sa / (na - 1) + sb * sb / (nb - 1));
+	return from_error(ma - mb, sqrt(sa + sb), df);
+}
+
+struct comparison paired(const double *a, const double *b, int n)
+{
+	double d[64];
+	for (int i = 0; i < n && i < 64; i++)
+		d[i] = a[i] - b[i];
+	return mean_interval(d, n < 64 ? n : 64);
+}

@@ -1,0 +1,28 @@
+/* The statistics a study's report gives over its seeds: Student's t for a
+ * mean's 95% interval, Welch's t for two variants' difference, and the
+ * paired t where the seeds pair the runs. */
+#ifndef RESGEN_STATISTICS_H
+#define RESGEN_STATISTICS_H
+
+/* The probability that Student's t with df degrees of freedom is at most
+ * t, and the t below which 97.5% of it lies (the 95% interval's half
+ * width in standard errors). */
+double student_cdf(double t, double df);
+double student_quantile_975(double df);
+
+/* A difference of means and what the seeds say of it. */
+struct comparison {
+	int valid;          /* enough seeds and spread for a test */
+	double difference;  /* the mean of a less the mean of b */
+	double low, high;   /* its 95% interval */
+	double t, df, p;    /* the test, two-sided */
+};
+
+/* A sample's mean and its 95% interval (valid with two values or more). */
+struct comparison mean_interval(const double *x, int n);
+/* Welch's t of a against b (unequal variances). */
+struct comparison welch(const double *a, int na, const double *b, int nb);
+/* The paired t of a against b: a[i] and b[i] from one seed. */
+struct comparison paired(const double *a, const double *b, int n);
+
+#endif

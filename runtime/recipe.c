@@ -1,0 +1,419 @@
+/* --set KEY=VALUE, the schedule it feeds, and the recipe in checkpoints;
+ * see recipe.h. The keys, ranges and messages are the spec's
+ * (generator/stage1-spec/spec.c), and so is the notation of numbers
+ * (plain_number.h). */
+#include "recipe.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nearest.h"
+#include "plain_number.h"
+
+enum kind { REAL, INTEGER, BOOLEAN, SCHEDULE, STEPS, OPTION };
+
+struct key {
+	const char *name;
+	enum kind kind;
+	double min, max;
+	bool min_open;
+	size_t offset; /* into struct net_defaults */
+	int size;      /* INTEGER: sizeof the field */
+	const char *option; /* OPTION: the binary's option it stands for */
+};
+
+#define AT(field) offsetof(struct net_defaults, field)
+static const struct key keys[RECIPE_KEY_COUNT] = {
+	{"lr.base", REAL, 0, 10, true, AT(lr_base), 0, NULL},
+	{"lr.schedule", SCHEDULE, 0, 0, false, AT(lr_schedule), 0, NULL},
+	{"lr.warmup.lr", REAL, 0, 10, true, AT(warmup_lr), 0, NULL},
+	{"lr.warmup.iterations", INTEGER, 0, 1e9, false, AT(warmup_iterations), sizeof(long), NULL},
+	{"lr.steps", STEPS, 0, 0, false, AT(lr_steps), 0, NULL},
+	{"lr.gamma", REAL, 0, 1, true, AT(lr_gamma), 0, NULL},
+	{"momentum", REAL, 0, 0.999, false, AT(momentum), 0, NULL},
+	{"weight_decay", REAL, 0, 1, false, AT(weight_decay), 0, NULL},
+	{"augment.pad", INTEGER, 0, 16, false, AT(augment_pad), sizeof(int), NULL},
+	{"augment.flip", BOOLEAN, 0, 0, false, AT(augment_flip), 0, NULL},
+	{"iterations", OPTION, 0, 0, false, 0, 0, "--iterations"},
+	{"batch", OPTION, 0, 0, false, 0, 0, "--batch"},
+	{"seed", OPTION, 0, 0, false, 0, 0, "--seed"},
+	{"eval_every", OPTION, 0, 0, false, 0, 0, "--eval-every"},
+};
+enum { KEY_STEPS = 4, KEY_GAMMA = 5 };
+
+const char *const recipe_keys[RECIPE_KEY_COUNT] = {
+	"lr.base", "lr.schedule", "lr.warmup.lr", "lr.warmup.iterations", "lr.steps", "lr.gamma", "momentum",
+	"weight_decay", "augment.pad", "augment.flip", "iterations", "batch", "seed", "eval_every",
+};
+
+/* A located message: the argument as written, the column of what is
+ * wrong in it (column counts from 0 in the assignment; the message counts
+ * from 1 in "--set KEY=VALUE"), and what. */
+__attribute__((format(printf, 5, 6))) static int fail(char *error, size_t size, const char *assignment,
+						      size_t column, const char *format, ...)
+{
+	int used = snprintf(error, size, "--set %s, column %zu: ", assignment, column + 1 + strlen("--set "));
+	va_list arguments;
+	va_start(arguments, format);
+	if (used >= 0 && (size_t)used < size)
+		vsnprintf(error + used, size - (size_t)used, format, arguments);
+	va_end(arguments);
+	return -1;
+}
+
+/* text as a real in [min, max] (min excluded when min_open), in the
+ * spec's notation and words. */
+static int read_real(const struct key *k, const char *text, const char *assignment, size_t column, double *out,
+		     char *error, size_t size)
+{
+	char *end;
+	errno = 0;
+	double value = strtod(text, &end);
+	if (!plain_number(text, true) || *end != '\0' || errno == ERANGE || !isfinite(value))
+		return fail(error, size, assignment, column,
+			    "'%s' must be a number, not '%s'; write it in plain decimal, such as 0.1 or 1e-4 (no "
+			    "quotes, hex, .inf or .nan)",
+			    k->name, text);
+	if (value < k->min || (k->min_open && value == k->min) || value > k->max)
+		return fail(error, size, assignment, column, "'%s' is %s, out of range; it must be %s %g and at most %g",
+			    k->name, text, k->min_open ? "above" : "at least", k->min, k->max);
+	*out = value;
+	return 0;
+}
+
+static int read_integer(const struct key *k, const char *text, const char *assignment, size_t column, long *out,
+			char *error, size_t size)
+{
+	char *end;
+	errno = 0;
+	long value = strtol(text, &end, 10);
+	if (!plain_number(text, false) || *end != '\0' || errno == ERANGE)
+		return fail(error, size, assignment, column,
+			    "'%s' must be an integer, not '%s'; write it in plain decimal, such as 110 (no quotes, "
+			    "leading zeros or hex)",
+			    k->name, text);
+	if (value < k->min || value > k->max)
+		return fail(error, size, assignment, column, "'%s' is %ld, out of range; it must be from %.0f to %.0f",
+			    k->name, value, k->min, k->max);
+	*out = value;
+	return 0;
+}
+
+/* [32000, 48000] or [0.5, 0.75], as the spec takes them: all iterations
+ * or all fractions of the run, increasing, at most 16. */
+static int read_steps(struct net_defaults *r, const char *text, const char *assignment, size_t column, char *error,
+		      size_t size)
+{
+	size_t length = strlen(text);
+	if (length < 2 || text[0] != '[' || text[length - 1] != ']')
+		return fail(error, size, assignment, column,
+			    "'lr.steps' must be a list such as [32000,48000] or [0.5,0.75]");
+	struct net_defaults steps = *r;
+	steps.lr_step_count = 0;
+	const char *at = text + 1, *close = text + length - 1, *previous = NULL;
+	while (at < close && *at == ' ')
+		at++;
+	while (at < close) {
+		const char *end = at;
+		while (end < close && *end != ',')
+			end++;
+		char item[64];
+		size_t item_length = (size_t)(end - at);
+		while (item_length > 0 && at[item_length - 1] == ' ')
+			item_length--;
+		size_t item_column = column + (size_t)(at - text);
+		if (item_length == 0 || item_length >= sizeof item)
+			return fail(error, size, assignment, item_column,
+				    "'lr.steps' has an empty or overlong item; give numbers such as [0.5,0.75]");
+		memcpy(item, at, item_length);
+		item[item_length] = '\0';
+		if (steps.lr_step_count == (int)(sizeof steps.lr_steps / sizeof steps.lr_steps[0]))
+			return fail(error, size, assignment, item_column, "'lr.steps' has more than %d items",
+				    (int)(sizeof steps.lr_steps / sizeof steps.lr_steps[0]));
+		bool fraction = strpbrk(item, ".eE") != NULL;
+		if (steps.lr_step_count == 0)
+			steps.lr_step_fractions = fraction;
+		else if (fraction != steps.lr_step_fractions)
+			return fail(error, size, assignment, item_column,
+				    "'lr.steps' mixes iterations and fractions of the run; give all as iterations, such "
+				    "as [32000,48000], or all as fractions, such as [0.5,0.75]");
+		const struct key k = {"lr.steps", fraction ? REAL : INTEGER, fraction ? 0 : 1, fraction ? 1 : 1e9,
+				      fraction, 0, 0, NULL};
+		double value;
+		long whole;
+		if (fraction ? read_real(&k, item, assignment, item_column, &value, error, size)
+			     : read_integer(&k, item, assignment, item_column, &whole, error, size))
+			return -1;
+		if (fraction && value == 1)
+			return fail(error, size, assignment, item_column,
+				    "'lr.steps' has the fraction 1, the end of the run; a step must come before it, "
+				    "such as 0.75");
+		if (!fraction)
+			value = (double)whole;
+		if (steps.lr_step_count > 0 && value <= steps.lr_steps[steps.lr_step_count - 1])
+			return fail(error, size, assignment, item_column,
+				    "'lr.steps' must increase, but %s follows %.*s; list them in order", item,
+				    (int)strcspn(previous, ", ]"), previous);
+		steps.lr_steps[steps.lr_step_count++] = value;
+		previous = at;
+		at = end < close ? end + 1 : close;
+		while (at < close && *at == ' ')
+			at++;
+	}
+	r->lr_step_count = steps.lr_step_count;
+	r->lr_step_fractions = steps.lr_step_fractions;
+	memcpy(r->lr_steps, steps.lr_steps, sizeof r->lr_steps);
+	return 0;
+}
+
+int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *set, const char **option,
+	       const char **value, char *error, size_t size)
+{
+	const char *equals = strchr(assignment, '=');
+	if (!equals)
+		return fail(error, size, assignment, 0, "give KEY=VALUE, such as lr.base=0.05");
+	char name[64];
+	size_t length = (size_t)(equals - assignment), skipped = 0;
+	if (length > 6 && strncmp(assignment, "train.", 6) == 0)
+		skipped = 6; /* the spec's path, train.lr.base, reads the same */
+	snprintf(name, sizeof name, "%.*s", (int)(length - skipped < sizeof name ? length - skipped : sizeof name - 1),
+		 assignment + skipped);
+	int i = 0;
+	while (i < RECIPE_KEY_COUNT && strcmp(name, keys[i].name) != 0)
+		i++;
+	if (i == RECIPE_KEY_COUNT)
+		return fail(error, size, assignment, skipped,
+			    "'%s' is not a key --set takes; did you mean '%s'? (keys that change the network's code, "
+			    "under net: and data:, need a spec and a build)",
+			    name, nearest(name, recipe_keys, RECIPE_KEY_COUNT));
+	const struct key *k = &keys[i];
+	const char *text = equals + 1;
+	size_t column = length + 1;
+	if (*set & (1u << i))
+		return fail(error, size, assignment, skipped, "'%s' is set twice; set it once", k->name);
+	char *field = (char *)recipe + k->offset;
+	long whole;
+	switch (k->kind) {
+	case OPTION:
+		*option = k->option;
+		*value = text;
+		*set |= 1u << i;
+		return 1;
+	case REAL:
+		if (read_real(k, text, assignment, column, (double *)field, error, size) != 0)
+			return -1;
+		break;
+	case INTEGER:
+		if (read_integer(k, text, assignment, column, &whole, error, size) != 0)
+			return -1;
+		if (k->size == sizeof(int))
+			*(int *)field = (int)whole;
+		else
+			*(long *)field = whole;
+		break;
+	case BOOLEAN:
+		if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0)
+			return fail(error, size, assignment, column, "'%s' must be true or false, not '%s'", k->name,
+				    text);
+		*(int *)field = strcmp(text, "true") == 0;
+		break;
+	case SCHEDULE: {
+		int s = 0;
+		while (s < LR_SCHEDULE_COUNT && strcmp(text, lr_schedule_names[s]) != 0)
+			s++;
+		if (s == LR_SCHEDULE_COUNT)
+			return fail(error, size, assignment, column,
+				    "'lr.schedule' is '%s', which is not one of step or cosine; did you mean '%s'?",
+				    text, nearest(text, lr_schedule_names, LR_SCHEDULE_COUNT));
+		*(int *)field = s;
+		break;
+	}
+	case STEPS:
+		if (read_steps(recipe, text, assignment, column, error, size) != 0)
+			return -1;
+		break;
+	}
+	*set |= 1u << i;
+	return 0;
+}
+
+int recipe_check(const struct net_defaults *recipe, unsigned set, char *error, size_t size)
+{
+	int stepped = set & (1u << KEY_STEPS) ? KEY_STEPS : set & (1u << KEY_GAMMA) ? KEY_GAMMA : -1;
+	if (recipe->lr_schedule == LR_SCHEDULE_COSINE && stepped >= 0) {
+		snprintf(error, size,
+			 "--set %s is for the step schedule, and this run's is cosine, which falls from lr.base to 0 "
+			 "over the run; leave it out, or --set lr.schedule=step",
+			 keys[stepped].name);
+		return -1;
+	}
+	return 0;
+}
+
+long recipe_step_at(const struct net_defaults *recipe, int i, long iterations)
+{
+	return schedule_step_at(recipe->lr_steps[i], recipe->lr_step_fractions, iterations);
+}
+
+double recipe_rate(const struct net_defaults *r, long iteration, long iterations)
+{
+	if (iteration < r->warmup_iterations)
+		return r->warmup_lr;
+	if (r->lr_schedule == LR_SCHEDULE_COSINE) {
+		long span = iterations - r->warmup_iterations;
+		double done = span > 0 ? (double)(iteration - r->warmup_iterations) / (double)span : 1;
+		return 0.5 * r->lr_base * (1 + cos(M_PI * done));
+	}
+	double lr = r->lr_base;
+	for (int i = 0; i < r->lr_step_count; i++)
+		if (iteration >= recipe_step_at(r, i, iterations))
+			lr *= r->lr_gamma;
+	return lr;
+}
+
+void recipe_describe(FILE *out, const struct net_defaults *r, long iterations)
+{
+	fprintf(out, "lr %g", r->lr_base);
+	if (r->warmup_iterations > 0)
+		fprintf(out, " (%g for the first %ld iterations)", r->warmup_lr, r->warmup_iterations);
+	if (r->lr_schedule == LR_SCHEDULE_COSINE) {
+		fprintf(out, ", then a cosine down to 0 at iteration %ld", iterations);
+	} else if (r->lr_step_count > 0) {
+		fprintf(out, ", times %g at iteration%s", r->lr_gamma, r->lr_step_count == 1 ? "" : "s");
+		for (int i = 0; i < r->lr_step_count; i++)
+			fprintf(out, " %ld", recipe_step_at(r, i, iterations));
+		if (r->lr_step_fractions) {
+			fprintf(out, " (");
+			for (int i = 0; i < r->lr_step_count; i++)
+				fprintf(out, "%s%g", i ? ", " : "", r->lr_steps[i]);
+			fprintf(out, " of the run)");
+		}
+	}
+	fprintf(out, "; momentum %g, weight decay %g; augmentation: ", r->momentum, r->weight_decay);
+	if (r->augment_pad > 0)
+		fprintf(out, "%d-pixel pad and random crop%s", r->augment_pad,
+			r->augment_flip ? ", random horizontal flip" : "");
+	else
+		fprintf(out, "%s", r->augment_flip ? "random horizontal flip" : "none");
+}
+
+/* A double as the shortest text that reads back to it. */
+static void real_text(char *out, size_t size, double value)
+{
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(out, size, "%.*g", digits, value);
+		if (strtod(out, NULL) == value)
+			return;
+	}
+}
+
+/* Key i's value in r, as --set would take it. */
+static void value_text(char *out, size_t size, const struct net_defaults *r, int i)
+{
+	const struct key *k = &keys[i];
+	const char *field = (const char *)r + k->offset;
+	size_t used;
+	switch (k->kind) {
+	case REAL:
+		real_text(out, size, *(const double *)field);
+		break;
+	case INTEGER:
+		snprintf(out, size, "%ld", k->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field);
+		break;
+	case BOOLEAN:
+		snprintf(out, size, "%s", *(const int *)field ? "true" : "false");
+		break;
+	case SCHEDULE:
+		snprintf(out, size, "%s", lr_schedule_names[*(const int *)field]);
+		break;
+	case STEPS:
+		snprintf(out, size, "[");
+		for (int s = 0; s < r->lr_step_count; s++) {
+			used = strlen(out);
+			if (r->lr_step_fractions)
+				real_text(out + used, size - used, r->lr_steps[s]);
+			else
+				snprintf(out + used, size - used, "%.0f", r->lr_steps[s]);
+			used = strlen(out);
+			snprintf(out + used, size - used, "%s", s + 1 < r->lr_step_count ? "," : "");
+		}
+		used = strlen(out);
+		snprintf(out + used, size - used, "]");
+		break;
+	case OPTION:
+		out[0] = '\0';
+		break;
+	}
+}
+
+void recipe_set_text(char *out, size_t size, const struct net_defaults *r, unsigned set)
+{
+	out[0] = '\0';
+	for (int i = 0; i < RECIPE_KEY_COUNT; i++) {
+		if (!(set & (1u << i)) || keys[i].kind == OPTION)
+			continue;
+		char value[256];
+		value_text(value, sizeof value, r, i);
+		size_t used = strlen(out);
+		snprintf(out + used, size - used, "%s%s=%s", used ? " " : "", keys[i].name, value);
+	}
+}
+
+int recipe_differs(const struct net_defaults *a, const struct net_defaults *b, unsigned mask, char *in_a, char *in_b,
+		   size_t size)
+{
+	for (int i = 0; i < RECIPE_KEY_COUNT; i++) {
+		if (keys[i].kind == OPTION || !(mask & (1u << i)))
+			continue;
+		char x[256], y[256];
+		value_text(x, sizeof x, a, i);
+		value_text(y, sizeof y, b, i);
+		if (strcmp(x, y) != 0) {
+			snprintf(in_a, size, "%s=%s", keys[i].name, x);
+			snprintf(in_b, size, "%s=%s", keys[i].name, y);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void recipe_pack(const struct net_defaults *r, double *v)
+{
+	double packed[12] = {r->lr_base,	r->lr_schedule, r->warmup_lr,	      (double)r->warmup_iterations,
+			     r->lr_step_count, r->lr_step_fractions, r->lr_gamma, r->momentum,
+			     r->weight_decay,	r->augment_pad, r->augment_flip, 0};
+	memcpy(v, packed, sizeof packed);
+	for (int i = 0; i < 16; i++)
+		v[12 + i] = i < r->lr_step_count ? r->lr_steps[i] : 0;
+}
+
+static bool whole_in(double v, double min, double max) { return v >= min && v <= max && v == floor(v); }
+
+int recipe_unpack(struct net_defaults *r, const double *v)
+{
+	bool ok = v[0] > 0 && v[0] <= 10 && whole_in(v[1], 0, LR_SCHEDULE_COUNT - 1) && v[2] > 0 && v[2] <= 10 &&
+		  whole_in(v[3], 0, 1e9) && whole_in(v[4], 0, 16) && whole_in(v[5], 0, 1) && v[6] > 0 && v[6] <= 1 &&
+		  v[7] >= 0 && v[7] <= 0.999 && v[8] >= 0 && v[8] <= 1 && whole_in(v[9], 0, 16) && whole_in(v[10], 0, 1);
+	for (int i = 0; ok && i < (int)v[4]; i++)
+		ok = isfinite(v[12 + i]) && v[12 + i] > 0 && v[12 + i] <= 1e9;
+	if (!ok)
+		return -1;
+	r->lr_base = v[0];
+	r->lr_schedule = (int)v[1];
+	r->warmup_lr = v[2];
+	r->warmup_iterations = (long)v[3];
+	r->lr_step_count = (int)v[4];
+	r->lr_step_fractions = (int)v[5];
+	r->lr_gamma = v[6];
+	r->momentum = v[7];
+	r->weight_decay = v[8];
+	r->augment_pad = (int)v[9];
+	r->augment_flip = (int)v[10];
+	for (int i = 0; i < 16; i++)
+		r->lr_steps[i] = i < r->lr_step_count ? v[12 + i] : 0;
+	return 0;
+}

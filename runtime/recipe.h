@@ -1,0 +1,54 @@
+/* The training recipe at run time: what a spec sets that does not change
+ * the network's code (the learning rate and its schedule, warm-up,
+ * momentum, weight decay, augmentation; iterations, batch, seed and the
+ * evaluation interval are the binary's options too). A binary starts from
+ * its spec's values (net_info.defaults) and takes `--set KEY=VALUE` with
+ * the spec's keys below train: and its notation. */
+#ifndef RESGEN_RECIPE_H
+#define RESGEN_RECIPE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "net_api.h"
+
+/* The keys --set takes, one a bit, in the order of recipe_keys. */
+enum { RECIPE_KEY_COUNT = 14 };
+extern const char *const recipe_keys[RECIPE_KEY_COUNT];
+
+/* What one --set KEY=VALUE does: a recipe field set in *recipe (0, and the
+ * key's bit in *set), or an option's value (1: *option names it, such as
+ * "--iterations", and *value points into assignment), or an error (-1:
+ * one line in error, located by column in the assignment). */
+int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *set, const char **option,
+	       const char **value, char *error, size_t size);
+
+/* Once every --set is read: what they set together must hold (the steps
+ * and their factor belong to the step schedule). 0, or -1 and one line. */
+int recipe_check(const struct net_defaults *recipe, unsigned set, char *error, size_t size);
+
+/* The rate at iteration of a run of iterations, and where step i falls. */
+double recipe_rate(const struct net_defaults *recipe, long iteration, long iterations);
+long recipe_step_at(const struct net_defaults *recipe, int i, long iterations);
+
+/* "lr 0.1 (0.01 for the first 400 iterations), times 0.1 at iterations
+ * 32000 48000; momentum 0.9, weight decay 0.0001; augmentation: ..." for a
+ * run of iterations, without a newline. */
+void recipe_describe(FILE *out, const struct net_defaults *recipe, long iterations);
+
+/* The keys set, as KEY=VALUE with the values as the recipe holds them
+ * ("lr.base=0.05 lr.steps=[0.5,0.75]"); empty when none. */
+void recipe_set_text(char *out, size_t size, const struct net_defaults *recipe, unsigned set);
+
+/* The recipe as numbers, for a checkpoint, and back: RECIPE_VALUES of
+ * them. recipe_unpack checks each (-1: damaged). */
+enum { RECIPE_VALUES = 12 + 16 };
+void recipe_pack(const struct net_defaults *recipe, double *values);
+int recipe_unpack(struct net_defaults *recipe, const double *values);
+
+/* The first of the keys in mask (a bit each) whose value differs between
+ * a and b: 1, with "KEY=VALUE" for each; 0 when none differs. */
+int recipe_differs(const struct net_defaults *a, const struct net_defaults *b, unsigned mask, char *in_a, char *in_b,
+		   size_t size);
+
+#endif
