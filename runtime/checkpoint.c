@@ -130,6 +130,8 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 	double recipe[RECIPE_VALUES];
 	recipe_pack(&o->recipe, recipe);
 	failed = failed || tensor_file_add_double(&f, "checkpoint/recipe", recipe, RECIPE_VALUES);
+	double window[4] = {(double)p->log_every, p->window_loss, (double)p->window_errors, (double)p->window_images};
+	failed = failed || tensor_file_add_double(&f, "checkpoint/log_window", window, 4);
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *q = &net_info.params[i];
 		char name[300];
@@ -296,6 +298,20 @@ int checkpoint_restore(const struct tensor_file *f, const char *path, long train
 	q.interval_images = (long)v[4];
 	q.seconds = v[5];
 	q.log_bytes = (long)v[6];
+	/* written since the log had training rows; before, the window is empty */
+	const struct tensor_file_entry *window = tensor_file_find(f, "checkpoint/log_window");
+	if (window) {
+		const double *w = window->values;
+		if (window->count != 4 || !is_whole(w[0], 1, 1e9) || !isfinite(w[1]) || !is_whole(w[2], 0, 1e18) ||
+		    !is_whole(w[3], 0, 1e18)) {
+			snprintf(error, size, "%s: its log window is out of range; the checkpoint is damaged", path);
+			return -1;
+		}
+		q.log_every = (long)w[0];
+		q.window_loss = w[1];
+		q.window_errors = (long)w[2];
+		q.window_images = (long)w[3];
+	}
 	for (int i = 0; i < 4; i++)
 		if (get_word(random->values + 2 * i, &q.rng.s[i]) != 0) {
 			snprintf(error, size, "%s: its random state is out of range; the checkpoint is damaged", path);

@@ -31,6 +31,11 @@ struct progress {
 	long interval_errors, interval_images;
 	double seconds;  /* training time so far, for the log */
 	long log_bytes;  /* the log's length, -1 without a log */
+	/* the log's training rows: every log_every iterations, the mean over
+	 * the window since the row before */
+	long log_every;
+	double window_loss;
+	long window_errors, window_images;
 };
 
 /* ranks: the processes the run is split across (1 alone); data: the

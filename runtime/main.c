@@ -66,7 +66,12 @@ static void print_help(const char *program)
 	       "  --threads T          threads (default: OMP_NUM_THREADS, else every core this\n"
 	       "                       process may run on; under mpirun, per rank)\n"
 	       "  --seed S             initialisation, shuffling and augmentation (default %ld)\n"
-	       "  --log FILE.csv       metrics at every evaluation, as CSV\n"
+	       "  --log FILE.csv       the run as CSV: a row every --log-every iterations, the\n"
+	       "                       training loss and error over them, and at every\n"
+	       "                       evaluation, over the iterations since the one before,\n"
+	       "                       with the test loss and error (empty in training rows)\n"
+	       "  --log-every N        (default: about 250 rows in the run; a resumed run\n"
+	       "                       keeps its run's unless given)\n"
 	       "  --eval-every N       evaluate on the test split every N iterations (default %ld)\n"
 	       "                       with BN's running averages, which lag the weights early\n"
 	       "                       in a run: a deep network's test loss may then be huge\n"
@@ -174,6 +179,7 @@ static const struct option options[] = {
 	{"--threads", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
 	{"--seed", TRAIN | STEP | INIT | GRADFLOW | EVALUATE, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
 	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0), 0},
+	{"--log-every", TRAIN, NUMBER, 1, 1000000000, FIELD(log_every, sizeof(long)), 0},
 	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
 	{"--train-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
 	 SETTING_TRAIN_LIMIT},

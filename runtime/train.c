@@ -363,11 +363,16 @@ agreed:
 	fflush(stdout);
 
 	bool terminal = writer && isatty(STDERR_FILENO);
+	/* the log's training rows: as given, else as the run resumed had them,
+	 * else about 250 in the run */
+	at.log_every = o->log_every ? o->log_every : at.log_every ? at.log_every : (o->iterations + 249) / 250;
 	long first = at.iteration;
 	if (gradflow && first == 0 && gradflow_record(&s, o, 0, gradflow) != 0)
 		status = 1;
 	double start = now() - at.seconds, resumed = now(), interval_start = resumed, last_progress = 0;
 	long interval_images_here = 0; /* trained by this process since interval_start */
+	double window_start = resumed;
+	long window_images_here = 0; /* and since window_start, the log's last row */
 	/* this run's seconds in its training steps, and in their data loading
 	 * and augmentation: what `train` costs past the network's kernels */
 	double step_seconds = 0, data_seconds = 0;
@@ -401,6 +406,10 @@ agreed:
 		at.interval_errors += (long)sums[1];
 		at.interval_images += o->batch;
 		interval_images_here += o->batch;
+		at.window_loss += sums[0];
+		at.window_errors += (long)sums[1];
+		at.window_images += o->batch;
+		window_images_here += o->batch;
 		state_zero_grads(&s.state);
 		backward_summing_gradients(&s);
 		net_sgd(&s.state, (real)lr, (real)r->momentum, (real)r->weight_decay);
@@ -423,6 +432,21 @@ agreed:
 			last_progress = t;
 		}
 		bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
+		if (!evaluated && (it + 1) % at.log_every == 0) {
+			if (log) { /* a training row: its window's loss and error, no test */
+				fprintf(log, "%ld,%.17g,%.17g,%.17g,,,%.3f,%.1f\n", it + 1, lr,
+					at.window_loss / (double)at.window_images,
+					(double)at.window_errors / (double)at.window_images, t - start,
+					(double)window_images_here / (t - window_start));
+				status = log_check(log, o->log_path);
+			}
+			at.window_loss = 0;
+			at.window_errors = at.window_images = 0;
+			window_start = t;
+			window_images_here = 0;
+			if ((status = ranks_agree_status(status)) != 0)
+				break;
+		}
 		if (evaluated) {
 			/* this process's images only: a resumed interval began before the stop */
 			double images_per_second = (double)interval_images_here / (t - interval_start);
@@ -454,10 +478,10 @@ agreed:
 			}
 			if ((status = ranks_agree_status(status)) != 0)
 				break;
-			at.interval_loss = 0;
-			at.interval_errors = at.interval_images = 0;
-			interval_start = now();
-			interval_images_here = 0;
+			at.interval_loss = at.window_loss = 0;
+			at.interval_errors = at.interval_images = at.window_errors = at.window_images = 0;
+			interval_start = window_start = now();
+			interval_images_here = window_images_here = 0;
 			if (it + 1 == o->iterations) {
 				char took[32];
 				format_duration(took, sizeof took, now() - start);

@@ -27,6 +27,7 @@ struct run_options {
 	int threads;
 	long seed;
 	const char *log_path;
+	long log_every; /* the log's training rows; 0: about 250 in the run */
 	long eval_every;
 	long train_limit, test_limit; /* 0: all */
 	const char *save_weights, *load_weights;

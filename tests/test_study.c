@@ -215,7 +215,9 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	static const char header[] = "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
 				     "images_per_second\n";
 	static const char *const runs[][2] = {
-		{"original-seed1", "25,0.1,2.0,0.7,2.1,0.50,10.0,100\n50,0.01,1.5,0.5,1.6,0.10,20.0,100\n"},
+		/* a training row (--log-every) between evaluations: no test columns */
+		{"original-seed1", "10,0.1,2.4,0.8,,,4.0,100\n25,0.1,2.0,0.7,2.1,0.50,10.0,100\n"
+				   "50,0.01,1.5,0.5,1.6,0.10,20.0,100\n"},
 		{"original-seed2", "25,0.1,2.2,0.7,2.3,0.60,10.0,100\n50,0.01,1.7,0.5,1.8,0.20,40.0,100\n"},
 		{"full-preact-seed1", "25,0.1,2.0,0.7,2.1,0.40,10.0,100\n50,0.01,1.5,0.5,1.6,0.125,30.0,100\n"},
 		{"full-preact-seed2", "25,0.1,2.0,0.7,2.1,0.30,10.0,100\n"}, /* under way */

@@ -68,6 +68,17 @@ static double field(const char *line, int index)
 		       : value;
 }
 
+/* Whether field index of a CSV line is empty, as a training row's test
+ * columns are. */
+static bool field_empty(const char *line, int index)
+{
+	const char *at = line;
+	for (int i = 0; at && i < index; i++)
+		if ((at = strchr(at, ',')))
+			at++;
+	return at && (*at == ',' || *at == '\n' || *at == '\r' || *at == '\0');
+}
+
 enum { LOG_ROW_MAX = 1023 };
 
 /* What a run's output says in its first lines: "data: ..., 2 threads, BLIS
@@ -135,6 +146,8 @@ static int read_run(struct run *run, const char *path, struct diag *d)
 		double values[4];
 		for (int i = 0; i < 4; i++)
 			values[i] = field(line, columns[i]);
+		if (field_empty(line, columns[2]))
+			continue; /* a training row (train --log-every): no evaluation */
 		if (isnan(values[0]) || isnan(values[2]) || isnan(values[3])) {
 			/* A log cut mid-row is a run killed mid-write: its last line only. */
 			if (!strchr(line, '\n'))
