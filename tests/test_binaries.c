@@ -551,17 +551,25 @@ static void test_study_runs_resumes_and_reports(void **unused)
 	assert_int_equal(make_study("", "whole", out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "tiny: 4 runs (2 variants x 2 seeds), 4 finished, 0 to run\n");
 	assert_null(strstr(out, "run 1/4"));
-	snprintf(a, sizeof a, "%s/whole/full-preact-seed2.done", scratch);
-	FILE *record = fopen(a, "a");
-	assert_non_null(record);
-	fputs("changed\n", record);
-	assert_int_equal(fclose(record), 0);
+	/* two records that no longer match: both named, before anything is
+	 * built (a binary removed stays removed) */
+	const char *changed[] = {"original-seed1", "full-preact-seed2"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(a, sizeof a, "%s/whole/%s.done", scratch, changed[i]);
+		FILE *record = fopen(a, "a");
+		assert_non_null(record);
+		fputs("changed\n", record);
+		assert_int_equal(fclose(record), 0);
+	}
+	snprintf(b, sizeof b, "%s/bin/study/tiny/original", build);
+	assert_int_equal(remove(b), 0);
 	assert_int_equal(make_study("", "whole", out, sizeof out, err, sizeof err), 2);
 	snprintf(a, sizeof a,
-		 "%s/whole/full-preact-seed2.done: this run ended under another spec or options than "
-		 "the study's now; move %s/whole/full-preact-seed2.* away to run it again\n",
-		 scratch, scratch);
+		 "%1$s/whole/original-seed1.*, %1$s/whole/full-preact-seed2.*: 2 run(s) ended under another spec or "
+		 "options than the study's now; move their files away to run them again, or restore the study\n",
+		 scratch);
 	expect_in(err, a);
+	assert_int_equal(access(b, F_OK), -1);
 }
 
 /* |a - b| / max(|a|, |b|) over a whole tensor, in the Euclidean norm. */
