@@ -230,9 +230,13 @@ $(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(if
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 # A binary with no spec behind it: say which specs there are, or where one
-# of that name lives (make's own message names no spec). Tried only when
-# the rules above cannot make the binary; the name reaches no shell.
-$(BUILD)/bin/%: FORCE
+# of that name lives (make's own message names no spec). Its prerequisite
+# is made by a rule of its own, so make tries it only after the chain
+# above (spec, emitted code, object) cannot be made; the name reaches no
+# shell.
+$(BUILD)/bin/%: $(BUILD)/no-spec/%
+	@:
+$(BUILD)/no-spec/%:
 	$(error no spec specs/$*.yaml$(if $(wildcard specs/*/$(notdir $*).yaml),; did you mean \
 	make $(patsubst specs/%.yaml,$(BUILD)/bin/%,$(wildcard specs/*/$(notdir $*).yaml)),; the specs are \
 	$(NAMES) and $(words $(PAPER_NAMES)) in specs/paper/ (make $(BUILD)/bin/paper/NAME, or make paper)))
@@ -322,7 +326,8 @@ plot-confusion:
 # ---- studies: make study S=NAME (specs/studies/NAME.yaml) -------------------------
 # resgen writes each variant's spec (build/study/NAME/VARIANT.yaml, rewritten
 # only when it changes) and the list of runs; make builds each binary once
-# (build/bin/study/NAME/VARIANT); tools/run-study estimates the time, runs
+# (build/bin/study/NAME/VARIANT; variants that differ in run-time settings
+# alone share the first's, given --set); tools/run-study estimates the time, runs
 # what is not finished (resuming from checkpoints), measures the gradient
 # flow and writes results/NAME/report.md with its plots. STUDY=FILE runs a
 # study file from elsewhere, RESULTS=DIR writes elsewhere.
@@ -342,8 +347,10 @@ study: $(RESGEN)
 	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
 	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
 
-study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(shell \
-	sed -n 's/^variant \([a-z0-9-]*\) .*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null)))
+# Each binary once: variants that differ in run-time settings alone share
+# one (the plan's sixth word), given --set.
+study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
+	sed -n 's/^variant [^ ]* [^ ]* [^ ]* [^ ]* [^ ]* \([a-z0-9-]*\).*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null))))
 
 # ---- benchmark -----------------------------------------------------------------
 

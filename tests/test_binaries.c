@@ -572,6 +572,35 @@ static void test_study_runs_resumes_and_reports(void **unused)
 	assert_int_equal(access(b, F_OK), -1);
 }
 
+/* A study whose variants differ in the recipe alone builds one binary and
+ * runs it with each variant's settings (--set). */
+static void test_study_shares_one_binary_across_recipes(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char study[400], command[4096], path[600];
+	snprintf(study, sizeof study, "%s/recipes.yaml", scratch);
+	write_text(study, "name: recipes\nbase: demo\nset:\n  net: {depth: 8, widths: [4, 8, 8]}\n"
+			  "  train: {batch: 16, iterations: 6, eval_every: 6, lr: {warmup: {iterations: 0}, steps: [0.5]}}\n"
+			  "seeds: [1]\ntrain_limit: 200\ntest_limit: 50\nvariants:\n  - {name: steps}\n"
+			  "  - {name: cosine, set: {train: {lr: {schedule: cosine, base: 0.05}}}}\n");
+	const char *sanitize = getenv("SANITIZE");
+	snprintf(command, sizeof command,
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s study TEST_HOOKS=1 BUILD=%s %s STUDY=%s "
+		 "RESULTS=%s/recipes-results",
+		 build, sanitize && strcmp(sanitize, "1") == 0 ? "SANITIZE=1" : "", study, scratch);
+	if (run(command, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study failed:\n%s%s", out, err);
+	snprintf(path, sizeof path, "%s/bin/study/recipes/steps", build);
+	assert_int_equal(access(path, X_OK), 0);
+	snprintf(path, sizeof path, "%s/bin/study/recipes/cosine", build);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(command, sizeof command, "grep '^recipe' %s/recipes-results/cosine-seed1.log", scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "recipe: lr 0.05, then a cosine down to 0 at iteration 6;");
+	expect_in(out, "; --set lr.base=0.05 lr.schedule=cosine\n");
+}
+
 /* |a - b| / max(|a|, |b|) over a whole tensor, in the Euclidean norm. */
 static double relative_error(const struct tensor_file_entry *a, const struct tensor_file_entry *b)
 {
@@ -1266,6 +1295,7 @@ int main(void)
 		cmocka_unit_test(test_binary_gradflow_measures_the_units),
 		cmocka_unit_test(test_plots_draw_a_log_and_gradflow),
 		cmocka_unit_test(test_study_runs_resumes_and_reports),
+		cmocka_unit_test(test_study_shares_one_binary_across_recipes),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_evaluate_measures_saved_weights),
 		cmocka_unit_test(test_binary_set_changes_the_recipe),

@@ -126,7 +126,7 @@ static void test_spec_value_out_of_range(void **unused)
 /* Rate steps as fractions of the run, and the warnings for a schedule that
  * cannot be meant: a warm-up as long as the run, a step past its end. */
 /* The cosine schedule: read, with no steps (so no step warnings), and
- * refused beside steps or gamma, which belong to the step schedule. */
+ * steps or gamma beside it set aside with a warning. */
 static void test_spec_cosine_schedule(void **unused)
 {
 	(void)unused;
@@ -137,9 +137,18 @@ static void test_spec_cosine_schedule(void **unused)
 	assert_int_equal(spec.train.lr_schedule, LR_SCHEDULE_COSINE);
 	assert_int_equal(spec.train.lr_step_count, 0);
 	assert_int_equal(spec_warnings(&spec, warnings, 4), 0);
-	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {schedule: cosine, steps: [0.5]}\n",
-		     "9:33: 'steps' is for the step schedule, and this one is cosine, which falls from base to 0 over "
-		     "the run; leave 'steps' out, or give schedule: step");
+	/* steps beside a cosine (as a study's override over a base with steps
+	 * gives them) are set aside, with a warning where they are */
+	write_spec(VALID_HEAD VALID_NET "train:\n  lr: {schedule: cosine, steps: [0.5]}\n");
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.train.lr_step_count, 0);
+	assert_int_equal(spec_warnings(&spec, warnings, 4), 1);
+	char expected[512];
+	snprintf(expected, sizeof expected,
+		 "%s:9:33: warning: the schedule is cosine, which falls from lr.base to 0 over the run: lr.steps "
+		 "and lr.gamma are set aside",
+		 scratch);
+	assert_string_equal(warnings[0].text, expected);
 	expect_error(VALID_HEAD VALID_NET "train:\n  lr: {schedule: cosin}\n",
 		     "9:18: 'schedule' is 'cosin', which is not one of step or cosine; did you mean 'cosine'?");
 }

@@ -17,6 +17,7 @@
 #include "report.h"
 #include "spec.h"
 #include "statistics.h"
+#include "strbuf.h"
 #include "study.h"
 
 static const char *scratch = "build/tests/scratch-study.yaml";
@@ -306,6 +307,40 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	assert_string_equal(d.text, expected);
 }
 
+/* Variants that differ in run-time train keys alone share the first's
+ * binary, and the plan gives them those keys as settings; a variant whose
+ * code differs (another ordering, or bn_sync) has its own. */
+static void test_study_plan_shares_binaries_across_recipes(void **unused)
+{
+	(void)unused;
+	write_text(scratch, "name: scratch-study\nbase: demo\nseeds: [1]\nvariants:\n"
+			    "  - {name: paper}\n"
+			    "  - {name: cosine, set: {train: {lr: {schedule: cosine, base: 0.2}, momentum: 0.8}}}\n"
+			    "  - {name: later, set: {train: {lr: {steps: [0.5, 0.9]}, iterations: 600, batch: 32}}}\n"
+			    "  - {name: original, set: {net: {ordering: original}, train: {weight_decay: 0.0005}}}\n"
+			    "  - {name: synced, set: {train: {bn_sync: true}}}\n");
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	if (study_load(study, scratch, "specs", &d) != 0)
+		fail_msg("%s", d.text);
+	struct strbuf plan = {0};
+	study_plan_text(study, &plan);
+	const char *lines[] = {
+		"\nvariant paper 500 250 64 10000 paper\n",
+		"\nvariant cosine 500 250 64 10000 paper lr.base=0.2 lr.schedule=cosine momentum=0.8\n",
+		"\nvariant later 600 250 32 10000 paper lr.steps=[0.5,0.9] iterations=600 batch=32\n",
+		"\nvariant original 500 250 64 10000 original\n",
+		"\nvariant synced 500 250 64 10000 synced\n",
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		if (!strstr(plan.text, lines[i]))
+			fail_msg("the plan lacks %s in:\n%s", lines[i], plan.text);
+	strbuf_free(&plan);
+	study_free(study);
+	free(study);
+}
+
 /* Student's t against its tables, and the tests against p-values found by
  * integrating the t density numerically (numpy, 4 million points). */
 static void test_statistics_match_known_values(void **unused)
@@ -333,6 +368,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_study_every_shipped_study_is_valid),
 		cmocka_unit_test(test_statistics_match_known_values),
+		cmocka_unit_test(test_study_plan_shares_binaries_across_recipes),
 		cmocka_unit_test(test_study_overrides_land_in_order),
 		cmocka_unit_test(test_study_variant_spec_reads_back_as_the_variant),
 		cmocka_unit_test(test_study_errors_name_their_place),

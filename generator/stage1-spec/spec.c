@@ -300,15 +300,11 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 	    get_real(c, lr, "gamma", 0, true, 1, 0.1, &spec->train.lr_gamma) != 0)
 		return -1;
 	/* A cosine falls from base to 0 over the run after the warm-up: steps
-	 * and their factor have no place in it. */
-	const char *stepped = ynode_get(lr, "steps") ? "steps" : ynode_get(lr, "gamma") ? "gamma" : NULL;
-	if (spec->train.lr_schedule == LR_SCHEDULE_COSINE && stepped)
-		return error_at(c, ynode_get(lr, stepped),
-				"'%s' is for the step schedule, and this one is cosine, which falls from base to 0 "
-				"over the run; leave '%s' out, or give schedule: step",
-				stepped, stepped);
-	if (spec->train.lr_schedule == LR_SCHEDULE_COSINE)
-		spec->train.lr_step_count = 0;
+	 * and their factor have no place in it. They are set aside, with a
+	 * warning: a study's override may turn its base spec's steps into a
+	 * cosine. */
+	spec->train.steps_set_aside = spec->train.lr_schedule == LR_SCHEDULE_COSINE &&
+				      (ynode_get(lr, "steps") || ynode_get(lr, "gamma"));
 	if (warmup) {
 		static const char *const warmup_keys[] = {"lr", "iterations"};
 		if (expect_map(c, warmup, "warmup") != 0 ||
@@ -318,8 +314,11 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 				&spec->train.warmup_iterations) != 0)
 			return -1;
 	}
-	if (!steps)
+	if (!steps) {
+		if (spec->train.lr_schedule == LR_SCHEDULE_COSINE)
+			spec->train.lr_step_count = 0;
 		return 0;
+	}
 	/* Iterations ([32000, 48000]) or fractions of the run ([0.5, 0.75]),
 	 * not both; a number written with a point or an exponent is a
 	 * fraction. */
@@ -355,6 +354,8 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 			return error_at(c, node, "'steps' must increase, but %s follows %s; list them in order",
 					node->text, steps->values[i - 1]->text);
 	}
+	if (spec->train.lr_schedule == LR_SCHEDULE_COSINE)
+		spec->train.lr_step_count = 0;
 	return 0;
 }
 
@@ -380,6 +381,12 @@ int spec_warnings(const struct spec *spec, struct diag *warnings, int max)
 	char texts[8][320];
 	bool at_steps[8];
 	int count = schedule_warnings(&facts, spec->train.iterations, texts, at_steps, max < 8 ? max : 8);
+	if (spec->train.steps_set_aside && count < max && count < 8) {
+		at_steps[count] = true;
+		snprintf(texts[count++], sizeof texts[0],
+			 "warning: the schedule is cosine, which falls from lr.base to 0 over the run: lr.steps and "
+			 "lr.gamma are set aside");
+	}
 	for (int i = 0; i < count; i++) {
 		struct spec_position at = at_steps[i] ? spec->train.steps_at : spec->train.warmup_at;
 		diag_at(&warnings[i], spec_position_file(spec, at), at.line, at.column, "%s", texts[i]);

@@ -75,7 +75,8 @@ struct spec {
 		struct spec_position batch_at; /* the batch, or the train section, or the spec */
 		long iterations;
 		double lr_base;
-		int lr_schedule; /* enum lr_schedule (net_api.h): step or cosine */
+		int lr_schedule; /* enum lr_schedule (schedule.h): step or cosine */
+		bool steps_set_aside; /* a cosine, and steps or gamma given: warned of */
 		double warmup_lr;
 		long warmup_iterations;
 		int lr_step_count;

@@ -59,7 +59,10 @@ long study_test_images(const struct study *study, int v);
 
 /* The runs, one fact per line, for tools/run-study: "name NAME",
  * "seeds S...", "options FLAGS...", then per variant "variant NAME
- * ITERATIONS EVAL_EVERY BATCH TEST_IMAGES". */
+ * ITERATIONS EVAL_EVERY BATCH TEST_IMAGES BINARY [KEY=VALUE...]": BINARY
+ * is the variant whose binary it runs, its own unless an earlier
+ * variant's spec differs from its own in run-time train keys alone, which
+ * the KEY=VALUE settings then give (--set). make builds each BINARY once. */
 void study_plan_text(const struct study *study, struct strbuf *out);
 
 #endif

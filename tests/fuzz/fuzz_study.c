@@ -28,8 +28,23 @@ static bool is_word(const char *text, size_t length)
 	return true;
 }
 
+/* A run-time setting as the plan gives it: KEY=VALUE of letters, digits,
+ * '.', '_', '-', '+', ',' and brackets (run-study splits the line on
+ * spaces and never globs). */
+static bool is_setting(const char *text, size_t length)
+{
+	const char *equals = memchr(text, '=', length);
+	if (!equals || equals == text)
+		return false;
+	for (size_t i = 0; i < length; i++)
+		if (!((text[i] >= 'a' && text[i] <= 'z') || (text[i] >= '0' && text[i] <= '9') ||
+		      strchr("._-+,[]=", text[i])))
+			return false;
+	return true;
+}
+
 /* The plan's lines: "name WORD", "seeds N...", "options [FLAG N]...",
- * "variant WORD N N N N". */
+ * "variant WORD N N N N WORD [KEY=VALUE]...". */
 static void check_plan(const char *plan)
 {
 	for (const char *line = plan; *line;) {
@@ -37,14 +52,21 @@ static void check_plan(const char *plan)
 		if (!end)
 			__builtin_trap(); /* every line ends */
 		size_t length = (size_t)(end - line);
-		if (strncmp(line, "name ", 5) == 0 || strncmp(line, "variant ", 8) == 0) {
-			const char *word = line + (line[0] == 'n' ? 5 : 8);
-			size_t word_length = strcspn(word, " \n");
-			if (!is_word(word, word_length))
+		if (strncmp(line, "name ", 5) == 0) {
+			if (!is_word(line + 5, length - 5))
 				__builtin_trap();
-			for (const char *c = word + word_length; c < end; c++)
-				if (!((*c >= '0' && *c <= '9') || *c == ' '))
-					__builtin_trap(); /* numbers only after the name */
+		} else if (strncmp(line, "variant ", 8) == 0) {
+			/* its name, four numbers, its binary's variant, settings */
+			const char *at = line + 8;
+			for (int field = 0; at < end; field++) {
+				size_t field_length = strcspn(at, " \n");
+				bool ok = field == 0 || field == 5 ? is_word(at, field_length)
+					  : field < 5		   ? field_length > 0 && strspn(at, "0123456789") == field_length
+								   : is_setting(at, field_length);
+				if (!ok || (field < 5 && at + field_length == end))
+					__builtin_trap();
+				at += field_length + (at + field_length < end);
+			}
 		} else if (strncmp(line, "seeds", 5) == 0) {
 			for (const char *c = line + 5; c < end; c++)
 				if (!((*c >= '0' && *c <= '9') || *c == ' '))
