@@ -537,7 +537,7 @@ static void test_study_runs_resumes_and_reports(void **unused)
 	expect_in(out, "\n| full-preact | ");
 	expect_in(out, ", df 1.0, p = ");
 	expect_in(out, "## How it was made\n\n- Command: `make study STUDY=tests/studies/tiny.yaml RESULTS=");
-	expect_in(out, "; 2 threads a run (from each run's output");
+	expect_in(out, " cores; 2 threads a run (from each run's output");
 	expect_in(out, "- Each run's training time (s):\n\n| variant | seed 1 | seed 2 |\n");
 	snprintf(command, sizeof command,
 		 "(cd %s/whole && for f in curves errors gradflow; do head -c 4 $f.png | od -An -c | "
@@ -599,6 +599,52 @@ static void test_study_shares_one_binary_across_recipes(void **unused)
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	expect_in(out, "recipe: lr 0.05, then a cosine down to 0 at iteration 6;");
 	expect_in(out, "; --set lr.base=0.05 lr.schedule=cosine\n");
+}
+
+/* resgen summary names the shortcut's parameters and the recipe, and says
+ * what its activations and the planned arena count. */
+static void test_resgen_summary_says_what_it_counts(void **unused)
+{
+	(void)unused;
+	char command[1024], out[8192];
+	snprintf(command, sizeof command,
+		 "(%1$s/bin/resgen summary specs/paper/t1-scaling-05-05.yaml && "
+		 "%1$s/bin/resgen summary specs/paper/t1-exclusive-gating-6.yaml | head -1)",
+		 build);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "scaling shortcut (0.5 times the shortcut, 0.5 times the branch), conv1x1 projection\n");
+	expect_in(out, "training: batch 128, 64000 iterations; lr 0.1 (0.01 for the first 400 iterations), times 0.1 "
+		       "at iterations 32000 48000; momentum 0.9, weight decay 0.0001; augmentation: 4-pixel pad and "
+		       "random crop, random horizontal flip\n");
+	expect_in(out, "activations: each op's output at batch 128 in float, counted once, as if all were kept\n");
+	expect_in(out, "planned arena: ");
+	expect_in(out, "(so less than the activations above, which count every output once and no gradient)\n");
+	expect_in(out, "exclusive-gating shortcut (the gate's bias b_g starts at -6)");
+}
+
+/* A resumed run's images/s counts its own images only: checkpointed after
+ * iteration 8 of an interval of 10 and killed after 9, the resumed run
+ * trains two steps before it evaluates, and its rate must be theirs (it
+ * was ten steps' images over two steps' time). */
+static void test_resumed_rate_counts_its_own_images(void **unused)
+{
+	(void)unused;
+	char command[4096], out[8192];
+	snprintf(command, sizeof command,
+		 "rm -f %2$s/rate.ckpt; env RESGEN_TEST_RAISE=9@9 %1$s/tests/bin/tiny-f64 train --synthetic --iterations 10 "
+		 "--eval-every 10 --checkpoint %2$s/rate.ckpt --checkpoint-every 8 > /dev/null 2>&1; "
+		 "%1$s/tests/bin/tiny-f64 train --synthetic --resume %2$s/rate.ckpt",
+		 build, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	const char *row = strstr(out, "iteration 10: "), *time = strstr(out, "\ntime: ");
+	assert_non_null(row);
+	assert_non_null(time);
+	double rate, milliseconds;
+	assert_int_equal(sscanf(strstr(row, "| ") ? strrchr(row, '|') + 1 : row, "%lf images/s", &rate), 1);
+	assert_int_equal(sscanf(time, "\ntime: %lf ms a training step", &milliseconds), 1);
+	double one_step = 8 / (milliseconds / 1e3); /* tiny's batch of 8 */
+	print_message("resumed: %.0f images/s beside %.2f ms a step (%.0f images/s)\n", rate, milliseconds, one_step);
+	assert_true(rate < 3 * one_step && rate > one_step / 3);
 }
 
 /* |a - b| / max(|a|, |b|) over a whole tensor, in the Euclidean norm. */
@@ -1296,6 +1342,8 @@ int main(void)
 		cmocka_unit_test(test_plots_draw_a_log_and_gradflow),
 		cmocka_unit_test(test_study_runs_resumes_and_reports),
 		cmocka_unit_test(test_study_shares_one_binary_across_recipes),
+		cmocka_unit_test(test_resgen_summary_says_what_it_counts),
+		cmocka_unit_test(test_resumed_rate_counts_its_own_images),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_evaluate_measures_saved_weights),
 		cmocka_unit_test(test_binary_set_changes_the_recipe),

@@ -23,7 +23,7 @@ struct run {
 	double *train_loss, *test_error; /* error as a fraction */
 	double seconds;                  /* wall time when the last row was written */
 	/* from its output (VARIANT-seedS.log): what ran it, where, when */
-	int threads;
+	int threads, cores;
 	char kernels[32], processor[128], version[64], started[32];
 };
 
@@ -99,6 +99,10 @@ static void read_output(struct run *run, const char *path)
 				sscanf(at, "BLIS %31s", run->kernels);
 		} else if (strncmp(line, "machine: ", 9) == 0) {
 			sscanf(line + 9, "%127[^,;\n]", run->processor);
+			if ((at = strstr(line, " cores online")))
+				while (at > line && at[-1] >= '0' && at[-1] <= '9')
+					at--;
+			run->cores = at ? atoi(at) : 0;
 			if ((at = strstr(line, "; resgen ")))
 				sscanf(at + 9, "%63[^;\n]", run->version);
 			if ((at = strstr(line, "; started ")))
@@ -454,9 +458,13 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 			strbuf_printf(md, "%s %s%s%s, ", what[k], seen, varied ? " (and others: see the logs)" : "",
 				      missing ? " (some logs do not say)" : "");
 	}
-	int threads = 0;
-	for (int i = 0; i < total && !threads; i++)
-		threads = runs[i].threads;
+	int threads = 0, cores = 0;
+	for (int i = 0; i < total; i++) {
+		threads = threads ? threads : runs[i].threads;
+		cores = cores ? cores : runs[i].cores;
+	}
+	if (cores)
+		strbuf_printf(md, "; %d cores", cores);
 	if (threads)
 		strbuf_printf(md, "; %d thread%s a run", threads, threads == 1 ? "" : "s");
 	strbuf_puts(md, " (from each run's output, `VARIANT-seedS.log`; runs made before resgen wrote its "
