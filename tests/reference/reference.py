@@ -42,7 +42,7 @@ import yaml
 # The spec, its graph and the weights files are read as the user's tool
 # reads them (tools/pytorch/resgen_torch.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "pytorch"))
-from resgen_torch import Graph, Spec, read_tensors  # noqa: E402
+from resgen_torch import Graph, Spec, parameter_free, read_tensors  # noqa: E402
 
 # Tolerances, all in one place: the norm of the difference over the norm of
 # the float64 reference (at least FLOOR), per tensor.
@@ -124,32 +124,18 @@ class Network:
                 y = F.batch_norm(x[0], self.buffers[name + "_running_mean"],
                                  self.buffers[name + "_running_var"], self.params[name + "_gamma"],
                                  self.params[name + "_beta"], training, 0.1, 1e-5)
-            elif kind == "relu":
-                y = F.relu(x[0])
-            elif kind == "add":
-                y = x[0] + x[1]
-            elif kind == "pad":
-                sub = x[0][:, :, ::op["stride"], ::op["stride"]]
-                c = self.graph.shapes[name][0]
-                zeros = torch.zeros(sub.shape[0], c - sub.shape[1], sub.shape[2], sub.shape[3])
-                y = torch.cat([sub, zeros], 1)
-            elif kind == "scale":
-                y = op["factor"] * x[0]
             elif kind == "dropout":
                 shape = tuple(x[0].shape)
                 y = x[0] * (dropout_mask(shape, op["rate"], op["salt"], self.spec.seed, step,
                                          first_image * int(np.prod(shape[1:])))
                             if training else 1 - op["rate"])
-            elif kind == "gated_add":
-                g = torch.sigmoid(x[2] + self.params[name + "_bias"].view(1, -1, 1, 1))
-                y = (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
-            elif kind == "pool":
-                y = x[0].mean((2, 3))
             elif kind == "linear":
                 y = x[0] @ self.params[name + "_weight"].T + self.params[name + "_bias"]
             elif kind == "loss":
                 y = F.softmax(x[0], 1)
                 loss = F.cross_entropy(x[0], labels)
+            else:
+                y = parameter_free(op, x, self.graph, self.params.get(name + "_bias"))
             values[name] = y
         if keep is not None:
             for group, first, count in self.graph.groups:

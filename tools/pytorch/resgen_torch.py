@@ -241,6 +241,29 @@ class Graph:
         self.op("loss", "loss", [self.logits], (s.classes, 1, 1))
 
 
+def parameter_free(op, x, graph, gate_bias=None):
+    """The output of an op that holds no weights (relu, add, pad, scale,
+    gated_add with its gate's bias, pool) from its inputs x; None for the
+    others. Shared with the PyTorch check (tests/reference/)."""
+    kind = op["kind"]
+    if kind == "relu":
+        return F.relu(x[0])
+    if kind == "add":
+        return x[0] + x[1]
+    if kind == "pad":
+        sub = x[0][:, :, ::op["stride"], ::op["stride"]]
+        c = graph.shapes[op["name"]][0]
+        return torch.cat([sub, sub.new_zeros(sub.shape[0], c - sub.shape[1], sub.shape[2], sub.shape[3])], 1)
+    if kind == "scale":
+        return op["factor"] * x[0]
+    if kind == "gated_add":
+        g = torch.sigmoid(x[2] + gate_bias.view(1, -1, 1, 1))
+        return (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
+    if kind == "pool":
+        return x[0].mean((2, 3))
+    return None
+
+
 class GateBias(nn.Module):
     """The bias of a gated shortcut's gate, one per channel."""
 
@@ -280,26 +303,13 @@ class ResgenNet(nn.Module):
             name, kind = op["name"], op["kind"]
             if kind in ("conv", "bn", "linear"):
                 y = self.layers[name](x[0])
-            elif kind == "relu":
-                y = F.relu(x[0])
-            elif kind == "add":
-                y = x[0] + x[1]
-            elif kind == "pad":
-                sub = x[0][:, :, ::op["stride"], ::op["stride"]]
-                c = self.graph.shapes[name][0]
-                y = torch.cat([sub, sub.new_zeros(sub.shape[0], c - sub.shape[1], sub.shape[2], sub.shape[3])], 1)
-            elif kind == "scale":
-                y = op["factor"] * x[0]
             elif kind == "dropout":
                 keep = 1 - op["rate"]
                 y = x[0] * (torch.bernoulli(torch.full_like(x[0], keep)) if self.training else keep)
-            elif kind == "gated_add":
-                g = torch.sigmoid(x[2] + self.layers[name].bias.view(1, -1, 1, 1))
-                y = (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
-            elif kind == "pool":
-                y = x[0].mean((2, 3))
             elif kind == "loss":
                 return x[0]
+            else:
+                y = parameter_free(op, x, self.graph, self.layers[name].bias if kind == "gated_add" else None)
             values[name] = y
         raise AssertionError("a resgen graph ends with its loss")
 
