@@ -472,7 +472,7 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 	double most = run_seconds_max(runs, total);
 	double unit = most >= 5400 ? 3600 : most >= 90 ? 60 : 1;
 	const char *unit_name = unit == 3600 ? "h" : unit == 60 ? "min" : "s";
-	strbuf_printf(md, "- Each run's training time (%s):\n\n| variant |", unit_name);
+	strbuf_printf(md, "- Each run's wall time, from its start to its last evaluation (%s):\n\n| variant |", unit_name);
 	for (int i = 0; i < seeds; i++)
 		strbuf_printf(md, " seed %ld |", study->seeds[i]);
 	strbuf_puts(md, "\n|---|");
