@@ -3,7 +3,6 @@
  * error and the confusion matrix. */
 #include "evaluate.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,8 +13,8 @@
 #include "machine.h"
 #include "net_api.h"
 #include "printable.h"
-#include "recipe.h"
 #include "ranks.h"
+#include "recipe.h"
 #include "train.h"
 #include "version.h"
 

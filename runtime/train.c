@@ -23,8 +23,8 @@
 #include "net_api.h"
 #include "printable.h"
 #include "ranks.h"
-#include "rng.h"
 #include "recipe.h"
+#include "rng.h"
 #include "session.h"
 #include "signals.h"
 #include "state.h"
@@ -223,6 +223,37 @@ static void report_gradient_sums(struct session *s)
 	       1e3 * most);
 }
 
+/* What a run's output says before its first step, for whoever reads it
+ * later (a study's report among them): the machine, resgen's version and
+ * the date; the recipe and what --set changed; and what the spec's
+ * warnings would say of this run's schedule, which --iterations and --set
+ * may have made (gradflow's short runs too). */
+static void describe_run(const struct run_options *o)
+{
+	const struct net_defaults *r = &o->recipe;
+	char processor[64], started[32];
+	machine_processor(processor, sizeof processor);
+	time_t clock_now = time(NULL);
+	strftime(started, sizeof started, "%Y-%m-%d %H:%M UTC", gmtime(&clock_now));
+	printf("machine: %s, %ld cores online; resgen %s; started %s\n", processor, sysconf(_SC_NPROCESSORS_ONLN),
+	       resgen_version(), started);
+	printf("recipe: ");
+	recipe_describe(stdout, r, o->iterations);
+	char set[1024];
+	recipe_set_text(set, sizeof set, r, o->recipe_set);
+	printf("%s%s\n", set[0] ? "; --set " : "", set);
+	fflush(stdout);
+	const struct schedule_facts facts = {
+		r->warmup_iterations, r->warmup_lr, r->lr_base, r->lr_gamma,
+		r->lr_schedule == LR_SCHEDULE_STEP ? r->lr_step_count : 0, r->lr_steps, r->lr_step_fractions,
+	};
+	char warnings[4][320];
+	bool at_steps[4];
+	int count = o->iterations > 0 ? schedule_warnings(&facts, o->iterations, warnings, at_steps, 4) : 0;
+	for (int i = 0; i < count; i++)
+		shared_error("%s: %s\n", net_info.name, warnings[i]);
+}
+
 int train_run(const struct run_options *options)
 {
 	/* The log's path was checked before; it is truncated only once the
@@ -327,29 +358,7 @@ agreed:
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
 		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",
 		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
-	char processor[64], started[32];
-	machine_processor(processor, sizeof processor);
-	time_t clock_now = time(NULL);
-	strftime(started, sizeof started, "%Y-%m-%d %H:%M UTC", gmtime(&clock_now));
-	printf("machine: %s, %ld cores online; resgen %s; started %s\n", processor, sysconf(_SC_NPROCESSORS_ONLN),
-	       resgen_version(), started);
-	printf("recipe: ");
-	recipe_describe(stdout, r, o->iterations);
-	char set[1024];
-	recipe_set_text(set, sizeof set, r, o->recipe_set);
-	printf("%s%s\n", set[0] ? "; --set " : "", set);
-	fflush(stdout);
-	/* What the spec's warnings would say of this run's schedule, which
-	 * --iterations and --set may have made (gradflow's short runs too). */
-	const struct schedule_facts facts = {
-		r->warmup_iterations, r->warmup_lr, r->lr_base, r->lr_gamma,
-		r->lr_schedule == LR_SCHEDULE_STEP ? r->lr_step_count : 0, r->lr_steps, r->lr_step_fractions,
-	};
-	char warnings[4][320];
-	bool at_steps[4];
-	int warning_count = o->iterations > 0 ? schedule_warnings(&facts, o->iterations, warnings, at_steps, 4) : 0;
-	for (int i = 0; i < warning_count; i++)
-		shared_error("%s: %s\n", net_info.name, warnings[i]);
+	describe_run(o);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->resume_path);
