@@ -81,9 +81,10 @@ RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
 # The generator shares runtime files: the one way files are replaced, the
-# one way outside text is made printable, "did you mean", and the recipe's
-# words (resgen summary describes the schedule as a run does).
-SHARED_RUNTIME := file_replace printable nearest recipe
+# one way outside text is made printable, "did you mean", the one way a
+# real is written, and the recipe's words (resgen summary describes the
+# schedule as a run does; a study's plan writes --set as a run reads it).
+SHARED_RUNTIME := file_replace printable nearest real_text recipe
 GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(GENERATOR_SOURCES)) \
 	$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o)
 TEMPLATES := $(wildcard templates/*.tmpl templates/ops/*.tmpl)

@@ -176,20 +176,8 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	       spec->net.shortcut_bn ? ", BN after each 1x1 shortcut convolution" : "");
 	printf("input %dx%dx%d (%s), %d classes\n", spec->data.channels, spec->data.height, spec->data.width,
 	       spec_set_name(spec->data.set), spec->data.classes);
-	struct net_defaults recipe = {
-		.lr_base = spec->train.lr_base,
-		.warmup_lr = spec->train.warmup_lr,
-		.warmup_iterations = spec->train.warmup_iterations,
-		.lr_schedule = spec->train.lr_schedule,
-		.lr_step_count = spec->train.lr_step_count,
-		.lr_step_fractions = spec->train.lr_step_fractions,
-		.lr_gamma = spec->train.lr_gamma,
-		.momentum = spec->train.momentum,
-		.weight_decay = spec->train.weight_decay,
-		.augment_pad = spec->train.augment_pad,
-		.augment_flip = spec->train.augment_flip,
-	};
-	memcpy(recipe.lr_steps, spec->train.lr_steps, sizeof recipe.lr_steps);
+	struct net_defaults recipe;
+	spec_recipe(spec, &recipe);
 	printf("training: batch %d, %ld iterations; ", spec->train.batch, spec->train.iterations);
 	recipe_describe(stdout, &recipe, spec->train.iterations);
 	printf("\n\nactivations: each op's output at batch %d in float, counted once, as if all were kept\n",

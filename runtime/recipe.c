@@ -13,6 +13,7 @@
 
 #include "nearest.h"
 #include "plain_number.h"
+#include "real_text.h"
 
 enum kind { REAL, INTEGER, BOOLEAN, SCHEDULE, STEPS, OPTION };
 
@@ -22,8 +23,9 @@ struct key {
 	double min, max;
 	bool min_open;
 	size_t offset; /* into struct net_defaults */
-	int size;      /* INTEGER: sizeof the field */
-	const char *option; /* OPTION: the binary's option it stands for */
+	int size;      /* INTEGER, OPTION: sizeof the field */
+	const char *option; /* OPTION: the binary's option it stands for (a run
+			     * reads it there, not from the recipe) */
 };
 
 #define AT(field) offsetof(struct net_defaults, field)
@@ -38,12 +40,12 @@ static const struct key keys[RECIPE_KEY_COUNT] = {
 	{"weight_decay", REAL, 0, 1, false, AT(weight_decay), 0, NULL},
 	{"augment.pad", INTEGER, 0, 16, false, AT(augment_pad), sizeof(int), NULL},
 	{"augment.flip", BOOLEAN, 0, 0, false, AT(augment_flip), 0, NULL},
-	{"iterations", OPTION, 0, 0, false, 0, 0, "--iterations"},
-	{"batch", OPTION, 0, 0, false, 0, 0, "--batch"},
-	{"seed", OPTION, 0, 0, false, 0, 0, "--seed"},
-	{"eval_every", OPTION, 0, 0, false, 0, 0, "--eval-every"},
+	{"iterations", OPTION, 0, 0, false, AT(iterations), sizeof(long), "--iterations"},
+	{"batch", OPTION, 0, 0, false, AT(batch), sizeof(int), "--batch"},
+	{"seed", OPTION, 0, 0, false, AT(seed), sizeof(long), "--seed"},
+	{"eval_every", OPTION, 0, 0, false, AT(eval_every), sizeof(long), "--eval-every"},
 };
-enum { KEY_STEPS = 4, KEY_GAMMA = 5 };
+enum { KEY_STEPS = 4, KEY_GAMMA = 5, KEY_SEED = 12 };
 
 const char *const recipe_keys[RECIPE_KEY_COUNT] = {
 	"lr.base", "lr.schedule", "lr.warmup.lr", "lr.warmup.iterations", "lr.steps", "lr.gamma", "momentum",
@@ -301,27 +303,19 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations)
 		fprintf(out, "%s", r->augment_flip ? "random horizontal flip" : "none");
 }
 
-/* A double as the shortest text that reads back to it. */
-static void real_text(char *out, size_t size, double value)
-{
-	for (int digits = 1; digits <= 17; digits++) {
-		snprintf(out, size, "%.*g", digits, value);
-		if (strtod(out, NULL) == value)
-			return;
-	}
-}
-
 /* Key i's value in r, as --set would take it. */
 static void value_text(char *out, size_t size, const struct net_defaults *r, int i)
 {
 	const struct key *k = &keys[i];
 	const char *field = (const char *)r + k->offset;
+	char number[32];
 	size_t used;
 	switch (k->kind) {
 	case REAL:
-		real_text(out, size, *(const double *)field);
+		snprintf(out, size, "%s", real_text(number, *(const double *)field));
 		break;
 	case INTEGER:
+	case OPTION:
 		snprintf(out, size, "%ld", k->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field);
 		break;
 	case BOOLEAN:
@@ -335,7 +329,7 @@ static void value_text(char *out, size_t size, const struct net_defaults *r, int
 		for (int s = 0; s < r->lr_step_count; s++) {
 			used = strlen(out);
 			if (r->lr_step_fractions)
-				real_text(out + used, size - used, r->lr_steps[s]);
+				snprintf(out + used, size - used, "%s", real_text(number, r->lr_steps[s]));
 			else
 				snprintf(out + used, size - used, "%.0f", r->lr_steps[s]);
 			used = strlen(out);
@@ -344,17 +338,14 @@ static void value_text(char *out, size_t size, const struct net_defaults *r, int
 		used = strlen(out);
 		snprintf(out + used, size - used, "]");
 		break;
-	case OPTION:
-		out[0] = '\0';
-		break;
 	}
 }
 
-void recipe_set_text(char *out, size_t size, const struct net_defaults *r, unsigned set)
+void recipe_set_text(char *out, size_t size, const struct net_defaults *r, unsigned set, bool options)
 {
 	out[0] = '\0';
 	for (int i = 0; i < RECIPE_KEY_COUNT; i++) {
-		if (!(set & (1u << i)) || keys[i].kind == OPTION)
+		if (!(set & (1u << i)) || (keys[i].kind == OPTION && !options))
 			continue;
 		char value[256];
 		value_text(value, sizeof value, r, i);
@@ -379,6 +370,21 @@ int recipe_differs(const struct net_defaults *a, const struct net_defaults *b, u
 		}
 	}
 	return 0;
+}
+
+unsigned recipe_differing(const struct net_defaults *a, const struct net_defaults *b)
+{
+	unsigned differing = 0;
+	for (int i = 0; i < RECIPE_KEY_COUNT; i++) {
+		char x[256], y[256];
+		value_text(x, sizeof x, a, i);
+		value_text(y, sizeof y, b, i);
+		differing |= (unsigned)(strcmp(x, y) != 0) << i;
+	}
+	differing &= ~(1u << KEY_SEED); /* each run's own */
+	if (a->lr_schedule == LR_SCHEDULE_COSINE)
+		differing &= ~(1u << KEY_STEPS | 1u << KEY_GAMMA); /* set aside by a cosine */
+	return differing;
 }
 
 void recipe_pack(const struct net_defaults *r, double *v)

@@ -7,6 +7,7 @@
 #ifndef RESGEN_RECIPE_H
 #define RESGEN_RECIPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -37,8 +38,16 @@ long recipe_step_at(const struct net_defaults *recipe, int i, long iterations);
 void recipe_describe(FILE *out, const struct net_defaults *recipe, long iterations);
 
 /* The keys set, as KEY=VALUE with the values as the recipe holds them
- * ("lr.base=0.05 lr.steps=[0.5,0.75]"); empty when none. */
-void recipe_set_text(char *out, size_t size, const struct net_defaults *recipe, unsigned set);
+ * ("lr.base=0.05 lr.steps=[0.5,0.75]"); empty when none. options: the
+ * keys that are options too (iterations...) among them, from the recipe's
+ * fields (a run keeps those in its options instead). */
+void recipe_set_text(char *out, size_t size, const struct net_defaults *recipe, unsigned set, bool options);
+
+/* The keys whose values differ between a and b, a bit each, each run's
+ * seed aside, and the steps and their factor where a's schedule is a
+ * cosine, which sets them aside: what --set must give b's binary to run
+ * a (a study's plan). */
+unsigned recipe_differing(const struct net_defaults *a, const struct net_defaults *b);
 
 /* The recipe as numbers, for a checkpoint, and back: RECIPE_VALUES of
  * them. recipe_unpack checks each (-1: damaged). */

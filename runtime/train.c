@@ -240,7 +240,7 @@ static void describe_run(const struct run_options *o)
 	printf("recipe: ");
 	recipe_describe(stdout, r, o->iterations);
 	char set[1024];
-	recipe_set_text(set, sizeof set, r, o->recipe_set);
+	recipe_set_text(set, sizeof set, r, o->recipe_set, false);
 	printf("%s%s\n", set[0] ? "; --set " : "", set);
 	fflush(stdout);
 	const struct schedule_facts facts = {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net_api.h"
 #include "real_text.h"
 #include "schedule.h"
 #include "check.h"
@@ -370,6 +371,37 @@ const char *spec_lr_step_text(char out[32], const struct spec *spec, int i)
 long spec_lr_step_at(const struct spec *spec, int i, long iterations)
 {
 	return schedule_step_at(spec->train.lr_steps[i], spec->train.lr_step_fractions, iterations);
+}
+
+void spec_describe_network(const struct spec *spec, FILE *out)
+{
+	struct spec described = *spec;
+	described.name[0] = '\0';
+	described.data.dir[0] = '\0';
+	spec_describe(&described, out, "");
+}
+
+void spec_recipe(const struct spec *spec, struct net_defaults *recipe)
+{
+	*recipe = (struct net_defaults){
+		.batch = spec->train.batch,
+		.iterations = spec->train.iterations,
+		.lr_base = spec->train.lr_base,
+		.warmup_lr = spec->train.warmup_lr,
+		.warmup_iterations = spec->train.warmup_iterations,
+		.lr_schedule = spec->train.lr_schedule,
+		.lr_step_count = spec->train.lr_step_count,
+		.lr_step_fractions = spec->train.lr_step_fractions,
+		.lr_gamma = spec->train.lr_gamma,
+		.momentum = spec->train.momentum,
+		.weight_decay = spec->train.weight_decay,
+		.augment_pad = spec->train.augment_pad,
+		.augment_flip = spec->train.augment_flip,
+		.seed = spec->train.seed,
+		.eval_every = spec->train.eval_every,
+		.bn_sync = spec->train.bn_sync,
+	};
+	memcpy(recipe->lr_steps, spec->train.lr_steps, sizeof recipe->lr_steps);
 }
 
 int spec_warnings(const struct spec *spec, struct diag *warnings, int max)

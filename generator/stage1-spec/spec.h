@@ -117,6 +117,11 @@ int spec_parse(struct spec *spec, const char *path, const char *text, size_t len
  * warm-up that lasts the whole run, a rate step at or past its end. */
 int spec_warnings(const struct spec *spec, struct diag *warnings, int max);
 
+/* The spec's train section as a binary's defaults hold it (net_api.h),
+ * for the recipe's words (runtime/recipe.h). */
+struct net_defaults;
+void spec_recipe(const struct spec *spec, struct net_defaults *recipe);
+
 /* Rate step i as the spec wrote it: an iteration (32000) or a fraction
  * (0.5), into out. */
 const char *spec_lr_step_text(char out[32], const struct spec *spec, int i);
@@ -138,5 +143,8 @@ const char *spec_projection_name(enum projection_kind projection);
 /* Writes every resolved value, one "key: value" per line, each line
  * starting with prefix; used for the comment atop emitted files. */
 void spec_describe(const struct spec *spec, FILE *out, const char *prefix);
+/* The same, its name and data folder aside: what the network computes
+ * and trains with, wherever its spec and data live. */
+void spec_describe_network(const struct spec *spec, FILE *out);
 
 #endif

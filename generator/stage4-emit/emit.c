@@ -718,11 +718,8 @@ static int network_identity(struct emitter *e)
 	FILE *memory = open_memstream(&text, &length);
 	if (!memory)
 		return diag_file(e->d, e->spec->path, "out of memory emitting code");
-	struct spec described = *e->spec;
-	described.name[0] = '\0';
-	described.data.dir[0] = '\0';
 	fprintf(memory, "resgen network\ndtype %s\n", e->dtype == DTYPE_F64 ? "f64" : "f32");
-	spec_describe(&described, memory, "");
+	spec_describe_network(e->spec, memory);
 	graph_describe(e->g, memory);
 	fclose(memory);
 	e->identity = checksum_add(CHECKSUM_BASIS, text, length);

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "real_text.h"
-#include "schedule.h"
+#include "net_api.h"
+#include "recipe.h"
 
 /* Every node of a tree remembers the file it was written in, so that a
  * merged tree's messages name the right one. */
@@ -369,14 +369,12 @@ long study_test_images(const struct study *study, int v)
 	return study->test_limit && study->test_limit < images ? study->test_limit : images;
 }
 
-/* A spec as text, its name and data folder aside, and its train section
- * replaced by train's (bn_sync aside, which changes the code): equal for
- * two specs whose binaries would differ in run-time settings alone. */
+/* A spec's network as text, its train section replaced by train's
+ * (bn_sync aside, which changes the code): equal for two specs whose
+ * binaries would differ in run-time settings alone. */
 static char *code_text(const struct spec *spec, const struct spec *train)
 {
 	struct spec described = *spec;
-	described.name[0] = '\0';
-	described.data.dir[0] = '\0';
 	bool bn_sync = described.train.bn_sync;
 	described.train = train->train;
 	described.train.bn_sync = bn_sync;
@@ -385,7 +383,7 @@ static char *code_text(const struct spec *spec, const struct spec *train)
 	FILE *memory = open_memstream(&text, &length);
 	if (!memory)
 		return NULL;
-	spec_describe(&described, memory, "");
+	spec_describe_network(&described, memory);
 	fclose(memory);
 	return text;
 }
@@ -408,47 +406,6 @@ static int binary_of(const struct study *study, int v)
 	return v;
 }
 
-/* " KEY=VALUE" for each run-time train key whose value in spec differs
- * from base's (the binaries' --set, runtime/recipe.h). */
-static void settings_text(const struct spec *spec, const struct spec *base, struct strbuf *out)
-{
-	const typeof(spec->train) *t = &spec->train, *b = &base->train;
-	char x[32], y[32];
-	if (t->lr_base != b->lr_base)
-		strbuf_printf(out, " lr.base=%s", real_text(x, t->lr_base));
-	if (t->lr_schedule != b->lr_schedule)
-		strbuf_printf(out, " lr.schedule=%s", lr_schedule_names[t->lr_schedule]);
-	if (t->warmup_lr != b->warmup_lr)
-		strbuf_printf(out, " lr.warmup.lr=%s", real_text(x, t->warmup_lr));
-	if (t->warmup_iterations != b->warmup_iterations)
-		strbuf_printf(out, " lr.warmup.iterations=%ld", t->warmup_iterations);
-	bool steps_differ = t->lr_step_count != b->lr_step_count || t->lr_step_fractions != b->lr_step_fractions;
-	for (int i = 0; !steps_differ && i < t->lr_step_count; i++)
-		steps_differ = t->lr_steps[i] != b->lr_steps[i];
-	if (t->lr_schedule == LR_SCHEDULE_STEP && steps_differ) {
-		strbuf_puts(out, " lr.steps=[");
-		for (int i = 0; i < t->lr_step_count; i++)
-			strbuf_printf(out, "%s%s", i ? "," : "", spec_lr_step_text(y, spec, i));
-		strbuf_puts(out, "]");
-	}
-	if (t->lr_schedule == LR_SCHEDULE_STEP && t->lr_gamma != b->lr_gamma)
-		strbuf_printf(out, " lr.gamma=%s", real_text(x, t->lr_gamma));
-	if (t->momentum != b->momentum)
-		strbuf_printf(out, " momentum=%s", real_text(x, t->momentum));
-	if (t->weight_decay != b->weight_decay)
-		strbuf_printf(out, " weight_decay=%s", real_text(x, t->weight_decay));
-	if (t->augment_pad != b->augment_pad)
-		strbuf_printf(out, " augment.pad=%d", t->augment_pad);
-	if (t->augment_flip != b->augment_flip)
-		strbuf_printf(out, " augment.flip=%s", t->augment_flip ? "true" : "false");
-	if (t->iterations != b->iterations)
-		strbuf_printf(out, " iterations=%ld", t->iterations);
-	if (t->batch != b->batch)
-		strbuf_printf(out, " batch=%d", t->batch);
-	if (t->eval_every != b->eval_every)
-		strbuf_printf(out, " eval_every=%ld", t->eval_every);
-}
-
 void study_plan_text(const struct study *study, struct strbuf *out)
 {
 	strbuf_printf(out, "name %s\nseeds", study->name);
@@ -466,7 +423,12 @@ void study_plan_text(const struct study *study, struct strbuf *out)
 		strbuf_printf(out, "variant %s %ld %ld %d %ld %s", spec->name, spec->train.iterations,
 			      spec->train.eval_every, spec->train.batch, study_test_images(study, v),
 			      study->variants[binary].name);
-		settings_text(spec, &study->variants[binary].spec, out);
-		strbuf_puts(out, "\n");
+		/* what the binary's spec holds otherwise, as --set takes it */
+		struct net_defaults own, binary_own;
+		spec_recipe(spec, &own);
+		spec_recipe(&study->variants[binary].spec, &binary_own);
+		char settings[1024];
+		recipe_set_text(settings, sizeof settings, &own, recipe_differing(&own, &binary_own), true);
+		strbuf_printf(out, "%s%s\n", settings[0] ? " " : "", settings);
 	}
 }

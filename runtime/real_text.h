@@ -1,5 +1,6 @@
 /* Doubles as the shortest text that reads back to the same value, so that
- * emitted code and comments are exact and stable. */
+ * emitted code, comments and the recipe's settings are exact and stable.
+ * Shared by the generator and the runtime. */
 #ifndef RESGEN_REAL_TEXT_H
 #define RESGEN_REAL_TEXT_H
 
