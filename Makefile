@@ -125,7 +125,7 @@ bad_name = $(error $(1)='$(2)' is not a name resgen accepts: use a-z, 0-9, '-' a
 bad_path = $(error $(1)='$(2)' is not a path resgen accepts: use letters, digits, '.', '_', '-' and '/', not starting with '-', such as build/demo.csv)
 given = $(filter command line environment,$(origin $(1)))
 $(foreach v,A B S,$(if $(call given,$(v)),$(if $(call name_ok,$($(v))),,$(call bad_name,$(v),$($(v))))))
-$(foreach v,BENCH BENCH_SCALING BENCH_MPI,$(if $(call given,$(v)),$(foreach n,$($(v)),$(if \
+$(foreach v,BENCH BENCH_SCALING BENCH_MPI BENCH_SHARED,$(if $(call given,$(v)),$(foreach n,$($(v)),$(if \
 	$(call name_ok,$(n)),,$(call bad_name,$(v),$($(v)))))))
 $(foreach v,STUDY RESULTS DUMPS,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
 # The plots' paths, where given or where a plot is made; GRADFLOW is a list.
@@ -372,10 +372,19 @@ BENCH_PYTORCH_LAYOUT ?= channels-last
 BENCH_BATCH_paper/t4-c10-preact-1001 := 16
 bench_batch = $(or $(BENCH_BATCH_$(1)),128)
 bench_steps = $(or $(BENCH_STEPS_$(1)),4)
+# Then BENCH_SHARED's networks beside BENCH_LOOPS busy loops each
+# (tests/run-bench-shared): every core's threads against one, resgen and
+# PyTorch alike. BENCH_SHARED= skips these rounds.
+BENCH_SHARED ?= demo preact-110
+BENCH_LOOPS ?= 1 3
+BENCH_BATCH_demo := 64
+BENCH_STEPS_demo := 10
 
-bench: $(BUILD)/bench/fma-peak $(foreach n,$(BENCH),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
+bench: $(BUILD)/bench/fma-peak $(foreach n,$(sort $(BENCH) $(BENCH_SHARED)),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
 	@PYTORCH_LAYOUT=$(BENCH_PYTORCH_LAYOUT) tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
 		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n)))
+	@$(if $(strip $(BENCH_SHARED)),tests/run-bench-shared $(BUILD) $(BENCH_ROUNDS) "$(BENCH_LOOPS)" $(BENCH_PYTORCH_LAYOUT) \
+		$(foreach n,$(BENCH_SHARED),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))),:)
 
 # make bench-mpi: one process of two threads against two ranks of one
 # thread (mpirun --bind-to core), and the cost of the gradient sums.

@@ -15,6 +15,7 @@
 #include "printable.h"
 #include "ranks.h"
 #include "recipe.h"
+#include "threads.h"
 #include "train.h"
 #include "version.h"
 
@@ -470,6 +471,7 @@ static int agree_on_command(enum command command, const struct run_options *o)
 
 int main(int argc, char **argv)
 {
+	threads_wait_briefly(argv);
 	ranks_start(&argc, &argv);
 	enum command command = HELP;
 	struct run_options o = {0};

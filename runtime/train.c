@@ -29,6 +29,7 @@
 #include "signals.h"
 #include "state.h"
 #include "tensor_file.h"
+#include "threads.h"
 #include "version.h"
 
 static double now(void)
@@ -235,8 +236,12 @@ static void describe_run(const struct run_options *o)
 	machine_processor(processor, sizeof processor);
 	time_t clock_now = time(NULL);
 	strftime(started, sizeof started, "%Y-%m-%d %H:%M UTC", gmtime(&clock_now));
-	printf("machine: %s, %ld cores online; resgen %s; started %s\n", processor, sysconf(_SC_NPROCESSORS_ONLN),
-	       resgen_version(), started);
+	int busy = threads_busy_elsewhere();
+	char others[64] = "";
+	if (busy >= 0)
+		snprintf(others, sizeof others, ", %d other task%s running at start", busy, busy == 1 ? "" : "s");
+	printf("machine: %s, %ld cores online%s; threads wait: %s; resgen %s; started %s\n", processor,
+	       sysconf(_SC_NPROCESSORS_ONLN), others, threads_wait(), resgen_version(), started);
 	printf("recipe: ");
 	recipe_describe(stdout, r, o->iterations);
 	char set[1024];

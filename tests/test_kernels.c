@@ -186,7 +186,7 @@ enum { HELD_BACK_US = 5000 };
 static void forward_fast(real *out, const real *in, const real *weight, const real *pre, const real *shortcut, double *sums, int n,
 			 struct conv_shape s, real *scratch, size_t per_thread, bool held_back)
 {
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -194,6 +194,16 @@ static void forward_fast(real *out, const real *in, const real *weight, const re
 			usleep(HELD_BACK_US);
 		conv_forward(out, in, weight, pre, (struct conv_epilogue){shortcut, sums, claims}, n, s, &choices, scratch, per_thread);
 	}
+}
+
+/* The weight gradient alone (conv_backward_weights), on every thread. */
+static void backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s,
+			     const struct conv_choices *c, real *scratch, size_t per_thread)
+{
+	int shares[omp_get_max_threads()];
+	memset(shares, 0, sizeof shares);
+	#pragma omp parallel
+	conv_backward_weights(dweight, dout, in, pre, n, s, c, scratch, per_thread, shares);
 }
 
 /* The forward pass with the epilogue, fast and reference, against the
@@ -268,7 +278,7 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
 			assert_non_null(din[k]);
 			assert_non_null(dweight[k]);
 			struct batch_norm_deferred deferred = {k == 2 ? din[k] : dactivated, bn_in, saved, relu};
-			int claims[n];
+			int claims[CONV_CLAIMS(n)];
 			memset(claims, 0, sizeof claims);
 			#pragma omp parallel
 			{
@@ -320,11 +330,10 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 		enum gradient_write write = fused ? GRADIENT_SET : GRADIENT_ADD;
 		real *din = random_tensor(in_count), *din_apart = copy_of(din, in_count);
 		real *dweight = random_tensor(weight_count), *dweight_apart = copy_of(dweight, weight_count);
-		#pragma omp parallel
-		conv_backward_weights(dweight_apart, dout, in, prologue, n, s, &choices, scratch, per_thread);
+		backward_weights(dweight_apart, dout, in, prologue, n, s, &choices, scratch, per_thread);
 		#pragma omp parallel
 		conv_backward_data(din_apart, dout, weight, n, s, &choices, scratch, per_thread, write);
-		int claims[n];
+		int claims[CONV_CLAIMS(n)];
 		memset(claims, 0, sizeof claims);
 		#pragma omp parallel
 		{
@@ -373,8 +382,7 @@ static void check_shape_once(struct conv_shape s, int n)
 	forward_fast(out, in, weight, NULL, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
 	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread);
-	#pragma omp parallel
-	conv_backward_weights(dweight, dout, in, NULL, n, s, &choices, scratch, per_thread);
+	backward_weights(dweight, dout, in, NULL, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_reference, dout, in, NULL, n, s, scratch, per_thread);
 	#pragma omp parallel
@@ -400,8 +408,7 @@ static void check_shape_once(struct conv_shape s, int n)
 	forward_fast(out, in, weight, pre, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
 	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread);
-	#pragma omp parallel
-	conv_backward_weights(dweight_fused, dout, in, pre, n, s, &choices, scratch, per_thread);
+	backward_weights(dweight_fused, dout, in, pre, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_fused_reference, dout, in, pre, n, s, scratch, per_thread);
 	check_close("fast, with BN + ReLU prologue: ", s, n, out, out_reference, out_count, NULL, NULL, 0,

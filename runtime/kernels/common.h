@@ -58,4 +58,27 @@ KERNEL_HELPER void thread_share_of(int n, int thread, int *first, int *last)
 
 KERNEL_HELPER void thread_share(int n, int *first, int *last) { thread_share_of(n, omp_get_thread_num(), first, last); }
 
+/* Whether the calling thread is the first to claim the piece of work whose
+ * flag is *flag (zero until claimed; shared by the threads). */
+KERNEL_HELPER bool claim_first(int *flag) { return __atomic_exchange_n(flag, 1, __ATOMIC_ACQ_REL) == 0; }
+
+/* The next of the threads' shares (thread_share_of) that no thread has
+ * claimed, the calling thread's own first, then the others' in turn; -1
+ * when none is left. shares: a zeroed int a thread, shared by them;
+ * *looked: how many the calling thread has looked at, 0 at first. What a
+ * share computes must not depend on which thread took it: a sum over its
+ * images goes where the share's owner would have put it. So a thread that
+ * the operating system set aside before it began its share holds no one
+ * up: another takes the share whole. */
+KERNEL_HELPER int share_claim(int *shares, int *looked)
+{
+	int threads = omp_get_num_threads();
+	while (*looked < threads) {
+		int share = (omp_get_thread_num() + (*looked)++) % threads;
+		if (claim_first(&shares[share]))
+			return share;
+	}
+	return -1;
+}
+
 #endif

@@ -79,7 +79,7 @@ KERNEL_HELPER void conv_backward_data(real *din, const real *dout, const real *w
  * its scale and shift, then ReLU), and each image's data gradient, the
  * gradient of ReLU's output, puts its part of BN's backward sums at sums,
  * 2 C_IN doubles an image (batch_norm_gradient_sums), while it is fresh.
- * claims: n ints, zero, shared by the threads (conv_backward). */
+ * claims: CONV_CLAIMS(n) ints, zero, shared by the threads (conv_backward). */
 struct conv_backward_epilogue {
 	const real *saved;
 	double *sums;
@@ -133,7 +133,8 @@ KERNEL_HELPER bool conv_overlaps(const real *a, size_t a_count, const real *b, s
  * profile's split). This is conv_backward_weights and conv_backward_data
  * in one loop: the same sums in the same order.
  * Each thread takes the weight gradient of its own share (thread_share: its
- * sums add its images), but the data gradient of a group of images goes
+ * sums add its images) unless another has taken that share whole before
+ * it began (share_claim), but the data gradient of a group of images goes
  * to whichever thread claims it first (epilogue.claims): a thread done
  * with its share takes the others' groups from their last, computing
  * their dY again if deferred, so that a thread a neighbour on the machine
@@ -148,21 +149,25 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 {
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	real *computed = mine + CONV_DEFERRED_AT(s);
-	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, c, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s));
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	/* the call's tensors: the input and dY, read; din, written */
 	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, c, mine + CONV_DATA_AT(s), conv_streams_gradient(c, n * (2 * in_size + out_size)));
-	int from, to;
-	thread_share(n, &from, &to);
-	for (int first = from; first < to; first += d.group) {
-		int count = to - first < d.group ? to - first : d.group;
-		const real *dy = conv_group_dy(computed, dout, deferred, first, count, s);
-		for (int i = 0; i < count; i++)
-			conv_weight_gradient_image(&g, dy + i * out_size, in + (first + i) * in_size);
-		double started = profile_clock();
-		if (conv_claim(epilogue.claims, first))
-			conv_backward_data_images(&d, din, dy, in, first, count, write, epilogue);
-		*data_seconds += profile_clock() - started;
+	int share, looked = 0;
+	while ((share = share_claim(epilogue.claims + n, &looked)) >= 0) {
+		struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, c, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s), share);
+		int from, to;
+		thread_share_of(n, share, &from, &to);
+		for (int first = from; first < to; first += d.group) {
+			int count = to - first < d.group ? to - first : d.group;
+			const real *dy = conv_group_dy(computed, dout, deferred, first, count, s);
+			for (int i = 0; i < count; i++)
+				conv_weight_gradient_image(&g, dy + i * out_size, in + (first + i) * in_size);
+			double started = profile_clock();
+			if (conv_claim(epilogue.claims, first))
+				conv_backward_data_images(&d, din, dy, in, first, count, write, epilogue);
+			*data_seconds += profile_clock() - started;
+		}
+		conv_weight_gradient_finish(&g);
 	}
 	/* the other threads' groups still unclaimed, from their last */
 	double started = profile_clock();
@@ -174,7 +179,7 @@ KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, str
 		conv_backward_data_images(&d, din, conv_group_dy(computed, dout, deferred, first, count, s), in, first, count, write, epilogue);
 	*data_seconds += profile_clock() - started;
 	#pragma omp barrier
-	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
+	conv_weight_gradient_end(dweight, scratch, scratch_per_thread, s, c);
 }
 
 #endif

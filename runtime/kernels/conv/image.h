@@ -11,7 +11,13 @@
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
  * output's shape added to the convolution's output; sums, if not
  * NULL, where each output image's batch_norm_image_sums go. And where the
- * threads claim the images (conv_claim): n ints, zero, shared by them. */
+ * threads claim the images (conv_claim): CONV_CLAIMS(n) ints, zero, shared
+ * by them. */
+/* The claims of a pass over n images: an int an image (conv_claim), then
+ * one a thread's share of the weight gradient (share_claim). Taken outside
+ * the parallel region, whose team omp_get_max_threads() then gives. */
+#define CONV_CLAIMS(n) ((n) + omp_get_max_threads())
+
 struct conv_epilogue {
 	const real *shortcut;
 	double *sums;
@@ -161,7 +167,7 @@ KERNEL_HELPER void conv_inside(int *lo, int *hi, int kx, int pad, int stride, in
 
 /* Whether the calling thread is the first to claim the group of images
  * from first (claims: an int an image, zero, shared by the threads). */
-KERNEL_HELPER bool conv_claim(int *claims, int first) { return __atomic_exchange_n(&claims[first], 1, __ATOMIC_ACQ_REL) == 0; }
+KERNEL_HELPER bool conv_claim(int *claims, int first) { return claim_first(&claims[first]); }
 
 /* The groups of images a thread takes, in groups of group images from
  * the first of each share: its own share's from its first (with own),

@@ -432,18 +432,20 @@ KERNEL_HELPER void conv_winograd_weights_back(real *own, const real *products, s
 		}
 }
 
-/* The weight gradient of one image at a time, summed per thread in the
- * thread's private sum (at the start of its scratch), then across threads
- * in thread order by conv_weight_gradient_end. A strided convolution
- * (three of a network), or a machine without a usable micro-kernel, runs
- * the reference kernel's image. part: the calling thread's scratch for
- * it (CONV_WEIGHT_PART reals). */
+/* The weight gradient of one image at a time, summed per share of the
+ * images (thread_share_of) in that share's private sum (at the start of
+ * its thread's scratch, whichever thread takes it: share_claim), finished
+ * by conv_weight_gradient_finish, then added across the shares in their
+ * order by conv_weight_gradient_end. A strided convolution (three of a
+ * network), or a machine without a usable micro-kernel, runs the reference
+ * kernel's image. part: the calling thread's scratch for it
+ * (CONV_WEIGHT_PART reals). */
 struct conv_weight_gradient {
 	const struct gemm_micro *micro; /* NULL: the reference kernel */
 	struct conv_shape s;            /* the convolution's */
 	const real *pre;                /* the prologue, or NULL */
 	struct conv_weight_plan w;      /* the fast kernel's */
-	real *own;                      /* the thread's private sum */
+	real *own;                      /* the share's private sum */
 	/* the fast kernel's: packed dY; padded X (or a 1x1's X packed), a
 	 * panel, and the row split's padded dY; the reference's: columns in
 	 * gradient, the activated input in padded; Winograd's: dY's tiles in
@@ -468,9 +470,9 @@ KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tile
 			conv_zero_run(packed + e * place + conv_panel_at(channels - valid, width, tiles) + valid, width, tiles, width - valid);
 }
 
-KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, real *part)
+KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, real *part, int share)
 {
-	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)omp_get_thread_num() * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
+	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)share * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
 	if (s.stride != 1 || c->weight.method == CONV_WEIGHT_REFERENCE) {
@@ -565,31 +567,43 @@ KERNEL_HELPER void conv_weight_gradient_image(struct conv_weight_gradient *g, co
 	}
 }
 
-/* dweight += the threads' sums, after every thread's last image */
-KERNEL_HELPER void conv_weight_gradient_end(struct conv_weight_gradient *g, real *dweight, const real *scratch, size_t scratch_per_thread)
+/* The share's sum complete, after its last image: Winograd's products
+ * taken back to the weights' place. */
+KERNEL_HELPER void conv_weight_gradient_finish(struct conv_weight_gradient *g)
 {
-	struct conv_shape s = g->s;
-	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
 		conv_winograd_sum_images(g);
-		if (g->summed) /* else a thread without images, its own sum zero */
-			CONV_WITH_WINOGRAD_TILE(s, conv_winograd_weights_back, g->own, g->products, s, g->w);
-		#pragma omp barrier /* every thread's sum in place before they are added */
+		if (g->summed) /* else a share without images, its own sum zero */
+			CONV_WITH_WINOGRAD_TILE(g->s, conv_winograd_weights_back, g->own, g->products, g->s, g->w);
 	}
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, g->micro ? g->w.own : reference);
 }
 
-/* dweight += the weight gradient, the images shared among the threads. */
-KERNEL_HELPER void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread)
+/* dweight += the shares' sums, after a barrier that follows every share's
+ * conv_weight_gradient_finish; c: the convolution's choices */
+KERNEL_HELPER void conv_weight_gradient_end(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, const struct conv_choices *c)
+{
+	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
+	const struct gemm_micro *micro = gemm_micro();
+	bool fast = micro && s.stride == 1 && c->weight.method != CONV_WEIGHT_REFERENCE;
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, fast ? conv_weight_plan(micro, s, &c->weight).own : reference);
+}
+
+/* dweight += the weight gradient, the images shared among the threads
+ * by shares (share_claim: shares, a zeroed int a thread). */
+KERNEL_HELPER void conv_backward_weights(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, int *shares)
 {
 	real *part = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_PARTS_AT(s);
-	struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, c, scratch, scratch_per_thread, part);
-	int from, to;
-	thread_share(n, &from, &to);
-	for (int i = from; i < to; i++)
-		conv_weight_gradient_image(&g, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in);
+	int share, looked = 0;
+	while ((share = share_claim(shares, &looked)) >= 0) {
+		struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, c, scratch, scratch_per_thread, part, share);
+		int from, to;
+		thread_share_of(n, share, &from, &to);
+		for (int i = from; i < to; i++)
+			conv_weight_gradient_image(&g, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in);
+		conv_weight_gradient_finish(&g);
+	}
 	#pragma omp barrier
-	conv_weight_gradient_end(&g, dweight, scratch, scratch_per_thread);
+	conv_weight_gradient_end(dweight, scratch, scratch_per_thread, s, c);
 }
 
 #endif

@@ -30,7 +30,7 @@ _Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "con
 static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -42,7 +42,7 @@ static void conv3x3_s1_3x8x8_to_4_forward(real *out, const real *in, const real 
 static void conv3x3_s1_3x8x8_to_4_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -80,7 +80,7 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "con
 static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -92,7 +92,7 @@ static void conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real 
 static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -121,7 +121,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, con
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8, sums, given, ranks);
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, saved + 2 * 4, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -142,7 +142,7 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 {
 	double started = profile_clock();
 	double totals[4 * 4];
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -169,7 +169,7 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "con
 static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -181,7 +181,7 @@ static void conv3x3_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -210,7 +210,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, con
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4, sums, given, ranks);
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, saved + 2 * 8, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_8x4x4_to_8_shape, &bn_relu_conv3x3_s1_8x4x4_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -231,7 +231,7 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 {
 	double started = profile_clock();
 	double totals[4 * 8];
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -258,7 +258,7 @@ _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "con
 static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_4x8x8_to_8_shape, &conv1x1_s2_4x8x8_to_8_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -270,7 +270,7 @@ static void conv1x1_s2_4x8x8_to_8_forward(real *out, const real *in, const real 
 static void conv1x1_s2_4x8x8_to_8_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -308,7 +308,7 @@ _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "co
 static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv3x3_s2_8x4x4_to_16_shape, &conv3x3_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -320,7 +320,7 @@ static void conv3x3_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -349,7 +349,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, c
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2, sums, given, ranks);
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, saved + 2 * 16, (struct conv_epilogue){shortcut, next_sums, claims}, n, bn_relu_conv3x3_s1_16x2x2_to_16_shape, &bn_relu_conv3x3_s1_16x2x2_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -370,7 +370,7 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 {
 	double started = profile_clock();
 	double totals[4 * 16];
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
@@ -397,7 +397,7 @@ _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "co
 static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real *weight, int n, real *scratch, double *sums)
 {
 	double started = profile_clock();
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	conv_forward(out, in, weight, NULL, (struct conv_epilogue){NULL, sums, claims}, n, conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, scratch, NET_SCRATCH_PER_THREAD);
@@ -409,7 +409,7 @@ static void conv1x1_s2_8x4x4_to_16_forward(real *out, const real *in, const real
 static void conv1x1_s2_8x4x4_to_16_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write)
 {
 	double started = profile_clock(), data_seconds = 0;
-	int claims[n];
+	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
