@@ -1298,6 +1298,32 @@ static void test_resgen_refuses_networks_too_big_for_memory(void **unused)
  * unknown, and runtime/gemm.c points them at the skx or zen3 kernels (3.3
  * times faster on a Zen 5). An Intel processor with AVX-512 must run the
  * skx kernels, whatever its name string says. */
+/* Threads that wait spin briefly, then sleep (runtime/threads.h): the
+ * binary sets libgomp's GOMP_SPINCOUNT and starts again, unless the user
+ * set it or OMP_WAIT_POLICY, and its machine line says which wait is in
+ * force. The weights are the same bits whichever wait ran. */
+static void test_binary_waits_briefly_unless_told(void **unused)
+{
+	(void)unused;
+	static const char *const cases[][2] = {
+		{"env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY", "; threads wait: spin 1000, then sleep; "},
+		{"env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=5", "; threads wait: GOMP_SPINCOUNT=5; "},
+		{"env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive", "; threads wait: OMP_WAIT_POLICY=passive; "},
+	};
+	char command[4096], out[8192], weights[3][400];
+	for (int i = 0; i < 3; i++) {
+		snprintf(weights[i], sizeof weights[i], "%s/waits-%d", scratch, i);
+		snprintf(command, sizeof command,
+			 "%s %s/tests/bin/tiny-f32 train --synthetic --iterations 4 --batch 8 --threads 2 --save-weights %s",
+			 cases[i][0], build, weights[i]);
+		assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+		expect_in(out, cases[i][1]);
+		expect_in(out, " other task");
+	}
+	assert_true(same_file(weights[0], weights[1]));
+	assert_true(same_file(weights[0], weights[2]));
+}
+
 static void test_binary_runs_vector_blis_kernels(void **unused)
 {
 	(void)unused;
@@ -1333,6 +1359,7 @@ int main(void)
 		cmocka_unit_test(test_binary_reads_cifar_binary_files),
 		cmocka_unit_test(test_binary_bad_spec_emits_nothing),
 		cmocka_unit_test(test_binary_same_seed_and_threads_give_identical_weights),
+		cmocka_unit_test(test_binary_waits_briefly_unless_told),
 		cmocka_unit_test(test_binary_f32_agrees_with_f64),
 		cmocka_unit_test(test_binary_rejects_weights_of_another_network),
 		cmocka_unit_test(test_binary_resumes_exactly),
