@@ -229,7 +229,7 @@ static void report_gradient_sums(struct session *s)
  * the date; the recipe and what --set changed; and what the spec's
  * warnings would say of this run's schedule, which --iterations and --set
  * may have made (gradflow's short runs too). */
-static void describe_run(const struct run_options *o)
+static void describe_run(const struct run_options *o, int threads, int ranks)
 {
 	const struct net_defaults *r = &o->recipe;
 	char processor[64], started[32];
@@ -237,11 +237,20 @@ static void describe_run(const struct run_options *o)
 	time_t clock_now = time(NULL);
 	strftime(started, sizeof started, "%Y-%m-%d %H:%M UTC", gmtime(&clock_now));
 	int busy = threads_busy_elsewhere();
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	char others[64] = "";
 	if (busy >= 0)
 		snprintf(others, sizeof others, ", %d other task%s running at start", busy, busy == 1 ? "" : "s");
-	printf("machine: %s, %ld cores online%s; threads wait: %s; resgen %s; started %s\n", processor,
-	       sysconf(_SC_NPROCESSORS_ONLN), others, threads_wait(), resgen_version(), started);
+	printf("machine: %s, %ld cores online%s; threads wait: %s; resgen %s; started %s\n", processor, cores, others,
+	       threads_wait(), resgen_version(), started);
+	/* Beside fewer busy tasks than cores, the threads past the free cores
+	 * share theirs with a neighbour (docs/shared-machine.md); beside as
+	 * many as there are cores or more, every thread gains a share. */
+	if (ranks == 1 && busy > 0 && busy < cores && threads > cores - busy)
+		printf("note: %d other task%s running at start: a thread of this run that waits for a core holds the "
+		       "others at every barrier, so while the machine stays this busy, --threads %ld may train as fast "
+		       "(docs/shared-machine.md)\n",
+		       busy, busy == 1 ? " was" : "s were", cores - busy);
 	printf("recipe: ");
 	recipe_describe(stdout, r, o->iterations);
 	char set[1024];
@@ -363,7 +372,7 @@ agreed:
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
 		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",
 		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
-	describe_run(o);
+	describe_run(o, s.threads, s.ranks);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->resume_path);
