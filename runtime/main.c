@@ -65,7 +65,9 @@ static void print_help(const char *program)
 	       "  --iterations N       SGD steps (default %ld)\n"
 	       "  --batch B            images per step (default %d)\n"
 	       "  --threads T          threads (default: OMP_NUM_THREADS, else every core this\n"
-	       "                       process may run on; under mpirun, per rank)\n"
+	       "                       process may run on; under mpirun, per rank). T sets\n"
+	       "                       the result's bits; while other work keeps some cores\n"
+	       "                       busy, each pass runs on as many of the T as are free\n"
 	       "  --seed S             initialisation, shuffling and augmentation (default %ld)\n"
 	       "  --log FILE.csv       the run as CSV: a row every --log-every iterations, the\n"
 	       "                       training loss and error over them, and at every\n"
@@ -126,7 +128,8 @@ static void print_help(const char *program)
 	       "Weights files hold named float64 tensors (see runtime/tensor_file.h).\n"
 	       "RESGEN_CHOICES overrides the kernels' choices for experiments, as\n"
 	       "NAME=on|off|rule,... with NAME winograd, row_split, weight_split, swap or\n"
-	       "stream (runtime/machine.h); explain shows what it forced.\n"
+	       "stream (runtime/machine.h); explain shows what it forced. RESGEN_TEAM=K runs\n"
+	       "every pass on K of the threads (runtime/threads.h), for experiments.\n"
 	       "Exit status: 0 done, 1 input/output failure, 2 bad arguments, data or\n"
 	       "checkpoint, 3 diverged, 4 stopped by a signal after writing a checkpoint.\n");
 }

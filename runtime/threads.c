@@ -1,5 +1,6 @@
 #include "threads.h"
 
+#include <dirent.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,18 @@ const char *threads_wait(void)
 	return text;
 }
 
+int kernel_shares;
+
+/* threads_team's state: the run's threads, the team now, RESGEN_TEAM's
+ * (0 unset), the cores, the last looks and the passes counted */
+static struct {
+	int threads, team, fixed;
+	long cores;
+	int looks[5], look_count;
+	double looked_at;
+	long passes, fewer;
+} team_state;
+
 int threads_setup(int threads)
 {
 	if (threads <= 0)
@@ -42,11 +55,20 @@ int threads_setup(int threads)
 	omp_set_max_active_levels(1);
 	omp_set_dynamic(0);
 	gemm_set_threads(1);
+	kernel_shares = threads;
+	const char *fixed = getenv("RESGEN_TEAM");
+	char *end = NULL;
+	long team = fixed ? strtol(fixed, &end, 10) : 0;
+	team_state.threads = team_state.team = threads;
+	team_state.fixed = end && end != fixed && *end == 0 && team >= 1 && team <= threads ? (int)team : 0;
+	team_state.cores = sysconf(_SC_NPROCESSORS_ONLN);
+	team_state.look_count = 0;
+	team_state.looked_at = -1;
 	return threads;
 }
 
-/* procs_running of /proc/stat: the tasks running or ready to, this one
- * included; -1 if unreadable. */
+/* procs_running of /proc/stat: the tasks running or ready to, this
+ * process's included; -1 if unreadable. */
 static int running_now(void)
 {
 	FILE *stat = fopen("/proc/stat", "r");
@@ -61,6 +83,29 @@ static int running_now(void)
 	return running;
 }
 
+/* This process's threads running or ready to (state R), at least the
+ * calling one: its OpenMP threads spin for a while after a parallel
+ * region, longer under the user's OMP_WAIT_POLICY=active. */
+static int running_here(void)
+{
+	int running = 0;
+	DIR *tasks = opendir("/proc/self/task");
+	for (struct dirent *task; tasks && (task = readdir(tasks));) {
+		char path[64], state = 0;
+		if (task->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%.16s/stat", task->d_name);
+		FILE *stat = fopen(path, "r");
+		if (stat && fscanf(stat, "%*d (%*[^)]) %c", &state) == 1 && state == 'R')
+			running++;
+		if (stat)
+			fclose(stat);
+	}
+	if (tasks)
+		closedir(tasks);
+	return running > 0 ? running : 1;
+}
+
 static int by_value(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
 int threads_busy_elsewhere(void)
@@ -68,10 +113,49 @@ int threads_busy_elsewhere(void)
 	enum { LOOKS = 5 };
 	int seen[LOOKS];
 	for (int i = 0; i < LOOKS; i++) {
-		if ((seen[i] = running_now()) < 0)
+		int all = running_now();
+		if (all < 0)
 			return -1;
+		seen[i] = all - running_here();
 		nanosleep(&(struct timespec){0, 4000000}, NULL);
 	}
 	qsort(seen, LOOKS, sizeof seen[0], by_value);
-	return seen[LOOKS / 2] > 1 ? seen[LOOKS / 2] - 1 : 0;
+	return seen[LOOKS / 2] > 0 ? seen[LOOKS / 2] : 0;
+}
+
+void threads_team(void)
+{
+	struct timespec clock;
+	if (team_state.threads <= 1 || omp_in_parallel())
+		return;
+	int want = team_state.threads;
+	if (team_state.fixed) {
+		want = team_state.fixed;
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &clock);
+		double now = (double)clock.tv_sec + 1e-9 * (double)clock.tv_nsec;
+		if (team_state.looked_at < 0 || now - team_state.looked_at >= THREADS_LOOK_SECONDS) {
+			int all = running_now();
+			team_state.looked_at = now;
+			team_state.looks[team_state.look_count++ % 5] = all < 0 ? 0 : all - running_here();
+		}
+		int count = team_state.look_count < 5 ? team_state.look_count : 5, looks[5];
+		memcpy(looks, team_state.looks, sizeof looks);
+		qsort(looks, (size_t)count, sizeof looks[0], by_value);
+		long others = looks[count / 2];
+		if (others > 0 && others < team_state.cores && team_state.cores - others < want)
+			want = (int)(team_state.cores - others);
+	}
+	if (want != team_state.team) {
+		omp_set_num_threads(want);
+		team_state.team = want;
+	}
+	team_state.passes++;
+	team_state.fewer += want < team_state.threads;
+}
+
+void threads_team_counts(long *fewer, long *all)
+{
+	*fewer = team_state.fewer;
+	*all = team_state.passes;
 }

@@ -6,7 +6,7 @@
 #define RESGEN_THREADS_H
 
 /* How long a thread that waits for the others (at a barrier, or between
- * parallel regions) spins before it sleeps, in libgomp's pauses: a few
+ * parallel regions) spins before it sleeps, in libgomp's pauses: tens of
  * microseconds, against libgomp's 300000 (milliseconds). On a shared
  * machine the thread waited for may be the one the operating system set
  * aside; a waiter that spins through its time slice holds the core that
@@ -24,12 +24,34 @@ void threads_wait_briefly(char **argv);
  * or what the user's variable says. */
 const char *threads_wait(void);
 
-/* threads <= 0: OMP_NUM_THREADS if set, else every core. Returns the count. */
+/* threads <= 0: OMP_NUM_THREADS if set, else every core. Returns the
+ * count, which is also the number of shares every pass cuts its images
+ * into (kernel_shares, runtime/kernels/common.h), and so what sets the
+ * bits of the result. */
 int threads_setup(int threads);
 
-/* How many other tasks were running or ready to run as the call looked,
- * the median of a few looks at /proc/stat over about 20 ms (this
- * process's own threads not counted); -1 where Linux does not say. */
+extern int kernel_shares;
+
+/* How often threads_team looks at what else runs, in seconds. */
+#define THREADS_LOOK_SECONDS 0.1
+
+/* Before a pass, outside any parallel region: how many of the run's
+ * threads run it (the team). All of them, unless other processes keep
+ * some of the cores busy but not all: then as many as the cores left
+ * free, at least one (the median of the last five looks, one at most
+ * every THREADS_LOOK_SECONDS). Beside as many busy tasks as cores or more,
+ * every thread is one more claim on them, and all run. RESGEN_TEAM=K (1 to
+ * the thread count) fixes the team at K, for tests and experiments. The
+ * result is the same bits on any team (kernel_shares). */
+void threads_team(void);
+
+/* How many passes threads_team gave fewer threads than the run's, of all. */
+void threads_team_counts(long *fewer, long *all);
+
+/* How many other processes' tasks were running or ready to run as the
+ * call looked: the median of five looks over about 20 ms at /proc/stat's
+ * count, less this process's threads running then (/proc/self/task); -1
+ * where Linux does not say. */
 int threads_busy_elsewhere(void);
 
 #endif

@@ -229,7 +229,7 @@ static void report_gradient_sums(struct session *s)
  * the date; the recipe and what --set changed; and what the spec's
  * warnings would say of this run's schedule, which --iterations and --set
  * may have made (gradflow's short runs too). */
-static void describe_run(const struct run_options *o, int threads, int ranks)
+static void describe_run(const struct run_options *o, int threads)
 {
 	const struct net_defaults *r = &o->recipe;
 	char processor[64], started[32];
@@ -243,14 +243,12 @@ static void describe_run(const struct run_options *o, int threads, int ranks)
 		snprintf(others, sizeof others, ", %d other task%s running at start", busy, busy == 1 ? "" : "s");
 	printf("machine: %s, %ld cores online%s; threads wait: %s; resgen %s; started %s\n", processor, cores, others,
 	       threads_wait(), resgen_version(), started);
-	/* Beside fewer busy tasks than cores, the threads past the free cores
-	 * share theirs with a neighbour (docs/shared-machine.md); beside as
-	 * many as there are cores or more, every thread gains a share. */
-	if (ranks == 1 && busy > 0 && busy < cores && threads > cores - busy)
-		printf("note: %d other task%s running at start: a thread of this run that waits for a core holds the "
-		       "others at every barrier, so while the machine stays this busy, --threads %ld may train as fast "
+	/* the rule of threads_team, as it reads at start */
+	if (busy > 0 && busy < cores && threads > cores - busy)
+		printf("note: %d other task%s running at start: while some cores are busy, each pass runs on as many "
+		       "of the %d threads as there are free cores (%ld now), with the same result "
 		       "(docs/shared-machine.md)\n",
-		       busy, busy == 1 ? " was" : "s were", cores - busy);
+		       busy, busy == 1 ? " was" : "s were", threads, cores - busy);
 	printf("recipe: ");
 	recipe_describe(stdout, r, o->iterations);
 	char set[1024];
@@ -372,7 +370,7 @@ agreed:
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
 		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",
 		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
-	describe_run(o, s.threads, s.ranks);
+	describe_run(o, s.threads);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->resume_path);
@@ -546,6 +544,11 @@ agreed:
 		printf("time: %.1f ms a training step, of which loading and augmenting the data %.2f ms (%.2f%%)\n",
 		       1e3 * step_seconds / (double)(o->iterations - first),
 		       1e3 * data_seconds / (double)(o->iterations - first), 100 * data_seconds / step_seconds);
+	long fewer, passes;
+	threads_team_counts(&fewer, &passes);
+	if (fewer > 0)
+		printf("threads: %ld of %ld passes ran on fewer than %d threads, while other work kept cores busy\n", fewer, passes,
+		       s.threads);
 	if (status == 0 && s.ranks > 1)
 		report_gradient_sums(&s);
 	if (status == 0 && writer && o->save_weights &&

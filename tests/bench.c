@@ -112,6 +112,11 @@ int main(int argc, char **argv)
 	printf("  forward   %8.1f ms/step\n", 1e3 * forward / steps);
 	printf("  backward  %8.1f ms/step\n", 1e3 * backward / steps);
 	printf("  sgd       %8.1f ms/step\n", 1e3 * update / steps);
+	long fewer, passes;
+	threads_team_counts(&fewer, &passes);
+	if (fewer > 0)
+		printf("  team      %ld of %ld passes ran on fewer than %d threads, while other work kept cores busy\n", fewer, passes,
+		       threads);
 	double gflops = images_per_second * 3 * net_info.forward_flops / 1e9;
 	printf("  training  %8.1f ms/step: %.1f images/s, %.1f GFLOP/s", 1e3 * total / steps,
 	       images_per_second, gflops);

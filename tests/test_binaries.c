@@ -1324,6 +1324,34 @@ static void test_binary_waits_briefly_unless_told(void **unused)
 	assert_true(same_file(weights[0], weights[2]));
 }
 
+/* The thread count, not the team that runs a pass (threads_team), sets the
+ * bits: --threads 2 on a team of one (RESGEN_TEAM=1) dumps the same state
+ * after two steps as on two, and --threads 1 another; a run on a smaller
+ * team says how many passes it was. */
+static void test_binary_team_keeps_the_bits(void **unused)
+{
+	(void)unused;
+	char command[4096], out[8192], dumps[3][400];
+	static const char *const runs[3][2] = {{"RESGEN_TEAM=1", "2"}, {"RESGEN_TEAM=2", "2"}, {"RESGEN_TEAM=1", "1"}};
+	for (int i = 0; i < 3; i++) {
+		snprintf(dumps[i], sizeof dumps[i], "%s/team-%d.dump", scratch, i);
+		snprintf(command, sizeof command, "env %s %s/tests/bin/tiny-f32 step --synthetic --batch 37 --steps 2 --threads %s --dump %s",
+			 runs[i][0], build, runs[i][1], dumps[i]);
+		assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	}
+	assert_true(same_file(dumps[0], dumps[1]));
+	assert_false(same_file(dumps[0], dumps[2]));
+	snprintf(command, sizeof command, "env RESGEN_TEAM=1 %s/tests/bin/tiny-f32 train --synthetic --iterations 3 --batch 8 --threads 2",
+		 build);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	const char *line = strstr(out, "\nthreads: ");
+	assert_non_null(line);
+	long fewer = 0, passes = -1;
+	assert_int_equal(sscanf(line, "\nthreads: %ld of %ld passes ran on fewer than 2 threads, while other work kept cores busy", &fewer, &passes), 2);
+	assert_true(passes >= 3);
+	assert_int_equal(fewer, passes);
+}
+
 static void test_binary_runs_vector_blis_kernels(void **unused)
 {
 	(void)unused;
@@ -1360,6 +1388,7 @@ int main(void)
 		cmocka_unit_test(test_binary_bad_spec_emits_nothing),
 		cmocka_unit_test(test_binary_same_seed_and_threads_give_identical_weights),
 		cmocka_unit_test(test_binary_waits_briefly_unless_told),
+		cmocka_unit_test(test_binary_team_keeps_the_bits),
 		cmocka_unit_test(test_binary_f32_agrees_with_f64),
 		cmocka_unit_test(test_binary_rejects_weights_of_another_network),
 		cmocka_unit_test(test_binary_resumes_exactly),

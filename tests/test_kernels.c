@@ -312,8 +312,8 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
  * batch_norm_gradient_sums of the whole din, to rounding of doubles. Each
  * twice: as the threads come, and with every thread but the first held
  * back (HELD_BACK_US), so that the first, done with its own images, takes
- * the others' data gradients (which must then be computed once each, as
- * their owners would have). */
+ * the others' weight-gradient shares whole and their data gradients (which
+ * must then be computed once each, as their owners would have). */
 static void check_backward_in_one_loop(struct conv_shape s, int n, const real *in, const real *weight, const real *dout, const real *pre,
 				       real *scratch, size_t per_thread)
 {

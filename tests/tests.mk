@@ -108,12 +108,13 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 
 # The fast kernels against the reference kernels, in both precisions, from
 # the kernel library (runtime/kernels/) with shapes given at run time.
-$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/gemm.o $(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o
+$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/gemm.o $(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o \
+		$(BUILD)/obj/%/threads.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function \
-		-o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o \
-		$(BUILD)/obj/$*/profile.o $(BUILD)/obj/$*/machine.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+		-o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o $(BUILD)/obj/$*/profile.o \
+		$(BUILD)/obj/$*/machine.o $(BUILD)/obj/$*/threads.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 

@@ -119,7 +119,7 @@ static inline double batch_norm_squares(const double *sums, int first, int last,
 }
 
 /* Sums over the images kept in parts, each over some of the images (a
- * thread's share, or one image): count parts, stride doubles apart. */
+ * share, or one image): count parts, stride doubles apart. */
 struct batch_norm_parts {
 	const double *first;
 	size_t stride;
@@ -166,10 +166,13 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 	bool synced = training && batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
 	double totals[2 * channels]; /* per channel: the sum, then the squares about the mean */
-	/* each thread's part of a pass's sums, on cache lines of its own */
+	/* each share's part of a pass's sums, on cache lines of its own */
+	int shares = share_count();
 	size_t part_stride = ((size_t)channels + 7) / 8 * 8;
-	double parts_room[training ? omp_get_max_threads() * part_stride + 8 : 1];
+	double parts_room[training ? shares * part_stride + 8 : 1];
 	double *parts = (double *)(((uintptr_t)parts_room + 63) / 64 * 64);
+	int claims[2 * shares]; /* the shares of the two passes (share_claim) */
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
 		if (training && given == SUMS_TO_TAKE) {
@@ -179,26 +182,32 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 		}
 		if (training) {
 			/* two passes over the images' sums, the mean, then
-			 * the squares about it: each first over the thread's
-			 * share, which it took the sums of, then the threads'
-			 * parts in thread order. Where the two cores have an
-			 * L3 each, the sums read by the other thread cost the
-			 * convolution that writes the next BN's a fetch back
-			 * of each line (ResNet-1001, docs/performance.md). */
-			int first, last;
-			thread_share(n, &first, &last);
-			double *mine = parts + (size_t)omp_get_thread_num() * part_stride;
-			struct batch_norm_parts threads_parts = {parts, part_stride, omp_get_num_threads()};
-			for (int c = 0; c < channels; c++)
-				mine[c] = batch_norm_sum(sums, first, last, channels, pixels, c);
+			 * the squares about it: each first per share, the
+			 * thread's own first (whose sums it took), then the
+			 * shares' parts in share order. Where the two cores
+			 * have an L3 each, the sums read by the other thread
+			 * cost the convolution that writes the next BN's a
+			 * fetch back of each line (ResNet-1001,
+			 * docs/performance.md). */
+			struct batch_norm_parts shares_parts = {parts, part_stride, shares};
+			int share, looked = 0, first, last;
+			while ((share = share_claim(claims, &looked)) >= 0) {
+				thread_share_of(n, share, &first, &last);
+				for (int c = 0; c < channels; c++)
+					parts[share * part_stride + c] = batch_norm_sum(sums, first, last, channels, pixels, c);
+			}
 			#pragma omp barrier
-			batch_norm_add_parts(totals, threads_parts, channels);
+			batch_norm_add_parts(totals, shares_parts, channels);
 			if (synced)
 				batch_norm_add_across(ranks, totals, channels);
-			for (int c = 0; c < channels; c++)
-				mine[c] = batch_norm_squares(sums, first, last, channels, pixels, c, totals[c] / count);
+			looked = 0;
+			while ((share = share_claim(claims + shares, &looked)) >= 0) {
+				thread_share_of(n, share, &first, &last);
+				for (int c = 0; c < channels; c++)
+					parts[share * part_stride + c] = batch_norm_squares(sums, first, last, channels, pixels, c, totals[c] / count);
+			}
 			#pragma omp barrier
-			batch_norm_add_parts(totals + channels, threads_parts, channels);
+			batch_norm_add_parts(totals + channels, shares_parts, channels);
 			if (synced)
 				batch_norm_add_across(ranks, totals + channels, channels);
 		}
@@ -372,10 +381,11 @@ static inline struct batch_norm_gradient_sums batch_norm_gradient_total(const do
 	return (struct batch_norm_gradient_sums){at[c], at[channels + c]};
 }
 
-/* The parts of each thread's sums, sums_at reals into its scratch. */
-static inline struct batch_norm_parts batch_norm_thread_parts(const real *scratch, size_t scratch_per_thread, size_t sums_at)
+/* The parts of each share's sums, sums_at reals into the scratch of the
+ * thread whose share it is. */
+static inline struct batch_norm_parts batch_norm_share_parts(const real *scratch, size_t scratch_per_thread, size_t sums_at)
 {
-	return (struct batch_norm_parts){(const double *)(scratch + sums_at), scratch_per_thread * sizeof(real) / sizeof(double), omp_get_num_threads()};
+	return (struct batch_norm_parts){(const double *)(scratch + sums_at), scratch_per_thread * sizeof(real) / sizeof(double), share_count()};
 }
 
 /* The end of BN's backward, called by every thread of a parallel region
@@ -417,34 +427,42 @@ struct batch_norm_masked {
 /* With relu, dout is the gradient of ReLU's output, ReLU applied to BN's:
  * the mask is computed again from x, as the forward pass did. With masked,
  * BN's output gradient is masked->gradient, written from dout first. The
- * images are shared among the threads, each summing its own in its
- * scratch (BATCH_NORM_SCRATCH reals), added in thread order. */
+ * images are taken by shares (share_claim), each summed in the scratch of
+ * the thread whose share it is (BATCH_NORM_SCRATCH reals), added in share
+ * order. */
 #define BATCH_NORM_SCRATCH(channels) (4 * (size_t)(channels)) /* 2 channels doubles, in reals of either precision */
 KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
 {
 	double started = profile_clock();
 	double totals[4 * channels];
+	int claims[share_count()];
+	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
-		/* the sums, first per thread over its images, in image order */
-		double *mine = (double *)(scratch + (size_t)omp_get_thread_num() * scratch_per_thread);
-		memset(mine, 0, sizeof(double) * 2 * channels);
-		#pragma omp for schedule(static)
-		for (int i = 0; i < n; i++)
-			for (int c = 0; c < channels; c++) {
-				size_t at = ((size_t)i * channels + c) * pixels;
-				const real *dy = dout + at;
-				if (masked) {
-					real *g = masked->gradient + at;
-					const real *y = masked->out + at;
-					for (int p = 0; p < pixels; p++)
-						g[p] = (masked->write == GRADIENT_ADD ? g[p] : 0) + (y[p] > 0 ? dy[p] : 0);
-					dy = g;
+		/* the sums, first per share over its images, in image order */
+		int share, looked = 0, first, last;
+		while ((share = share_claim(claims, &looked)) >= 0) {
+			double *part = (double *)(scratch + (size_t)share * scratch_per_thread);
+			memset(part, 0, sizeof(double) * 2 * channels);
+			thread_share_of(n, share, &first, &last);
+			for (int i = first; i < last; i++)
+				for (int c = 0; c < channels; c++) {
+					size_t at = ((size_t)i * channels + c) * pixels;
+					const real *dy = dout + at;
+					if (masked) {
+						real *g = masked->gradient + at;
+						const real *y = masked->out + at;
+						for (int p = 0; p < pixels; p++)
+							g[p] = (masked->write == GRADIENT_ADD ? g[p] : 0) + (y[p] > 0 ? dy[p] : 0);
+						dy = g;
+					}
+					batch_norm_sums(in + at, dy, saved[c], relu, saved[2 * channels + c], saved[3 * channels + c], pixels, &part[c],
+							&part[channels + c]);
 				}
-				batch_norm_sums(in + at, dy, saved[c], relu, saved[2 * channels + c], saved[3 * channels + c], pixels, &mine[c], &mine[channels + c]);
-			}
+		}
+		#pragma omp barrier
 		batch_norm_gradient_finish(din, dgamma, dbeta, masked ? masked->gradient : dout, in, gamma, saved, n, channels, pixels, relu, write, ranks,
-					   batch_norm_thread_parts(scratch, scratch_per_thread, 0), totals);
+					   batch_norm_share_parts(scratch, scratch_per_thread, 0), totals);
 	}
 	profile_add(PROFILE_ELEMENTWISE, started);
 }

@@ -45,37 +45,52 @@ enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
  * (docs/kernel-measurements.md (KERNEL_SHARED)). */
 #define KERNEL_SHARED static __attribute__((noinline))
 
-/* The calling thread's share of n images, [*first, *last): contiguous, the
- * first n % threads threads one more, as omp for schedule(static) shares
- * a loop out (a barrier after the loop over them stands for omp for's). */
-KERNEL_HELPER void thread_share_of(int n, int thread, int *first, int *last)
+/* How many shares a pass cuts its images into: the run's thread count
+ * (threads_setup sets kernel_shares), however many of its threads run the
+ * pass (threads_team: fewer while other work keeps cores busy); where it
+ * was never set (the kernel tests), the team's. Each sum over the images
+ * is summed per share, in image order, then over the shares in their
+ * order, so a thread count gives the same bits on any team. */
+extern int kernel_shares;
+
+KERNEL_HELPER int share_count(void)
 {
-	int threads = omp_get_num_threads();
-	int base = n / threads, extra = n % threads;
-	*first = thread * base + (thread < extra ? thread : extra);
-	*last = *first + base + (thread < extra);
+	return kernel_shares > 0 ? kernel_shares : omp_in_parallel() ? omp_get_num_threads() : omp_get_max_threads();
 }
 
+/* Share number share of n images, [*first, *last): contiguous, the first
+ * n % shares shares one more, as omp for schedule(static) shares a loop
+ * out among as many threads. */
+KERNEL_HELPER void thread_share_of(int n, int share, int *first, int *last)
+{
+	int shares = share_count();
+	int base = n / shares, extra = n % shares;
+	*first = share * base + (share < extra ? share : extra);
+	*last = *first + base + (share < extra);
+}
+
+/* The calling thread's own share: the one it takes first. */
 KERNEL_HELPER void thread_share(int n, int *first, int *last) { thread_share_of(n, omp_get_thread_num(), first, last); }
 
 /* Whether the calling thread is the first to claim the piece of work whose
  * flag is *flag (zero until claimed; shared by the threads). */
 KERNEL_HELPER bool claim_first(int *flag) { return __atomic_exchange_n(flag, 1, __ATOMIC_ACQ_REL) == 0; }
 
-/* The next of the threads' shares (thread_share_of) that no thread has
- * claimed, the calling thread's own first, then the others' in turn; -1
- * when none is left. shares: a zeroed int a thread, shared by them;
- * *looked: how many the calling thread has looked at, 0 at first. What a
- * share computes must not depend on which thread took it: a sum over its
- * images goes where the share's owner would have put it. So a thread that
- * the operating system set aside before it began its share holds no one
- * up: another takes the share whole. */
-KERNEL_HELPER int share_claim(int *shares, int *looked)
+/* The next of the shares (thread_share_of) that no thread has claimed,
+ * the calling thread's own first, then the others in turn; -1 when none
+ * is left. claims: a zeroed int a share (share_count), shared by the
+ * threads; *looked: how many the calling thread has looked at, 0 at
+ * first. What a share computes must not depend on which thread took it: a
+ * sum over its images goes where the share's owner would have put it. So
+ * a thread that the operating system set aside before it began its share
+ * holds no one up (another takes the share whole), and a team of fewer
+ * threads than shares takes them all. */
+KERNEL_HELPER int share_claim(int *claims, int *looked)
 {
-	int threads = omp_get_num_threads();
-	while (*looked < threads) {
-		int share = (omp_get_thread_num() + (*looked)++) % threads;
-		if (claim_first(&shares[share]))
+	int shares = share_count();
+	while (*looked < shares) {
+		int share = (omp_get_thread_num() + (*looked)++) % shares;
+		if (claim_first(&claims[share]))
 			return share;
 	}
 	return -1;

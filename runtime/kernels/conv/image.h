@@ -8,16 +8,15 @@
 
 #include "kernels/conv/choices.h"
 
+/* The claims of a pass over n images: an int an image (conv_claim), then
+ * one a share of the weight gradient (share_claim). */
+#define CONV_CLAIMS(n) ((n) + share_count())
+
 /* The forward pass's epilogue: shortcut, if not NULL, a tensor of the
  * output's shape added to the convolution's output; sums, if not
  * NULL, where each output image's batch_norm_image_sums go. And where the
  * threads claim the images (conv_claim): CONV_CLAIMS(n) ints, zero, shared
  * by them. */
-/* The claims of a pass over n images: an int an image (conv_claim), then
- * one a thread's share of the weight gradient (share_claim). Taken outside
- * the parallel region, whose team omp_get_max_threads() then gives. */
-#define CONV_CLAIMS(n) ((n) + omp_get_max_threads())
-
 struct conv_epilogue {
 	const real *shortcut;
 	double *sums;
@@ -191,11 +190,11 @@ KERNEL_HELPER struct conv_groups conv_groups_begin(int n, int group, bool own)
 /* The next group claimed, from *first, count images; false when none is left. */
 KERNEL_HELPER bool conv_next_group(struct conv_groups *g, int *claims, int *first, int *count)
 {
-	int threads = omp_get_num_threads();
+	int shares = share_count();
 	while (g->first < g->from || g->first >= g->to || !conv_claim(claims, g->first)) {
-		if (++g->other >= threads)
+		if (++g->other >= shares)
 			return false;
-		thread_share_of(g->n, (omp_get_thread_num() + g->other) % threads, &g->from, &g->to);
+		thread_share_of(g->n, (omp_get_thread_num() + g->other) % shares, &g->from, &g->to);
 		g->first = g->to > g->from ? g->from + (g->to - 1 - g->from) / g->group * g->group : g->from - 1;
 	}
 	*first = g->first;

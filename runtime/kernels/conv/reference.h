@@ -89,23 +89,24 @@ struct conv_strides {
 	int co, c, ky, kx;
 };
 
-/* dW (C_OUT, C_IN, K, K) += the threads' sums, added in thread order; each
- * thread's own sum sits at the start of its scratch, laid out by own. Sums
- * laid out as dW is (OIHW), or as a 1x1 convolution's transposed (C_IN,
- * C_OUT), are added a run of reals at a time, each thread's run after the
- * other's, which vectorises; element by element, with an index divided into
+/* dW (C_OUT, C_IN, K, K) += the shares' sums (share_count), added in share
+ * order; each share's own sum sits at the start of the scratch of the
+ * thread whose share it is, laid out by own. Sums laid out as dW is
+ * (OIHW), or as a 1x1 convolution's transposed (C_IN, C_OUT), are added a
+ * run of reals at a time, each share's run after the other's, which
+ * vectorises; element by element, with an index divided into
  * (co, c, ky, kx) for each, they took a measurable part of a deep network's
  * step (docs/kernel-measurements.md, conv_sum_weight_gradients). */
 enum { CONV_SUM_RUN = 256 };
 
-/* to[j] += the sum over threads of their own + from + j, j < count */
+/* to[j] += the sum over shares of their own + from + j, j < count */
 KERNEL_HELPER void conv_sum_run(real *to, const real *scratch, size_t scratch_per_thread, size_t from, int count)
 {
-	int threads = omp_get_num_threads();
+	int shares = share_count();
 	for (int first = 0; first < count; first += CONV_SUM_RUN) {
 		int run = count - first < CONV_SUM_RUN ? count - first : CONV_SUM_RUN;
 		real sum[CONV_SUM_RUN] = {0};
-		for (int t = 0; t < threads; t++) {
+		for (int t = 0; t < shares; t++) {
 			const real *part = scratch + (size_t)t * scratch_per_thread + from + first;
 			for (int j = 0; j < run; j++)
 				sum[j] += part[j];
@@ -117,7 +118,7 @@ KERNEL_HELPER void conv_sum_run(real *to, const real *scratch, size_t scratch_pe
 
 KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, struct conv_strides own)
 {
-	int threads = omp_get_num_threads(), patch = CONV_PATCH(s.c_in, s.k);
+	int shares = share_count(), patch = CONV_PATCH(s.c_in, s.k);
 	bool oihw = own.co == patch && own.c == s.k * s.k && (s.k == 1 || (own.ky == s.k && own.kx == 1)); /* a 1x1's ky, kx: any */
 	if (s.k == 1 && own.co == 1 && own.c == s.c_out) {
 		/* (C_IN, C_OUT): blocks of 16 x 16, read and written a line
@@ -129,7 +130,7 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 			for (int co0 = 0; co0 < s.c_out; co0 += SIDE) {
 				int columns = s.c_in - c0 < SIDE ? s.c_in - c0 : SIDE, rows = s.c_out - co0 < SIDE ? s.c_out - co0 : SIDE;
 				real sum[SIDE][SIDE] = {0}; /* [c][co] */
-				for (int t = 0; t < threads; t++)
+				for (int t = 0; t < shares; t++)
 					for (int j = 0; j < columns; j++) {
 						const real *part = scratch + (size_t)t * scratch_per_thread + (size_t)(c0 + j) * s.c_out + co0;
 						for (int i = 0; i < rows; i++)
@@ -153,7 +154,7 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 				for (int kx = 0; kx < s.k; kx++) {
 					size_t from = (size_t)co * own.co + (size_t)c * own.c + (size_t)ky * own.ky + (size_t)kx * own.kx;
 					real sum = 0;
-					for (int t = 0; t < threads; t++)
+					for (int t = 0; t < shares; t++)
 						sum += scratch[(size_t)t * scratch_per_thread + from];
 					to[(c * s.k + ky) * s.k + kx] += sum;
 				}

@@ -16,6 +16,7 @@
 #include "arena.h"
 #include "kernels.h"
 #include "net_api.h"
+#include "threads.h"
 
 _Static_assert(sizeof(real) == sizeof(float), "tiny-original was generated for f32; build it with the f32 runtime");
 
@@ -291,13 +292,15 @@ void net_explain(FILE *out, int n)
 	conv_explain(out, "stage3_unit01_shortcut_conv", conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, n, false);
 }
 
-/* The placement of the threads' cores is checked (at most every half
- * second) before each pass, for conv_streams_gradient: before forward
- * too, for train's backward pass, which runs group by group (groups[]). */
+/* Before each pass, the team that runs it is chosen (threads_team), and
+ * the placement of the threads' cores is checked (at most every half
+ * second), for conv_streams_gradient: before forward too, for train's
+ * backward pass, which runs group by group (groups[]). */
 void net_forward(struct net_state *s, int n)
 {
 	if (!net_chosen)
 		net_choose();
+	threads_team();
 	machine_check_placement();
 	stem_forward(s, n);
 	stage1_unit01_forward(s, n);
@@ -310,6 +313,7 @@ void net_backward(struct net_state *s, int n)
 {
 	if (!net_chosen)
 		net_choose();
+	threads_team();
 	machine_check_placement();
 	head_backward(s, n);
 	stage3_unit01_backward(s, n);
