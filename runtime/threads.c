@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gemm.h"
+#include "profile.h"
 
 void threads_wait_briefly(char **argv)
 {
@@ -42,7 +43,7 @@ int kernel_shares;
 static struct {
 	int threads, team, fixed;
 	long cores;
-	int looks[5], look_count;
+	int looks[THREADS_LOOKS], look_count;
 	double looked_at;
 	long passes, fewer;
 } team_state;
@@ -106,45 +107,55 @@ static int running_here(void)
 	return running > 0 ? running : 1;
 }
 
+/* Other processes' tasks running or ready to now; -1 if Linux does not say. */
+static int others_running(void)
+{
+	int all = running_now();
+	return all < 0 ? -1 : all - running_here();
+}
+
 static int by_value(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* The median of count looks (at least one), none below 0. */
+static int median_of(const int *looks, int count)
+{
+	int sorted[THREADS_LOOKS];
+	memcpy(sorted, looks, sizeof(int) * (size_t)count);
+	qsort(sorted, (size_t)count, sizeof sorted[0], by_value);
+	return sorted[count / 2] > 0 ? sorted[count / 2] : 0;
+}
 
 int threads_busy_elsewhere(void)
 {
-	enum { LOOKS = 5 };
-	int seen[LOOKS];
-	for (int i = 0; i < LOOKS; i++) {
-		int all = running_now();
-		if (all < 0)
+	int seen[THREADS_LOOKS];
+	for (int i = 0; i < THREADS_LOOKS; i++) {
+		if ((seen[i] = others_running()) < 0)
 			return -1;
-		seen[i] = all - running_here();
 		nanosleep(&(struct timespec){0, 4000000}, NULL);
 	}
-	qsort(seen, LOOKS, sizeof seen[0], by_value);
-	return seen[LOOKS / 2] > 0 ? seen[LOOKS / 2] : 0;
+	return median_of(seen, THREADS_LOOKS);
+}
+
+int threads_team_beside(int threads, int others)
+{
+	long free_cores = team_state.cores - others;
+	return others > 0 && free_cores > 0 && free_cores < threads ? (int)free_cores : threads;
 }
 
 void threads_team(void)
 {
-	struct timespec clock;
 	if (team_state.threads <= 1 || omp_in_parallel())
 		return;
-	int want = team_state.threads;
-	if (team_state.fixed) {
-		want = team_state.fixed;
-	} else {
-		clock_gettime(CLOCK_MONOTONIC, &clock);
-		double now = (double)clock.tv_sec + 1e-9 * (double)clock.tv_nsec;
+	int want = team_state.fixed;
+	if (!want) {
+		double now = profile_clock();
 		if (team_state.looked_at < 0 || now - team_state.looked_at >= THREADS_LOOK_SECONDS) {
-			int all = running_now();
+			int others = others_running();
 			team_state.looked_at = now;
-			team_state.looks[team_state.look_count++ % 5] = all < 0 ? 0 : all - running_here();
+			team_state.looks[team_state.look_count++ % THREADS_LOOKS] = others < 0 ? 0 : others;
 		}
-		int count = team_state.look_count < 5 ? team_state.look_count : 5, looks[5];
-		memcpy(looks, team_state.looks, sizeof looks);
-		qsort(looks, (size_t)count, sizeof looks[0], by_value);
-		long others = looks[count / 2];
-		if (others > 0 && others < team_state.cores && team_state.cores - others < want)
-			want = (int)(team_state.cores - others);
+		int count = team_state.look_count < THREADS_LOOKS ? team_state.look_count : THREADS_LOOKS;
+		want = threads_team_beside(team_state.threads, median_of(team_state.looks, count));
 	}
 	if (want != team_state.team) {
 		omp_set_num_threads(want);

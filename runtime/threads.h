@@ -32,8 +32,14 @@ int threads_setup(int threads);
 
 extern int kernel_shares;
 
-/* How often threads_team looks at what else runs, in seconds. */
+/* How often threads_team looks at what else runs, in seconds, and how
+ * many looks a median is taken of (threads_busy_elsewhere's too). */
 #define THREADS_LOOK_SECONDS 0.1
+enum { THREADS_LOOKS = 5 };
+
+/* The team of a run of threads beside others busy tasks: as many as the
+ * cores left free where others keep some but not all busy, else all. */
+int threads_team_beside(int threads, int others);
 
 /* Before a pass, outside any parallel region: how many of the run's
  * threads run it (the team). All of them, unless other processes keep

@@ -243,12 +243,12 @@ static void describe_run(const struct run_options *o, int threads)
 		snprintf(others, sizeof others, ", %d other task%s running at start", busy, busy == 1 ? "" : "s");
 	printf("machine: %s, %ld cores online%s; threads wait: %s; resgen %s; started %s\n", processor, cores, others,
 	       threads_wait(), resgen_version(), started);
-	/* the rule of threads_team, as it reads at start */
-	if (busy > 0 && busy < cores && threads > cores - busy)
+	int team = busy > 0 ? threads_team_beside(threads, busy) : threads;
+	if (team < threads)
 		printf("note: %d other task%s running at start: while some cores are busy, each pass runs on as many "
-		       "of the %d threads as there are free cores (%ld now), with the same result "
+		       "of the %d threads as there are free cores (%d now), with the same result "
 		       "(docs/shared-machine.md)\n",
-		       busy, busy == 1 ? " was" : "s were", threads, cores - busy);
+		       busy, busy == 1 ? " was" : "s were", threads, team);
 	printf("recipe: ");
 	recipe_describe(stdout, r, o->iterations);
 	char set[1024];
