@@ -146,14 +146,13 @@ void threads_team(void)
 {
 	if (team_state.threads <= 1 || omp_in_parallel())
 		return;
-	int want = team_state.fixed;
-	if (!want) {
-		double now = profile_clock();
-		if (team_state.looked_at < 0 || now - team_state.looked_at >= THREADS_LOOK_SECONDS) {
-			int others = others_running();
-			team_state.looked_at = now;
-			team_state.looks[team_state.look_count++ % THREADS_LOOKS] = others < 0 ? 0 : others;
-		}
+	int want = team_state.fixed ? team_state.fixed : team_state.team;
+	double now = team_state.fixed ? 0 : profile_clock();
+	if (!team_state.fixed && (team_state.looked_at < 0 || now - team_state.looked_at >= THREADS_LOOK_SECONDS)) {
+		/* a new look, so a new median; between looks the team stays */
+		int others = others_running();
+		team_state.looked_at = now;
+		team_state.looks[team_state.look_count++ % THREADS_LOOKS] = others < 0 ? 0 : others;
 		int count = team_state.look_count < THREADS_LOOKS ? team_state.look_count : THREADS_LOOKS;
 		want = threads_team_beside(team_state.threads, median_of(team_state.looks, count));
 	}

@@ -243,7 +243,7 @@ static void describe_run(const struct run_options *o, int threads)
 		snprintf(others, sizeof others, ", %d other task%s running at start", busy, busy == 1 ? "" : "s");
 	printf("machine: %s, %ld cores online%s; threads wait: %s; resgen %s; started %s\n", processor, cores, others,
 	       threads_wait(), resgen_version(), started);
-	int team = busy > 0 ? threads_team_beside(threads, busy) : threads;
+	int team = threads_team_beside(threads, busy);
 	if (team < threads)
 		printf("note: %d other task%s running at start: while some cores are busy, each pass runs on as many "
 		       "of the %d threads as there are free cores (%d now), with the same result "
