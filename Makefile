@@ -19,7 +19,7 @@
 #   make golden           refresh the golden copies of emitted code on purpose
 #   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
 #   make deps             install the Debian packages the project needs
-#   make fuzz             fuzz the spec and study readers (FUZZ_SECONDS=600 in all)
+#   make fuzz             fuzz the spec, study and weights readers (FUZZ_SECONDS=600 in all)
 #   make ... V=1          show the commands, not one short line per file
 
 BUILD ?= build
@@ -128,6 +128,17 @@ $(foreach v,A B S,$(if $(call given,$(v)),$(if $(call name_ok,$($(v))),,$(call b
 $(foreach v,BENCH BENCH_SCALING BENCH_MPI BENCH_SHARED,$(if $(call given,$(v)),$(foreach n,$($(v)),$(if \
 	$(call name_ok,$(n)),,$(call bad_name,$(v),$($(v)))))))
 $(foreach v,STUDY RESULTS DUMPS,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
+# Numbers (BENCH_ROUNDS, BENCH_LOOPS, ...) are whole numbers in plain
+# decimal; BENCH_PYTORCH_LAYOUT is one of its two layouts; BUILD and
+# RESGEN_VERSION follow the paths' rule.
+number_ok = $(and $(1),$(if $(call left_over,$(1),$(digit_chars)),,ok),$(if $(filter 0%,$(1)),,ok))
+bad_number = $(error $(1)='$(2)' is not what resgen accepts: use whole numbers from 1 in plain decimal, such as $(3))
+$(foreach v,BENCH_ROUNDS BENCH_LOOPS BENCH_MPI_STEPS FUZZ_SECONDS JOBS $(filter BENCH_BATCH_% BENCH_STEPS_%,$(.VARIABLES)),$(if \
+	$(call given,$(v)),$(if $(strip $($(v))),,$(call bad_number,$(v),,2))$(foreach n,$($(v)),$(if \
+	$(call number_ok,$(n)),,$(call bad_number,$(v),$($(v)),2)))))
+$(if $(call given,BENCH_PYTORCH_LAYOUT),$(if $(filter-out channels-last nchw,$(subst $(space),@,$(BENCH_PYTORCH_LAYOUT))),$(error \
+	BENCH_PYTORCH_LAYOUT='$(BENCH_PYTORCH_LAYOUT)' is not a layout resgen's bench knows: use channels-last or nchw)))
+$(foreach v,BUILD RESGEN_VERSION,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
 # The plots' paths, where given or where a plot is made; GRADFLOW is a list.
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
@@ -305,22 +316,32 @@ diff:
 # ---- plots: make plot LOG=FILE.csv, make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME,
 # make plot-confusion CONFUSION=FILE.csv
 
-# Paths reach gnuplot as arguments (gnuplot -c), never as code.
+# Paths reach gnuplot as arguments (gnuplot -c), never as code. A picture
+# never replaces an input: an input that is one of the pictures' files
+# (compared as files, so a link counts) is refused, and so is a confusion
+# matrix larger than any network's (1000 classes).
+refuse_overwrite = for f in $(1); do for picture in '$(2).png' '$(2).svg'; do [ ! "$$f" -ef "$$picture" ] || \
+	{ echo "$$f: the picture would be written over it, as $$picture; give the input a name ending in .csv" >&2; exit 2; }; done; done
 plot:
 	@[ -n "$(LOG)" ] || { echo "usage: make plot LOG=FILE.csv (a train --log): writes FILE.png and FILE.svg"; exit 2; }
 	@[ -f '$(LOG)' ] || { echo "$(LOG): no such log"; exit 2; }
+	@$(call refuse_overwrite,'$(LOG)',$(basename $(LOG)))
 	@gnuplot -c tools/plot-log.gp '$(LOG)' '$(basename $(LOG))'
 	@echo "wrote $(basename $(LOG)).png and $(basename $(LOG)).svg"
 
 plot-gradflow:
 	@[ -n "$(GRADFLOW)" ] && [ -n "$(OUT)" ] || { echo "usage: make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME (gradflow --csv files): writes NAME.png and NAME.svg"; exit 2; }
 	@for f in $(GRADFLOW); do [ -f "$$f" ] || { echo "$$f: no such gradflow CSV"; exit 2; }; done
+	@$(call refuse_overwrite,$(GRADFLOW),$(OUT))
 	@gnuplot -c tools/plot-gradflow.gp '$(OUT)' '$(strip $(GRADFLOW))'
 	@echo "wrote $(OUT).png and $(OUT).svg"
 
 plot-confusion:
 	@[ -n "$(CONFUSION)" ] || { echo "usage: make plot-confusion CONFUSION=FILE.csv (an evaluate --confusion): writes FILE.png and FILE.svg"; exit 2; }
 	@[ -f '$(CONFUSION)' ] || { echo "$(CONFUSION): no such confusion matrix"; exit 2; }
+	@$(call refuse_overwrite,'$(CONFUSION)',$(basename $(CONFUSION)))
+	@[ "$$(stat -c %s '$(CONFUSION)')" -le 16000000 ] && head -n 1002 '$(CONFUSION)' | awk -F, 'NR > 1001 || NF > 1001 { exit 1 }' || \
+		{ echo "$(CONFUSION): larger than a confusion matrix of 1000 classes, the most a network has (1001 rows of 1001 fields, 16 MB)" >&2; exit 2; }
 	@gnuplot -c tools/plot-confusion.gp '$(CONFUSION)' '$(basename $(CONFUSION))'
 	@echo "wrote $(basename $(CONFUSION)).png and $(basename $(CONFUSION)).svg"
 
@@ -408,9 +429,11 @@ $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 # ---- fuzzing ------------------------------------------------------------------
 # Under libFuzzer with ASan + UBSan, each from a corpus of the shipped
 # files: the spec loader, graph and plan (stages 1 to 3), and the study
-# reader with the plan and variant specs that make and run-study read.
-# FUZZ_SECONDS is the whole run's, split between the two; make test gives
-# it 60 seconds.
+# reader with the plan and variant specs that make and run-study read;
+# then resgen_torch.py's weights reader against the binaries' (seeded by
+# tiny-f64's initial weights; tests/fuzz/fuzz_weights.py). FUZZ_SECONDS
+# is the whole run's, split between the three; make test gives it 60
+# seconds.
 
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := spec study
@@ -427,13 +450,18 @@ $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(foreach d,$(GENERATO
 FUZZ_SEEDS_spec := specs/*.yaml specs/paper/*.yaml tests/specs/*.yaml tests/specs/grad/*.yaml tests/golden/*.yaml
 FUZZ_SEEDS_study := specs/studies/*.yaml tests/studies/*.yaml
 
-fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
+$(BUILD)/fuzz/tensor-check: tests/fuzz/tensor_check.c $(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $^ $(LDFLAGS_ALL) -lz -lm
+
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%) $(BUILD)/fuzz/tensor-check $(BUILD)/tests/bin/tiny-f64
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD)/fuzz/$$t/corpus $(BUILD)/fuzz/$$t/seeds || exit 1; \
 	done
 	@cp $(FUZZ_SEEDS_spec) $(BUILD)/fuzz/spec/seeds/
 	@cp $(FUZZ_SEEDS_study) $(BUILD)/fuzz/study/seeds/
-	@seconds=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS)) )); \
+	@seconds=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS) weights) )); \
 	for t in $(FUZZ_TARGETS); do \
 	  echo "fuzzing the $$t reader for $$seconds s (log: $(BUILD)/fuzz/$$t/log)"; \
 	  $(BUILD)/fuzz/fuzz-$$t -max_total_time=$$seconds -dict=tests/fuzz/$$t.dict \
@@ -442,7 +470,12 @@ fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
 		> $(BUILD)/fuzz/$$t/log 2>&1 || { tail -40 $(BUILD)/fuzz/$$t/log; exit 1; }; \
 	  grep -E "^#[0-9]+[[:space:]]+DONE" $(BUILD)/fuzz/$$t/log | tail -1 | \
 		sed -E "s/^#([0-9]+).*cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/fuzz $$t: \1 inputs, coverage \2 edges, \3 features, corpus \4 inputs: no crash, leak or undefined behaviour/"; \
-	done
+	done; \
+	mkdir -p $(BUILD)/fuzz/weights && \
+	$(BUILD)/tests/bin/tiny-f64 init --save-weights $(BUILD)/fuzz/weights/seed > /dev/null && \
+	echo "fuzzing resgen_torch.py's weights reader for $$seconds s" && \
+	/usr/bin/python3 tests/fuzz/fuzz_weights.py $$seconds $(BUILD)/fuzz/tensor-check $(BUILD)/fuzz/weights \
+		$(BUILD)/fuzz/weights/seed
 
 include tests/tests.mk
 

@@ -4,6 +4,7 @@
 #include "evaluate.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +26,14 @@ int predicted_class(const real *logits)
 	return best;
 }
 
-/* How many classes score strictly higher than the label. */
+/* How many other classes score at least as high as the label: a tie
+ * counts against it, and so does a NaN on either side, so a constant
+ * classifier is never in its own top 5. */
 static int classes_above(const real *logits, int label)
 {
 	int above = 0;
 	for (int j = 0; j < net_info.classes; j++)
-		above += logits[j] > logits[label];
+		above += j != label && !(logits[j] < logits[label]);
 	return above;
 }
 
@@ -126,6 +129,14 @@ int evaluate_run(const struct run_options *o)
 	fflush(stdout);
 	evaluate_split(&s, split, &e);
 	double n = (double)e.images;
+	if (!isfinite(e.loss_sum)) {
+		error_line("%s: the loss on these weights is %g: the network's outputs are not finite numbers, so "
+			   "no error can be measured; were these weights from a run that diverged?\n",
+			   net_info.name, e.loss_sum / n);
+		free(e.confusion);
+		session_free(&s);
+		return 3;
+	}
 	printf("error %.2f%% (%ld of %ld)", 100.0 * (double)e.errors / n, e.errors, e.images);
 	if (classes > 5)
 		printf(", top-5 error %.2f%% (%ld)", 100.0 * (double)e.top5_errors / n, e.top5_errors);

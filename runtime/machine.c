@@ -230,6 +230,7 @@ int machine_override_parse(const char *text, struct choice_override *override, c
 						       &override->swap, &override->stream};
 	for (int i = 0; i < MACHINE_OVERRIDE_NAMES; i++)
 		*choice[i] = -1;
+	unsigned given = 0;
 	for (const char *at = text; at && *at;) {
 		size_t length = strcspn(at, ",");
 		const char *equals = memchr(at, '=', length);
@@ -255,6 +256,12 @@ int machine_override_parse(const char *text, struct choice_override *override, c
 				 (int)(at - text) + 1, (int)(length < 40 ? length : 40), at, names);
 			return -1;
 		}
+		if (given & (1u << name)) {
+			snprintf(why, why_size, "RESGEN_CHOICES, character %d: '%s' is given twice; give each choice once",
+				 (int)(at - text) + 1, machine_override_names[name]);
+			return -1;
+		}
+		given |= 1u << name;
 		*choice[name] = (signed char)value;
 		at += length + (at[length] == ',');
 	}

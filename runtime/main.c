@@ -384,7 +384,7 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	*command = chosen;
 	if ((*command & (INIT | GRADFLOW | EXPLAIN | EVALUATE)) && ranks_count() > 1)
 		return bad(program, name, "runs in one process; run it without mpirun (train and step split across ranks)");
-	char why[256];
+	char why[512];
 	if (*command != INIT && machine_override_error(why, sizeof why) != 0) {
 		if (ranks_rank() == 0)
 			error_line("%s: %s\n", net_info.name, why);
@@ -406,6 +406,11 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	int status = parse_options(program, *command, argc, argv, o);
 	if (status != 0)
 		return status;
+	if (*command != INIT && threads_environment_error(o->threads, why, sizeof why) != 0) {
+		if (ranks_rank() == 0)
+			error_line("%s: %s\n", net_info.name, why);
+		return 2;
+	}
 	if (*command == STEP && !o->dump_path)
 		return bad(program, "step", "needs --dump FILE");
 	if (*command == INIT && !o->save_weights)
@@ -474,7 +479,6 @@ static int agree_on_command(enum command command, const struct run_options *o)
 
 int main(int argc, char **argv)
 {
-	threads_wait_briefly(argv);
 	ranks_start(&argc, &argv);
 	enum command command = HELP;
 	struct run_options o = {0};

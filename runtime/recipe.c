@@ -75,7 +75,8 @@ static int read_real(const struct key *k, const char *text, const char *assignme
 	char *end;
 	errno = 0;
 	double value = strtod(text, &end);
-	if (!plain_number(text, true) || *end != '\0' || errno == ERANGE || !isfinite(value))
+	/* as the spec reader (check.c): past double's range is out of range */
+	if (!plain_number(text, true) || *end != '\0')
 		return fail(error, size, assignment, column,
 			    "'%s' must be a number, not '%s'; write it in plain decimal, such as 0.1 or 1e-4 (no "
 			    "quotes, hex, .inf or .nan)",
@@ -93,14 +94,14 @@ static int read_integer(const struct key *k, const char *text, const char *assig
 	char *end;
 	errno = 0;
 	long value = strtol(text, &end, 10);
-	if (!plain_number(text, false) || *end != '\0' || errno == ERANGE)
+	if (!plain_number(text, false) || *end != '\0')
 		return fail(error, size, assignment, column,
 			    "'%s' must be an integer, not '%s'; write it in plain decimal, such as 110 (no quotes, "
 			    "leading zeros or hex)",
 			    k->name, text);
-	if (value < k->min || value > k->max)
-		return fail(error, size, assignment, column, "'%s' is %ld, out of range; it must be from %.0f to %.0f",
-			    k->name, value, k->min, k->max);
+	if (errno == ERANGE || value < k->min || value > k->max)
+		return fail(error, size, assignment, column, "'%s' is %s, out of range; it must be from %.0f to %.0f",
+			    k->name, text, k->min, k->max);
 	*out = value;
 	return 0;
 }
@@ -201,6 +202,12 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 	long whole;
 	switch (k->kind) {
 	case OPTION:
+		/* the option's own range is checked where the option is read */
+		if (!plain_number(text, false))
+			return fail(error, size, assignment, column,
+				    "'%s' must be an integer, not '%s'; write it in plain decimal, such as 110 (no quotes, "
+				    "leading zeros or hex)",
+				    k->name, text);
 		*option = k->option;
 		*value = text;
 		*set |= 1u << i;
@@ -404,8 +411,11 @@ int recipe_unpack(struct net_defaults *r, const double *v)
 	bool ok = v[0] > 0 && v[0] <= 10 && whole_in(v[1], 0, LR_SCHEDULE_COUNT - 1) && v[2] > 0 && v[2] <= 10 &&
 		  whole_in(v[3], 0, 1e9) && whole_in(v[4], 0, 16) && whole_in(v[5], 0, 1) && v[6] > 0 && v[6] <= 1 &&
 		  v[7] >= 0 && v[7] <= 0.999 && v[8] >= 0 && v[8] <= 1 && whole_in(v[9], 0, 16) && whole_in(v[10], 0, 1);
+	/* steps as the spec takes them: fractions in (0, 1), or whole
+	 * iterations from 1; increasing */
 	for (int i = 0; ok && i < (int)v[4]; i++)
-		ok = isfinite(v[12 + i]) && v[12 + i] > 0 && v[12 + i] <= 1e9;
+		ok = isfinite(v[12 + i]) && (v[5] ? v[12 + i] > 0 && v[12 + i] < 1 : whole_in(v[12 + i], 1, 1e9)) &&
+		     (i == 0 || v[12 + i] > v[12 + i - 1]);
 	if (!ok)
 		return -1;
 	r->lr_base = v[0];

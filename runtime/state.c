@@ -2,6 +2,7 @@
 #include "state.h"
 
 #include <float.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,18 @@ int state_save_weights(const struct net_state *s, const char *path, char *error,
 	return status;
 }
 
+const struct net_param *state_non_finite_param(const struct net_state *s)
+{
+	for (int i = 0; i < net_info.param_tensor_count; i++) {
+		const struct net_param *p = &net_info.params[i];
+		const real *values = (p->trained ? s->params : s->buffers) + p->offset;
+		for (long j = 0; j < p->count; j++)
+			if (!isfinite(values[j]))
+				return p;
+	}
+	return NULL;
+}
+
 /* Why a weights file's value cannot be loaded, or NULL: it must be a finite
  * number that stays finite in this build's real. */
 const char *state_unloadable(double value)
@@ -165,6 +178,14 @@ const char *state_unloadable(double value)
 	if (fabs(value) > (sizeof(real) == sizeof(float) ? FLT_MAX : DBL_MAX))
 		return "is too large for " REAL_NAME;
 	return NULL;
+}
+
+/* Whether p is a BN's running variance, whose values cannot be negative. */
+static bool is_variance(const struct net_param *p)
+{
+	static const char suffix[] = "_running_var";
+	size_t length = strlen(p->name);
+	return !p->trained && length >= sizeof suffix - 1 && strcmp(p->name + length - (sizeof suffix - 1), suffix) == 0;
 }
 
 int state_load_weights(struct net_state *s, const char *path, char *error, size_t size)
@@ -199,6 +220,11 @@ int state_load_weights(struct net_state *s, const char *path, char *error, size_
 				snprintf(error, size,
 					 "%s: tensor %s value %ld %s; weights must be finite numbers", path,
 					 e->name, j, why);
+				status = -1;
+			} else if (e->values[j] < 0 && is_variance(p)) {
+				snprintf(error, size,
+					 "%s: tensor %s value %ld is %g; a running variance is never negative", path,
+					 e->name, j, e->values[j]);
 				status = -1;
 			}
 		}

@@ -22,6 +22,11 @@ real *state_input(const struct net_state *s, int n);
 real *state_logits(const struct net_state *s, int n);
 real *state_input_gradient(const struct net_state *s, int n);
 
+/* The first trained parameter or running statistic that is not a finite
+ * number, or NULL. A NaN can hide from the loss (ReLU maps it to 0), so
+ * the weights themselves are checked. */
+const struct net_param *state_non_finite_param(const struct net_state *s);
+
 /* Why a stored value cannot be loaded into this build's real (it is NaN,
  * infinite or too large), or NULL. */
 const char *state_unloadable(double value);

@@ -1,5 +1,6 @@
 /* step and init: a training step dumped for comparing builds, and the
  * seeded initial weights exported. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,6 +9,7 @@
 #include "ranks.h"
 #include "recipe.h"
 #include "session.h"
+#include "state.h"
 #include "tensor_file.h"
 #include "train.h"
 
@@ -96,11 +98,32 @@ int step_run(const struct run_options *o)
 								  p->count);
 			}
 		}
-		net_sgd(&s.state, (real)recipe_rate(r, step, o->iterations), (real)r->momentum, (real)r->weight_decay);
+		double lr = recipe_rate(r, step, o->iterations);
+		if (ranks_max(!isfinite(s.state.loss))) {
+			if (s.rank == 0)
+				error_line("%s: the loss became non-finite at step %d (lr %g); training diverged, try a "
+					   "smaller learning rate; no dump written\n",
+					   net_info.name, step + 1, lr);
+			status = 3;
+			break;
+		}
+		net_sgd(&s.state, (real)lr, (real)r->momentum, (real)r->weight_decay);
 		average_running_statistics(&s);
+		const struct net_param *broken = state_non_finite_param(&s.state);
+		if (ranks_max(broken != NULL)) {
+			if (s.rank == 0)
+				error_line("%s: %s %s became non-finite at step %d (lr %g); training diverged, try a "
+					   "smaller learning rate; no dump written\n",
+					   net_info.name, !broken ? "a parameter" : broken->trained ? "parameter" : "running statistic",
+					   broken ? broken->name : "on another rank", step + 1, lr);
+			status = 3;
+			break;
+		}
 		failed = ranks_max(failed);
 	}
-	if (!failed && alone) {
+	if (status != 0)
+		failed = 0; /* diverged: nothing is written */
+	else if (!failed && alone) {
 		/* The first batch again, in evaluation (BN by its running
 		 * statistics, dropout scaling): the path test errors come from. */
 		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, NULL, state_input(&s.state, n), labels);
@@ -111,7 +134,7 @@ int step_run(const struct run_options *o)
 		failed |= tensor_file_add_double(&dump, "eval/loss", &s.state.loss, 1);
 		failed |= tensor_file_add(&dump, "eval/logits", state_logits(&s.state, n), (long)n * net_info.classes);
 	}
-	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
+	for (int i = 0; status == 0 && !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];
 		char name[300];
 		snprintf(name, sizeof name, "after/%s", p->name);
@@ -123,7 +146,7 @@ int step_run(const struct run_options *o)
 	if (failed) {
 		error_line("%s: out of memory\n", net_info.name);
 		status = 1;
-	} else if (s.rank == 0 &&
+	} else if (status == 0 && s.rank == 0 &&
 		   (tensor_file_save(&dump, o->dump_path, message, sizeof message) != 0 ||
 		    (o->save_weights && state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0))) {
 		error_line("%s: %s\n", net_info.name, message);

@@ -9,30 +9,79 @@
 #include <unistd.h>
 
 #include "gemm.h"
+#include "printable.h"
 #include "profile.h"
 
-void threads_wait_briefly(char **argv)
+/* libgomp reads its wait (GOMP_SPINCOUNT, OMP_WAIT_POLICY) once, in its
+ * constructor, before any of the binary's own code runs but one: the
+ * executable's preinit array, which glibc calls before every library's
+ * constructor. glibc's own constructor then points the environment back
+ * at the array the kernel laid out, so a setenv there is lost; what
+ * reaches libgomp is that array's entries. So the preinit function lends
+ * one entry's slot to GOMP_SPINCOUNT, and the binary's first constructor,
+ * after every library's, gives it back and sets GOMP_SPINCOUNT as usual.
+ * The entry lent is one no library of the binary reads as it loads. */
+
+static const char *user_wait_name, *user_wait_value; /* the user's, or NULL */
+static char **lent_slot, *lent_entry;                 /* the slot lent and its entry */
+static char spin_entry[] = "GOMP_SPINCOUNT=" THREADS_SPIN_COUNT;
+
+/* Whether entry (NAME=VALUE) names a variable the binary's libraries may
+ * read in their constructors: OpenMP's, BLIS's, Open MPI's, the C
+ * library's and the loader's. */
+static int read_while_loading(const char *entry)
 {
-	if (getenv("GOMP_SPINCOUNT") || getenv("OMP_WAIT_POLICY"))
+	static const char *const prefixes[] = {"OMP_", "GOMP_", "KMP_",	 "BLIS_", "OMPI_", "OPAL_", "PMIX_",
+					       "HWLOC_", "LD_", "GLIBC_", "MALLOC_", "LANG", "LC_", "TZ"};
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(entry, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static void wait_briefly_before_libgomp(int argc, char **argv, char **envp)
+{
+	(void)argc;
+	(void)argv;
+	static const char *const names[] = {"GOMP_SPINCOUNT=", "OMP_WAIT_POLICY="};
+	for (char **entry = envp; *entry; entry++) {
+		for (int i = 0; i < 2; i++)
+			if (!user_wait_name && strncmp(*entry, names[i], strlen(names[i])) == 0) {
+				user_wait_name = names[i];
+				user_wait_value = *entry + strlen(names[i]);
+			}
+		if (!read_while_loading(*entry))
+			lent_slot = entry; /* the last such */
+	}
+	if (user_wait_name || !lent_slot) {
+		lent_slot = NULL;
 		return;
-	if (setenv("GOMP_SPINCOUNT", THREADS_SPIN_COUNT, 1) != 0)
+	}
+	lent_entry = *lent_slot;
+	*lent_slot = spin_entry;
+}
+
+__attribute__((section(".preinit_array"), used)) static void (*const wait_briefly)(int, char **, char **) =
+	wait_briefly_before_libgomp;
+
+/* The first of the binary's constructors: every library's have run. */
+__attribute__((constructor(101))) static void give_back_the_slot(void)
+{
+	if (!lent_slot)
 		return;
-	execv("/proc/self/exe", argv);
-	unsetenv("GOMP_SPINCOUNT");
+	*lent_slot = lent_entry;
+	setenv("GOMP_SPINCOUNT", THREADS_SPIN_COUNT, 1);
 }
 
 const char *threads_wait(void)
 {
-	static char text[96];
-	const char *spin = getenv("GOMP_SPINCOUNT"), *policy = getenv("OMP_WAIT_POLICY");
-	if (spin && strcmp(spin, THREADS_SPIN_COUNT) == 0 && !policy)
-		return "spin " THREADS_SPIN_COUNT ", then sleep";
-	if (spin)
-		snprintf(text, sizeof text, "GOMP_SPINCOUNT=%.40s", spin);
-	else if (policy)
-		snprintf(text, sizeof text, "OMP_WAIT_POLICY=%.40s", policy);
-	else
-		return "libgomp's own (spin about 300000, then sleep)";
+	static char text[200];
+	if (!user_wait_name)
+		return lent_entry ? "spin " THREADS_SPIN_COUNT ", then sleep"
+				  : "libgomp's own (spin about 300000, then sleep): no variable of the environment could lend its place";
+	char shown[4 * 40 + 1];
+	printable_text(shown, sizeof shown, user_wait_value);
+	snprintf(text, sizeof text, "%s%s", user_wait_name, shown);
 	return text;
 }
 
@@ -48,25 +97,67 @@ static struct {
 	long passes, fewer;
 } team_state;
 
+enum { THREADS_MAX = 1024 }; /* as --threads: runtime/main.c */
+
+/* text as a whole number from 1 to max, in plain decimal; 0 if it is not. */
+static long whole_from_one(const char *text, long max)
+{
+	long value = 0;
+	for (const char *at = text; *at; at++) {
+		if (*at < '0' || *at > '9' || (at == text && *at == '0') || value > max)
+			return 0;
+		value = 10 * value + (*at - '0');
+	}
+	return value <= max ? value : 0;
+}
+
+/* The thread count a run of --threads threads (0: not given) gets. */
+static int thread_count(int threads)
+{
+	return threads > 0 ? threads : omp_get_max_threads();
+}
+
+int threads_environment_error(int threads, char *why, size_t size)
+{
+	char shown[4 * 64 + 1];
+	const char *count = getenv("OMP_NUM_THREADS"), *team = getenv("RESGEN_TEAM");
+	if (threads <= 0 && count && !whole_from_one(count, THREADS_MAX)) {
+		printable_text(shown, sizeof shown, count);
+		snprintf(why, size,
+			 "OMP_NUM_THREADS is '%.64s'; it must be a whole number from 1 to %d, or unset for every core "
+			 "(--threads T sets the count too)",
+			 shown, THREADS_MAX);
+		return -1;
+	}
+	if (team && !whole_from_one(team, thread_count(threads))) {
+		printable_text(shown, sizeof shown, team);
+		snprintf(why, size,
+			 "RESGEN_TEAM is '%.64s'; it must be a whole number from 1 to the run's %d thread%s, or unset "
+			 "(each pass then runs on the free cores)",
+			 shown, thread_count(threads), thread_count(threads) == 1 ? "" : "s");
+		return -1;
+	}
+	return 0;
+}
+
 int threads_setup(int threads)
 {
-	if (threads <= 0)
-		threads = omp_get_max_threads();
+	threads = thread_count(threads);
 	omp_set_num_threads(threads);
 	omp_set_max_active_levels(1);
 	omp_set_dynamic(0);
 	gemm_set_threads(1);
 	kernel_shares = threads;
 	const char *fixed = getenv("RESGEN_TEAM");
-	char *end = NULL;
-	long team = fixed ? strtol(fixed, &end, 10) : 0;
 	team_state.threads = team_state.team = threads;
-	team_state.fixed = end && end != fixed && *end == 0 && team >= 1 && team <= threads ? (int)team : 0;
+	team_state.fixed = fixed ? (int)whole_from_one(fixed, threads) : 0;
 	team_state.cores = sysconf(_SC_NPROCESSORS_ONLN);
 	team_state.look_count = 0;
 	team_state.looked_at = -1;
 	return threads;
 }
+
+int threads_team_fixed(void) { return team_state.fixed; }
 
 /* procs_running of /proc/stat: the tasks running or ready to, this
  * process's included; -1 if unreadable. */

@@ -5,6 +5,8 @@
 #ifndef RESGEN_THREADS_H
 #define RESGEN_THREADS_H
 
+#include <stddef.h>
+
 /* How long a thread that waits for the others (at a barrier, or between
  * parallel regions) spins before it sleeps, in libgomp's pauses: tens of
  * microseconds, against libgomp's 300000 (milliseconds). On a shared
@@ -13,16 +15,21 @@
  * thread could run on (docs/shared-machine.md). */
 #define THREADS_SPIN_COUNT "1000"
 
-/* Called first in main, with main's argv. libgomp reads its wait once,
- * as it loads, from GOMP_SPINCOUNT or OMP_WAIT_POLICY: unless the user
- * set either, this sets GOMP_SPINCOUNT to THREADS_SPIN_COUNT and starts
- * the program again (execv of /proc/self/exe, the same arguments); where
- * that fails, the run goes on with libgomp's wait. */
-void threads_wait_briefly(char **argv);
+/* Before any library's constructor runs (the binary's preinit array),
+ * unless the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY, GOMP_SPINCOUNT is
+ * set to THREADS_SPIN_COUNT, which libgomp then reads as it loads. Nothing
+ * is executed again: the binary runs the same under ld.so, valgrind or a
+ * launcher, and keeps its name. */
 
 /* The wait in force, for a run's first lines: "spin 1000, then sleep"
- * or what the user's variable says. */
+ * or the user's variable, printable (\xNN for what is not). */
 const char *threads_wait(void);
+
+/* Whether OMP_NUM_THREADS (read where --threads is not given: threads <=
+ * 0) and RESGEN_TEAM hold what a run can use: a whole number from 1 to
+ * 1024, and from 1 to the run's thread count. -1 with why, a line naming
+ * the variable, its value and what would be right; 0 if both are fine. */
+int threads_environment_error(int threads, char *why, size_t size);
 
 /* threads <= 0: OMP_NUM_THREADS if set, else every core. Returns the
  * count, which is also the number of shares every pass cuts its images
@@ -50,6 +57,9 @@ int threads_team_beside(int threads, int others);
  * the thread count) fixes the team at K, for tests and experiments. The
  * result is the same bits on any team (kernel_shares). */
 void threads_team(void);
+
+/* RESGEN_TEAM's team, or 0 where it is unset. */
+int threads_team_fixed(void);
 
 /* How many passes threads_team gave fewer threads than the run's, of all. */
 void threads_team_counts(long *fewer, long *all);

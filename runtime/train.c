@@ -107,21 +107,6 @@ static int log_close(FILE *log, const char *path)
 	return status;
 }
 
-/* The first trained parameter or running statistic that is not a finite
- * number, or NULL. A NaN can hide from the loss (ReLU maps it to 0), so
- * the weights themselves are checked. */
-static const struct net_param *non_finite_param(const struct net_state *s)
-{
-	for (int i = 0; i < net_info.param_tensor_count; i++) {
-		const struct net_param *p = &net_info.params[i];
-		const real *values = (p->trained ? s->params : s->buffers) + p->offset;
-		for (long j = 0; j < p->count; j++)
-			if (!isfinite(values[j]))
-				return p;
-	}
-	return NULL;
-}
-
 /* Points where the tests act on a run (train.h): nothing here. The test
  * builds link tests/hooks.c, whose definitions replace these. */
 __attribute__((weak)) void train_hook_stepped(struct net_state *state, long iteration)
@@ -488,7 +473,7 @@ agreed:
 					images_per_second);
 				status = log_check(log, o->log_path);
 			}
-			const struct net_param *broken = non_finite_param(&s.state);
+			const struct net_param *broken = state_non_finite_param(&s.state);
 			if (status == 0 && broken) {
 				error_line(
 					"%s: %s %s became non-finite by iteration %ld (lr %g); training "
@@ -546,7 +531,10 @@ agreed:
 		       1e3 * data_seconds / (double)(o->iterations - first), 100 * data_seconds / step_seconds);
 	long fewer, passes;
 	threads_team_counts(&fewer, &passes);
-	if (fewer > 0)
+	if (fewer > 0 && threads_team_fixed())
+		printf("threads: %ld of %ld passes ran on %d of the %d threads, as RESGEN_TEAM=%d fixed\n", fewer, passes,
+		       threads_team_fixed(), s.threads, threads_team_fixed());
+	else if (fewer > 0)
 		printf("threads: %ld of %ld passes ran on fewer than %d threads, while other work kept cores busy\n", fewer, passes,
 		       s.threads);
 	if (status == 0 && s.ranks > 1)

@@ -573,7 +573,8 @@ static void test_study_runs_resumes_and_reports(void **unused)
 }
 
 /* A study whose variants differ in the recipe alone builds one binary and
- * runs it with each variant's settings (--set). */
+ * runs it with each variant's settings (--set), then measures each one's
+ * gradient flow and writes the report. */
 static void test_study_shares_one_binary_across_recipes(void **unused)
 {
 	(void)unused;
@@ -583,7 +584,16 @@ static void test_study_shares_one_binary_across_recipes(void **unused)
 	write_text(study, "name: recipes\nbase: demo\nset:\n  net: {depth: 8, widths: [4, 8, 8]}\n"
 			  "  train: {batch: 16, iterations: 6, eval_every: 6, lr: {warmup: {iterations: 0}, steps: [0.5]}}\n"
 			  "seeds: [1]\ntrain_limit: 200\ntest_limit: 50\nvariants:\n  - {name: steps}\n"
-			  "  - {name: cosine, set: {train: {lr: {schedule: cosine, base: 0.05}}}}\n");
+			  "  - {name: cosine, set: {train: {lr: {schedule: cosine, base: 0.05}}}}\n"
+			  /* every other run-time key, each a variant's difference:
+			   * train takes them as --set, gradflow those it runs by */
+			  "  - {name: warmup, set: {train: {lr: {warmup: {lr: 0.02, iterations: 2}}}}}\n"
+			  "  - {name: later, set: {train: {lr: {steps: [4], gamma: 0.2}}}}\n"
+			  "  - {name: momentum, set: {train: {momentum: 0.8, weight_decay: 0.0005}}}\n"
+			  "  - {name: augment, set: {train: {augment: {pad: 2, flip: false}}}}\n"
+			  "  - {name: longer, set: {train: {iterations: 8}}}\n"
+			  "  - {name: batch, set: {train: {batch: 8}}}\n"
+			  "  - {name: evals, set: {train: {eval_every: 3}}}\n");
 	const char *sanitize = getenv("SANITIZE");
 	snprintf(command, sizeof command,
 		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s study TEST_HOOKS=1 BUILD=%s %s STUDY=%s "
@@ -593,8 +603,13 @@ static void test_study_shares_one_binary_across_recipes(void **unused)
 		fail_msg("make study failed:\n%s%s", out, err);
 	snprintf(path, sizeof path, "%s/bin/study/recipes/steps", build);
 	assert_int_equal(access(path, X_OK), 0);
-	snprintf(path, sizeof path, "%s/bin/study/recipes/cosine", build);
-	assert_int_equal(access(path, F_OK), -1);
+	snprintf(command, sizeof command, "ls %s/bin/study/recipes; grep -c '| seed 1 |' %s/recipes-results/report.md",
+		 build, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "steps\n1\n");
+	snprintf(command, sizeof command, "ls %s/recipes-results/gradflow | wc -l", scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "18\n");
 	snprintf(command, sizeof command, "grep '^recipe' %s/recipes-results/cosine-seed1.log", scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	expect_in(out, "recipe: lr 0.05, then a cosine down to 0 at iteration 6;");

@@ -90,7 +90,7 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
 # The system tests: the binaries, resgen and make run as users run them.
-$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_explain: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
+$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 $(TEST_BIN)/test_explain: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
 		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -109,18 +109,20 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 # The fast kernels against the reference kernels, in both precisions, from
 # the kernel library (runtime/kernels/) with shapes given at run time.
 $(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/gemm.o $(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o \
-		$(BUILD)/obj/%/threads.o
+		$(BUILD)/obj/%/threads.o $(BUILD)/obj/%/printable.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function \
 		-o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o $(BUILD)/obj/$*/profile.o \
-		$(BUILD)/obj/$*/machine.o $(BUILD)/obj/$*/threads.o $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+		$(BUILD)/obj/$*/machine.o $(BUILD)/obj/$*/threads.o $(BUILD)/obj/$*/printable.o $(LDFLAGS_ALL) -lcmocka \
+		$(RUNTIME_LIBS)
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace
-SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_explain \
+SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 \
+	$(TEST_BIN)/test_explain \
 	$(TEST_BIN)/test_ranks
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \
@@ -197,9 +199,9 @@ reference-binaries: $(REFERENCE_BINARIES)
 
 # The binaries' evaluate and the export of tools/pytorch/ against PyTorch,
 # on real Fashion-MNIST (tests/reference/evaluate.py).
-reference-evaluate: $(TEST_BIN)/bin/fashion-tiny-f64
+reference-evaluate: $(TEST_BIN)/bin/fashion-tiny-f64 $(RESGEN)
 	@echo "PyTorch check of evaluate and the export: fashion-tiny (tests/reference/evaluate.py)"
-	$(Q)/usr/bin/python3 tests/reference/evaluate.py $(BUILD)/reference tests/specs/fashion-tiny.yaml $<
+	$(Q)RESGEN=$(RESGEN) /usr/bin/python3 tests/reference/evaluate.py $(BUILD)/reference tests/specs/fashion-tiny.yaml $<
 
 reference-run:
 	@echo "PyTorch check: $(words $(REFERENCE_SPECS)) specs against float64 PyTorch (tests/reference/)"
@@ -223,12 +225,13 @@ test:
 CHECK_GRADCHECKS := $(patsubst %,$(TEST_BIN)/gradcheck-%,original-basic-conv1x1 full-preact-basic-zero-pad \
 	full-preact-bottleneck-conv1x1 original-bottleneck-zero-pad)
 CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRADCHECKS) $(TEST_BIN)/test_hostile \
+	$(TEST_BIN)/test_hostile_round3 \
 	$(TEST_BIN)/test_explain
 
 check:
 	@$(MAKE) --no-print-directory -j$(JOBS) check-plain
 
-check-plain: $(CHECK_TESTS) $(RESGEN) $(TEST_BIN)/bin/tiny-f64 $(TEST_BIN)/bin/fashion-tiny-f32
+check-plain: $(CHECK_TESTS) $(RESGEN) $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 $(TEST_BIN)/bin/fashion-tiny-f32
 	@BUILD=$(BUILD) tests/run-all $(CHECK_TESTS)
 
 test-sanitize:

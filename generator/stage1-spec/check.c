@@ -86,14 +86,14 @@ int parse_integer(const struct checker *c, const struct ynode *node, const char 
 	char *end;
 	errno = 0;
 	long value = strtol(node->text, &end, 10);
-	if (!node->plain || !plain_number(node->text, false) || *end != '\0' || errno == ERANGE)
+	if (!node->plain || !plain_number(node->text, false) || *end != '\0')
 		return error_at(c, node,
 				"'%s' must be an integer, not '%s'; write it in plain decimal, "
 				"such as 110 (no quotes, leading zeros or hex)",
 				key, node->text);
-	if (value < min || value > max)
-		return error_at(c, node, "'%s' is %ld, out of range; it must be from %ld to %ld", key,
-				value, min, max);
+	if (errno == ERANGE || value < min || value > max)
+		return error_at(c, node, "'%s' is %s, out of range; it must be from %ld to %ld", key,
+				node->text, min, max);
 	*out = value;
 	return 0;
 }
@@ -128,8 +128,10 @@ int parse_real(const struct checker *c, const struct ynode *node, const char *ke
 	char *end;
 	errno = 0;
 	double value = strtod(node->text, &end);
-	if (!node->plain || !plain_number(node->text, true) || *end != '\0' || errno == ERANGE ||
-	    !isfinite(value))
+	/* In the plain notation, a value past double's range is out of range,
+	 * not misspelt: beyond its top it reads as infinite, below its
+	 * smallest normal as the nearest subnormal, or 0. */
+	if (!node->plain || !plain_number(node->text, true) || *end != '\0')
 		return error_at(c, node,
 				"'%s' must be a number, not '%s'; write it in plain decimal, such "
 				"as 0.1 or 1e-4 (no quotes, hex, .inf or .nan)",

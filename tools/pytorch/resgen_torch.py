@@ -28,8 +28,11 @@ import argparse
 import gzip
 import math
 import os
+import stat
 import struct
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -37,21 +40,92 @@ import torch.nn.functional as F
 import yaml
 from torch import nn
 
-def read_tensors(path):
-    """A resgen tensor file (runtime/tensor_file.h) as {name: float64 array}."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"RESGENT1":
-        raise ValueError(f"{path}: not a resgen tensor file")
+
+class Refused(ValueError):
+    """Input the tool will not take: a one-line message and exit 2 (exit 3
+    for weights whose outputs are not finite)."""
+
+    def __init__(self, message, status=2):
+        super().__init__(message)
+        self.status = status
+
+
+def shown(text):
+    """text with every control byte and every byte that is not UTF-8 as \\xNN,
+    so that a message can neither drive the terminal nor forge a line."""
+    if isinstance(text, str):
+        text = text.encode("utf-8", "surrogateescape")
+    out = []
+    for ch in text.decode("utf-8", "surrogateescape"):
+        if 0xDC80 <= ord(ch) <= 0xDCFF:
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
+        elif ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def read_regular(path, max_bytes):
+    """The bytes of path, a regular file of at most max_bytes (a FIFO or a
+    device is refused without waiting on it or reading it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        raise Refused(f"{shown(path)}: cannot open: {error.strerror}")
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise Refused(f"{shown(path)}: cannot open: it is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"{shown(path)}: cannot open: it is not a regular file (a FIFO, device or socket)")
+        if info.st_size > max_bytes:
+            raise Refused(f"{shown(path)}: {info.st_size} bytes, more than such a file can hold ({max_bytes}); "
+                          "is it the file you meant?")
+        return f.read(max_bytes + 1)
+
+
+def read_tensors(path, max_bytes=1 << 34):
+    """A resgen tensor file (runtime/tensor_file.h) of at most max_bytes
+    as {name: float64 array}, checked as the binaries check it: whole, each
+    name once, nothing after the last tensor, every value finite, no
+    running variance negative. Refused (one line) otherwise."""
+    data = read_regular(path, max_bytes)
+    where = shown(path)
+    if len(data) < 12 or data[:8] != b"RESGENT1":
+        raise Refused(f"{where}: not a resgen tensor file (it should start with RESGENT1)")
+    truncated = Refused(f"{where}: truncated; the file ends inside a tensor")
     (count,) = struct.unpack_from("<I", data, 8)
     at, tensors = 12, {}
-    for _ in range(count):
+    for index in range(count):
+        if len(data) - at < 4:
+            raise truncated
         (length,) = struct.unpack_from("<I", data, at)
-        name = data[at + 4:at + 4 + length].decode()
+        if not 1 <= length <= 255:
+            raise Refused(f"{where}: tensor {index} has a name of {length} bytes; expected 1 to 255")
+        if len(data) - at - 4 < length + 8:
+            raise truncated
+        raw = data[at + 4:at + 4 + length]
+        name = raw.decode("utf-8", "surrogateescape")
         (values,) = struct.unpack_from("<Q", data, at + 4 + length)
         at += 12 + length
-        tensors[name] = np.frombuffer(data, dtype="<f8", count=values, offset=at).copy()
+        if values > (len(data) - at) // 8:
+            raise truncated
+        if name in tensors:
+            raise Refused(f"{where}: tensor {shown(raw)} appears twice; a weights file names each tensor once")
+        array = np.frombuffer(data, dtype="<f8", count=values, offset=at).astype(np.float64)
+        bad = np.flatnonzero(~np.isfinite(array))
+        if bad.size:
+            what = "is NaN" if np.isnan(array[bad[0]]) else "is infinite"
+            raise Refused(f"{where}: tensor {shown(raw)} value {bad[0]} {what}; weights must be finite numbers")
+        if name.endswith("_running_var") and (array < 0).any():
+            j = int(np.flatnonzero(array < 0)[0])
+            raise Refused(f"{where}: tensor {shown(raw)} value {j} is {array[j]:g}; a running variance is "
+                          "never negative")
+        tensors[name] = array
         at += 8 * values
+    if at != len(data):
+        raise Refused(f"{where}: {len(data) - at} bytes after the last tensor; the file is damaged")
     return tensors
 
 
@@ -321,58 +395,109 @@ NAMES = {"conv": {"_weight": "weight"}, "linear": {"_weight": "weight", "_bias":
                 "_running_var": "running_var"}}
 
 
-def load_weights(net, tensors, path="the weights"):
-    """Puts a weights file's tensors ({name: flat float64 array}) into net;
-    a tensor missing, extra or of another size is an error naming it."""
-    state = net.state_dict()
+def wanted_tensors(net):
+    """{resgen's tensor name: the module's state-dict key} for net."""
     wanted = {}
     for op in net.graph.ops:
         for suffix, field in NAMES.get(op["kind"], {}).items():
             wanted[op["name"] + suffix] = f"layers.{op['name']}.{field}"
+    return wanted
+
+
+def weights_bytes(net):
+    """The size of net's weights file: what reading one may take."""
+    state = net.state_dict()
+    return 12 + sum(12 + len(name.encode()) + 8 * state[key].numel() for name, key in wanted_tensors(net).items())
+
+
+def load_weights(net, tensors, path="the weights"):
+    """Puts a weights file's tensors ({name: flat float64 array}) into net;
+    a tensor missing, extra or of another size is an error naming it."""
+    state = net.state_dict()
+    wanted = wanted_tensors(net)
     for name in sorted(set(tensors) ^ set(wanted)):
         where = "is not one of this network's" if name in tensors else "is missing"
-        raise ValueError(f"{path}: tensor {name} {where}; were these weights exported by "
-                         f"{net.spec.name}'s binary?")
+        raise Refused(f"{shown(path)}: tensor {shown(name)} {where}; were these weights exported by "
+                      f"{net.spec.name}'s binary?")
     for name, key in wanted.items():
         target = state[key]
         if tensors[name].size != target.numel():
-            raise ValueError(f"{path}: tensor {name} has {tensors[name].size} values, but "
+            raise Refused(f"{shown(path)}: tensor {name} has {tensors[name].size} values, but "
                              f"{net.spec.name}'s has {target.numel()}")
         state[key] = torch.from_numpy(tensors[name].copy()).reshape(target.shape).to(target.dtype)
     net.load_state_dict(state)
     return net
 
 
+def check_spec(spec_path):
+    """Refuses a spec that resgen refuses, with resgen's own line: its
+    limits (depth, widths, memory, names) are the tool's. resgen is the
+    RESGEN variable's, else this checkout's build/bin/resgen."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    resgen = os.environ.get("RESGEN") or os.path.join(here, "..", "..", "build", "bin", "resgen")
+    if not os.access(resgen, os.X_OK):
+        raise Refused(f"{shown(resgen)} is missing: the tool checks specs with it; build it with make "
+                      "build/bin/resgen, or set RESGEN to it")
+    done = subprocess.run([resgen, "check", spec_path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "surrogateescape").strip().splitlines() or [
+            f"resgen check {shown(spec_path)} failed with status {done.returncode}"]
+        raise Refused(lines[0].removeprefix("resgen: "))
+
+
 def load(spec_path, weights_path):
-    """The variant of spec_path with the weights of weights_path, in
-    evaluation mode, in float64."""
+    """The variant of spec_path, checked by resgen, with the weights of
+    weights_path, in evaluation mode, in float64."""
+    check_spec(spec_path)
     net = ResgenNet(Spec(spec_path)).double()
-    return load_weights(net, read_tensors(weights_path), weights_path).eval()
+    # room for a damaged file's extra bytes to be found and named
+    limit = 2 * weights_bytes(net) + 65536
+    return load_weights(net, read_tensors(weights_path, limit), weights_path).eval()
 
 
 # ---- data, read and normalised as the binaries do (runtime/data.c) ----
 
-def _open(path):
+# The largest data file read: CIFAR-100's training images are 150 MB.
+DATA_BYTES = 1 << 30
+
+
+def _idx(path, dimensions):
     if os.path.exists(path + ".gz"):
-        return gzip.open(path + ".gz", "rb")
-    return open(path, "rb")
-
-
-def _idx(path):
-    with _open(path) as f:
-        data = f.read()
-    dims = data[3]
+        with gzip.GzipFile(fileobj=__import__("io").BytesIO(read_regular(path + ".gz", DATA_BYTES))) as f:
+            data = f.read(DATA_BYTES + 1)
+    else:
+        data = read_regular(path, DATA_BYTES)
+    dims = data[3] if len(data) >= 4 else 0
+    if len(data) < 4 + 4 * dims or data[:2] != b"\0\0" or data[2] != 8 or dims != dimensions:
+        raise Refused(f"{shown(path)}: not an IDX file of bytes in {dimensions} dimension"
+                      f"{'s' if dimensions > 1 else ''}")
     shape = struct.unpack_from(">" + "I" * dims, data, 4)
+    if math.prod(shape) != len(data) - 4 - 4 * dims:
+        raise Refused(f"{shown(path)}: its header says {math.prod(shape)} values, but it holds "
+                      f"{len(data) - 4 - 4 * dims}")
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
 def read_split(spec, data_dir, split):
     """(images as uint8 N x C x H x W, labels) of a split of the spec's data."""
+    images, labels = _read_split(spec, data_dir, split)
+    if len(images) != len(labels) or images.shape[1:] != spec.input:
+        raise Refused(f"{spec.name}: the {split} split in {shown(data_dir)} has {len(images)} images of "
+                      f"{'x'.join(map(str, images.shape[1:]))} and {len(labels)} labels; the network takes "
+                      f"{'x'.join(map(str, spec.input))}, a label each")
+    if len(labels) and labels.max() >= spec.classes:
+        raise Refused(f"{spec.name}: the {split} split in {shown(data_dir)} has the label {labels.max()}; "
+                      f"the network has {spec.classes} classes")
+    return images, labels
+
+
+def _read_split(spec, data_dir, split):
     kind = spec.data_set
     if kind in ("mnist", "fashion-mnist"):
         prefix = "train" if split == "train" else "t10k"
-        images = _idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte"))
-        labels = _idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte"))
+        images = _idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte"), 3)
+        labels = _idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte"), 1)
         return images[:, None, :, :], labels.astype(np.int64)
     if kind in ("cifar10", "cifar100"):
         hundred = kind == "cifar100"
@@ -382,10 +507,16 @@ def read_split(spec, data_dir, split):
         if not os.path.exists(os.path.join(base, files[0])):
             base = os.path.join(data_dir, "cifar-100-binary" if hundred else "cifar-10-batches-bin")
         label_bytes = 2 if hundred else 1
-        records = np.concatenate([np.fromfile(os.path.join(base, f), dtype=np.uint8).reshape(
-            -1, label_bytes + 3072) for f in files])
+        parts = []
+        for f in files:
+            data = read_regular(os.path.join(base, f), DATA_BYTES)
+            if len(data) % (label_bytes + 3072):
+                raise Refused(f"{shown(os.path.join(base, f))}: {len(data)} bytes, not whole records of "
+                              f"{label_bytes + 3072}")
+            parts.append(np.frombuffer(data, dtype=np.uint8).reshape(-1, label_bytes + 3072))
+        records = np.concatenate(parts)
         return records[:, label_bytes:].reshape(-1, 3, 32, 32), records[:, label_bytes - 1].astype(np.int64)
-    raise ValueError(f"{spec.name}: data set {kind} is not read from files")
+    raise Refused(f"{spec.name}: data set {kind} is not read from files")
 
 
 def channel_statistics(images):
@@ -414,48 +545,81 @@ def evaluate(net, images, labels, batch=256):
             logits = net(images[start:start + batch])
             truth = torch.from_numpy(labels[start:start + batch])
             loss_sum += F.cross_entropy(logits, truth, reduction="sum").item()
-            above = (logits > logits.gather(1, truth[:, None])).sum(1)
+            # ties and NaNs count against the label, as in the binaries
+            above = (~(logits < logits.gather(1, truth[:, None]))).sum(1) - 1
             top5 += int((above >= 5).sum())
             np.add.at(confusion, (truth.numpy(), logits.argmax(1).numpy()), 1)
     n = len(labels)
     return 1 - np.trace(confusion) / n, top5 / n, loss_sum / n, confusion
 
 
-def main(arguments=None):
-    parser = argparse.ArgumentParser(description="resgen's networks in PyTorch: export a binary's "
-                                     "weights as a state dict (and ONNX), or measure them.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    export = commands.add_parser("export", help="save the state dict (torch.save), and ONNX with --onnx")
-    measure = commands.add_parser("evaluate", help="error, top-5 error, loss and confusion on a split")
-    for command in (export, measure):
-        command.add_argument("spec", help="the variant's YAML spec")
-        command.add_argument("weights", help="its weights file (NAME train --save-weights FILE)")
-    export.add_argument("output", help="where the state dict goes (.pt)")
-    export.add_argument("--onnx", metavar="FILE", help="the network in evaluation as ONNX too")
-    measure.add_argument("--data", metavar="DIR", help="data folder (default: the spec's)")
-    measure.add_argument("--split", choices=["train", "test"], default="test")
-    measure.add_argument("--train-limit", type=int, default=0, metavar="N",
-                         help="the run's --train-limit: its normalisation came from those images")
-    measure.add_argument("--test-limit", type=int, default=0, metavar="N")
-    measure.add_argument("--batch", type=int, default=256, metavar="B")
-    o = parser.parse_args(arguments)
+class Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line and exit 2."""
+
+    def error(self, message):
+        print(f"resgen_torch: {shown(message)}; see resgen_torch.py {self.prog.split()[-1]} --help"
+              if " " in self.prog else f"resgen_torch: {shown(message)}; see resgen_torch.py --help",
+              file=sys.stderr)
+        sys.exit(2)
+
+
+def count(text):
+    """A whole number from 1, in plain decimal (--train-limit 100)."""
+    if not text.isdigit() or text.startswith("0") or len(text) > 10:
+        raise argparse.ArgumentTypeError(f"'{shown(text)}' is not a whole number from 1 in plain decimal")
+    return int(text)
+
+
+def same_file(a, b):
+    """Whether paths a and b name one file: as files where both exist
+    (device and inode), else as resolved paths (a dangling link as the
+    file it would create)."""
     try:
-        net = load(o.spec, o.weights)
-    except (OSError, ValueError, KeyError, yaml.YAMLError) as error:
-        print(f"resgen_torch: {error}", file=sys.stderr)
-        return 2
-    if o.command == "export":
-        torch.save(net.state_dict(), o.output)
-        print(f"wrote {o.output}: the state dict of {net.spec.name} "
-              f"({sum(p.numel() for p in net.parameters())} parameters, float64)")
-        if o.onnx:
-            import onnx
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output(path):
+    """An output must go to a regular file in a folder that exists."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise Refused(f"{shown(path)}: cannot write: its folder does not exist")
+    if os.path.lexists(path) and not (os.path.isfile(path) and not os.path.islink(path)):
+        raise Refused(f"{shown(path)}: cannot write: it exists and is not a regular file (a folder, link, "
+                      "FIFO or device); it is left as it is")
+
+
+def replace(path, write):
+    """Calls write(temporary path) in path's folder, then renames the
+    result over path: a failure leaves path as it was."""
+    fd, temporary = tempfile.mkstemp(prefix=".resgen_torch-", dir=os.path.dirname(os.path.abspath(path)))
+    os.close(fd)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def export(net, output, onnx_path):
+    replace(output, lambda to: torch.save(net.state_dict(), to))
+    print(f"wrote {shown(output)}: the state dict of {net.spec.name} "
+          f"({sum(p.numel() for p in net.parameters())} parameters, float64)")
+    if onnx_path:
+        import onnx
+
+        def write_onnx(to):
             example = torch.zeros((1,) + net.spec.input, dtype=torch.float64)
-            torch.onnx.export(net, example, o.onnx, input_names=["images"], output_names=["logits"],
+            torch.onnx.export(net, example, to, input_names=["images"], output_names=["logits"],
                               dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}})
-            onnx.checker.check_model(onnx.load(o.onnx))
-            print(f"wrote {o.onnx}: the network in evaluation as ONNX, checked")
-        return 0
+            onnx.checker.check_model(onnx.load(to))
+        replace(onnx_path, write_onnx)
+        print(f"wrote {shown(onnx_path)}: the network in evaluation as ONNX, checked")
+
+
+def measure(net, o):
     data_dir = o.data or net.spec.data_dir
     train_images, train_labels = read_split(net.spec, data_dir, "train")
     if o.train_limit:
@@ -465,11 +629,62 @@ def main(arguments=None):
     if o.split == "test" and o.test_limit:
         images, labels = images[:o.test_limit], labels[:o.test_limit]
     error, top5, loss, confusion = evaluate(net, normalise(images, mean, std), labels, o.batch)
+    if not math.isfinite(loss):
+        raise Refused(f"{net.spec.name}: the loss on these weights is {loss:g}: the network's outputs are not "
+                      "finite numbers, so no error can be measured; were these weights from a run that "
+                      "diverged?", 3)
     line = f"error {100 * error:.2f}% ({int(round(error * len(labels)))} of {len(labels)})"
     if net.spec.classes > 5:
         line += f", top-5 error {100 * top5:.2f}% ({int(round(top5 * len(labels)))})"
     print(line + f", loss {loss:.10g}")
     print("confusion (a row for each true class): " + ";".join(",".join(map(str, r)) for r in confusion))
+
+
+def main(arguments=None):
+    parser = Parser(prog="resgen_torch.py", description="resgen's networks in PyTorch: export a binary's "
+                    "weights as a state dict (and ONNX), or measure them.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    export_command = commands.add_parser("export", help="save the state dict (torch.save), and ONNX with --onnx")
+    measure_command = commands.add_parser("evaluate", help="error, top-5 error, loss and confusion on a split")
+    for command in (export_command, measure_command):
+        command.add_argument("spec", help="the variant's YAML spec (checked by build/bin/resgen check)")
+        command.add_argument("weights", help="its weights file (NAME train --save-weights FILE)")
+    export_command.add_argument("output", help="where the state dict goes (.pt)")
+    export_command.add_argument("--onnx", metavar="FILE", help="the network in evaluation as ONNX too")
+    measure_command.add_argument("--data", metavar="DIR", help="data folder (default: the spec's)")
+    measure_command.add_argument("--split", choices=["train", "test"], default="test")
+    measure_command.add_argument("--train-limit", type=count, default=0, metavar="N",
+                                 help="the run's --train-limit: its normalisation came from those images")
+    measure_command.add_argument("--test-limit", type=count, default=0, metavar="N")
+    measure_command.add_argument("--batch", type=count, default=256, metavar="B")
+    o = parser.parse_args(arguments)
+    try:
+        if o.command == "export":
+            # every output apart from every input and from each other,
+            # before any work, as the binaries check theirs
+            named = [("the spec", o.spec), ("the weights", o.weights), ("OUT", o.output)]
+            if o.onnx:
+                named.append(("--onnx", o.onnx))
+            for i, (what, path) in enumerate(named[2:], 2):
+                for other_what, other in named[:i]:
+                    if same_file(path, other):
+                        raise Refused(f"{shown(path)}: {what} and {other_what} name one file; writing one "
+                                      "would destroy the other, so give another name")
+                check_output(path)
+        net = load(o.spec, o.weights)
+        if o.command == "export":
+            export(net, o.output, o.onnx)
+        else:
+            measure(net, o)
+    except Refused as error:
+        print(f"resgen_torch: {error}", file=sys.stderr)
+        return error.status
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as error:
+        print(f"resgen_torch: {shown(str(error))}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("resgen_torch: out of memory", file=sys.stderr)
+        return 1
     return 0
 
 
