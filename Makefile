@@ -131,11 +131,14 @@ $(foreach v,STUDY RESULTS DUMPS,$(if $(call given,$(v)),$(if $(call path_ok,$($(
 # Numbers (BENCH_ROUNDS, BENCH_LOOPS, ...) are whole numbers in plain
 # decimal; BENCH_PYTORCH_LAYOUT is one of its two layouts; BUILD and
 # RESGEN_VERSION follow the paths' rule.
-number_ok = $(and $(1),$(if $(call left_over,$(1),$(digit_chars)),,ok),$(if $(filter 0%,$(1)),,ok))
-bad_number = $(error $(1)='$(2)' is not what resgen accepts: use whole numbers from 1 in plain decimal, such as $(3))
-$(foreach v,BENCH_ROUNDS BENCH_LOOPS BENCH_MPI_STEPS FUZZ_SECONDS JOBS $(filter BENCH_BATCH_% BENCH_STEPS_%,$(.VARIABLES)),$(if \
-	$(call given,$(v)),$(if $(strip $($(v))),,$(call bad_number,$(v),,2))$(foreach n,$($(v)),$(if \
-	$(call number_ok,$(n)),,$(call bad_number,$(v),$($(v)),2)))))
+number_ok = $(and $(1),$(if $(call left_over,$(1),$(digit_chars)),,ok),$(if $(filter 0%,$(1)),$(filter 0,$(1)),ok))
+bad_number = $(error $(1)='$(2)' is not what resgen accepts: use whole numbers from $(3) in plain decimal, such as 2)
+# $(call check_numbers,VARIABLES,LEAST): each word of each variable given.
+check_numbers = $(foreach v,$(1),$(if $(call given,$(v)),$(if $(strip $($(v))),,$(call bad_number,$(v),,$(2)))$(foreach \
+	n,$($(v)),$(if $(and $(call number_ok,$(n)),$(filter-out $(2),$(filter 0,$(n)))),$(call bad_number,$(v),$($(v)),$(2)),$(if \
+	$(call number_ok,$(n)),,$(call bad_number,$(v),$($(v)),$(2)))))))
+$(call check_numbers,BENCH_ROUNDS BENCH_MPI_STEPS FUZZ_SECONDS JOBS $(filter BENCH_BATCH_% BENCH_STEPS_%,$(.VARIABLES)),1)
+$(call check_numbers,BENCH_LOOPS,0)
 $(if $(call given,BENCH_PYTORCH_LAYOUT),$(if $(filter-out channels-last nchw,$(subst $(space),@,$(BENCH_PYTORCH_LAYOUT))),$(error \
 	BENCH_PYTORCH_LAYOUT='$(BENCH_PYTORCH_LAYOUT)' is not a layout resgen's bench knows: use channels-last or nchw)))
 $(foreach v,BUILD RESGEN_VERSION,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))

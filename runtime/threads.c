@@ -1,3 +1,7 @@
+/* Who owns the cores and how their threads wait (threads.h): the
+ * thread count and the kernels' shares, the team of each pass beside
+ * other work (/proc/stat), the checks of OMP_NUM_THREADS and
+ * RESGEN_TEAM, and libgomp's short spin, set before libgomp loads. */
 #include "threads.h"
 
 #include <dirent.h>

@@ -141,7 +141,7 @@ static void test_make_checks_the_bench_variables(void **unused)
 		 "BENCH_ROUNDS='2; touch PWNED' is not what resgen accepts: use whole numbers from 1 in plain decimal, "
 		 "such as 2"},
 		{"\"BENCH_LOOPS=1 3;touch PWNED\"",
-		 "BENCH_LOOPS='1 3;touch PWNED' is not what resgen accepts: use whole numbers from 1 in plain "
+		 "BENCH_LOOPS='1 3;touch PWNED' is not what resgen accepts: use whole numbers from 0 in plain "
 		 "decimal, such as 2"},
 		{"\"BENCH_STEPS_demo=4;touch PWNED\"",
 		 "BENCH_STEPS_demo='4;touch PWNED' is not what resgen accepts: use whole numbers from 1 in plain "
