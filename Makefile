@@ -9,12 +9,16 @@
 #   make check            the quick tier: unit, golden, kernel, a few gradient
 #                         checks and the hostile-input tests
 #   make test-sanitize    only the sanitizer run
+#   make test-cluster     only the study on a one-node Slurm the test starts
 #   make diff A=X B=Y     the emitted code of specs/X.yaml against specs/Y.yaml
 #   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
 #   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
 #                         cost of summing gradients (BENCH_MPI="NAME ...")
 #   make study S=NAME     train every variant x seed of specs/studies/NAME.yaml,
 #                         resuming where it stopped; results/NAME/report.md
+#   make study-submit S=NAME  the same as a Slurm job array (STUDY_THREADS cores
+#                         a run); study-status follows it, study-report writes
+#                         the report so far (docs/cluster.md)
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
 #   make golden           refresh the golden copies of emitted code on purpose
 #   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
@@ -38,10 +42,11 @@ endif
 # and PyYAML) for the independent check of tests/reference/ and the export
 # of tools/pytorch/ (with ONNX to check its ONNX files), clang with
 # libFuzzer for make fuzz, gnuplot for make plot, and Open MPI for the
-# binaries' MPI flavour (build/bin/mpi/NAME).
+# binaries' MPI flavour (build/bin/mpi/NAME), and Slurm with munge for
+# studies on a cluster (make study-submit) and the test cluster.
 PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
 	python3 python3-torch python3-numpy python3-yaml python3-onnx clang libfuzzer-14-dev gnuplot-nox \
-	openmpi-bin libopenmpi-dev
+	openmpi-bin libopenmpi-dev slurm-wlm munge
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Emitted code and runtime: -O3 (vectorised im2col, BN and elementwise loops
@@ -146,8 +151,8 @@ $(foreach v,BUILD RESGEN_VERSION,$(if $(call given,$(v)),$(if $(call path_ok,$($
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow plot-confusion study study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
-	reference-run diff bench golden paper fuzz dumps check check-plain clean FORCE
+.PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
+	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
 .SECONDARY:
 .DELETE_ON_ERROR:
 
@@ -184,6 +189,8 @@ check-deps:
 	check gnuplot /usr/bin/gnuplot gnuplot-nox; \
 	check "Open MPI" /usr/bin/mpicc libopenmpi-dev; \
 	check mpirun /usr/bin/mpirun openmpi-bin; \
+	check Slurm /usr/bin/sbatch slurm-wlm; \
+	check munge /usr/sbin/munged munge; \
 	[ $$ok = 1 ]
 
 # ---- the generator ------------------------------------------------------------
@@ -371,6 +378,33 @@ study: $(RESGEN)
 	@tools/run-study --check '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
 	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
 	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
+
+# The same study on a Slurm cluster: make study-submit sends each run not
+# yet ended as a task of a job array (STUDY_THREADS cores each, all of
+# this machine's by default) and returns; make study-status lists the
+# runs; make study-report writes the report from the runs ended so far
+# (the array's last task has it written anyway). tools/slurm-study,
+# docs/cluster.md.
+STUDY_THREADS ?= $(shell nproc 2>/dev/null || echo 1)
+$(call check_numbers,STUDY_THREADS,1)
+study_arguments = '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
+
+study-submit: $(RESGEN)
+	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-submit S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR; STUDY_THREADS=T"; exit 2; }
+	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
+	@tools/run-study --check $(study_arguments)
+	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
+	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/slurm-study submit $(STUDY_THREADS) $(study_arguments)
+
+study-status: $(RESGEN)
+	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-status S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }
+	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
+	@tools/slurm-study status $(study_arguments)
+
+study-report: $(RESGEN)
+	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-report S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }
+	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
+	@tools/run-study --finish $(study_arguments)
 
 # Each binary once: variants that differ in run-time settings alone share
 # one (the plan's sixth word), given --set.

@@ -4,10 +4,20 @@
  *                                  evaluation and checkpoint are done
  *                                  (SIGNAL@K/R: only in rank R)
  *   RESGEN_TEST_PERTURB=R@K        change one weight of rank R after
- *                                  iteration K's step */
+ *                                  iteration K's step
+ *   RESGEN_TEST_PAUSE=K@FILE ...   once iteration K and its evaluation
+ *                                  and checkpoint are done, if FILE does
+ *                                  not exist yet, create it and wait (at
+ *                                  most 150 s) for a signal: the one run
+ *                                  of many to get there first pauses;
+ *                                  several K@FILE, by spaces */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "net_api.h"
 #include "ranks.h"
@@ -16,11 +26,24 @@
 void train_hook_checkpointed(long iteration)
 {
 	const char *text = getenv("RESGEN_TEST_RAISE");
-	int signal, rank = -1;
+	int signal, rank = -1, path_at = 0;
 	long at;
 	if (text && sscanf(text, "%d@%ld/%d", &signal, &at, &rank) >= 2 && at == iteration &&
 	    (rank < 0 || rank == ranks_rank()))
 		raise(signal);
+	for (text = getenv("RESGEN_TEST_PAUSE"); text && sscanf(text, "%ld@%n", &at, &path_at) == 1 && path_at > 0;) {
+		char path[512];
+		int length = (int)strcspn(text + path_at, " ");
+		snprintf(path, sizeof path, "%.*s", length, text + path_at);
+		text += path_at + length + (text[path_at + length] == ' ');
+		int fd = at == iteration ? open(path, O_WRONLY | O_CREAT | O_EXCL, 0644) : -1;
+		if (fd < 0)
+			continue;
+		close(fd);
+		/* nanosleep ends early at a signal, whose handler notes the stop */
+		struct timespec left = {150, 0};
+		nanosleep(&left, NULL);
+	}
 }
 
 void train_hook_stepped(struct net_state *state, long iteration)

@@ -603,7 +603,7 @@ static void test_study_shares_one_binary_across_recipes(void **unused)
 		fail_msg("make study failed:\n%s%s", out, err);
 	snprintf(path, sizeof path, "%s/bin/study/recipes/steps", build);
 	assert_int_equal(access(path, X_OK), 0);
-	snprintf(command, sizeof command, "ls %s/bin/study/recipes; grep -c '| seed 1 |' %s/recipes-results/report.md",
+	snprintf(command, sizeof command, "{ ls %s/bin/study/recipes; grep -c '| seed 1 |' %s/recipes-results/report.md; }",
 		 build, scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	assert_string_equal(out, "steps\n1\n");

@@ -90,7 +90,8 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
 # The system tests: the binaries, resgen and make run as users run them.
-$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 $(TEST_BIN)/test_explain: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
+$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 $(TEST_BIN)/test_explain \
+		$(TEST_BIN)/test_cluster: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
 		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -213,6 +214,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain
+	@$(MAKE) --no-print-directory -j$(JOBS) test-cluster
 	@$(MAKE) --no-print-directory -j$(JOBS) test-reference
 	@$(MAKE) --no-print-directory -j$(JOBS) test-sanitize
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
@@ -233,6 +235,11 @@ check:
 
 check-plain: $(CHECK_TESTS) $(RESGEN) $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 $(TEST_BIN)/bin/fashion-tiny-f32
 	@BUILD=$(BUILD) tests/run-all $(CHECK_TESTS)
+
+# make test-cluster: a study on a real one-node Slurm that the test starts
+# and stops (tests/slurm/cluster), as root; once, in the plain build.
+test-cluster: $(TEST_BIN)/test_cluster $(RESGEN) $(TEST_BIN)/bin/tiny-f64
+	@BUILD=$(BUILD) tests/run-all $(TEST_BIN)/test_cluster
 
 test-sanitize:
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain SANITIZE=1 BUILD=build/sanitize

@@ -1,0 +1,256 @@
+/* A study on a real Slurm (Debian's slurm-wlm and munge, one node, started
+ * here by tests/slurm/cluster and stopped by the process ids it
+ * recorded): submitted, followed, requeued mid-run and at a time limit,
+ * failed for its own reasons, refused on bad input; its runs equal, row
+ * for row and bit for bit, make study's on this machine. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "command.h"
+
+static char cluster[400], slurm_conf[500];
+
+static int start_cluster(void **unused)
+{
+	(void)unused;
+	if (command_setup("cluster") != 0)
+		return -1;
+	char command[1024], out[1024], err[4096];
+	snprintf(cluster, sizeof cluster, "%s/slurm", scratch);
+	snprintf(command, sizeof command, "tests/slurm/cluster start %s 2", cluster);
+	if (run(command, out, sizeof out, err, sizeof err) != 0) {
+		fprintf(stderr, "the test cluster did not start: %s", err);
+		return -1;
+	}
+	snprintf(slurm_conf, sizeof slurm_conf, "%s/slurm.conf", cluster);
+	setenv("SLURM_CONF", slurm_conf, 1);
+	return 0;
+}
+
+static int stop_cluster(void **unused)
+{
+	(void)unused;
+	char command[1024];
+	snprintf(command, sizeof command, "tests/slurm/cluster stop %s", cluster);
+	return run(command, NULL, 0, NULL, 0);
+}
+
+/* make with arguments, as a user runs it (in this build's flavour, with
+ * the tests' hooks); the test's own make settings stay out. */
+static int make(const char *environment, const char *arguments, char *out, size_t out_size, char *err,
+		size_t err_size)
+{
+	char command[8192];
+	snprintf(command, sizeof command,
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %s make -s TEST_HOOKS=1 BUILD=%s STUDY_THREADS=2 %s",
+		 environment, build, arguments);
+	return run(command, out, out_size, err, err_size);
+}
+
+/* Waits (at most limit seconds) until Slurm's queue holds no job of the
+ * study name (its array and its report job). */
+static void wait_for_study(const char *name, int limit)
+{
+	char command[512], out[4096];
+	snprintf(command, sizeof command, "{ squeue -h -o %%j | grep -c '^resgen-%s' || true; }", name);
+	for (int i = 0; i < 10 * limit; i++) {
+		assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+		if (strcmp(out, "0\n") == 0)
+			return;
+		nanosleep(&(struct timespec){0, 100000000}, NULL);
+	}
+	fail_msg("the study %s was still in Slurm's queue after %d s", name, limit);
+}
+
+/* Waits (at most 60 s) for a file to exist. */
+static void wait_for_file(const char *path)
+{
+	for (int i = 0; i < 600 && access(path, F_OK) != 0; i++)
+		nanosleep(&(struct timespec){0, 100000000}, NULL);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+/* Whether two logs have the same rows but for the time columns, and two
+ * weights files the same bytes. */
+static bool same_run(const char *a, const char *b)
+{
+	char command[4096];
+	snprintf(command, sizeof command,
+		 "bash -c 'cmp -s <(cut -d, -f1-6 %1$s.csv) <(cut -d, -f1-6 %2$s.csv) && cmp -s %1$s.weights %2$s.weights'",
+		 a, b);
+	return system(command) == 0;
+}
+
+static const char tiny_runs[][24] = {"original-seed1", "original-seed2", "full-preact-seed1", "full-preact-seed2"};
+
+/* tests/studies/tiny.yaml (2 variants x 2 seeds) submitted, followed to
+ * its report; each run as make study ran it; submitted again, nothing is
+ * sent. */
+static void test_cluster_runs_a_study_to_its_report(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char arguments[1024], a[600], b[600];
+	snprintf(arguments, sizeof arguments, "study STUDY=tests/studies/tiny.yaml RESULTS=%s/one", scratch);
+	if (make("OMP_NUM_THREADS=2", arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study failed:\n%s%s", out, err);
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
+	if (make("", arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study-submit failed:\n%s%s", out, err);
+	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 0 in Slurm's queue, 4 to submit\nsubmitted job ");
+	expect_in(out, ": 4 task(s), runs 1,2,3,4, 2 core(s) each; the report is job ");
+	expect_in(out, "follow it: make study-status S=tiny (or squeue -n resgen-tiny); the report: ");
+	wait_for_study("tiny", 300);
+	for (int i = 0; i < 4; i++) {
+		snprintf(a, sizeof a, "%s/one/%s", scratch, tiny_runs[i]);
+		snprintf(b, sizeof b, "%s/cluster/%s", scratch, tiny_runs[i]);
+		if (!same_run(a, b))
+			fail_msg("%s differs from make study's run", b);
+	}
+	snprintf(a, sizeof a, "cat %s/cluster/report.md", scratch);
+	assert_int_equal(run(a, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "2 variants x 2 seeds, 4 of 4 runs finished.");
+
+	snprintf(arguments, sizeof arguments, "study-status STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
+	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "run   variant                  seed   state      details\n"
+		       "1     original                 1      done       test error ");
+	expect_in(out, "\n4     full-preact              2      done       test error ");
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
+	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "tiny: 4 runs, 4 ended, 0 failed, 0 in Slurm's queue, 0 to submit\nnothing to submit\n");
+}
+
+/* A run requeued by an administrator at iteration 20 and stopped by its
+ * time limit's signal at iteration 40 resumes each time from its
+ * checkpoint: bitwise the run done in one go. The time limit's signal is
+ * sent here as slurmctld sends it at sbatch --signal's time (USR1 to the
+ * task's shell: scancel --batch --signal), whose timing is Slurm's own
+ * (it looks at time limits about every 30 s). */
+static void test_cluster_requeues_lose_nothing(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char study[400], arguments[1024], environment[1600], pause[2][500], a[600], b[600], command[1024];
+	snprintf(study, sizeof study, "%s/long.yaml", scratch);
+	write_text(study, "name: long\nbase: demo\nset:\n  net: {depth: 8, widths: [8, 16, 32]}\n"
+			  "  train: {batch: 32, iterations: 60, eval_every: 20, lr: {warmup: {iterations: 0}, steps: [0.8]}}\n"
+			  "seeds: [1]\ntrain_limit: 2000\ntest_limit: 200\nvariants:\n  - {name: full-preact}\n");
+	snprintf(arguments, sizeof arguments, "study STUDY=%s RESULTS=%s/long-one", study, scratch);
+	if (make("OMP_NUM_THREADS=2", arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study failed:\n%s%s", out, err);
+	for (int i = 0; i < 2; i++)
+		snprintf(pause[i], sizeof pause[i], "%s/pause-%d", scratch, 20 * (i + 1));
+	snprintf(environment, sizeof environment,
+		 "RESGEN_TEST_PAUSE='20@%s 40@%s'", pause[0], pause[1]);
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=%s RESULTS=%s/long-cluster", study, scratch);
+	if (make(environment, arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study-submit failed:\n%s%s", out, err);
+	wait_for_file(pause[0]);
+	snprintf(command, sizeof command, "scontrol requeue $(squeue -h -n resgen-long -o %%i | grep _)");
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
+	snprintf(arguments, sizeof arguments, "study-status STUDY=%s RESULTS=%s/long-cluster", study, scratch);
+	for (int i = 0; i < 100; i++) { /* the run stops, and waits to start again */
+		assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
+		if (strstr(out, "requeued   1 time(s)"))
+			break;
+		nanosleep(&(struct timespec){0, 100000000}, NULL);
+	}
+	expect_in(out, "\n1     full-preact              1      requeued   1 time(s), to resume from its checkpoint\n");
+	wait_for_file(pause[1]); /* then the time limit's signal stops it at 40 */
+	snprintf(command, sizeof command, "scancel --batch --signal=USR1 $(squeue -h -n resgen-long -o %%i | grep _)");
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
+	wait_for_study("long", 300);
+	snprintf(a, sizeof a, "%s/long-one/full-preact-seed1", scratch);
+	snprintf(b, sizeof b, "%s/long-cluster/full-preact-seed1", scratch);
+	if (!same_run(a, b))
+		fail_msg("%s differs from the run done in one go", b);
+	snprintf(command, sizeof command, "{ wc -l < %s.starts; cat %s/long-cluster/slurm/task-1.out; }", b, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_memory_equal(out, "3\n", 2);
+	expect_in(out, "DUE TO JOB REQUEUE");
+	expect_in(out, " the time limit is near: ");
+	expect_in(out, "full-preact-seed1.ckpt written; requeued\n");
+}
+
+/* A run that fails for its own reasons (here, an environment variable
+ * the binaries refuse, which sbatch passes to the task) is reported as
+ * failed with its line, and not submitted again. */
+static void test_cluster_reports_a_failed_run_once(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char arguments[1024];
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/failing", scratch);
+	if (make("RESGEN_TEAM=abc", arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study-submit failed:\n%s%s", out, err);
+	wait_for_study("tiny", 120);
+	snprintf(arguments, sizeof arguments, "study-status STUDY=tests/studies/tiny.yaml RESULTS=%s/failing", scratch);
+	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "\n1     original                 1      failed     original: RESGEN_TEAM is 'abc'; it must be a "
+		       "whole number from 1 to the run's 2 threads, or unset (each pass then runs on the free cores)\n");
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/failing", scratch);
+	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "tiny: 4 runs, 0 ended, 4 failed, 0 in Slurm's queue, 0 to submit\n"
+		       "(a failed run is not submitted again: make study-status S=tiny shows why; remove its .failed file "
+		       "once mended)\nnothing to submit\n");
+}
+
+/* Bad input: one line, exit 2, nothing queued. */
+static void test_cluster_refuses_bad_input(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char arguments[1024], command[4096], dead[600];
+	assert_int_equal(make("", "study-submit S=no-such-study", out, sizeof out, err, sizeof err), 2);
+	expect_in(err, "specs/studies/no-such-study.yaml");
+
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/partition", scratch);
+	assert_int_equal(make("SBATCH_PARTITION=no-such-partition", arguments, out, sizeof out, err, sizeof err), 2);
+	expect_in(err, "sbatch refused the study's array: sbatch: error: Batch job submission failed: Invalid partition "
+		       "name specified (SBATCH_PARTITION=no-such-partition); nothing was submitted\n");
+	assert_int_equal(run("squeue -h | wc -l", out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "0\n");
+	snprintf(command, sizeof command, "ls %s/partition/slurm", scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "");
+
+	/* a controller that does not answer: the configuration of another port */
+	snprintf(dead, sizeof dead, "%s/dead.conf", scratch);
+	snprintf(command, sizeof command, "sed 's/^SlurmctldPort=.*/SlurmctldPort=16899/' %s > %s", slurm_conf, dead);
+	assert_int_equal(system(command), 0);
+	char environment[700];
+	snprintf(environment, sizeof environment, "SLURM_CONF=%s", dead);
+	assert_int_equal(make(environment, arguments, out, sizeof out, err, sizeof err), 2);
+	expect_in(err, "Slurm's controller is not answering (scontrol ping: ");
+	expect_in(err, "); is slurmctld running, and SLURM_CONF right?\n");
+
+	/* Slurm's commands missing */
+	snprintf(command, sizeof command,
+		 "mkdir -p %1$s/bin && for t in sed dirname realpath; do ln -sf $(command -v $t) %1$s/bin/; done && "
+		 "env PATH=%1$s/bin /bin/bash tools/slurm-study status %2$s/bin/resgen tests/studies/tiny.yaml "
+		 "%2$s/study/tiny %2$s/bin/study/tiny %1$s/missing",
+		 scratch, build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
+	assert_string_equal(err, "sbatch is missing: Slurm's commands are not installed here (Debian's slurm-wlm)\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cluster_refuses_bad_input),
+		cmocka_unit_test(test_cluster_runs_a_study_to_its_report),
+		cmocka_unit_test(test_cluster_reports_a_failed_run_once),
+		cmocka_unit_test(test_cluster_requeues_lose_nothing),
+	};
+	return cmocka_run_group_tests_name("a study on a Slurm cluster", tests, start_cluster, stop_cluster);
+}
