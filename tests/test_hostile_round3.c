@@ -393,6 +393,17 @@ static void test_torch_export_never_writes_over_its_inputs(void **unused)
 		assert_true(same_file(spec, "tests/specs/fashion-tiny.yaml"));
 		assert_false(exists(pt));
 	}
+	/* names apart: both written, through a temporary that is gone */
+	char out[4096];
+	snprintf(arguments, sizeof arguments, "export %s %s %s --onnx %s/o.onnx", spec, w, pt, scratch);
+	if (torch_tool(arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("export failed: %s", err);
+	snprintf(expected, sizeof expected, "wrote %s: the state dict of fashion-tiny (19714 parameters, float64)\n", pt);
+	expect_in(out, expected);
+	expect_in(out, "/o.onnx: the network in evaluation as ONNX, checked\n");
+	snprintf(arguments, sizeof arguments, "{ ls -A %s | grep -c resgen_torch || true; }", scratch);
+	assert_int_equal(run(arguments, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "0\n");
 }
 
 /* A weights file is checked as the binaries check it: a NaN, bytes after

@@ -591,16 +591,19 @@ def check_output(path):
 
 
 def replace(path, write):
-    """Calls write(temporary path) in path's folder, then renames the
-    result over path: a failure leaves path as it was."""
-    fd, temporary = tempfile.mkstemp(prefix=".resgen_torch-", dir=os.path.dirname(os.path.abspath(path)))
-    os.close(fd)
+    """Calls write(temporary path) in a new folder beside path, then renames
+    the result over path: a failure leaves path as it was. The temporary
+    file has path's own name (torch.save names the archive inside after
+    it)."""
+    folder = tempfile.mkdtemp(prefix=".resgen_torch-", dir=os.path.dirname(os.path.abspath(path)))
+    temporary = os.path.join(folder, os.path.basename(path))
     try:
         write(temporary)
         os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        os.rmdir(folder)
 
 
 def export(net, output, onnx_path):
