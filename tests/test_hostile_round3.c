@@ -181,30 +181,27 @@ static void test_make_checks_the_bench_variables(void **unused)
 static void test_plots_never_write_over_their_input(void **unused)
 {
 	(void)unused;
-	char matrix[400], log[400], arguments[1024], err[2048], expected[1024], copy[400];
-	snprintf(matrix, sizeof matrix, "%s/m.svg", scratch);
-	write_text(matrix, "true\\predicted,0,1\n0,5,1\n1,2,7\n");
-	snprintf(copy, sizeof copy, "%s/m-copy", scratch);
-	write_text(copy, "true\\predicted,0,1\n0,5,1\n1,2,7\n");
-	snprintf(arguments, sizeof arguments, "plot-confusion CONFUSION=%s", matrix);
-	assert_int_equal(make(arguments, err, sizeof err), 2);
-	snprintf(expected, sizeof expected,
-		 "%1$s: the picture would be written over it, as %1$s; give the input a name ending in .csv\n", matrix);
-	assert_memory_equal(err, expected, strlen(expected));
-	assert_true(same_file(matrix, copy));
-
-	snprintf(log, sizeof log, "%s/run.png", scratch);
-	write_text(log, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
-			"5,0.1,2,0.5,2,0.5,1,100\n");
-	snprintf(copy, sizeof copy, "%s/run-copy", scratch);
-	write_text(copy, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
-			 "5,0.1,2,0.5,2,0.5,1,100\n");
-	snprintf(arguments, sizeof arguments, "plot LOG=%s", log);
-	assert_int_equal(make(arguments, err, sizeof err), 2);
-	snprintf(expected, sizeof expected,
-		 "%1$s: the picture would be written over it, as %1$s; give the input a name ending in .csv\n", log);
-	assert_memory_equal(err, expected, strlen(expected));
-	assert_true(same_file(log, copy));
+	/* an input named as one of its pictures: the make goal and its
+	 * variable, the input's name and its text */
+	static const char *const cases[][4] = {
+		{"plot-confusion", "CONFUSION", "m.svg", "true\\predicted,0,1\n0,5,1\n1,2,7\n"},
+		{"plot", "LOG", "run.png",
+		 "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n5,0.1,2,0.5,2,0.5,1,100\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char input[400], copy[400], arguments[1024], err[2048], expected[1024];
+		snprintf(input, sizeof input, "%s/%s", scratch, cases[i][2]);
+		snprintf(copy, sizeof copy, "%s/copy-%zu", scratch, i);
+		write_text(input, cases[i][3]);
+		write_text(copy, cases[i][3]);
+		snprintf(arguments, sizeof arguments, "%s %s=%s", cases[i][0], cases[i][1], input);
+		assert_int_equal(make(arguments, err, sizeof err), 2);
+		snprintf(expected, sizeof expected,
+			 "%1$s: the picture would be written over it, as %1$s; give the input a name ending in .csv\n",
+			 input);
+		assert_memory_equal(err, expected, strlen(expected));
+		assert_true(same_file(input, copy));
+	}
 }
 
 static void test_plot_confusion_refuses_a_matrix_larger_than_any_network(void **unused)
