@@ -17,7 +17,7 @@
 #   make study S=NAME     train every variant x seed of specs/studies/NAME.yaml,
 #                         resuming where it stopped; results/NAME/report.md
 #   make study-submit S=NAME  the same as a Slurm job array (STUDY_THREADS cores
-#                         a run); study-status follows it, study-report writes
+#                         a run, or a rank of STUDY_RANKS); study-status follows it, study-report writes
 #                         the report so far (docs/cluster.md)
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
 #   make golden           refresh the golden copies of emitted code on purpose
@@ -26,7 +26,12 @@
 #   make fuzz             fuzz the spec, study and weights readers (FUZZ_SECONDS=600 in all)
 #   make ... V=1          show the commands, not one short line per file
 
-BUILD ?= build
+# The instructions the runtime and the networks are compiled for: native
+# (this machine's), or a baseline that every node of a cluster has, such
+# as x86-64-v3 (AVX2 and FMA), in a build folder of its own
+# (docs/cluster.md). A binary refuses a processor that lacks one, in one line.
+MARCH ?= native
+BUILD ?= build$(if $(filter-out native,$(MARCH)),/march-$(MARCH))
 CC ?= gcc
 
 # Quiet by default: one line per file built; V=1 prints the commands.
@@ -42,11 +47,12 @@ endif
 # and PyYAML) for the independent check of tests/reference/ and the export
 # of tools/pytorch/ (with ONNX to check its ONNX files), clang with
 # libFuzzer for make fuzz, gnuplot for make plot, and Open MPI for the
-# binaries' MPI flavour (build/bin/mpi/NAME), and Slurm with munge for
-# studies on a cluster (make study-submit) and the test cluster.
+# binaries' MPI flavour (build/bin/mpi/NAME), Slurm with munge for
+# studies on a cluster (make study-submit) and the test cluster, and
+# qemu-user for the test of a binary on an older processor.
 PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
 	python3 python3-torch python3-numpy python3-yaml python3-onnx clang libfuzzer-14-dev gnuplot-nox \
-	openmpi-bin libopenmpi-dev slurm-wlm munge
+	openmpi-bin libopenmpi-dev slurm-wlm munge qemu-user
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Emitted code and runtime: -O3 (vectorised im2col, BN and elementwise loops
@@ -75,7 +81,7 @@ GENERATOR_DIRS := generator/common generator/stage1-spec generator/stage2-graph 
 	generator/stage4-emit generator/study
 GENERATOR_SOURCES := generator/main.c $(foreach d,$(GENERATOR_DIRS),$(wildcard $(d)/*.c))
 GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime $(addprefix -I,$(GENERATOR_DIRS))
-RUNTIME_CFLAGS := $(OPTIMISE) -march=native $(WARNINGS) $(COMMON) -Iruntime
+RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARNINGS) $(COMMON) -Iruntime
 # Emitted code (and test_kernels, which includes it). The sanitizer build
 # compiles the kernels' helpers out of line (runtime/kernels/common.h):
 # every inlined copy instrumented, its emitted networks took 40-115 s each.
@@ -130,7 +136,7 @@ bad_name = $(error $(1)='$(2)' is not a name resgen accepts: use a-z, 0-9, '-' a
 bad_path = $(error $(1)='$(2)' is not a path resgen accepts: use letters, digits, '.', '_', '-' and '/', not starting with '-', such as build/demo.csv)
 given = $(filter command line environment,$(origin $(1)))
 $(foreach v,A B S,$(if $(call given,$(v)),$(if $(call name_ok,$($(v))),,$(call bad_name,$(v),$($(v))))))
-$(foreach v,BENCH BENCH_SCALING BENCH_MPI BENCH_SHARED,$(if $(call given,$(v)),$(foreach n,$($(v)),$(if \
+$(foreach v,BENCH BENCH_SCALING BENCH_MPI BENCH_SHARED BENCH_MARCH_NAMES,$(if $(call given,$(v)),$(foreach n,$($(v)),$(if \
 	$(call name_ok,$(n)),,$(call bad_name,$(v),$($(v)))))))
 $(foreach v,STUDY RESULTS DUMPS,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
 # Numbers (BENCH_ROUNDS, BENCH_LOOPS, ...) are whole numbers in plain
@@ -142,16 +148,19 @@ bad_number = $(error $(1)='$(2)' is not what resgen accepts: use whole numbers f
 check_numbers = $(foreach v,$(1),$(if $(call given,$(v)),$(if $(strip $($(v))),,$(call bad_number,$(v),,$(2)))$(foreach \
 	n,$($(v)),$(if $(and $(call number_ok,$(n)),$(filter-out $(2),$(filter 0,$(n)))),$(call bad_number,$(v),$($(v)),$(2)),$(if \
 	$(call number_ok,$(n)),,$(call bad_number,$(v),$($(v)),$(2)))))))
-$(call check_numbers,BENCH_ROUNDS BENCH_MPI_STEPS FUZZ_SECONDS JOBS $(filter BENCH_BATCH_% BENCH_STEPS_%,$(.VARIABLES)),1)
+$(call check_numbers,BENCH_ROUNDS BENCH_MPI_STEPS BENCH_MARCH_STEPS FUZZ_SECONDS JOBS $(filter BENCH_BATCH_% BENCH_STEPS_%,$(.VARIABLES)),1)
 $(call check_numbers,BENCH_LOOPS,0)
 $(if $(call given,BENCH_PYTORCH_LAYOUT),$(if $(filter-out channels-last nchw,$(subst $(space),@,$(BENCH_PYTORCH_LAYOUT))),$(error \
 	BENCH_PYTORCH_LAYOUT='$(BENCH_PYTORCH_LAYOUT)' is not a layout resgen's bench knows: use channels-last or nchw)))
+$(foreach v,MARCH BENCH_MARCH,$(if $(call given,$(v)),$(if $(and $($(v)),$(if $(call left_over,$($(v)),$(lower_chars) \
+	$(digit_chars) - _ .),,ok),$(if $(filter -%,$($(v))),,ok)),,$(error $(v)='$($(v))' is not an instruction set \
+	resgen builds for: use native, or a name gcc's -march takes, such as x86-64-v3))))
 $(foreach v,BUILD RESGEN_VERSION,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
 # The plots' paths, where given or where a plot is made; GRADFLOW is a list.
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all mpi bench-mpi deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
+.PHONY: all mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -190,6 +199,7 @@ check-deps:
 	check "Open MPI" /usr/bin/mpicc libopenmpi-dev; \
 	check mpirun /usr/bin/mpirun openmpi-bin; \
 	check Slurm /usr/bin/sbatch slurm-wlm; \
+	check qemu-user /usr/bin/qemu-x86_64 qemu-user; \
 	check munge /usr/sbin/munged munge; \
 	[ $$ok = 1 ]
 
@@ -265,7 +275,8 @@ $(BUILD)/no-spec/%:
 
 # The Open MPI flavour: the same network object and runtime, ranks_mpi.o
 # for ranks.o.
-$(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(MPI_RUNTIME_F32)
+$(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(MPI_RUNTIME_F32) \
+		$(if $(filter 1,$(TEST_HOOKS)),$(BUILD)/obj/f32/hooks.o)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS) $(MPI_LIBS)
@@ -383,18 +394,21 @@ study: $(RESGEN)
 # yet ended as a task of a job array (STUDY_THREADS cores each, all of
 # this machine's by default) and returns; make study-status lists the
 # runs; make study-report writes the report from the runs ended so far
-# (the array's last task has it written anyway). tools/slurm-study,
-# docs/cluster.md.
+# (the array's last task has it written anyway). STUDY_RANKS=N splits
+# each run over N MPI ranks of STUDY_THREADS cores each (the binaries'
+# Open MPI flavour, started by srun). tools/slurm-study, docs/cluster.md.
 STUDY_THREADS ?= $(shell nproc 2>/dev/null || echo 1)
-$(call check_numbers,STUDY_THREADS,1)
-study_arguments = '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
+STUDY_RANKS ?= 1
+$(call check_numbers,STUDY_THREADS STUDY_RANKS,1)
+study_bin = $(BUILD)/bin/$(if $(filter-out 1,$(STUDY_RANKS)),mpi/)study/$(STUDY_NAME)
+study_arguments = '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(study_bin)' '$(RESULTS)'
 
 study-submit: $(RESGEN)
-	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-submit S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR; STUDY_THREADS=T"; exit 2; }
+	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-submit S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR; STUDY_THREADS=T; STUDY_RANKS=N"; exit 2; }
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
 	@tools/run-study --check $(study_arguments)
 	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
-	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/slurm-study submit $(STUDY_THREADS) $(study_arguments)
+	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/slurm-study submit $(STUDY_THREADS) $(STUDY_RANKS) $(study_arguments)
 
 study-status: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-status S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }
@@ -407,8 +421,8 @@ study-report: $(RESGEN)
 	@tools/run-study --finish $(study_arguments)
 
 # Each binary once: variants that differ in run-time settings alone share
-# one (the plan's sixth word), given --set.
-study-binaries: $(patsubst %,$(BUILD)/bin/study/$(STUDY_NAME)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
+# one (the plan's sixth word), given --set; the MPI flavour for STUDY_RANKS.
+study-binaries: $(patsubst %,$(study_bin)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
 	sed -n 's/^variant [^ ]* [^ ]* [^ ]* [^ ]* [^ ]* \([a-z0-9-]*\).*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null))))
 
 # ---- benchmark -----------------------------------------------------------------
@@ -453,10 +467,24 @@ bench-mpi: $(foreach n,$(BENCH_MPI),$(BUILD)/bin/$(n) $(BUILD)/bin/mpi/$(n))
 	@mkdir -p $(BUILD)/bench
 	@tests/run-bench-mpi $(BUILD) $(BENCH_MPI_STEPS) $(BENCH_MPI)
 
+# make bench-march: what a portable build (BENCH_MARCH, docs/cluster.md)
+# costs against -march=native, with BLIS's own kernels and with the
+# haswell kernels every AVX2 node runs alike.
+BENCH_MARCH ?= x86-64-v3
+BENCH_MARCH_NAMES ?= preact-110
+BENCH_MARCH_STEPS ?= 4
+
+bench-march: $(foreach n,$(BENCH_MARCH_NAMES),$(BUILD)/bin/$(n))
+	@$(MAKE) --no-print-directory MARCH=$(BENCH_MARCH) BUILD=$(BUILD)/march-$(BENCH_MARCH) \
+		$(foreach n,$(BENCH_MARCH_NAMES),$(BUILD)/march-$(BENCH_MARCH)/bin/$(n))
+	@mkdir -p $(BUILD)/bench
+	@tests/run-bench-march $(BUILD) $(BUILD)/march-$(BENCH_MARCH) $(BENCH_MARCH) $(BENCH_ROUNDS) $(BENCH_MARCH_STEPS) \
+		$(BENCH_MARCH_NAMES)
+
 $(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine.c runtime/machine.h runtime/gemm.c runtime/gemm.h runtime/profile.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -O2 -march=native -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
+	$(Q)$(CC) -O2 -march=$(MARCH) -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
 
 $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	@mkdir -p $(@D)

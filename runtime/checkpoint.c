@@ -94,7 +94,7 @@ bool checkpoint_written_by(const struct tensor_file *f, char *out, size_t size)
 	return strcmp(out, resgen_version()) == 0;
 }
 
-int checkpoint_save(const char *path, const struct run_options *o, int threads, int ranks, const struct net_state *s,
+int checkpoint_save(const char *path, const struct run_options *o, int shares, int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
 		    size_t size)
 {
@@ -104,7 +104,7 @@ int checkpoint_save(const char *path, const struct run_options *o, int threads, 
 	double settings[SETTING_COUNT + 2];
 	for (int i = 0; i < SETTING_COUNT; i++)
 		settings[i] = setting_value(o, i);
-	settings[SETTING_COUNT] = threads;
+	settings[SETTING_COUNT] = shares; /* written before shares were apart from threads: the thread count, the same */
 	settings[SETTING_COUNT + 1] = (double)train_count;
 	double position[9] = {(double)p->iteration, (double)p->position, p->interval_loss,
 			      (double)p->interval_errors, (double)p->interval_images, p->seconds, (double)p->log_bytes};
@@ -163,7 +163,7 @@ static const struct tensor_file_entry *entry(const struct tensor_file *f, const 
 	return e && e->count == count ? e : NULL;
 }
 
-int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, int *ranks,
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *ranks,
 		    char *error, size_t size)
 {
 	if (tensor_file_load_sealed(f, path, magic, "checkpoint", error, size) != 0)
@@ -219,9 +219,16 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 		else
 			*setting_field(o, i) = (long)v;
 	}
-	if (!is_whole(settings->values[SETTING_COUNT], 1, 1024)) {
-		snprintf(error, size, "%s: its thread count is %g; the checkpoint is damaged", path,
-			 settings->values[SETTING_COUNT]);
+	double shares = settings->values[SETTING_COUNT];
+	if (!is_whole(shares, 1, 1024)) {
+		snprintf(error, size, "%s: its share count is %g; the checkpoint is damaged", path, shares);
+		goto refused;
+	}
+	if (o->shares > 0 && o->shares != shares) {
+		snprintf(error, size,
+			 "%s: the run cuts each pass into %.0f shares, and this command gives --shares %d; leave "
+			 "--shares out to resume (the run keeps its shares on any number of threads)",
+			 path, shares, o->shares);
 		goto refused;
 	}
 	/* The recipe the run trained with (the spec's, in checkpoints written
@@ -241,7 +248,7 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 		goto refused;
 	}
 	o->recipe = recipe;
-	*threads = (int)settings->values[SETTING_COUNT];
+	o->shares = (int)shares;
 	/* written since training across ranks came; before, every run had one */
 	const struct tensor_file_entry *split = tensor_file_find(f, "checkpoint/ranks");
 	*ranks = 1;

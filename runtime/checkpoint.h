@@ -1,6 +1,7 @@
 /* Checkpoints: everything the rest of a training run depends on, so that a
  * run stopped at any instant and resumed gives bitwise the weights and the
- * log rows of the run that never stopped (with the same thread count).
+ * log rows of the run that never stopped, on any number of threads: the
+ * run keeps its shares (threads.h).
  *
  * A checkpoint is a sealed tensor file (tensor_file.h) under the magic
  * RESGENK1: the format's version, the version of resgen that wrote it, the
@@ -38,17 +39,18 @@ struct progress {
 	long window_errors, window_images;
 };
 
-/* ranks: the processes the run is split across (1 alone); data: the
- * data's fingerprint (dataset_identity), which a resume must match. */
-int checkpoint_save(const char *path, const struct run_options *o, int threads, int ranks, const struct net_state *s,
+/* shares: the run's (threads_setup); ranks: the processes the run is
+ * split across (1 alone); data: the data's fingerprint
+ * (dataset_identity), which a resume must match. */
+int checkpoint_save(const char *path, const struct run_options *o, int shares, int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
 		    size_t size);
 
 /* Reads and checks a checkpoint's header: its version, that it is this
  * network's, and its settings, which fill *o (those the user gave must
- * agree); *threads and *ranks: the run's thread count (per rank) and
- * ranks. 0, or one line in error and -1; f then holds nothing. */
-int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *threads, int *ranks,
+ * agree), its shares (per rank) among them; *ranks: the run's ranks. 0,
+ * or one line in error and -1; f then holds nothing. */
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *ranks,
 		    char *error, size_t size);
 
 /* The version of resgen that wrote the opened checkpoint f ("unknown" for

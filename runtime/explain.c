@@ -11,7 +11,7 @@
 
 int explain_run(const struct run_options *o)
 {
-	int threads = threads_setup(o->threads);
+	int threads = threads_setup(o->threads, 0);
 	const struct machine *m = machine();
 	printf("%s: %s, %s, batch %d, %d thread%s\n", net_info.name, net_info.summary, net_info.dtype, o->batch, threads,
 	       threads == 1 ? "" : "s");

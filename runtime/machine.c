@@ -10,8 +10,142 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "profile.h" /* profile_clock: the monotonic clock in seconds */
+
+#ifndef RESGEN_MARCH
+#define RESGEN_MARCH "native" /* the Makefile's MARCH */
+#endif
+
+const char *machine_built_for(void) { return RESGEN_MARCH; }
+
+#if defined(__x86_64__)
+/* Before anything else of the binary runs (the first functions of its
+ * preinit array, MACHINE_BASELINE whatever MARCH is): a processor without
+ * an instruction the build may use (-march=MARCH, as GCC's predefined
+ * macros say) gets one line and exit 2, never an illegal instruction
+ * somewhere later. */
+MACHINE_BASELINE static void refuse_missing_instructions(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	__builtin_cpu_init();
+#define NEEDED(name) {name, __builtin_cpu_supports(name)}
+	const struct {
+		const char *name;
+		int present;
+	} needed[] = {
+#ifdef __SSE3__
+		NEEDED("sse3"),
+#endif
+#ifdef __SSSE3__
+		NEEDED("ssse3"),
+#endif
+#ifdef __SSE4_1__
+		NEEDED("sse4.1"),
+#endif
+#ifdef __SSE4_2__
+		NEEDED("sse4.2"),
+#endif
+#ifdef __POPCNT__
+		NEEDED("popcnt"),
+#endif
+#ifdef __AVX__
+		NEEDED("avx"),
+#endif
+#ifdef __AVX2__
+		NEEDED("avx2"),
+#endif
+#ifdef __FMA__
+		NEEDED("fma"),
+#endif
+#ifdef __F16C__
+		NEEDED("f16c"),
+#endif
+#ifdef __BMI__
+		NEEDED("bmi"),
+#endif
+#ifdef __BMI2__
+		NEEDED("bmi2"),
+#endif
+#ifdef __LZCNT__
+		NEEDED("lzcnt"),
+#endif
+#ifdef __MOVBE__
+		NEEDED("movbe"),
+#endif
+#ifdef __AVX512F__
+		NEEDED("avx512f"),
+#endif
+#ifdef __AVX512CD__
+		NEEDED("avx512cd"),
+#endif
+#ifdef __AVX512DQ__
+		NEEDED("avx512dq"),
+#endif
+#ifdef __AVX512BW__
+		NEEDED("avx512bw"),
+#endif
+#ifdef __AVX512VL__
+		NEEDED("avx512vl"),
+#endif
+#ifdef __AVX512IFMA__
+		NEEDED("avx512ifma"),
+#endif
+#ifdef __AVX512VBMI__
+		NEEDED("avx512vbmi"),
+#endif
+#ifdef __AVX512VBMI2__
+		NEEDED("avx512vbmi2"),
+#endif
+#ifdef __AVX512VNNI__
+		NEEDED("avx512vnni"),
+#endif
+#ifdef __AVX512BITALG__
+		NEEDED("avx512bitalg"),
+#endif
+#ifdef __AVX512VPOPCNTDQ__
+		NEEDED("avx512vpopcntdq"),
+#endif
+#ifdef __AVX512BF16__
+		NEEDED("avx512bf16"),
+#endif
+#ifdef __AVX512FP16__
+		NEEDED("avx512fp16"),
+#endif
+#ifdef __AVXVNNI__
+		NEEDED("avxvnni"),
+#endif
+		{NULL, 1}};
+#undef NEEDED
+	char missing[128] = "";
+	size_t length = 0;
+	int count = 0;
+	for (int i = 0; needed[i].name; i++)
+		if (!needed[i].present && count++ < 3)
+			length += (size_t)snprintf(missing + length, sizeof missing - length, "%s%s", length ? ", " : "",
+						   needed[i].name);
+	if (!count)
+		return;
+	if (count > 3)
+		snprintf(missing + length, sizeof missing - length, " and %d more", count - 3);
+	const char *program = argc > 0 && argv[0] ? argv[0] : "resgen binary";
+	const char *base = strrchr(program, '/');
+	char line[1024];
+	int written = snprintf(line, sizeof line,
+			       "%.100s: this processor lacks %s, which this binary was built to use (MARCH=%s%s); "
+			       "build it on this machine, or for every node with MARCH=x86-64-v3 or another baseline they all "
+			       "have (docs/cluster.md)\n",
+			       base ? base + 1 : program, missing, RESGEN_MARCH,
+			       strcmp(RESGEN_MARCH, "native") == 0 ? ", the processor of the machine that built it" : "");
+	ssize_t ignored = write(2, line, written > 0 && (size_t)written < sizeof line ? (size_t)written : strlen(line));
+	(void)ignored;
+	_exit(2);
+}
+
+__attribute__((section(".preinit_array"), used)) static void (*const refuse_missing)(int, char **, char **) =
+	refuse_missing_instructions;
+#endif
 
 /* Which kernels BLIS 0.9 runs is chosen here, before it first runs, where
  * its own choice is known to be slow; a choice the user made in

@@ -12,6 +12,19 @@
 
 #include "gemm.h"
 
+/* The instruction set the binary was compiled for, the Makefile's MARCH
+ * (native, x86-64-v3, ...). A processor without one of its instructions
+ * is refused with one line, exit 2, before anything else runs. */
+const char *machine_built_for(void);
+
+/* A function that runs before that check (the preinit array's): compiled
+ * for the x86-64 baseline, whatever MARCH is. */
+#if defined(__x86_64__)
+#define MACHINE_BASELINE __attribute__((target("arch=x86-64")))
+#else
+#define MACHINE_BASELINE
+#endif
+
 /* RESGEN_CHOICES, the one override, for tests and experiments: a list of
  * NAME=VALUE separated by commas, each VALUE on, off or rule (the
  * default), each NAME one of the convolutions' choices:

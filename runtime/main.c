@@ -65,9 +65,13 @@ static void print_help(const char *program)
 	       "  --iterations N       SGD steps (default %ld)\n"
 	       "  --batch B            images per step (default %d)\n"
 	       "  --threads T          threads (default: OMP_NUM_THREADS, else every core this\n"
-	       "                       process may run on; under mpirun, per rank). T sets\n"
-	       "                       the result's bits; while other work keeps some cores\n"
-	       "                       busy, each pass runs on as many of the T as are free\n"
+	       "                       process may run on; under mpirun, per rank); while\n"
+	       "                       other work keeps some cores busy, each pass runs on\n"
+	       "                       as many of the T as are free\n"
+	       "  --shares S           how many shares each pass cuts the images into, which\n"
+	       "                       sets the result's bits (default: T). A checkpoint keeps\n"
+	       "                       them: a resumed run gives the same bits on any --threads\n"
+	       "                       (at most S run it)\n"
 	       "  --seed S             initialisation, shuffling and augmentation (default %ld)\n"
 	       "  --log FILE.csv       the run as CSV: a row every --log-every iterations, the\n"
 	       "                       training loss and error over them, and at every\n"
@@ -181,6 +185,7 @@ static const struct option options[] = {
 	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long)), SETTING_ITERATIONS},
 	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
 	{"--threads", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
+	{"--shares", TRAIN | GRADFLOW | STEP, NUMBER, 1, 1024, FIELD(shares, sizeof(int)), 0},
 	{"--seed", TRAIN | STEP | INIT | GRADFLOW | EVALUATE, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
 	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0), 0},
 	{"--log-every", TRAIN, NUMBER, 1, 1000000000, FIELD(log_every, sizeof(long)), 0},

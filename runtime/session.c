@@ -99,10 +99,11 @@ int session_open(struct session *s, const struct run_options *o)
 		return 1;
 	}
 	dataset_channel_stats(&s->train, s->mean, s->std);
-	s->threads = threads_setup(o->threads);
+	s->threads = threads_setup(o->threads, o->shares);
+	s->shares = kernel_shares;
 	net_choose(); /* before any pass: the passes below call the groups' functions */
 	char message[512];
-	if (state_create(&s->state, s->batch, s->threads, message, sizeof message) != 0) {
+	if (state_create(&s->state, s->batch, s->shares, message, sizeof message) != 0) {
 		error_line("%s: %s\n", net_info.name, message);
 		session_free(s);
 		return 1;
@@ -183,6 +184,7 @@ int agree_on_settings(const struct session *s, const struct run_options *o)
 		{"--test-limit", (uint64_t)o->test_limit, AGREED_NUMBER, NULL},
 		{"--synthetic", o->synthetic, AGREED_GIVEN, NULL},
 		{"--steps", (uint64_t)o->steps, AGREED_NUMBER, NULL},
+		{"--shares (the shares of each pass, a checkpoint's on --resume)", (uint64_t)s->shares, AGREED_NUMBER, NULL},
 		{"train.bn_sync", (uint64_t)net_info.defaults.bn_sync, AGREED_NUMBER, NULL},
 		{"the data (a checksum of the images and labels)", s->data_identity, AGREED_HASH, NULL},
 	};

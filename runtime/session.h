@@ -18,7 +18,7 @@ struct session {
 	struct dataset train, test;
 	double mean[16], std[16];
 	struct net_state state;
-	int threads;
+	int threads, shares; /* threads_setup's */
 	/* Data parallel: rank of ranks, each running batch images of every
 	 * step (the whole batch over ranks); alone, rank 0 of 1. */
 	int rank, ranks, batch;

@@ -39,7 +39,7 @@ static real *allocate(long count, int *failed)
 	return p;
 }
 
-int state_create(struct net_state *s, int max_batch, int threads, char *error, size_t size)
+int state_create(struct net_state *s, int max_batch, int shares, char *error, size_t size)
 {
 	memset(s, 0, sizeof *s);
 	const struct net_info *info = &net_info;
@@ -56,7 +56,7 @@ int state_create(struct net_state *s, int max_batch, int threads, char *error, s
 	s->velocity = allocate(info->param_count, &failed);
 	s->buffers = allocate(info->buffer_count, &failed);
 	s->stats = allocate(info->stats_count, &failed);
-	s->scratch = allocate(info->scratch_per_thread * threads, &failed);
+	s->scratch = allocate(info->scratch_per_thread * shares, &failed);
 	if (failed) {
 		state_free(s);
 		snprintf(error, size,

@@ -8,8 +8,9 @@
 
 #include "net_api.h"
 
-/* Allocates everything for batches of up to max_batch on threads threads. */
-int state_create(struct net_state *s, int max_batch, int threads, char *error, size_t size);
+/* Allocates everything for batches of up to max_batch, cut into shares
+ * shares (each thread's scratch is its share's: threads <= shares). */
+int state_create(struct net_state *s, int max_batch, int shares, char *error, size_t size);
 void state_free(struct net_state *s);
 
 /* He-normal convolutions, uniform classifier, BN gamma 1 and beta 0, as

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gemm.h"
+#include "machine.h" /* MACHINE_BASELINE: the preinit function runs before the instructions are checked */
 #include "printable.h"
 #include "profile.h"
 
@@ -24,7 +25,9 @@
  * reaches libgomp is that array's entries. So the preinit function lends
  * one entry's slot to GOMP_SPINCOUNT, and the binary's first constructor,
  * after every library's, gives it back and sets GOMP_SPINCOUNT as usual.
- * The entry lent is one no library of the binary reads as it loads. */
+ * The entry lent is one no library of the binary reads as it loads. Both
+ * functions run before the processor's instructions are checked
+ * (machine.c), so they are compiled for the baseline. */
 
 static const char *user_wait_name, *user_wait_value; /* the user's, or NULL */
 static char **lent_slot, *lent_entry;                 /* the slot lent and its entry */
@@ -33,7 +36,7 @@ static char spin_entry[] = "GOMP_SPINCOUNT=" THREADS_SPIN_COUNT;
 /* Whether entry (NAME=VALUE) names a variable the binary's libraries may
  * read in their constructors: OpenMP's, BLIS's, Open MPI's, the C
  * library's and the loader's. */
-static int read_while_loading(const char *entry)
+MACHINE_BASELINE static int read_while_loading(const char *entry)
 {
 	static const char *const prefixes[] = {"OMP_", "GOMP_", "KMP_",	 "BLIS_", "OMPI_", "OPAL_", "PMIX_",
 					       "HWLOC_", "LD_", "GLIBC_", "MALLOC_", "LANG", "LC_", "TZ"};
@@ -43,7 +46,7 @@ static int read_while_loading(const char *entry)
 	return 0;
 }
 
-static void wait_briefly_before_libgomp(int argc, char **argv, char **envp)
+MACHINE_BASELINE static void wait_briefly_before_libgomp(int argc, char **argv, char **envp)
 {
 	(void)argc;
 	(void)argv;
@@ -144,14 +147,16 @@ int threads_environment_error(int threads, char *why, size_t size)
 	return 0;
 }
 
-int threads_setup(int threads)
+int threads_setup(int threads, int shares)
 {
 	threads = thread_count(threads);
+	shares = shares > 0 ? shares : threads;
+	threads = threads < shares ? threads : shares;
 	omp_set_num_threads(threads);
 	omp_set_max_active_levels(1);
 	omp_set_dynamic(0);
 	gemm_set_threads(1);
-	kernel_shares = threads;
+	kernel_shares = shares;
 	const char *fixed = getenv("RESGEN_TEAM");
 	team_state.threads = team_state.team = threads;
 	team_state.fixed = fixed ? (int)whole_from_one(fixed, threads) : 0;

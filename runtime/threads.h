@@ -31,11 +31,12 @@ const char *threads_wait(void);
  * the variable, its value and what would be right; 0 if both are fine. */
 int threads_environment_error(int threads, char *why, size_t size);
 
-/* threads <= 0: OMP_NUM_THREADS if set, else every core. Returns the
- * count, which is also the number of shares every pass cuts its images
+/* threads <= 0: OMP_NUM_THREADS if set, else every core; shares <= 0:
+ * that count. shares is the number of shares every pass cuts its images
  * into (kernel_shares, runtime/kernels/common.h), and so what sets the
- * bits of the result. */
-int threads_setup(int threads);
+ * bits of the result: a run keeps its shares wherever it resumes. Returns
+ * the thread count, at most shares (a thread more would have no share). */
+int threads_setup(int threads, int shares);
 
 extern int kernel_shares;
 

@@ -263,9 +263,9 @@ int train_run(const struct run_options *options)
 	const struct run_options *o = &run;
 	char message[PATH_MAX + 512];
 	struct tensor_file checkpoint = {0};
-	int checkpoint_threads = 0, checkpoint_ranks = 1;
+	int checkpoint_ranks = 1;
 	if (o->resume_path) {
-		if (checkpoint_open(&checkpoint, o->resume_path, &run, &checkpoint_threads, &checkpoint_ranks, message,
+		if (checkpoint_open(&checkpoint, o->resume_path, &run, &checkpoint_ranks, message,
 				    sizeof message) != 0) {
 			shared_error("%s: %s\n", net_info.name, message);
 			return ranks_agree_status(2);
@@ -317,11 +317,7 @@ int train_run(const struct run_options *options)
 		if (status != 0 || checkpoint_ranks != s.ranks) {
 			shared_error("%s: %s\n", net_info.name, message);
 			status = 2;
-		} else if (checkpoint_threads != s.threads)
-			shared_error(
-				"%s: note: the run had %d threads and resumes on %d; its weights will not be bitwise "
-				"those of an unbroken run\n",
-				net_info.name, checkpoint_threads, s.threads);
+		}
 	}
 	/* every rank restored, or none: then they compare where they start */
 	status = ranks_agree_status(status);
@@ -346,15 +342,21 @@ agreed:
 
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
+	char shares[64] = "";
+	if (s.shares != s.threads)
+		snprintf(shares, sizeof shares, " (each pass in %d shares)", s.shares);
 	printf("data: %s, %ld training and %ld test images of %dx%dx%d; batch %d, %ld iterations, "
-	       "%d thread%s, BLIS %s kernels\n",
+	       "%d thread%s%s, BLIS %s kernels\n",
 	       o->synthetic ? "synthetic" : d->data_set, s.train.count, s.test.count, net_info.channels,
 	       net_info.height, net_info.width, o->batch, o->iterations, s.threads, s.threads == 1 ? "" : "s",
-	       gemm_kernels());
+	       shares, gemm_kernels());
 	if (s.ranks > 1)
-		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s each; BN statistics %s\n",
-		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s",
+		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s%s each; BN statistics %s\n",
+		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s", shares,
 		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
+	if (o->threads > s.threads)
+		printf("note: --threads %d is more than the run's %d shares%s; %d threads run it, a thread a share\n",
+		       o->threads, s.shares, o->resume_path ? " (its checkpoint's)" : "", s.threads);
 	describe_run(o, s.threads);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];
@@ -504,7 +506,7 @@ agreed:
 		if (o->checkpoint_path && (due || stopping)) {
 			at.seconds = now() - start;
 			at.log_bytes = log ? ftell(log) : -1;
-			if (writer && checkpoint_save(o->checkpoint_path, o, s.threads, s.ranks, &s.state, &at, order,
+			if (writer && checkpoint_save(o->checkpoint_path, o, s.shares, s.ranks, &s.state, &at, order,
 						      s.train.count, s.data_identity, message, sizeof message) != 0) {
 				error_line("%s: %s\n", net_info.name, message);
 				status = 1;

@@ -25,6 +25,7 @@ struct run_options {
 	long iterations;
 	int batch;
 	int threads;
+	int shares; /* the shares each pass cuts its images into; 0: the thread count */
 	long seed;
 	const char *log_path;
 	long log_every; /* the log's training rows; 0: about 250 in the run */

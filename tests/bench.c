@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [BATCH [STEPS]]\n", argv[0]);
 		return 2;
 	}
-	int threads = threads_setup(0);
+	int threads = threads_setup(0, 0);
 	struct dataset train, test;
 	struct data_error error;
 	if (data_synthetic(net_info.channels, net_info.height, net_info.width, net_info.classes, batch,

@@ -21,6 +21,12 @@ int command_setup(const char *name)
 	return system(command);
 }
 
+void command_only_some(void)
+{
+	if (getenv("RESGEN_TESTS"))
+		cmocka_set_test_filter(getenv("RESGEN_TESTS"));
+}
+
 int run(const char *command, char *out, size_t out_size, char *err, size_t err_size)
 {
 	char full[8192], out_path[400], err_path[400];

@@ -12,6 +12,10 @@
 extern char build[256], scratch[300];
 int command_setup(const char *name);
 
+/* Before the group runs: only the tests whose names match RESGEN_TESTS
+ * (cmocka's pattern: * and ? wildcards), where it is set. */
+void command_only_some(void);
+
 /* Runs command with stdout and stderr captured (out and err may be NULL);
  * returns the exit status, -1 for a death by signal. */
 int run(const char *command, char *out, size_t out_size, char *err, size_t err_size);

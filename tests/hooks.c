@@ -8,7 +8,8 @@
  *   RESGEN_TEST_PAUSE=K@FILE ...   once iteration K and its evaluation
  *                                  and checkpoint are done, if FILE does
  *                                  not exist yet, create it and wait (at
- *                                  most 150 s) for a signal: the one run
+ *                                  most 150 s) for a signal, or for the
+ *                                  test to write into FILE: the one run
  *                                  of many to get there first pauses;
  *                                  several K@FILE, by spaces */
 #include <fcntl.h>
@@ -16,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "net_api.h"
 #include "ranks.h"
+#include "signals.h"
 #include "train.h"
 
 void train_hook_checkpointed(long iteration)
@@ -40,9 +43,9 @@ void train_hook_checkpointed(long iteration)
 		if (fd < 0)
 			continue;
 		close(fd);
-		/* nanosleep ends early at a signal, whose handler notes the stop */
-		struct timespec left = {150, 0};
-		nanosleep(&left, NULL);
+		struct stat written = {0};
+		for (int i = 0; i < 1500 && !signals_stop_noted() && (stat(path, &written) != 0 || written.st_size == 0); i++)
+			nanosleep(&(struct timespec){0, 100000000}, NULL);
 	}
 }
 

@@ -221,16 +221,19 @@ static void test_binary_same_seed_and_threads_give_identical_weights(void **unus
 	assert_false(same_file(first, second));
 }
 
-/* A short run of tiny-f64 (12 iterations, evaluations at 4, 8 and 12) with
- * the given extra options and environment; returns the exit status. */
-static int run_tiny(const char *environment, const char *options)
+/* A short run of tiny-f64 (12 iterations, evaluations at 4, 8 and 12) on
+ * threads threads with the given extra options and environment; returns
+ * the exit status, its output in out. */
+static int run_tiny_on(int threads, const char *environment, const char *options, char *out, size_t size)
 {
 	char command[4096];
 	snprintf(command, sizeof command,
-		 "%s %s/tests/bin/tiny-f64 train --synthetic --iterations 12 --eval-every 4 --batch 16 --threads 2 %s",
-		 environment, build, options);
-	return run(command, NULL, 0, NULL, 0);
+		 "%s %s/tests/bin/tiny-f64 train --synthetic --iterations 12 --eval-every 4 --batch 16 --threads %d %s",
+		 environment, build, threads, options);
+	return run(command, out, size, NULL, 0);
 }
+
+static int run_tiny(const char *environment, const char *options) { return run_tiny_on(2, environment, options, NULL, 0); }
 
 /* Whether two logs have the same rows, the timing columns (seconds and
  * images/s) aside. */
@@ -291,6 +294,70 @@ static void test_binary_resumes_exactly(void **unused)
 	assert_int_equal(run_tiny("", options), 0);
 	assert_false(same_file(whole, weights));
 	assert_false(same_rows(whole_log, log));
+}
+
+/* A run keeps its shares: stopped on 2 threads and resumed on 1, or the
+ * other way round, it ends on the weights and log rows of the run never
+ * stopped; and a run of 1 thread with --shares 2 is the run of 2. */
+static void test_binary_resumes_on_other_threads(void **unused)
+{
+	(void)unused;
+	char options[2048], whole[400], whole_log[400], weights[400], log[400], checkpoint[400], out[8192];
+	snprintf(whole, sizeof whole, "%s/whole.w", scratch);
+	snprintf(whole_log, sizeof whole_log, "%s/whole.csv", scratch);
+	snprintf(weights, sizeof weights, "%s/moved.w", scratch);
+	snprintf(log, sizeof log, "%s/moved.csv", scratch);
+	snprintf(checkpoint, sizeof checkpoint, "%s/moved.ckpt", scratch);
+	snprintf(options, sizeof options, "--log %s --save-weights %s", whole_log, whole);
+	assert_int_equal(run_tiny("", options), 0);
+	static const struct {
+		int first, then;
+	} moves[] = {{2, 1}, {1, 2}};
+	for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
+		remove(checkpoint);
+		snprintf(options, sizeof options, "--shares 2 --log %s --checkpoint %s --checkpoint-every 5 --save-weights %s",
+			 log, checkpoint, weights);
+		assert_int_equal(run_tiny_on(moves[i].first, "RESGEN_TEST_RAISE=9@7", options, NULL, 0), 128 + 9);
+		snprintf(options, sizeof options, "--log %s --resume %s --save-weights %s", log, checkpoint, weights);
+		assert_int_equal(run_tiny_on(moves[i].then, "", options, out, sizeof out), 0);
+		if (moves[i].then == 1)
+			expect_in(out, "1 thread (each pass in 2 shares)");
+		if (!same_file(whole, weights) || !same_rows(whole_log, log))
+			print_error("stopped on %d threads, resumed on %d\n", moves[i].first, moves[i].then);
+		assert_true(same_file(whole, weights));
+		assert_true(same_rows(whole_log, log));
+	}
+	/* A resumed run's shares are its checkpoint's. */
+	char command[4096];
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 train --synthetic --resume %s --shares 1", build,
+		 checkpoint);
+	assert_int_equal(run(command, NULL, 0, out, sizeof out), 2);
+	expect_in(out, "the run cuts each pass into 2 shares, and this command gives --shares 1; leave --shares out");
+	/* The comparison can fail: 1 thread cuts each pass in 1 share. */
+	snprintf(options, sizeof options, "--log %s --save-weights %s", log, weights);
+	assert_int_equal(run_tiny_on(1, "", options, NULL, 0), 0);
+	assert_false(same_file(whole, weights));
+}
+
+/* On a processor without an instruction the build used (qemu's Nehalem
+ * has no AVX), a binary says so in one line and exits 2, before any of
+ * its code could die of an illegal instruction. */
+static void test_binary_refuses_a_processor_without_its_instructions(void **unused)
+{
+	(void)unused;
+	char command[1024], out[4096], err[4096];
+	snprintf(command, sizeof command, "qemu-x86_64 -cpu Nehalem %s/bin/demo info", build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
+	assert_string_equal(out, "");
+	expect_in(err, "demo: this processor lacks avx, ");
+	expect_in(err, "which this binary was built to use (MARCH=native, the processor of the machine that built it); "
+		       "build it on this machine, or for every node with MARCH=x86-64-v3");
+	assert_non_null(strchr(err, '\n'));
+	assert_string_equal(strchr(err, '\n'), "\n");
+	/* The check can pass: on the machine that built it, it runs. */
+	snprintf(command, sizeof command, "%s/bin/demo info", build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "demo: ");
 }
 
 /* A network's identity is what it computes, not the text of its kernels: a
@@ -1407,6 +1474,8 @@ int main(void)
 		cmocka_unit_test(test_binary_f32_agrees_with_f64),
 		cmocka_unit_test(test_binary_rejects_weights_of_another_network),
 		cmocka_unit_test(test_binary_resumes_exactly),
+		cmocka_unit_test(test_binary_resumes_on_other_threads),
+		cmocka_unit_test(test_binary_refuses_a_processor_without_its_instructions),
 		cmocka_unit_test(test_binary_refuses_bad_checkpoints),
 		cmocka_unit_test(test_binary_resumes_across_a_kernel_edit),
 		cmocka_unit_test(test_binary_gradflow_measures_the_units),
@@ -1429,5 +1498,6 @@ int main(void)
 		cmocka_unit_test(test_resgen_refuses_networks_too_big_for_memory),
 		cmocka_unit_test(test_binary_runs_vector_blis_kernels),
 	};
+	command_only_some();
 	return cmocka_run_group_tests_name("binaries", tests, setup, NULL);
 }

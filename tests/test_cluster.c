@@ -92,23 +92,42 @@ static bool same_run(const char *a, const char *b)
 
 static const char tiny_runs[][24] = {"original-seed1", "original-seed2", "full-preact-seed1", "full-preact-seed2"};
 
-/* tests/studies/tiny.yaml (2 variants x 2 seeds) submitted, followed to
- * its report; each run as make study ran it; submitted again, nothing is
- * sent. */
+/* Writes into a paused run's file (RESGEN_TEST_PAUSE), which goes on. */
+static void go_on(const char *pause) { write_text(pause, "go\n"); }
+
+/* tests/studies/tiny.yaml (2 variants x 2 seeds): two runs done by make
+ * study on this machine, the other two submitted, followed (one running,
+ * paused at iteration 25, the other pending behind it) to the report;
+ * each run as make study ran it; submitted again, nothing is sent. */
 static void test_cluster_runs_a_study_to_its_report(void **unused)
 {
 	(void)unused;
 	static char out[16384], err[4096];
-	char arguments[1024], a[600], b[600];
+	char arguments[1024], a[600], b[600], environment[700], pause[500], command[2048];
 	snprintf(arguments, sizeof arguments, "study STUDY=tests/studies/tiny.yaml RESULTS=%s/one", scratch);
 	if (make("OMP_NUM_THREADS=2", arguments, out, sizeof out, err, sizeof err) != 0)
 		fail_msg("make study failed:\n%s%s", out, err);
+	snprintf(command, sizeof command, "mkdir -p %1$s/cluster && cp %1$s/one/original-seed* %1$s/cluster/", scratch);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	snprintf(pause, sizeof pause, "%s/pause-tiny", scratch);
+	snprintf(environment, sizeof environment, "RESGEN_TEST_PAUSE=25@%s", pause);
 	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
-	if (make("", arguments, out, sizeof out, err, sizeof err) != 0)
+	if (make(environment, arguments, out, sizeof out, err, sizeof err) != 0)
 		fail_msg("make study-submit failed:\n%s%s", out, err);
-	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 0 in Slurm's queue, 4 to submit\nsubmitted job ");
-	expect_in(out, ": 4 task(s), runs 1,2,3,4, 2 core(s) each; the report is job ");
+	expect_in(out, "tiny: 4 runs, 2 ended, 0 failed, 0 in Slurm's queue, 2 to submit\nsubmitted job ");
+	expect_in(out, ": 2 task(s), runs 3,4, 2 core(s) each; the report is job ");
 	expect_in(out, "follow it: make study-status S=tiny (or squeue -n resgen-tiny); the report: ");
+	wait_for_file(pause); /* run 3 at iteration 25, on both cores; run 4 waits */
+	snprintf(arguments, sizeof arguments, "study-status STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
+	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "run   variant                  seed   state      details\n"
+		       "1     original                 1      done       test error ");
+	expect_in(out, "\n3     full-preact              1      running    on ");
+	expect_in(out, ", at iteration 25 of 50, about ");
+	expect_in(out, "\n4     full-preact              2      pending    in Slurm's queue\n"
+		       "2 run(s) in Slurm's queue; expected finish: about ");
+	expect_in(out, "with 1 run(s) at once as now, from the runs' own rates\n");
+	go_on(pause);
 	wait_for_study("tiny", 300);
 	for (int i = 0; i < 4; i++) {
 		snprintf(a, sizeof a, "%s/one/%s", scratch, tiny_runs[i]);
@@ -120,10 +139,7 @@ static void test_cluster_runs_a_study_to_its_report(void **unused)
 	assert_int_equal(run(a, out, sizeof out, NULL, 0), 0);
 	expect_in(out, "2 variants x 2 seeds, 4 of 4 runs finished.");
 
-	snprintf(arguments, sizeof arguments, "study-status STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
 	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
-	expect_in(out, "run   variant                  seed   state      details\n"
-		       "1     original                 1      done       test error ");
 	expect_in(out, "\n4     full-preact              2      done       test error ");
 	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
 	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
@@ -136,18 +152,31 @@ static void test_cluster_runs_a_study_to_its_report(void **unused)
  * sent here as slurmctld sends it at sbatch --signal's time (USR1 to the
  * task's shell: scancel --batch --signal), whose timing is Slurm's own
  * (it looks at time limits about every 30 s). */
+/* A study of one run of 60 iterations (evaluations and checkpoints at
+ * 20, 40 and 60), into study; done once by make study, on this machine's
+ * two threads, into scratch/long-one. */
+static void long_study(char *study, size_t size)
+{
+	static char out[16384], err[4096];
+	char arguments[1024], done[600];
+	snprintf(study, size, "%s/long.yaml", scratch);
+	write_text(study, "name: long\nbase: demo\nset:\n  net: {depth: 8, widths: [8, 16, 32]}\n"
+			  "  train: {batch: 32, iterations: 60, eval_every: 20, lr: {warmup: {iterations: 0}, steps: [0.8]}}\n"
+			  "seeds: [1]\ntrain_limit: 2000\ntest_limit: 200\nvariants:\n  - {name: full-preact}\n");
+	snprintf(done, sizeof done, "%s/long-one/full-preact-seed1.done", scratch);
+	if (access(done, F_OK) == 0)
+		return;
+	snprintf(arguments, sizeof arguments, "study STUDY=%s RESULTS=%s/long-one", study, scratch);
+	if (make("OMP_NUM_THREADS=2", arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study failed:\n%s%s", out, err);
+}
+
 static void test_cluster_requeues_lose_nothing(void **unused)
 {
 	(void)unused;
 	static char out[16384], err[4096];
 	char study[400], arguments[1024], environment[1600], pause[2][500], a[600], b[600], command[1024];
-	snprintf(study, sizeof study, "%s/long.yaml", scratch);
-	write_text(study, "name: long\nbase: demo\nset:\n  net: {depth: 8, widths: [8, 16, 32]}\n"
-			  "  train: {batch: 32, iterations: 60, eval_every: 20, lr: {warmup: {iterations: 0}, steps: [0.8]}}\n"
-			  "seeds: [1]\ntrain_limit: 2000\ntest_limit: 200\nvariants:\n  - {name: full-preact}\n");
-	snprintf(arguments, sizeof arguments, "study STUDY=%s RESULTS=%s/long-one", study, scratch);
-	if (make("OMP_NUM_THREADS=2", arguments, out, sizeof out, err, sizeof err) != 0)
-		fail_msg("make study failed:\n%s%s", out, err);
+	long_study(study, sizeof study);
 	for (int i = 0; i < 2; i++)
 		snprintf(pause[i], sizeof pause[i], "%s/pause-%d", scratch, 20 * (i + 1));
 	snprintf(environment, sizeof environment,
@@ -180,6 +209,76 @@ static void test_cluster_requeues_lose_nothing(void **unused)
 	expect_in(out, "DUE TO JOB REQUEUE");
 	expect_in(out, " the time limit is near: ");
 	expect_in(out, "full-preact-seed1.ckpt written; requeued\n");
+}
+
+/* A task whose node dies (slurmd and the task's processes killed, then
+ * slurmd started again) at iteration 20 is requeued by Slurm when the
+ * node comes back, and resumes from its checkpoint: bitwise the run done
+ * in one go. */
+static void test_cluster_node_death_loses_nothing(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char study[400], arguments[1024], environment[700], pause[500], a[600], b[600], command[1024];
+	long_study(study, sizeof study);
+	snprintf(pause, sizeof pause, "%s/pause-node", scratch);
+	snprintf(environment, sizeof environment, "RESGEN_TEST_PAUSE=20@%s", pause);
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=%s RESULTS=%s/long-node", study, scratch);
+	if (make(environment, arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study-submit failed:\n%s%s", out, err);
+	wait_for_file(pause);
+	snprintf(command, sizeof command, "tests/slurm/cluster kill-node %s", cluster);
+	if (run(command, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("the node was not killed and started again:\n%s%s", out, err);
+	expect_in(out, "killed slurmd, 1 slurmstepd and ");
+	/* Slurm finds the task gone when the node registers again (within
+	 * about two minutes here), requeues it, and starts it again */
+	wait_for_study("long", 400);
+	snprintf(a, sizeof a, "%s/long-one/full-preact-seed1", scratch);
+	snprintf(b, sizeof b, "%s/long-node/full-preact-seed1", scratch);
+	if (!same_run(a, b))
+		fail_msg("%s differs from the run done in one go", b);
+	snprintf(command, sizeof command, "wc -l < %s.starts", b);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "2\n");
+}
+
+/* Each run over 2 MPI ranks of a thread each (srun starts them as a step
+ * of the task): stopped by the time limit's signal at iteration 20 and
+ * requeued, it ends bitwise where the same run never stopped ends. */
+static void test_cluster_runs_ranks_and_requeues_them(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char study[400], arguments[1024], environment[700], pause[500], a[600], b[600], command[2048];
+	long_study(study, sizeof study);
+	snprintf(arguments, sizeof arguments, "study-submit STUDY_RANKS=2 STUDY_THREADS=1 STUDY=%s RESULTS=%s/ranks-one",
+		 study, scratch);
+	if (make("", arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study-submit failed:\n%s%s", out, err);
+	expect_in(out, ": 1 task(s), runs 1, 2 MPI ranks of 1 core(s) each; the report is job ");
+	wait_for_study("long", 300);
+	snprintf(pause, sizeof pause, "%s/pause-ranks", scratch);
+	snprintf(environment, sizeof environment, "RESGEN_TEST_PAUSE=20@%s", pause);
+	snprintf(arguments, sizeof arguments, "study-submit STUDY_RANKS=2 STUDY_THREADS=1 STUDY=%s RESULTS=%s/ranks-cluster",
+		 study, scratch);
+	if (make(environment, arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study-submit failed:\n%s%s", out, err);
+	wait_for_file(pause);
+	snprintf(command, sizeof command, "scancel --batch --signal=USR1 $(squeue -h -n resgen-long -o %%i | grep _)");
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
+	wait_for_study("long", 300);
+	snprintf(a, sizeof a, "%s/ranks-one/full-preact-seed1", scratch);
+	snprintf(b, sizeof b, "%s/ranks-cluster/full-preact-seed1", scratch);
+	if (!same_run(a, b))
+		fail_msg("%s differs from the run of 2 ranks done in one go", b);
+	snprintf(command, sizeof command, "{ wc -l < %s.starts; cat %s.log %s/ranks-cluster/slurm/task-1.out; }", b, b,
+		 scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_memory_equal(out, "2\n", 2);
+	expect_in(out, "ranks: 2 (Open MPI), 16 images of each batch and 1 thread each");
+	expect_in(out, "stopped by SIGTERM after iteration 2");
+	expect_in(out, " the time limit is near: ");
 }
 
 /* A run that fails for its own reasons (here, an environment variable
@@ -251,6 +350,9 @@ int main(void)
 		cmocka_unit_test(test_cluster_runs_a_study_to_its_report),
 		cmocka_unit_test(test_cluster_reports_a_failed_run_once),
 		cmocka_unit_test(test_cluster_requeues_lose_nothing),
+		cmocka_unit_test(test_cluster_runs_ranks_and_requeues_them),
+		cmocka_unit_test(test_cluster_node_death_loses_nothing),
 	};
+	command_only_some();
 	return cmocka_run_group_tests_name("a study on a Slurm cluster", tests, start_cluster, stop_cluster);
 }

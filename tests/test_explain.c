@@ -125,5 +125,6 @@ int main(void)
 		cmocka_unit_test(test_override_is_shown_and_followed),
 		cmocka_unit_test(test_unreadable_override_is_refused),
 	};
+	command_only_some();
 	return cmocka_run_group_tests_name("explain", tests, setup, NULL);
 }

@@ -113,7 +113,7 @@ static void test_gradients_match_finite_differences(void **unused)
 {
 	(void)unused;
 	char error[512];
-	threads_setup(2);
+	threads_setup(2, 0);
 	assert_int_equal(state_create(&state, BATCH, 2, error, sizeof error), 0);
 	state_init(&state, 7);
 	/* Move every parameter off its initial value (BN gamma 1, beta 0...)

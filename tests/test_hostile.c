@@ -416,5 +416,6 @@ int main(void)
 		cmocka_unit_test(test_binary_refuses_data_for_synthetic_networks),
 		cmocka_unit_test(test_binary_refuses_a_forged_training_time),
 	};
+	command_only_some();
 	return cmocka_run_group_tests_name("hostile input", tests, setup, NULL);
 }

@@ -125,8 +125,9 @@ static void test_binary_keeps_its_name_and_its_tool(void **unused)
 	const char *sanitize = getenv("SANITIZE");
 	if (system("valgrind --version > /dev/null 2>&1") != 0 || (sanitize && strcmp(sanitize, "1") == 0))
 		skip();
-	/* a command refused before any kernel runs: valgrind 3.19 has no
-	 * AVX-512, which -march=native may give the kernels */
+	/* a command refused before any kernel runs. valgrind 3.19's processor
+	 * has no AVX-512: where -march=native gave the build some, the binary
+	 * refuses that processor, in its own name, from inside the tool */
 	char expected[1024];
 	snprintf(expected, sizeof expected,
 		 "tiny: nosuch is not a command (train, evaluate, step, init, gradflow, explain, info); see "
@@ -135,7 +136,8 @@ static void test_binary_keeps_its_name_and_its_tool(void **unused)
 	assert_int_equal(binary("env -u GOMP_SPINCOUNT valgrind -q --tool=none", "tiny-f32", "nosuch", out, sizeof out,
 				err, sizeof err),
 			 2);
-	expect_line(err, expected);
+	if (strncmp(err, "tiny-f32: this processor lacks avx512", 37) != 0)
+		expect_line(err, expected);
 }
 
 /* ---- 2. make variables never reach a shell ----------------------------------- */
@@ -626,5 +628,6 @@ int main(void)
 		cmocka_unit_test(test_binary_refuses_a_choice_given_twice),
 		cmocka_unit_test(test_set_reads_numbers_as_the_spec_does),
 	};
+	command_only_some();
 	return cmocka_run_group_tests_name("hostile input, third round", tests, setup, NULL);
 }
