@@ -14,11 +14,13 @@
 #   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
 #   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
 #                         cost of summing gradients (BENCH_MPI="NAME ...")
+#   make bench-march      a build for MARCH=x86-64-v3 against -march=native
+#   make ... MARCH=M      build for the instruction set M (build/march-M/)
 #   make study S=NAME     train every variant x seed of specs/studies/NAME.yaml,
 #                         resuming where it stopped; results/NAME/report.md
 #   make study-submit S=NAME  the same as a Slurm job array (STUDY_THREADS cores
-#                         a run, or a rank of STUDY_RANKS); study-status follows it, study-report writes
-#                         the report so far (docs/cluster.md)
+#                         a run, or a rank of STUDY_RANKS); study-status follows
+#                         it, study-report writes the report so far (docs/cluster.md)
 #   make paper            a binary for every spec of specs/paper/ (the paper's tables)
 #   make golden           refresh the golden copies of emitted code on purpose
 #   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
@@ -418,7 +420,7 @@ study-status: $(RESGEN)
 study-report: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-report S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
-	@tools/run-study --finish $(study_arguments)
+	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/run-study --finish $(study_arguments)
 
 # Each binary once: variants that differ in run-time settings alone share
 # one (the plan's sixth word), given --set; the MPI flavour for STUDY_RANKS.

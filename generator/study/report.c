@@ -105,7 +105,7 @@ static void read_output(struct run *run, const char *path)
 			run->cores = at ? atoi(at) : 0;
 			if ((at = strstr(line, "; resgen ")))
 				sscanf(at + 9, "%63[^;\n]", run->version);
-			if ((at = strstr(line, "; started ")))
+			if ((at = strstr(line, "; started ")) && !run->started[0]) /* a resumed run's first start */
 				sscanf(at + 10, "%31[^;\n]", run->started);
 		}
 	}
@@ -444,6 +444,11 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 			}
 			if (seen && strcmp(seen, value) != 0 && k != 3)
 				varied = true;
+			if (k == 3) { /* the earliest and the latest start, as the dates sort */
+				seen = !seen || strcmp(value, seen) < 0 ? value : seen;
+				last = !last || strcmp(value, last) > 0 ? value : last;
+				continue;
+			}
 			seen = seen ? seen : value;
 			last = value;
 		}
