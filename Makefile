@@ -315,7 +315,9 @@ $(BUILD)/obj/f64/%.o: runtime/%.c
 demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(BUILD)/bin/demo
-	$(BUILD)/bin/demo train --log $(BUILD)/demo.csv
+	$(BUILD)/bin/demo train --log $(BUILD)/demo.csv --checkpoint $(BUILD)/demo.ckpt --save-weights $(BUILD)/demo.weights
+	@echo "wrote the log $(BUILD)/demo.csv (make plot draws it), the weights $(BUILD)/demo.weights and the checkpoint $(BUILD)/demo.ckpt"
+	@echo "each image's prediction: $(BUILD)/bin/demo evaluate --load-weights $(BUILD)/demo.weights --predictions $(BUILD)/demo-predictions.csv"
 
 # ---- make diff A=NAME1 B=NAME2 --------------------------------------------------
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_replace.h" /* file_open_regular */
 #include "recipe.h"
 #include "state.h"
 #include "version.h"
@@ -148,6 +149,21 @@ int checkpoint_save(const char *path, const struct run_options *o, int shares, i
 		status = tensor_file_save_sealed(&f, path, magic, error, size);
 	tensor_file_free(&f);
 	return status;
+}
+
+bool checkpoint_is(const char *path)
+{
+	char error[64], start[8];
+	FILE *file = file_open_regular(path, NULL, error, sizeof error);
+	bool is = file && fread(start, 1, sizeof start, file) == sizeof start && memcmp(start, magic, sizeof start) == 0;
+	if (file)
+		fclose(file);
+	return is;
+}
+
+int checkpoint_load_tensors(struct tensor_file *f, const char *path, char *error, size_t size)
+{
+	return tensor_file_load_sealed(f, path, magic, "checkpoint", error, size);
 }
 
 /* The entry called name with count values, or NULL and a message. */

@@ -59,6 +59,15 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
  * identity is the network's, not its code's), and train says so. */
 bool checkpoint_written_by(const struct tensor_file *f, char *out, size_t size);
 
+/* Whether the file at path begins as a checkpoint does. */
+bool checkpoint_is(const char *path);
+
+/* A checkpoint's tensors, its checksum checked: the network's parameters
+ * and running statistics under their names, beside checkpoint/... and
+ * velocity/... (state_load_weights takes the first). 0, or -1 and one
+ * line in error. */
+int checkpoint_load_tensors(struct tensor_file *f, const char *path, char *error, size_t size);
+
 /* Checks the rest of an opened checkpoint against the loaded data (train
  * images, the data's fingerprint), then, only if all of it is sound, puts
  * it into s, *p and order. */

@@ -37,6 +37,20 @@ static int classes_above(const real *logits, int label)
 	return above;
 }
 
+/* One image's row of the predictions: its index in the split, label,
+ * prediction, then each class's probability (the softmax of the logits,
+ * in double), 17 digits: enough to give back each double. */
+static void write_prediction(FILE *out, long index, int label, int predicted, const real *logits)
+{
+	double top = logits[predicted], sum = 0;
+	for (int j = 0; j < net_info.classes; j++)
+		sum += exp((double)logits[j] - top);
+	fprintf(out, "%ld,%d,%d", index, label, predicted);
+	for (int j = 0; j < net_info.classes; j++)
+		fprintf(out, ",%.17g", exp((double)logits[j] - top) / sum);
+	fputc('\n', out);
+}
+
 void evaluate_split(struct session *s, const struct dataset *split, struct evaluation *e)
 {
 	int batch = s->batch, classes = net_info.classes;
@@ -62,6 +76,8 @@ void evaluate_split(struct session *s, const struct dataset *split, struct evalu
 			top5 += classes_above(z, labels[i]) >= 5;
 			if (e->confusion)
 				e->confusion[(size_t)labels[i] * classes + predicted]++;
+			if (e->predictions)
+				write_prediction(e->predictions, start + i, labels[i], predicted, z);
 		}
 	}
 	s->state.training = 1;
@@ -127,15 +143,44 @@ int evaluate_run(const struct run_options *o)
 	       weights, train_split ? "training" : "test", o->synthetic ? "synthetic data" : net_info.defaults.data_set,
 	       split->count, s.train.count, o->batch, s.threads, s.threads == 1 ? "" : "s", gemm_kernels());
 	fflush(stdout);
+	struct file_replace predictions;
+	char error[PATH_MAX + 256];
+	if (o->predictions_path) {
+		if (file_replace_begin(&predictions, o->predictions_path, error, sizeof error) != 0) {
+			error_line("%s: %s\n", net_info.name, error);
+			free(e.confusion);
+			session_free(&s);
+			return 1;
+		}
+		e.predictions = predictions.file;
+		fprintf(e.predictions, "index,label,predicted");
+		for (int j = 0; j < classes; j++)
+			fprintf(e.predictions, ",p%d", j);
+		fprintf(e.predictions, "\n");
+	}
 	evaluate_split(&s, split, &e);
 	double n = (double)e.images;
 	if (!isfinite(e.loss_sum)) {
 		error_line("%s: the loss on these weights is %g: the network's outputs are not finite numbers, so "
 			   "no error can be measured; were these weights from a run that diverged?\n",
 			   net_info.name, e.loss_sum / n);
+		if (o->predictions_path)
+			file_replace_abort(&predictions);
 		free(e.confusion);
 		session_free(&s);
 		return 3;
+	}
+	if (o->predictions_path) {
+		if (file_replace_commit(&predictions, error, sizeof error) != 0) {
+			error_line("%s: %s\n", net_info.name, error);
+			status = 1;
+		} else {
+			char shown[4 * PATH_MAX];
+			printable_text(shown, sizeof shown, o->predictions_path);
+			printf("wrote the predictions (a row for each image: its index, label, predicted class and each "
+			       "class's probability, the softmax of the logits) to %s\n",
+			       shown);
+		}
 	}
 	printf("error %.2f%% (%ld of %ld)", 100.0 * (double)e.errors / n, e.errors, e.images);
 	if (classes > 5)
@@ -155,7 +200,7 @@ int evaluate_run(const struct run_options *o)
 			printf("  %ld (%ld images)", worst, row[worst]);
 		printf("\n");
 	}
-	if (o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion)) == 0) {
+	if (status == 0 && o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion)) == 0) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->confusion_path);
 		printf("wrote the confusion matrix (a row for each true class, a column for each predicted) to %s\n",

@@ -4,6 +4,8 @@
 #ifndef RESGEN_EVALUATE_H
 #define RESGEN_EVALUATE_H
 
+#include <stdio.h>
+
 #include "data.h"
 #include "session.h"
 
@@ -13,6 +15,7 @@ struct evaluation {
 	long errors;      /* top-1: the first highest logit is not the label */
 	long top5_errors; /* five or more classes score higher than the label */
 	long *confusion;  /* NULL, or classes x classes counts: [label][prediction] */
+	FILE *predictions; /* NULL, or a CSV row for each image (evaluate --predictions) */
 };
 
 /* Every image of split, in batches of the session's, each rank its share

@@ -44,11 +44,15 @@ static void print_help(const char *program)
 	       "                               identity shortcut and after-addition),\n"
 	       "                               ||dL/dx_l|| and its ratio to ||dL/dx_L||\n"
 	       "       %s evaluate --load-weights FILE [--split train|test] [--confusion FILE.csv]\n"
-	       "                               measure saved weights (BN by their running\n"
-	       "                               statistics): error, top-5 error where there\n"
-	       "                               are more than 5 classes, loss, each class's\n"
-	       "                               error and the confusion matrix (CSV; make\n"
-	       "                               plot-confusion CONFUSION=FILE.csv draws it).\n"
+	       "                     [--predictions FILE.csv]\n"
+	       "                               measure saved weights (a weights file, or a\n"
+	       "                               checkpoint's; BN by their running statistics):\n"
+	       "                               error, top-5 error where there are more than 5\n"
+	       "                               classes, loss, each class's error and the\n"
+	       "                               confusion matrix (CSV; make plot-confusion\n"
+	       "                               CONFUSION=FILE.csv draws it); --predictions:\n"
+	       "                               a row for each image (index, label, predicted\n"
+	       "                               class, each class's probability, p0, p1...).\n"
 	       "                               Inputs are normalised by the training images'\n"
 	       "                               channel statistics, as in training: give the\n"
 	       "                               run's --train-limit, if it had one\n"
@@ -85,7 +89,8 @@ static void print_help(const char *program)
 	       "                       (ResNet-1001's after 2 steps: about 1e27, PyTorch's too)\n"
 	       "  --train-limit N      use only the first N training images\n"
 	       "  --test-limit N       evaluate on only the first N test images\n"
-	       "  --load-weights FILE  start from exported weights instead of a random start\n"
+	       "  --load-weights FILE  start from exported weights (or a checkpoint's) instead of\n"
+	       "                       a random start\n"
 	       "  --save-weights FILE  export the weights at the end\n"
 	       "  --checkpoint FILE    keep a checkpoint of the whole run in FILE, replaced\n"
 	       "                       atomically; SIGINT or SIGTERM then writes one and exits 4\n"
@@ -95,8 +100,9 @@ static void print_help(const char *program)
 	       "                       (iterations, batch, seed, limits...; an option given\n"
 	       "                       must agree), checkpointing to FILE unless --checkpoint;\n"
 	       "                       the log given by --log is cut back to the checkpoint's\n"
-	       "                       rows and continued. With the same thread count the\n"
-	       "                       result is bitwise that of a run never stopped\n"
+	       "                       rows and continued. On any thread count (the run\n"
+	       "                       keeps its --shares) the result is bitwise that of a\n"
+	       "                       run never stopped\n"
 	       "  --steps K            step: how many steps (default 1)\n"
 	       "  --dump FILE          step: where to write the dump\n\n",
 	       d->data_dir[0] ? d->data_dir : "(none: synthetic)", d->iterations, d->batch, d->seed,
@@ -205,6 +211,7 @@ static const struct option options[] = {
 	{"--every", GRADFLOW, NUMBER, 1, 1000000000, FIELD(gradflow_every, sizeof(long)), 0},
 	{"--split", EVALUATE, TEXT, 0, 0, FIELD(split, 0), 0},
 	{"--confusion", EVALUATE, TEXT, 0, 0, FIELD(confusion_path, 0), 0},
+	{"--predictions", EVALUATE, TEXT, 0, 0, FIELD(predictions_path, 0), 0},
 	{"--set", TRAIN | STEP | GRADFLOW, TEXT, 0, 0, 0, 0, 0}, /* parse_options reads it: recipe.h */
 };
 
@@ -223,11 +230,24 @@ static const char *command_names(int commands, char *out, size_t size)
 	return out;
 }
 
+/* argv[at] as the user wrote it, with its value: "--iterations 6" or
+ * "--set iterations=4" (a flag alone). */
+static const char *as_written(char **argv, int at, char *out, size_t size)
+{
+	size_t k = 0;
+	while (strcmp(options[k].name, argv[at]) != 0)
+		k++;
+	snprintf(out, size, "%.100s%s%.200s", argv[at], options[k].kind == FLAG ? "" : " ",
+		 options[k].kind == FLAG ? "" : argv[at + 1]);
+	return out;
+}
+
 /* Option k with its value (NULL for a flag), once, valid for the
  * command; written names how the user wrote it (the option, or --set
- * KEY=VALUE). 0 or the exit status. */
+ * KEY=VALUE), argv[at] is where. seen: for each option, the argv index
+ * where it was first given, 0 if not yet. 0 or the exit status. */
 static int take_option(const char *program, enum command command, size_t k, const char *written, const char *value,
-		       bool *seen, struct run_options *o)
+		       char **argv, int at, int *seen, struct run_options *o)
 {
 	const struct option *option = &options[k];
 	char *field = (char *)o + option->offset;
@@ -237,10 +257,15 @@ static int take_option(const char *program, enum command command, size_t k, cons
 			 command_names(option->commands, names, sizeof names), command_words[__builtin_ctz((unsigned)command)]);
 		return bad(program, written, what);
 	}
-	if (seen[k])
-		return bad(program, written, option->name == written ? "is given twice; give it once"
-								       : "is given twice (as an option and by --set); give it once");
-	seen[k] = true;
+	if (seen[k] && option->name == written && strcmp(argv[seen[k]], written) == 0)
+		return bad(program, written, "is given twice; give it once");
+	if (seen[k]) { /* once as the option, once by --set, named as written */
+		char first[320], then[320], what[400];
+		snprintf(what, sizeof what, "and %s both set %s; give one of them", as_written(argv, at, then, sizeof then),
+			 option->name);
+		return bad(program, as_written(argv, seen[k], first, sizeof first), what);
+	}
+	seen[k] = at;
 	o->given |= option->setting;
 	if (option->kind == FLAG) {
 		*(bool *)field = true;
@@ -265,29 +290,60 @@ static int take_option(const char *program, enum command command, size_t k, cons
 	return 0;
 }
 
-/* Each option once, valid for the command, and each --set; 0 or the exit
- * status. */
+/* Options of PyTorch's and timm's training scripts, and what says the
+ * same here. */
+static const struct {
+	const char *option, *here;
+} habits[] = {
+	{"--lr", "the learning rate is --set lr.base=RATE"},
+	{"--learning-rate", "the learning rate is --set lr.base=RATE"},
+	{"--epochs", "a run's length is --iterations N (an epoch is the training images over --batch)"},
+	{"--sched", "the schedule is --set lr.schedule=steps or cosine"},
+	{"--wd", "weight decay is --set weight_decay=VALUE"},
+	{"--weight-decay", "weight decay is --set weight_decay=VALUE"},
+	{"--momentum", "momentum is --set momentum=VALUE"},
+	{"--batch-size", "the batch is --batch B"},
+	{"-b", "the batch is --batch B"},
+	{"--warmup-epochs", "the warm-up is --set lr.warmup.iterations=N"},
+	{"--workers", "the data are read in the training threads; there are no workers to set"},
+	{"-j", "the threads are --threads T"},
+	{"--resume-from", "a run resumes with --resume FILE"},
+};
+
+enum { HELP_ASKED = -2 }; /* parse_options met --help or -h */
+
+/* Each option once, valid for the command, and each --set; 0, HELP_ASKED,
+ * or the exit status. */
 static int parse_options(const char *program, enum command command, int argc, char **argv,
 			 struct run_options *o)
 {
-	bool seen[sizeof options / sizeof options[0]] = {false};
+	int seen[sizeof options / sizeof options[0]] = {0};
 	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return HELP_ASKED;
 		size_t k = 0;
 		while (k < sizeof options / sizeof options[0] && strcmp(argv[i], options[k].name) != 0)
 			k++;
+		for (size_t h = 0; k == sizeof options / sizeof options[0] && h < sizeof habits / sizeof habits[0]; h++)
+			if (strcmp(argv[i], habits[h].option) == 0) {
+				if (ranks_rank() == 0)
+					error_line("%s: %s is not an option; %s (see %s --help)\n", net_info.name, argv[i],
+						   habits[h].here, program);
+				return 2;
+			}
 		if (k == sizeof options / sizeof options[0])
 			return bad(program, argv[i], "is not an option");
 		if (options[k].kind != FLAG && i + 1 >= argc)
 			return bad(program, argv[i], "lacks its value");
 		const char *value = options[k].kind == FLAG ? NULL : argv[++i];
 		if (strcmp(options[k].name, "--set") != 0) {
-			int status = take_option(program, command, k, options[k].name, value, seen, o);
+			int status = take_option(program, command, k, options[k].name, value, argv, i - (value != NULL), seen, o);
 			if (status != 0)
 				return status;
 			continue;
 		}
 		if (!(options[k].commands & (int)command)) /* said as for any option */
-			return take_option(program, command, k, options[k].name, value, seen, o);
+			return take_option(program, command, k, options[k].name, value, argv, i - 1, seen, o);
 		const char *option_name = NULL, *option_value = NULL;
 		char error[512];
 		int set = recipe_set(&o->recipe, value, &o->recipe_set, &option_name, &option_value, error, sizeof error);
@@ -302,7 +358,7 @@ static int parse_options(const char *program, enum command command, int argc, ch
 				j++;
 			char written[320];
 			snprintf(written, sizeof written, "--set %s", value);
-			int status = take_option(program, command, j, written, option_value, seen, o);
+			int status = take_option(program, command, j, written, option_value, argv, i - 1, seen, o);
 			if (status != 0)
 				return status;
 		}
@@ -326,13 +382,14 @@ static int check_files_apart(const char *program, const struct run_options *o)
 	struct named_file {
 		const char *option, *path;
 		bool output;
-	} files[9 + DATA_FILES] = {
+	} files[10 + DATA_FILES] = {
 		{"--save-weights", o->save_weights, true}, {"--dump", o->dump_path, true},
 		{"--checkpoint", o->checkpoint_path, true}, {"--log", o->log_path, true},
 		{"--csv", o->gradflow_path, true},          {"--confusion", o->confusion_path, true},
+		{"--predictions", o->predictions_path, true},
 		{"--load-weights", o->load_weights, false}, {"--resume", o->resume_path, false},
 	};
-	int count = 8;
+	int count = 9;
 	char data[DATA_FILES][PATH_MAX];
 	if (!o->synthetic && strcmp(net_info.defaults.data_set, "synthetic") != 0) {
 		int found = data_files(net_info.defaults.data_set, o->data_dir, data[0], sizeof data[0], DATA_FILES);
@@ -409,6 +466,11 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	if (*command == GRADFLOW) /* at initialisation only, unless told to train */
 		o->iterations = 0;
 	int status = parse_options(program, *command, argc, argv, o);
+	if (status == HELP_ASKED) {
+		*command = HELP;
+		print_help(program);
+		return 0;
+	}
 	if (status != 0)
 		return status;
 	if (*command != INIT && threads_environment_error(o->threads, why, sizeof why) != 0) {
@@ -426,6 +488,9 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		return bad(program, "evaluate", "needs --load-weights FILE, the weights to measure");
 	if (o->split && strcmp(o->split, "train") != 0 && strcmp(o->split, "test") != 0)
 		return bad(program, "--split", "needs train or test");
+	if (o->split && strcmp(o->split, "train") == 0 && (o->given & SETTING_TEST_LIMIT))
+		return bad(program, "--test-limit", "limits the test split, which --split train does not measure; "
+						    "give --train-limit N for the first N training images");
 	if (*command == GRADFLOW && !o->gradflow_every)
 		o->gradflow_every = o->iterations > 0 ? o->eval_every : 1;
 	if (o->resume_path && o->load_weights)
@@ -439,10 +504,10 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		return bad(program, "--data", "and --synthetic contradict each other; give one of them");
 	/* Outputs that could not be written are found now, not after the run. */
 	const char *outputs[] = {o->save_weights, o->dump_path, o->checkpoint_path ? o->checkpoint_path : o->resume_path,
-				 o->confusion_path, o->log_path, o->gradflow_path};
-	for (int i = 0; i < 6; i++) {
+				 o->confusion_path, o->predictions_path, o->log_path, o->gradflow_path};
+	for (int i = 0; i < 7; i++) {
 		char error[PATH_MAX + 256];
-		if (outputs[i] && (i >= 4 ? file_output_check : file_replace_check)(
+		if (outputs[i] && (i >= 5 ? file_output_check : file_replace_check)(
 					  outputs[i], error, sizeof error) != 0) {
 			if (ranks_rank() == 0) /* every rank checks the same paths */
 				error_line("%s: %s\n", net_info.name, error);

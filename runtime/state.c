@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "checkpoint.h"
 #include "rng.h"
 #include "tensor_file.h"
 
@@ -191,13 +192,16 @@ static bool is_variance(const struct net_param *p)
 int state_load_weights(struct net_state *s, const char *path, char *error, size_t size)
 {
 	struct tensor_file f;
-	if (tensor_file_load(&f, path, error, size) != 0)
+	bool checkpoint = checkpoint_is(path); /* its weights, beside the rest of the run */
+	if ((checkpoint ? checkpoint_load_tensors(&f, path, error, size) : tensor_file_load(&f, path, error, size)) != 0)
 		return -1;
 	/* Check everything before changing anything: the file holds exactly
 	 * this network's tensors, each of its size, every value finite. */
 	int status = 0;
 	for (int i = 0; status == 0 && i < f.count; i++) {
 		const struct tensor_file_entry *e = &f.entries[i];
+		if (checkpoint && (strncmp(e->name, "checkpoint/", 11) == 0 || strncmp(e->name, "velocity/", 9) == 0))
+			continue;
 		const struct net_param *p = NULL;
 		for (int k = 0; !p && k < net_info.param_tensor_count; k++)
 			if (strcmp(net_info.params[k].name, e->name) == 0)

@@ -32,7 +32,8 @@ const struct net_param *state_non_finite_param(const struct net_state *s);
  * infinite or too large), or NULL. */
 const char *state_unloadable(double value);
 
-/* Trained parameters and running statistics, by name. */
+/* Trained parameters and running statistics, by name; loaded from a
+ * weights file or a checkpoint (its weights). */
 int state_save_weights(const struct net_state *s, const char *path, char *error, size_t size);
 int state_load_weights(struct net_state *s, const char *path, char *error, size_t size);
 

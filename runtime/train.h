@@ -40,6 +40,7 @@ struct run_options {
 	long gradflow_every;       /* gradflow: iterations between measurements */
 	const char *split;          /* evaluate: "train" or "test" */
 	const char *confusion_path; /* evaluate: where the confusion matrix goes */
+	const char *predictions_path; /* evaluate: where each image's prediction goes */
 	unsigned given;        /* enum run_setting */
 	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
 	unsigned recipe_set;        /* the keys --set gave, a bit each (recipe_keys) */

@@ -37,6 +37,41 @@ static void test_binary_help_answers_questions(void **unused)
 	for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
 		if (!strstr(out, needles[i]))
 			fail_msg("--help does not mention %s", needles[i]);
+	/* after a command and its options too, as a user of any tool asks */
+	char again[8192];
+	snprintf(command, sizeof command, "%s/bin/demo step --steps 2 --help", build);
+	assert_int_equal(run(command, again, sizeof again, NULL, 0), 0);
+	assert_string_equal(again, out);
+	snprintf(command, sizeof command, "%s/bin/demo train -h", build);
+	assert_int_equal(run(command, again, sizeof again, NULL, 0), 0);
+	assert_string_equal(again, out);
+}
+
+/* The options of PyTorch's and timm's training scripts get their spelling
+ * here, in one line; an option no one uses gets the plain refusal. */
+static void test_binary_points_pytorch_habits_to_their_spelling(void **unused)
+{
+	(void)unused;
+	static const struct {
+		const char *option, *here;
+	} habits[] = {
+		{"--lr 0.1", "--lr is not an option; the learning rate is --set lr.base=RATE"},
+		{"--epochs 3", "--epochs is not an option; a run's length is --iterations N (an epoch is the training "
+			       "images over --batch)"},
+		{"--sched cosine", "--sched is not an option; the schedule is --set lr.schedule=steps or cosine"},
+		{"--wd 5e-4", "--wd is not an option; weight decay is --set weight_decay=VALUE"},
+		{"--momentum 0.9", "--momentum is not an option; momentum is --set momentum=VALUE"},
+		{"--batch-size 64", "--batch-size is not an option; the batch is --batch B"},
+	};
+	char command[4096], message[4096];
+	for (size_t i = 0; i < sizeof habits / sizeof habits[0]; i++) {
+		snprintf(command, sizeof command, "%s/bin/demo train %s", build, habits[i].option);
+		snprintf(message, sizeof message, "demo: %s (see %s/bin/demo --help)\n", habits[i].here, build);
+		expect_failure(command, 2, message);
+	}
+	snprintf(command, sizeof command, "%s/bin/demo train --lrate 0.1", build);
+	snprintf(message, sizeof message, "demo: --lrate is not an option; see %s/bin/demo --help\n", build);
+	expect_failure(command, 2, message);
 }
 
 static void test_binary_rejects_bad_arguments(void **unused)
@@ -1002,6 +1037,13 @@ static void test_binary_options_belong_to_their_command(void **unused)
 		{"train --dump x", "--dump is for step, not for train"},
 		{"init --save-weights x --iterations 3", "--iterations is for train and gradflow, not for init"},
 		{"train --seed 1 --seed 2", "--seed is given twice; give it once"},
+		{"train --set iterations=4 --iterations 6",
+		 "--set iterations=4 and --iterations 6 both set --iterations; give one of them"},
+		{"train --iterations 6 --set iterations=4",
+		 "--iterations 6 and --set iterations=4 both set --iterations; give one of them"},
+		{"evaluate --load-weights w --split train --test-limit 100",
+		 "--test-limit limits the test split, which --split train does not measure; give --train-limit N for the "
+		 "first N training images"},
 		{"train --log", "--log lacks its value"},
 		{"init --save-weights x --batch 8",
 		 "--batch is for train, step, gradflow, explain and evaluate, not for init"},
@@ -1464,6 +1506,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_binary_help_answers_questions),
 		cmocka_unit_test(test_binary_rejects_bad_arguments),
+		cmocka_unit_test(test_binary_points_pytorch_habits_to_their_spelling),
 		cmocka_unit_test(test_binary_rejects_missing_and_broken_idx_files),
 		cmocka_unit_test(test_binary_rejects_truncated_cifar),
 		cmocka_unit_test(test_binary_reads_cifar_binary_files),

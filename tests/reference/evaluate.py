@@ -6,7 +6,11 @@ weights; the f64 binary's `evaluate` measures them on test images, and so
 does PyTorch through tools/pytorch/resgen_torch.py (the module built from
 the spec, the weights loaded, the images read and normalised in Python):
 the error and top-5 error counts and the confusion matrix must be equal,
-the loss equal to the digits printed. Then the export: the state dict
+the loss equal to the digits printed; each image's row of
+`evaluate --predictions` (label, prediction, the softmax of the logits)
+equal to PyTorch's to 1e-9; and the run's checkpoint, given to
+`evaluate` as its weights, measures as the weights file does. Then the
+export: the state dict
 saved, loaded into a fresh module, must give the same logits, and its
 ONNX file must pass onnx's checker.
 
@@ -36,13 +40,17 @@ def main():
     work = tempfile.mkdtemp(prefix="evaluate-", dir=sys.argv[1])
     spec_path, binary = sys.argv[2], sys.argv[3]
     weights = os.path.join(work, "trained.weights")
+    checkpoint = os.path.join(work, "trained.ckpt")
     confusion_path = os.path.join(work, "confusion.csv")
+    predictions_path = os.path.join(work, "predictions.csv")
     limits = ["--train-limit", str(TRAIN_LIMIT)]
-    subprocess.run([binary, "train", "--iterations", "30", "--eval-every", "30", "--save-weights", weights] + limits,
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([binary, "train", "--iterations", "30", "--eval-every", "30", "--save-weights", weights,
+                    "--checkpoint", checkpoint] + limits, check=True, stdout=subprocess.DEVNULL)
     printed = subprocess.run([binary, "evaluate", "--load-weights", weights, "--test-limit", str(TEST_LIMIT),
-                              "--confusion", confusion_path] + limits,
+                              "--confusion", confusion_path, "--predictions", predictions_path] + limits,
                              check=True, stdout=subprocess.PIPE, text=True).stdout
+    from_checkpoint = subprocess.run([binary, "evaluate", "--load-weights", checkpoint, "--test-limit",
+                                      str(TEST_LIMIT)] + limits, check=True, stdout=subprocess.PIPE, text=True).stdout
     found = re.search(r"^error [0-9.]+% \((\d+) of (\d+)\), top-5 error [0-9.]+% \((\d+)\), loss (\S+)$",
                       printed, re.M)
     if not found:
@@ -71,6 +79,23 @@ def main():
         failures.append(f"loss: the binary's evaluate {loss!r}, PyTorch {torch_loss!r}")
     if errors == 0 or errors == images:
         failures.append(f"{errors} errors of {images}: the check needs a network that is neither")
+    measured = re.compile(r"^error .*$", re.M)
+    expect("the checkpoint's evaluation", measured.findall(from_checkpoint), measured.findall(printed))
+
+    with open(predictions_path) as file:
+        header = file.readline().strip()
+    expect("the predictions' header", header,
+           "index,label,predicted," + ",".join(f"p{j}" for j in range(net.spec.classes)))
+    rows = np.loadtxt(predictions_path, delimiter=",", skiprows=1)
+    with torch.no_grad():
+        probabilities = torch.cat([torch.softmax(net(inputs[start:start + 256]), 1)
+                                   for start in range(0, len(labels), 256)]).numpy()
+    expect("the predictions' indices", rows[:, 0].astype(int).tolist(), list(range(len(labels))))
+    expect("the predictions' labels", rows[:, 1].astype(int).tolist(), labels.tolist())
+    expect("the predicted classes", rows[:, 2].astype(int).tolist(), probabilities.argmax(1).tolist())
+    worst = float(np.abs(rows[:, 3:] - probabilities).max())
+    if not worst <= 1e-9:
+        failures.append(f"the predictions' probabilities differ from PyTorch's softmax by up to {worst:.3g}")
 
     exported, onnx_path = os.path.join(work, "trained.pt"), os.path.join(work, "trained.onnx")
     printed = subprocess.run(["/usr/bin/python3", resgen_torch.__file__, "export", spec_path, weights, exported,
@@ -88,7 +113,7 @@ def main():
     for line in failures:
         print("FAIL " + line)
     print(f"evaluate and export against PyTorch: {images} test images, {errors} errors, top-5 {top5}, "
-          f"loss {loss} (PyTorch {torch_loss:.10g})")
+          f"loss {loss} (PyTorch {torch_loss:.10g}); predictions within {worst:.3g} of PyTorch's softmax")
     print(f"evaluate: {0 if failures else 1} passed, {1 if failures else 0} failed")
     return 1 if failures else 0
 
