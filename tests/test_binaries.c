@@ -380,6 +380,11 @@ static void test_binary_resumes_on_other_threads(void **unused)
 static void test_binary_refuses_a_processor_without_its_instructions(void **unused)
 {
 	(void)unused;
+	/* AddressSanitizer's start, before the check, cannot map its shadow
+	 * memory under qemu-user: the sanitizer build is killed there */
+	const char *sanitize = getenv("SANITIZE");
+	if (sanitize && strcmp(sanitize, "1") == 0)
+		skip();
 	char command[1024], out[4096], err[4096];
 	snprintf(command, sizeof command, "qemu-x86_64 -cpu Nehalem %s/bin/demo info", build);
 	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
