@@ -429,6 +429,18 @@ study-report: $(RESGEN)
 study-binaries: $(patsubst %,$(study_bin)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
 	sed -n 's/^variant [^ ]* [^ ]* [^ ]* [^ ]* [^ ]* \([a-z0-9-]*\).*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null))))
 
+# A binary whose network is its spec's (the plan's "reuse BINARY SPEC") is
+# that spec's binary, linked: a study of run-time settings compiles nothing
+# that make built before.
+study_reused = $(if $(filter study-binaries,$(MAKECMDGOALS)),$(shell \
+	sed -n 's/^reuse \([a-z0-9-]*\) \([a-z0-9/-]*\)$$/\1:\2/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null))
+define reuse_binary
+$(study_bin)/$(1): $(BUILD)/bin/$(if $(filter-out 1,$(STUDY_RANKS)),mpi/)$(2)
+	@echo "  REUSE $$< as $$@ (the same network)"
+	$(Q)mkdir -p $$(@D) && ln -f $$< $$@ 2>/dev/null || cp -f $$< $$@
+endef
+$(foreach pair,$(study_reused),$(eval $(call reuse_binary,$(word 1,$(subst :, ,$(pair))),$(word 2,$(subst :, ,$(pair))))))
+
 # ---- benchmark -----------------------------------------------------------------
 
 # For each network of BENCH: resgen's training steps with their time split

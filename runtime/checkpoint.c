@@ -95,7 +95,8 @@ bool checkpoint_written_by(const struct tensor_file *f, char *out, size_t size)
 	return strcmp(out, resgen_version()) == 0;
 }
 
-int checkpoint_save(const char *path, const struct run_options *o, int shares, int ranks, const struct net_state *s,
+int checkpoint_save(const char *path, const struct run_options *o, const struct weights_meta *meta, int shares,
+		    int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
 		    size_t size)
 {
@@ -133,6 +134,9 @@ int checkpoint_save(const char *path, const struct run_options *o, int shares, i
 	failed = failed || tensor_file_add_double(&f, "checkpoint/recipe", recipe, RECIPE_VALUES);
 	double window[4] = {(double)p->log_every, p->window_loss, (double)p->window_errors, (double)p->window_images};
 	failed = failed || tensor_file_add_double(&f, "checkpoint/log_window", window, 4);
+	double best[2] = {p->best_error, (double)p->best_iteration};
+	failed = failed || tensor_file_add_double(&f, "checkpoint/validation", &(double){(double)o->validation}, 1) ||
+		 tensor_file_add_double(&f, "checkpoint/best", best, 2) || state_add_meta(&f, meta) != 0;
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *q = &net_info.params[i];
 		char name[300];
@@ -203,6 +207,13 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 			 (unsigned long long)net_info.identity);
 		goto refused;
 	}
+	/* --epochs: the run's length over the images it trains on, which the
+	 * checkpoint keeps */
+	double batch = settings->values[1], images = settings->values[SETTING_COUNT + 1];
+	if (o->epochs && is_whole(batch, 1, 4096) && is_whole(images, 1, 1e8)) {
+		o->iterations = epoch_iterations(o->epochs, (long)images, (int)batch);
+		o->given |= SETTING_ITERATIONS;
+	}
 	static const double limits[SETTING_COUNT][2] = {
 		{1, 1e9}, {1, 4096}, {0, 2147483647}, {1, 1e9}, {0, 1e8}, {0, 1e8}, {0, 1}, {0, 1e9},
 	};
@@ -265,6 +276,23 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_options 
 	}
 	o->recipe = recipe;
 	o->shares = (int)shares;
+	/* written since --validation came; before, no run held any out */
+	const struct tensor_file_entry *validation = tensor_file_find(f, "checkpoint/validation");
+	double held = validation && validation->count == 1 ? validation->values[0] : 0;
+	if (validation && (validation->count != 1 || !is_whole(held, 0, 1e8))) {
+		snprintf(error, size, "%s: its validation count is out of range; the checkpoint is damaged", path);
+		goto refused;
+	}
+	if (o->validation && o->validation != held) {
+		char started[64] = "no --validation";
+		if (held)
+			snprintf(started, sizeof started, "--validation %.0f", held);
+		snprintf(error, size, "%s: the run was started with %s, and this command gives --validation %ld; leave "
+				      "the option out to resume",
+			 path, started, o->validation);
+		goto refused;
+	}
+	o->validation = (long)held;
 	/* written since training across ranks came; before, every run had one */
 	const struct tensor_file_entry *split = tensor_file_find(f, "checkpoint/ranks");
 	*ranks = 1;
@@ -334,6 +362,17 @@ int checkpoint_restore(const struct tensor_file *f, const char *path, long train
 		q.window_loss = w[1];
 		q.window_errors = (long)w[2];
 		q.window_images = (long)w[3];
+	}
+	/* written since --keep-best came; before, nothing was kept */
+	const struct tensor_file_entry *best = tensor_file_find(f, "checkpoint/best");
+	if (best) {
+		const double *b = best->values;
+		if (best->count != 2 || !(b[0] >= 0 && b[0] <= 1) || !is_whole(b[1], 0, v[0])) {
+			snprintf(error, size, "%s: its best evaluation is out of range; the checkpoint is damaged", path);
+			return -1;
+		}
+		q.best_error = b[0];
+		q.best_iteration = (long)b[1];
 	}
 	for (int i = 0; i < 4; i++)
 		if (get_word(random->values + 2 * i, &q.rng.s[i]) != 0) {

@@ -37,12 +37,20 @@ struct progress {
 	long log_every;
 	double window_loss;
 	long window_errors, window_images;
+	/* --keep-best: the lowest error evaluated so far (validation split, else
+	 * test) and its iteration; 0 before any */
+	double best_error;
+	long best_iteration;
 };
 
-/* shares: the run's (threads_setup); ranks: the processes the run is
+struct weights_meta;
+
+/* meta: the input's normalisation and the class names (state.h); shares:
+ * the run's (threads_setup); ranks: the processes the run is
  * split across (1 alone); data: the data's fingerprint
  * (dataset_identity), which a resume must match. */
-int checkpoint_save(const char *path, const struct run_options *o, int shares, int ranks, const struct net_state *s,
+int checkpoint_save(const char *path, const struct run_options *o, const struct weights_meta *meta, int shares,
+		    int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
 		    size_t size);
 

@@ -48,6 +48,38 @@ uint64_t dataset_identity(const struct dataset *d, uint64_t hash)
 	return checksum_add_words(hash, d->labels, (size_t)d->count * sizeof *d->labels);
 }
 
+static const char *const fashion_mnist_classes[10] = {
+	"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+};
+static const char *const cifar10_classes[10] = {
+	"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+};
+static const char *const cifar100_classes[100] = {
+	"apple", "aquarium_fish", "baby", "bear", "beaver", "bed", "bee", "beetle", "bicycle", "bottle",
+	"bowl", "boy", "bridge", "bus", "butterfly", "camel", "can", "castle", "caterpillar", "cattle",
+	"chair", "chimpanzee", "clock", "cloud", "cockroach", "couch", "crab", "crocodile", "cup", "dinosaur",
+	"dolphin", "elephant", "flatfish", "forest", "fox", "girl", "hamster", "house", "kangaroo", "keyboard",
+	"lamp", "lawn_mower", "leopard", "lion", "lizard", "lobster", "man", "maple_tree", "motorcycle", "mountain",
+	"mouse", "mushroom", "oak_tree", "orange", "orchid", "otter", "palm_tree", "pear", "pickup_truck", "pine_tree",
+	"plain", "plate", "poppy", "porcupine", "possum", "rabbit", "raccoon", "ray", "road", "rocket",
+	"rose", "sea", "seal", "shark", "shrew", "skunk", "skyscraper", "snail", "snake", "spider",
+	"squirrel", "streetcar", "sunflower", "sweet_pepper", "table", "tank", "telephone", "television", "tiger", "tractor",
+	"train", "trout", "tulip", "turtle", "wardrobe", "whale", "willow_tree", "wolf", "woman", "worm",
+};
+
+const char *data_class_name(const char *set, int classes, int index, char *out, size_t size)
+{
+	const char *const *names = strcmp(set, "fashion-mnist") == 0 && classes == 10 ? fashion_mnist_classes
+				   : strcmp(set, "cifar10") == 0 && classes == 10    ? cifar10_classes
+				   : strcmp(set, "cifar100") == 0 && classes == 100  ? cifar100_classes
+										     : NULL;
+	if (names && index >= 0 && index < classes)
+		snprintf(out, size, "%s", names[index]);
+	else
+		snprintf(out, size, "%d", index);
+	return out;
+}
+
 void dataset_truncate(struct dataset *d, long count)
 {
 	if (count < d->count)

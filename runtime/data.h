@@ -43,6 +43,12 @@ int data_files(const char *set, const char *dir, char *paths, size_t size, int m
  * run compares it with the run's, and ranks compare theirs. */
 uint64_t dataset_identity(const struct dataset *d, uint64_t hash);
 
+/* The name of class index of set ("T-shirt/top" for Fashion-MNIST's 0),
+ * as the set's own documents name it; its index as text for a set
+ * without names (synthetic data, MNIST's digits) or another class count.
+ * out holds at least 16 bytes. */
+const char *data_class_name(const char *set, int classes, int index, char *out, size_t size);
+
 /* Keeps only the first count images (count <= d->count). */
 void dataset_truncate(struct dataset *d, long count);
 

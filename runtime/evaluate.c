@@ -92,10 +92,11 @@ void evaluate_split(struct session *s, const struct dataset *split, struct evalu
 }
 
 /* The confusion matrix as CSV: a header of the predicted classes, then a
- * row for each true class, headed by it. */
-static int write_confusion(const char *path, const long *confusion)
+ * row for each true class, headed by it; classes by their names in set. */
+static int write_confusion(const char *path, const long *confusion, const char *set)
 {
 	int classes = net_info.classes;
+	char name[64];
 	struct file_replace r;
 	char error[PATH_MAX + 256];
 	if (file_replace_begin(&r, path, error, sizeof error) != 0) {
@@ -104,10 +105,10 @@ static int write_confusion(const char *path, const long *confusion)
 	}
 	fprintf(r.file, "true\\predicted");
 	for (int j = 0; j < classes; j++)
-		fprintf(r.file, ",%d", j);
+		fprintf(r.file, ",%s", data_class_name(set, classes, j, name, sizeof name));
 	fprintf(r.file, "\n");
 	for (int i = 0; i < classes; i++) {
-		fprintf(r.file, "%d", i);
+		fprintf(r.file, "%s", data_class_name(set, classes, i, name, sizeof name));
 		for (int j = 0; j < classes; j++)
 			fprintf(r.file, ",%ld", confusion[(size_t)i * classes + j]);
 		fprintf(r.file, "\n");
@@ -134,14 +135,26 @@ int evaluate_run(const struct run_options *o)
 		session_free(&s);
 		return 1;
 	}
-	char weights[4 * PATH_MAX];
+	char weights[4 * PATH_MAX], normalised[160];
 	printable_text(weights, sizeof weights, o->load_weights);
+	long images = s.train.count;
+	bool stored = state_load_normalisation(o->load_weights, s.mean, s.std, &images);
+	if (stored && o->train_limit && !train_split) {
+		error_line("%s: --train-limit: %s keeps the normalisation it was trained with (%ld training images), "
+			   "so the limit would change nothing on the test split; leave it out\n",
+			   net_info.name, weights, images);
+		free(e.confusion);
+		session_free(&s);
+		return 2;
+	}
+	snprintf(normalised, sizeof normalised, "inputs normalised by the %ld training images' channel statistics, %s",
+		 images, stored ? "as stored with the weights" : "as in training");
+	const char *set = o->synthetic ? "synthetic" : net_info.defaults.data_set;
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
-	printf("evaluate: %s on the %s split of %s, %ld images; inputs normalised by the %ld training images' "
-	       "channel statistics, as in training; batch %d, %d thread%s, BLIS %s kernels\n",
-	       weights, train_split ? "training" : "test", o->synthetic ? "synthetic data" : net_info.defaults.data_set,
-	       split->count, s.train.count, o->batch, s.threads, s.threads == 1 ? "" : "s", gemm_kernels());
+	printf("evaluate: %s on the %s split of %s, %ld images; %s; batch %d, %d thread%s, BLIS %s kernels\n",
+	       weights, train_split ? "training" : "test", o->synthetic ? "synthetic data" : set, split->count,
+	       normalised, o->batch, s.threads, s.threads == 1 ? "" : "s", gemm_kernels());
 	fflush(stdout);
 	struct file_replace predictions;
 	char error[PATH_MAX + 256];
@@ -186,7 +199,7 @@ int evaluate_run(const struct run_options *o)
 	if (classes > 5)
 		printf(", top-5 error %.2f%% (%ld)", 100.0 * (double)e.top5_errors / n, e.top5_errors);
 	printf(", loss %.10g\n", e.loss_sum / n);
-	printf("class  images   error  most often taken for\n");
+	printf("class              images   error  most often taken for\n");
 	for (int i = 0; i < classes; i++) {
 		const long *row = e.confusion + (size_t)i * classes;
 		long images = 0, worst = -1;
@@ -195,12 +208,14 @@ int evaluate_run(const struct run_options *o)
 			if (j != i && row[j] > 0 && (worst < 0 || row[j] > row[worst]))
 				worst = j;
 		}
-		printf("%5d %7ld %6.2f%%", i, images, images ? 100.0 * (double)(images - row[i]) / (double)images : 0.0);
+		char name[64];
+		printf("%-16s %8ld %6.2f%%", data_class_name(set, classes, i, name, sizeof name), images,
+		       images ? 100.0 * (double)(images - row[i]) / (double)images : 0.0);
 		if (worst >= 0)
-			printf("  %ld (%ld images)", worst, row[worst]);
+			printf("  %s (%ld images)", data_class_name(set, classes, (int)worst, name, sizeof name), row[worst]);
 		printf("\n");
 	}
-	if (status == 0 && o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion)) == 0) {
+	if (status == 0 && o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion, set)) == 0) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->confusion_path);
 		printf("wrote the confusion matrix (a row for each true class, a column for each predicted) to %s\n",

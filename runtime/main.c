@@ -26,7 +26,7 @@ static void print_help(const char *program)
 	printf("input %dx%dx%d, %d classes, %ld parameters, %s arithmetic; built by resgen %s\n\n",
 	       net_info.channels, net_info.height, net_info.width, net_info.classes, net_info.param_count,
 	       net_info.dtype, resgen_version());
-	printf("usage: %s train [options]   train, evaluating on the test split as it goes\n"
+	printf("usage: %s train [options]   train, evaluating as it goes\n"
 	       "       %s step [options] --dump FILE\n"
 	       "                               run steps on the first batch; write the first\n"
 	       "                               step's input, labels, logits, loss, each unit's\n"
@@ -53,9 +53,10 @@ static void print_help(const char *program)
 	       "                               CONFUSION=FILE.csv draws it); --predictions:\n"
 	       "                               a row for each image (index, label, predicted\n"
 	       "                               class, each class's probability, p0, p1...).\n"
-	       "                               Inputs are normalised by the training images'\n"
-	       "                               channel statistics, as in training: give the\n"
-	       "                               run's --train-limit, if it had one\n"
+	       "                               Inputs are normalised as the weights were\n"
+	       "                               trained, by the statistics they keep (older\n"
+	       "                               files: the training images', with the run's\n"
+	       "                               --train-limit, if it had one)\n"
 	       "       %s explain [--batch B] [--threads T]\n"
 	       "                               what each convolution runs on this machine:\n"
 	       "                               its algorithm for each pass, tiles, groups of\n"
@@ -77,16 +78,33 @@ static void print_help(const char *program)
 	       "                       them: a resumed run gives the same bits on any --threads\n"
 	       "                       (at most S run it)\n"
 	       "  --seed S             initialisation, shuffling and augmentation (default %ld)\n"
-	       "  --log FILE.csv       the run as CSV: a row every --log-every iterations, the\n"
-	       "                       training loss and error over them, and at every\n"
-	       "                       evaluation, over the iterations since the one before,\n"
-	       "                       with the test loss and error (empty in training rows)\n"
+	       "  --epochs N           the iterations of N passes over the training images\n"
+	       "                       (or --set epochs=N), printed as both\n"
+	       "  --log FILE.csv       the run as CSV, a row every --log-every iterations and at\n"
+	       "                       every evaluation, each column of one meaning on every row:\n"
+	       "                         iteration, lr          after the row's last step\n"
+	       "                         train_loss, train_error  the mean over the row's\n"
+	       "                                                iterations (since the row before)\n"
+	       "                         val_loss, val_error    evaluation rows, with --validation\n"
+	       "                         test_loss, test_error  evaluation rows (with --validation,\n"
+	       "                                                the last row only)\n"
+	       "                         seconds                the run's time so far\n"
+	       "                         images_per_second      over the row's iterations\n"
+	       "                       An empty field: not measured on that row\n"
 	       "  --log-every N        (default: about 250 rows in the run; a resumed run\n"
 	       "                       keeps its run's unless given)\n"
-	       "  --eval-every N       evaluate on the test split every N iterations (default %ld)\n"
-	       "                       with BN's running averages, which lag the weights early\n"
-	       "                       in a run: a deep network's test loss may then be huge\n"
-	       "                       (ResNet-1001's after 2 steps: about 1e27, PyTorch's too)\n"
+	       "  --eval-every N       evaluate every N iterations (default %ld), on the test\n"
+	       "                       split (as the paper's curves) or with --validation on\n"
+	       "                       the images held out, with BN's running averages, which\n"
+	       "                       lag the weights early in a run: a deep network's test\n"
+	       "                       loss may then be huge (ResNet-1001's after 2 steps:\n"
+	       "                       about 1e27, PyTorch's too)\n"
+	       "  --validation N       hold the last N training images out of training and\n"
+	       "                       evaluate on them as the run goes; the test split is\n"
+	       "                       evaluated once, at the end\n"
+	       "  --keep-best FILE     keep the weights of the evaluation with the lowest error\n"
+	       "                       so far in FILE (on the validation images with\n"
+	       "                       --validation, else the test split's error)\n"
 	       "  --train-limit N      use only the first N training images\n"
 	       "  --test-limit N       evaluate on only the first N test images\n"
 	       "  --load-weights FILE  start from exported weights (or a checkpoint's) instead of\n"
@@ -116,7 +134,7 @@ static void print_help(const char *program)
 	       "                       lr.warmup.lr, lr.warmup.iterations, lr.steps (such as\n"
 	       "                       [0.5,0.75] or [32000,48000]), lr.gamma, momentum,\n"
 	       "                       weight_decay, augment.pad, augment.flip, and iterations,\n"
-	       "                       batch, seed, eval_every (as their options). A run\n"
+	       "                       batch, seed, eval_every, epochs (as their options). A run\n"
 	       "                       prints what was set and its checkpoints keep it;\n"
 	       "                       --resume takes it from the checkpoint\n"
 	       "  --resume C --iterations N\n"
@@ -199,6 +217,9 @@ static const struct option options[] = {
 	{"--train-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
 	 SETTING_TRAIN_LIMIT},
 	{"--test-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
+	{"--validation", TRAIN, NUMBER, 1, 100000000, FIELD(validation, sizeof(long)), 0},
+	{"--epochs", TRAIN, NUMBER, 1, 1000000, FIELD(epochs, sizeof(long)), 0},
+	{"--keep-best", TRAIN, TEXT, 0, 0, FIELD(keep_best, 0), 0},
 	{"--checkpoint", TRAIN, TEXT, 0, 0, FIELD(checkpoint_path, 0), 0},
 	{"--checkpoint-every", TRAIN, NUMBER, 1, 1000000000, FIELD(checkpoint_every, sizeof(long)),
 	 SETTING_CHECKPOINT_EVERY},
@@ -214,6 +235,15 @@ static const struct option options[] = {
 	{"--predictions", EVALUATE, TEXT, 0, 0, FIELD(predictions_path, 0), 0},
 	{"--set", TRAIN | STEP | GRADFLOW, TEXT, 0, 0, 0, 0, 0}, /* parse_options reads it: recipe.h */
 };
+
+/* The index of the option called name in options[]. */
+static size_t option_index(const char *name)
+{
+	size_t k = 0;
+	while (strcmp(options[k].name, name) != 0)
+		k++;
+	return k;
+}
 
 /* "train, step and init": the commands that take an option. */
 static const char *command_names(int commands, char *out, size_t size)
@@ -297,7 +327,6 @@ static const struct {
 } habits[] = {
 	{"--lr", "the learning rate is --set lr.base=RATE"},
 	{"--learning-rate", "the learning rate is --set lr.base=RATE"},
-	{"--epochs", "a run's length is --iterations N (an epoch is the training images over --batch)"},
 	{"--sched", "the schedule is --set lr.schedule=steps or cosine"},
 	{"--wd", "weight decay is --set weight_decay=VALUE"},
 	{"--weight-decay", "weight decay is --set weight_decay=VALUE"},
@@ -363,6 +392,15 @@ static int parse_options(const char *program, enum command command, int argc, ch
 				return status;
 		}
 	}
+	size_t epochs = option_index("--epochs"), iterations = option_index("--iterations");
+	if (seen[epochs] && seen[iterations]) {
+		int at_first = seen[epochs] < seen[iterations] ? seen[epochs] : seen[iterations];
+		int at_then = seen[epochs] < seen[iterations] ? seen[iterations] : seen[epochs];
+		char first[320], then[320], what[400];
+		snprintf(what, sizeof what, "and %s both set the run's length; give one of them",
+			 as_written(argv, at_then, then, sizeof then));
+		return bad(program, as_written(argv, at_first, first, sizeof first), what);
+	}
 	char error[512];
 	if (recipe_check(&o->recipe, o->recipe_set, error, sizeof error) != 0) {
 		if (ranks_rank() == 0)
@@ -382,14 +420,14 @@ static int check_files_apart(const char *program, const struct run_options *o)
 	struct named_file {
 		const char *option, *path;
 		bool output;
-	} files[10 + DATA_FILES] = {
+	} files[11 + DATA_FILES] = {
 		{"--save-weights", o->save_weights, true}, {"--dump", o->dump_path, true},
 		{"--checkpoint", o->checkpoint_path, true}, {"--log", o->log_path, true},
 		{"--csv", o->gradflow_path, true},          {"--confusion", o->confusion_path, true},
-		{"--predictions", o->predictions_path, true},
+		{"--predictions", o->predictions_path, true}, {"--keep-best", o->keep_best, true},
 		{"--load-weights", o->load_weights, false}, {"--resume", o->resume_path, false},
 	};
-	int count = 9;
+	int count = 10;
 	char data[DATA_FILES][PATH_MAX];
 	if (!o->synthetic && strcmp(net_info.defaults.data_set, "synthetic") != 0) {
 		int found = data_files(net_info.defaults.data_set, o->data_dir, data[0], sizeof data[0], DATA_FILES);
@@ -491,6 +529,16 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	if (o->split && strcmp(o->split, "train") == 0 && (o->given & SETTING_TEST_LIMIT))
 		return bad(program, "--test-limit", "limits the test split, which --split train does not measure; "
 						    "give --train-limit N for the first N training images");
+	/* options the command would pass over, refused rather than ignored */
+	if (o->log_every && !o->log_path)
+		return bad(program, "--log-every", "sets the rows of the log, and there is none; give --log FILE.csv too");
+	if (*command == GRADFLOW && o->gradflow_every && o->iterations == 0)
+		return bad(program, "--every", "measures every N training iterations, and gradflow trains none without "
+					       "--iterations K");
+	if (*command == EVALUATE && (o->given & SETTING_SEED) && !o->synthetic &&
+	    strcmp(net_info.defaults.data_set, "synthetic") != 0)
+		return bad(program, "--seed", "draws synthetic data, and evaluate draws nothing at random on real data; "
+					      "leave it out");
 	if (*command == GRADFLOW && !o->gradflow_every)
 		o->gradflow_every = o->iterations > 0 ? o->eval_every : 1;
 	if (o->resume_path && o->load_weights)
@@ -503,11 +551,11 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	if (o->data_dir != d->data_dir && o->synthetic)
 		return bad(program, "--data", "and --synthetic contradict each other; give one of them");
 	/* Outputs that could not be written are found now, not after the run. */
-	const char *outputs[] = {o->save_weights, o->dump_path, o->checkpoint_path ? o->checkpoint_path : o->resume_path,
-				 o->confusion_path, o->predictions_path, o->log_path, o->gradflow_path};
-	for (int i = 0; i < 7; i++) {
+	const char *outputs[] = {o->save_weights,    o->dump_path,	  o->checkpoint_path ? o->checkpoint_path : o->resume_path,
+				 o->confusion_path, o->predictions_path, o->keep_best, o->log_path, o->gradflow_path};
+	for (int i = 0; i < 8; i++) {
 		char error[PATH_MAX + 256];
-		if (outputs[i] && (i >= 5 ? file_output_check : file_replace_check)(
+		if (outputs[i] && (i >= 6 ? file_output_check : file_replace_check)(
 					  outputs[i], error, sizeof error) != 0) {
 			if (ranks_rank() == 0) /* every rank checks the same paths */
 				error_line("%s: %s\n", net_info.name, error);

@@ -44,12 +44,14 @@ static const struct key keys[RECIPE_KEY_COUNT] = {
 	{"batch", OPTION, 0, 0, false, AT(batch), sizeof(int), "--batch"},
 	{"seed", OPTION, 0, 0, false, AT(seed), sizeof(long), "--seed"},
 	{"eval_every", OPTION, 0, 0, false, AT(eval_every), sizeof(long), "--eval-every"},
+	/* a run's length said another way: no field of the recipe holds it (size 0) */
+	{"epochs", OPTION, 0, 0, false, 0, 0, "--epochs"},
 };
 enum { KEY_STEPS = 4, KEY_GAMMA = 5, KEY_SEED = 12 };
 
 const char *const recipe_keys[RECIPE_KEY_COUNT] = {
 	"lr.base", "lr.schedule", "lr.warmup.lr", "lr.warmup.iterations", "lr.steps", "lr.gamma", "momentum",
-	"weight_decay", "augment.pad", "augment.flip", "iterations", "batch", "seed", "eval_every",
+	"weight_decay", "augment.pad", "augment.flip", "iterations", "batch", "seed", "eval_every", "epochs",
 };
 
 /* A located message: the argument as written, the column of what is
@@ -323,7 +325,10 @@ static void value_text(char *out, size_t size, const struct net_defaults *r, int
 		break;
 	case INTEGER:
 	case OPTION:
-		snprintf(out, size, "%ld", k->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field);
+		if (k->size == 0)
+			snprintf(out, size, "-");
+		else
+			snprintf(out, size, "%ld", k->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field);
 		break;
 	case BOOLEAN:
 		snprintf(out, size, "%s", *(const int *)field ? "true" : "false");

@@ -14,7 +14,7 @@
 #include "net_api.h"
 
 /* The keys --set takes, one a bit, in the order of recipe_keys. */
-enum { RECIPE_KEY_COUNT = 14 };
+enum { RECIPE_KEY_COUNT = 15 };
 extern const char *const recipe_keys[RECIPE_KEY_COUNT];
 
 /* What one --set KEY=VALUE does: a recipe field set in *recipe (0, and the

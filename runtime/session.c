@@ -76,6 +76,21 @@ int session_open(struct session *s, const struct run_options *o)
 		dataset_truncate(&s->train, o->train_limit);
 	if (o->test_limit > 0)
 		dataset_truncate(&s->test, o->test_limit);
+	if (o->validation > 0 && o->validation + o->batch > s->train.count) {
+		shared_error("%s: --validation %ld leaves %ld of the %ld training images to train on, fewer than a "
+			     "batch of %d; hold out fewer\n",
+			     net_info.name, o->validation, s->train.count - o->validation, s->train.count, o->batch);
+		session_free(s);
+		return 2;
+	}
+	if (o->validation > 0) {
+		s->validation = s->train;
+		s->validation.count = o->validation;
+		s->train.count -= o->validation;
+		size_t image = (size_t)s->train.channels * (size_t)s->train.height * (size_t)s->train.width;
+		s->validation.images += (size_t)s->train.count * image;
+		s->validation.labels += s->train.count;
+	}
 	if (o->batch > s->train.count) {
 		shared_error("%s: --batch %d is larger than the %ld training images; use a smaller batch\n",
 			net_info.name, o->batch, s->train.count);
@@ -132,6 +147,12 @@ int session_open(struct session *s, const struct run_options *o)
 	return 0;
 }
 
+struct weights_meta session_meta(const struct session *s, const struct run_options *o)
+{
+	return (struct weights_meta){s->mean, s->std, s->train.count,
+				     o->synthetic ? "synthetic" : net_info.defaults.data_set};
+}
+
 /* Backward group by group, last to first: as soon as a group's parameter
  * gradients are final, their sums across the ranks can start. */
 void backward_summing_gradients(struct session *s)
@@ -182,6 +203,7 @@ int agree_on_settings(const struct session *s, const struct run_options *o)
 		{"--seed", (uint64_t)o->seed, AGREED_NUMBER, NULL},
 		{"--train-limit", (uint64_t)o->train_limit, AGREED_NUMBER, NULL},
 		{"--test-limit", (uint64_t)o->test_limit, AGREED_NUMBER, NULL},
+		{"--validation", (uint64_t)o->validation, AGREED_NUMBER, NULL},
 		{"--synthetic", o->synthetic, AGREED_GIVEN, NULL},
 		{"--steps", (uint64_t)o->steps, AGREED_NUMBER, NULL},
 		{"--shares (the shares of each pass, a checkpoint's on --resume)", (uint64_t)s->shares, AGREED_NUMBER, NULL},

@@ -16,7 +16,10 @@
 
 struct session {
 	struct dataset train, test;
-	double mean[16], std[16];
+	/* --validation N: the last N training images, held out of training
+	 * (a view into train's arrays, which own them); count 0 without */
+	struct dataset validation;
+	double mean[16], std[16]; /* of the images trained on */
 	struct net_state state;
 	int threads, shares; /* threads_setup's */
 	/* Data parallel: rank of ranks, each running batch images of every
@@ -30,6 +33,10 @@ struct session {
  * 0, or the exit status with the error printed. */
 int session_open(struct session *s, const struct run_options *o);
 void session_free(struct session *s);
+
+/* What the weights this session trains or measures are saved with: its
+ * input normalisation and the classes' names (state.h). */
+struct weights_meta session_meta(const struct session *s, const struct run_options *o);
 
 /* An error every rank meets alike, printed by rank 0 alone, once. */
 void shared_error(const char *format, ...) __attribute__((format(printf, 1, 2)));

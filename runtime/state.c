@@ -2,6 +2,7 @@
 #include "state.h"
 
 #include <float.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "checkpoint.h"
+#include "data.h"
 #include "rng.h"
 #include "tensor_file.h"
 
@@ -137,9 +139,65 @@ real *state_input_gradient(const struct net_state *s, int n)
 	return s->arena + (size_t)n * net_info.input_gradient_offset;
 }
 
-int state_save_weights(const struct net_state *s, const char *path, char *error, size_t size)
+int state_add_meta(struct tensor_file *f, const struct weights_meta *meta)
+{
+	/* the names, one a line, a byte a value (as tensor files hold numbers) */
+	double *names = malloc((size_t)net_info.classes * 64 * sizeof *names);
+	long length = 0;
+	for (int i = 0; names && i < net_info.classes; i++) {
+		char name[64];
+		data_class_name(meta->set, net_info.classes, i, name, sizeof name);
+		for (const char *c = name; *c; c++)
+			names[length++] = (unsigned char)*c;
+		names[length++] = '\n';
+	}
+	char set[64];
+	double set_name[64];
+	int set_length = snprintf(set, sizeof set, "%s", meta->set);
+	for (int i = 0; i < set_length && i < 63; i++)
+		set_name[i] = (unsigned char)set[i];
+	int failed = !names || tensor_file_add_double(f, "meta/input_mean", meta->mean, net_info.channels) ||
+		     tensor_file_add_double(f, "meta/input_std", meta->std, net_info.channels) ||
+		     tensor_file_add_double(f, "meta/input_images", &(double){(double)meta->images}, 1) ||
+		     tensor_file_add_double(f, "meta/data_set", set_name, set_length < 63 ? set_length : 63) ||
+		     tensor_file_add_double(f, "meta/class_names", names, length);
+	free(names);
+	return failed ? -1 : 0;
+}
+
+int state_load_normalisation(const char *path, double *mean, double *std, long *images)
+{
+	struct tensor_file f;
+	char error[PATH_MAX + 256];
+	if ((checkpoint_is(path) ? checkpoint_load_tensors(&f, path, error, sizeof error)
+				 : tensor_file_load(&f, path, error, sizeof error)) != 0)
+		return 0; /* loading the weights says what is wrong with the file */
+	const struct tensor_file_entry *m = tensor_file_find(&f, "meta/input_mean"),
+				       *d = tensor_file_find(&f, "meta/input_std"),
+				       *n = tensor_file_find(&f, "meta/input_images");
+	int found = m && d && n && m->count == net_info.channels && d->count == net_info.channels && n->count == 1 &&
+		    n->values[0] >= 1 && n->values[0] <= 1e9;
+	for (int c = 0; found && c < net_info.channels; c++)
+		found = isfinite(m->values[c]) && d->values[c] > 0 && isfinite(d->values[c]);
+	for (int c = 0; found && c < net_info.channels; c++) {
+		mean[c] = m->values[c];
+		std[c] = d->values[c];
+	}
+	if (found)
+		*images = (long)n->values[0];
+	tensor_file_free(&f);
+	return found;
+}
+
+int state_save_weights(const struct net_state *s, const struct weights_meta *meta, const char *path, char *error,
+		       size_t size)
 {
 	struct tensor_file f = {0};
+	if (meta && state_add_meta(&f, meta) != 0) {
+		tensor_file_free(&f);
+		snprintf(error, size, "%s: out of memory", path);
+		return -1;
+	}
 	for (int i = 0; i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];
 		const real *values = (p->trained ? s->params : s->buffers) + p->offset;
@@ -200,7 +258,8 @@ int state_load_weights(struct net_state *s, const char *path, char *error, size_
 	int status = 0;
 	for (int i = 0; status == 0 && i < f.count; i++) {
 		const struct tensor_file_entry *e = &f.entries[i];
-		if (checkpoint && (strncmp(e->name, "checkpoint/", 11) == 0 || strncmp(e->name, "velocity/", 9) == 0))
+		if ((checkpoint && (strncmp(e->name, "checkpoint/", 11) == 0 || strncmp(e->name, "velocity/", 9) == 0)) ||
+		    strncmp(e->name, "meta/", 5) == 0)
 			continue;
 		const struct net_param *p = NULL;
 		for (int k = 0; !p && k < net_info.param_tensor_count; k++)

@@ -32,9 +32,33 @@ const struct net_param *state_non_finite_param(const struct net_state *s);
  * infinite or too large), or NULL. */
 const char *state_unloadable(double value);
 
-/* Trained parameters and running statistics, by name; loaded from a
+/* What a weights file or checkpoint says of the network's input beside
+ * its weights, so that it can be used alone: the channel statistics the
+ * images are normalised by (each pixel in 0..1 units, less mean, over
+ * std), over how many training images of which set, and the classes'
+ * names (data_class_name). Stored as meta/... tensors, which loading
+ * weights passes over. */
+struct tensor_file;
+struct weights_meta {
+	const double *mean, *std; /* net_info.channels each */
+	long images;
+	const char *set; /* "fashion-mnist", ..., or "synthetic" */
+};
+
+/* meta's tensors added to f: 0, or -1 out of memory. */
+int state_add_meta(struct tensor_file *f, const struct weights_meta *meta);
+
+/* The input's normalisation a weights file or checkpoint at path was
+ * saved with (net_info.channels values each, and the images they were
+ * taken over): 1, or 0 for a file that holds none (written before
+ * resgen stored it, or by init). */
+int state_load_normalisation(const char *path, double *mean, double *std, long *images);
+
+/* Trained parameters and running statistics, by name, with meta (NULL:
+ * none, as init's weights, which no data have met); loaded from a
  * weights file or a checkpoint (its weights). */
-int state_save_weights(const struct net_state *s, const char *path, char *error, size_t size);
+int state_save_weights(const struct net_state *s, const struct weights_meta *meta, const char *path, char *error,
+		       size_t size);
 int state_load_weights(struct net_state *s, const char *path, char *error, size_t size);
 
 #endif

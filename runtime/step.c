@@ -143,12 +143,13 @@ int step_run(const struct run_options *o)
 					  p->count);
 	}
 	char message[512];
+	struct weights_meta meta = session_meta(&s, o);
 	if (failed) {
 		error_line("%s: out of memory\n", net_info.name);
 		status = 1;
 	} else if (status == 0 && s.rank == 0 &&
 		   (tensor_file_save(&dump, o->dump_path, message, sizeof message) != 0 ||
-		    (o->save_weights && state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0))) {
+		    (o->save_weights && state_save_weights(&s.state, &meta, o->save_weights, message, sizeof message) != 0))) {
 		error_line("%s: %s\n", net_info.name, message);
 		status = 1;
 	}
@@ -169,7 +170,7 @@ int init_run(const struct run_options *o)
 	}
 	state_init(&state, (uint64_t)o->seed);
 	int status = 0;
-	if (state_save_weights(&state, o->save_weights, message, sizeof message) != 0) {
+	if (state_save_weights(&state, NULL, o->save_weights, message, sizeof message) != 0) {
 		error_line("%s: %s\n", net_info.name, message);
 		status = 1;
 	}

@@ -47,13 +47,44 @@ static int count_errors(const real *logits, const int *labels, int n)
 	return errors;
 }
 
-/* The test split, its sums added across the ranks. */
-static void evaluate(struct session *s, double *loss, double *error)
+/* A split's mean loss and error, or none (NAN): a log row's columns. */
+struct measured {
+	double loss, error;
+};
+static const struct measured unmeasured = {NAN, NAN};
+
+/* A split, its sums added across the ranks. */
+static struct measured evaluate(struct session *s, const struct dataset *split)
 {
 	struct evaluation e = {0};
-	evaluate_split(s, &s->test, &e);
-	*loss = e.loss_sum / (double)s->test.count;
-	*error = (double)e.errors / (double)s->test.count;
+	evaluate_split(s, split, &e);
+	return (struct measured){e.loss_sum / (double)split->count, (double)e.errors / (double)split->count};
+}
+
+/* Seconds between the progress lines of a run whose stderr is a file or a
+ * pipe (a terminal's line is redrawn four times a second). */
+enum { PLAIN_PROGRESS_SECONDS = 10 };
+
+/* --iterations' largest */
+enum { MAX_ITERATIONS = 1000000000 };
+
+/* --keep-best: the weights of an evaluation whose error is below every
+ * earlier one's (the first evaluation's too), written over the last kept.
+ * 0, or 1 with the error printed. */
+static int keep_best(const struct session *s, const struct run_options *o, struct progress *at, long iteration,
+		     struct measured measured, bool writer)
+{
+	if (!o->keep_best || (at->best_iteration > 0 && !(measured.error < at->best_error)))
+		return 0;
+	at->best_error = measured.error;
+	at->best_iteration = iteration;
+	char message[PATH_MAX + 512];
+	struct weights_meta meta = session_meta(s, o);
+	if (writer && state_save_weights(&s->state, &meta, o->keep_best, message, sizeof message) != 0) {
+		error_line("%s: %s\n", net_info.name, message);
+		return 1;
+	}
+	return 0;
 }
 
 static void shuffle(long *order, long count, struct rng *rng)
@@ -75,6 +106,34 @@ static void format_duration(char *out, size_t size, double seconds)
 		snprintf(out, size, "%ldm%02lds", s / 60, s % 60);
 }
 
+/* The CSV log's columns, each of one meaning on every row (--help and
+ * specs/README.md say them): a row every --log-every iterations and at
+ * every evaluation, its train_* the mean over the iterations since the row
+ * before; val_* on evaluation rows with --validation, test_* on evaluation
+ * rows without it (with it, on the last row); images_per_second over the
+ * row's iterations. */
+#define LOG_HEADER                                                                                                    \
+	"iteration,lr,train_loss,train_error,val_loss,val_error,test_loss,test_error,seconds,images_per_second\n"
+
+/* A number, or nothing where NAN says none was measured. */
+static void log_field(FILE *log, double value)
+{
+	if (isnan(value))
+		fputc(',', log);
+	else
+		fprintf(log, ",%.17g", value);
+}
+
+static void log_row(FILE *log, long iteration, double lr, struct measured train, struct measured validation,
+		    struct measured test, double seconds, double images_per_second)
+{
+	fprintf(log, "%ld,%.17g", iteration, lr);
+	const double values[] = {train.loss, train.error, validation.loss, validation.error, test.loss, test.error};
+	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+		log_field(log, values[i]);
+	fprintf(log, ",%.3f,%.1f\n", seconds, images_per_second);
+}
+
 static int log_open(FILE **log, const char *path)
 {
 	*log = NULL;
@@ -85,8 +144,7 @@ static int log_open(FILE **log, const char *path)
 		error_line("%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
 		return 1;
 	}
-	fprintf(*log, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
-		      "images_per_second\n");
+	fputs(LOG_HEADER, *log);
 	if (log_check(*log, path) == 0)
 		return 0;
 	fclose(*log);
@@ -116,6 +174,8 @@ __attribute__((weak)) void train_hook_stepped(struct net_state *state, long iter
 }
 
 __attribute__((weak)) void train_hook_checkpointed(long iteration) { (void)iteration; }
+
+__attribute__((weak)) double train_hook_progress_seconds(double seconds) { return seconds; }
 
 /* This rank's images of the whole batch at order: the augmentation draws of
  * the other ranks' images are passed over, so that every image gets those
@@ -179,6 +239,18 @@ static int log_reopen(FILE **log, const char *path, long bytes)
 			net_info.name, path);
 		return 2;
 	}
+	/* a log of an older resgen has other columns: rows of these would not fit it */
+	char header[256] = "";
+	FILE *old = fopen(path, "r");
+	if (old && (!fgets(header, sizeof header, old) || strcmp(header, LOG_HEADER) != 0)) {
+		fclose(old);
+		error_line("%s: %s: the log's columns are not this resgen's (its first line should be %.*s); resume "
+			   "with the resgen that started the run, or without --log\n",
+			   net_info.name, path, (int)strlen(LOG_HEADER) - 1, LOG_HEADER);
+		return 2;
+	}
+	if (old)
+		fclose(old);
 	*log = fopen(path, "a");
 	if (!*log) {
 		error_line("%s: %s: cannot write the log: %s\n", net_info.name, path, strerror(errno));
@@ -280,6 +352,15 @@ int train_run(const struct run_options *options)
 	}
 	struct session s;
 	int opened = session_open(&s, o), status = ranks_agree_status(opened);
+	if (status == 0 && o->epochs && !o->resume_path) /* a resumed run's were counted by checkpoint_open */
+		run.iterations = epoch_iterations(o->epochs, s.train.count, o->batch);
+	if (status == 0 && o->epochs && o->iterations > MAX_ITERATIONS) {
+		shared_error("%s: --epochs %ld is %ld iterations, more than the %d a run may have; give fewer\n",
+			     net_info.name, o->epochs, o->iterations, MAX_ITERATIONS);
+		session_free(&s);
+		tensor_file_free(&checkpoint);
+		return 2;
+	}
 	if (status == 0)
 		status = agree_on_settings(&s, o);
 	if (status != 0) {
@@ -345,11 +426,19 @@ agreed:
 	char shares[64] = "";
 	if (s.shares != s.threads)
 		snprintf(shares, sizeof shares, " (each pass in %d shares)", s.shares);
-	printf("data: %s, %ld training and %ld test images of %dx%dx%d; batch %d, %ld iterations, "
+	char held[96] = "", epochs[64] = "";
+	if (s.validation.count)
+		snprintf(held, sizeof held, " (and %ld held out to validate on, --validation)", s.validation.count);
+	if (o->epochs)
+		snprintf(epochs, sizeof epochs, " (%ld epoch%s)", o->epochs, o->epochs == 1 ? "" : "s");
+	printf("data: %s, %ld training%s and %ld test images of %dx%dx%d; batch %d, %ld iterations%s, "
 	       "%d thread%s%s, BLIS %s kernels\n",
-	       o->synthetic ? "synthetic" : d->data_set, s.train.count, s.test.count, net_info.channels,
-	       net_info.height, net_info.width, o->batch, o->iterations, s.threads, s.threads == 1 ? "" : "s",
+	       o->synthetic ? "synthetic" : d->data_set, s.train.count, held, s.test.count, net_info.channels,
+	       net_info.height, net_info.width, o->batch, o->iterations, epochs, s.threads, s.threads == 1 ? "" : "s",
 	       shares, gemm_kernels());
+	if (o->keep_best && !s.validation.count)
+		printf("note: --keep-best picks the weights by their test error, which then overstates how well they "
+		       "do; --validation N picks them on N training images held out instead\n");
 	if (s.ranks > 1)
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s%s each; BN statistics %s\n",
 		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s", shares,
@@ -371,6 +460,7 @@ agreed:
 	fflush(stdout);
 
 	bool terminal = writer && isatty(STDERR_FILENO);
+	double progress_every = terminal ? 0.25 : train_hook_progress_seconds(PLAIN_PROGRESS_SECONDS);
 	/* the log's training rows: as given, else as the run resumed had them,
 	 * else about 250 in the run */
 	at.log_every = o->log_every ? o->log_every : at.log_every ? at.log_every : (o->iterations + 249) / 250;
@@ -431,51 +521,51 @@ agreed:
 		train_hook_stepped(&s.state, it + 1);
 
 		double t = now();
-		if (terminal && t - last_progress > 0.25) {
+		if (writer && t - last_progress > progress_every) {
 			char eta[32];
 			double rate = (double)(it + 1 - first) / (t - resumed);
 			format_duration(eta, sizeof eta, (double)(o->iterations - it - 1) / rate);
-			fprintf(stderr, "\r  iteration %ld/%ld  loss %.4f  lr %g  %.0f images/s  ETA %s   ",
-				it + 1, o->iterations, loss, lr, rate * o->batch, eta);
+			if (terminal)
+				fprintf(stderr, "\r  iteration %ld/%ld  loss %.4f  lr %g  %.0f images/s  ETA %s   ",
+					it + 1, o->iterations, loss, lr, rate * o->batch, eta);
+			else if (last_progress > 0) /* a line a while, for a file or a pipe */
+				fprintf(stderr, "  iteration %ld/%ld: loss %.4f, lr %g, %.0f images/s, ETA %s\n",
+					it + 1, o->iterations, loss, lr, rate * o->batch, eta);
 			last_progress = t;
 		}
 		bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
-		if (!evaluated && (it + 1) % at.log_every == 0) {
-			if (log) { /* a training row: its window's loss and error, no test */
-				fprintf(log, "%ld,%.17g,%.17g,%.17g,,,%.3f,%.1f\n", it + 1, lr,
-					at.window_loss / (double)at.window_images,
-					(double)at.window_errors / (double)at.window_images, t - start,
-					(double)window_images_here / (t - window_start));
-				status = log_check(log, o->log_path);
+		if (evaluated || (it + 1) % at.log_every == 0) {
+			/* the row's training window: its rate before any evaluation */
+			struct measured window = {at.window_loss / (double)at.window_images,
+						  (double)at.window_errors / (double)at.window_images};
+			double window_rate = (double)window_images_here / (t - window_start);
+			struct measured validation = unmeasured, test = unmeasured;
+			if (evaluated && s.validation.count)
+				validation = evaluate(&s, &s.validation);
+			if (evaluated && (!s.validation.count || it + 1 == o->iterations))
+				test = evaluate(&s, &s.test);
+			if (evaluated) {
+				/* this process's images only: a resumed interval began before the stop */
+				double images_per_second = (double)interval_images_here / (t - interval_start);
+				if (terminal)
+					fprintf(stderr, "\r%*s\r", 78, "");
+				printf("iteration %ld: lr %g | train loss %.4f, error %.2f%%", it + 1, lr,
+				       at.interval_loss / (double)at.interval_images,
+				       100 * (double)at.interval_errors / (double)at.interval_images);
+				if (!isnan(validation.loss))
+					printf(" | val loss %.4f, error %.2f%%", validation.loss, 100 * validation.error);
+				if (!isnan(test.loss))
+					printf(" | test loss %.4f, error %.2f%%", test.loss, 100 * test.error);
+				printf(" | %.0f images/s\n", images_per_second);
+				status = keep_best(&s, o, &at, it + 1, s.validation.count ? validation : test, writer);
+				fflush(stdout);
 			}
-			at.window_loss = 0;
-			at.window_errors = at.window_images = 0;
-			window_start = t;
-			window_images_here = 0;
-			if ((status = ranks_agree_status(status)) != 0)
-				break;
-		}
-		if (evaluated) {
-			/* this process's images only: a resumed interval began before the stop */
-			double images_per_second = (double)interval_images_here / (t - interval_start);
-			double test_loss, test_error;
-			evaluate(&s, &test_loss, &test_error);
-			double train_loss = at.interval_loss / (double)at.interval_images;
-			double train_error = (double)at.interval_errors / (double)at.interval_images;
-			if (terminal)
-				fprintf(stderr, "\r%*s\r", 78, "");
-			printf("iteration %ld: lr %g | train loss %.4f, error %.2f%% | test loss %.4f, "
-			       "error %.2f%% | %.0f images/s\n",
-			       it + 1, lr, train_loss, 100 * train_error, test_loss, 100 * test_error,
-			       images_per_second);
-			fflush(stdout);
 			if (log) {
-				fprintf(log, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.3f,%.1f\n", it + 1, lr,
-					train_loss, train_error, test_loss, test_error, now() - start,
-					images_per_second);
-				status = log_check(log, o->log_path);
+				log_row(log, it + 1, lr, window, validation, test, t - start, window_rate);
+				if (status == 0)
+					status = log_check(log, o->log_path);
 			}
-			const struct net_param *broken = state_non_finite_param(&s.state);
+			const struct net_param *broken = evaluated ? state_non_finite_param(&s.state) : NULL;
 			if (status == 0 && broken) {
 				error_line(
 					"%s: %s %s became non-finite by iteration %ld (lr %g); training "
@@ -486,15 +576,31 @@ agreed:
 			}
 			if ((status = ranks_agree_status(status)) != 0)
 				break;
-			at.interval_loss = at.window_loss = 0;
-			at.interval_errors = at.interval_images = at.window_errors = at.window_images = 0;
-			interval_start = window_start = now();
-			interval_images_here = window_images_here = 0;
+			at.window_loss = 0;
+			at.window_errors = at.window_images = 0;
+			window_start = now();
+			window_images_here = 0;
+			if (evaluated) {
+				at.interval_loss = 0;
+				at.interval_errors = at.interval_images = 0;
+				interval_start = window_start;
+				interval_images_here = 0;
+			}
 			if (it + 1 == o->iterations) {
 				char took[32];
 				format_duration(took, sizeof took, now() - start);
 				printf("test error: %.2f%% on %ld test images, after %ld iterations (%s)\n",
-				       100 * test_error, s.test.count, o->iterations, took);
+				       100 * test.error, s.test.count, o->iterations, took);
+				if (s.validation.count)
+					printf("validation error: %.2f%% on the last %ld training images, held out\n",
+					       100 * validation.error, s.validation.count);
+				if (o->keep_best && at.best_iteration > 0) {
+					char shown[4 * PATH_MAX];
+					printable_text(shown, sizeof shown, o->keep_best);
+					printf("best: %s error %.2f%% at iteration %ld, its weights in %s\n",
+					       s.validation.count ? "validation" : "test", 100 * at.best_error,
+					       at.best_iteration, shown);
+				}
 			}
 		}
 		if ((evaluated || (it + 1) % CHECK_EVERY == 0) && (status = check_ranks_agree(&s, it + 1)) != 0)
@@ -506,7 +612,8 @@ agreed:
 		if (o->checkpoint_path && (due || stopping)) {
 			at.seconds = now() - start;
 			at.log_bytes = log ? ftell(log) : -1;
-			if (writer && checkpoint_save(o->checkpoint_path, o, s.shares, s.ranks, &s.state, &at, order,
+			struct weights_meta meta = session_meta(&s, o);
+			if (writer && checkpoint_save(o->checkpoint_path, o, &meta, s.shares, s.ranks, &s.state, &at, order,
 						      s.train.count, s.data_identity, message, sizeof message) != 0) {
 				error_line("%s: %s\n", net_info.name, message);
 				status = 1;
@@ -541,8 +648,9 @@ agreed:
 		       s.threads);
 	if (status == 0 && s.ranks > 1)
 		report_gradient_sums(&s);
+	struct weights_meta meta = session_meta(&s, o);
 	if (status == 0 && writer && o->save_weights &&
-	    state_save_weights(&s.state, o->save_weights, message, sizeof message) != 0) {
+	    state_save_weights(&s.state, &meta, o->save_weights, message, sizeof message) != 0) {
 		error_line("%s: %s\n", net_info.name, message);
 		status = 1;
 	}

@@ -31,6 +31,9 @@ struct run_options {
 	long log_every; /* the log's training rows; 0: about 250 in the run */
 	long eval_every;
 	long train_limit, test_limit; /* 0: all */
+	long validation;              /* train: the training images held out to evaluate on; 0: none */
+	long epochs;                  /* train: the run's length in epochs; 0: --iterations says it */
+	const char *keep_best;        /* train: where the weights of the best evaluation go */
 	const char *save_weights, *load_weights;
 	int steps;             /* step: how many SGD steps on the first batch */
 	const char *dump_path; /* step: where the dump goes */
@@ -47,6 +50,13 @@ struct run_options {
 	long extends;               /* --resume: the iterations of the run extended, else 0 */
 };
 
+/* --epochs: the iterations that pass over images training images epochs
+ * times, the last pass's batch possibly cut short by the end */
+static inline long epoch_iterations(long epochs, long images, int batch)
+{
+	return (epochs * images + batch - 1) / batch;
+}
+
 /* Where the tests act on a run: after iteration's step (the weights just
  * updated), and once its evaluation and checkpoint are done. They do
  * nothing in the binaries users build; the test builds link tests/hooks.c
@@ -54,6 +64,8 @@ struct run_options {
 struct net_state;
 void train_hook_stepped(struct net_state *state, long iteration);
 void train_hook_checkpointed(long iteration);
+/* The seconds between progress lines where stderr is not a terminal. */
+double train_hook_progress_seconds(double seconds);
 
 /* Both return the process exit status, having printed any error. */
 int train_run(const struct run_options *options);

@@ -11,7 +11,9 @@
  *                                  most 150 s) for a signal, or for the
  *                                  test to write into FILE: the one run
  *                                  of many to get there first pauses;
- *                                  several K@FILE, by spaces */
+ *                                  several K@FILE, by spaces
+ *   RESGEN_TEST_PROGRESS=SECONDS   the seconds between the progress lines
+ *                                  of a run whose stderr is no terminal */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,4 +58,10 @@ void train_hook_stepped(struct net_state *state, long iteration)
 	long at;
 	if (text && sscanf(text, "%d@%ld", &rank, &at) == 2 && at == iteration && rank == ranks_rank())
 		state->params[0] += 1;
+}
+
+double train_hook_progress_seconds(double seconds)
+{
+	const char *text = getenv("RESGEN_TEST_PROGRESS");
+	return text ? atof(text) : seconds;
 }

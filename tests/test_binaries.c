@@ -56,8 +56,7 @@ static void test_binary_points_pytorch_habits_to_their_spelling(void **unused)
 		const char *option, *here;
 	} habits[] = {
 		{"--lr 0.1", "--lr is not an option; the learning rate is --set lr.base=RATE"},
-		{"--epochs 3", "--epochs is not an option; a run's length is --iterations N (an epoch is the training "
-			       "images over --batch)"},
+		{"--learning-rate 0.1", "--learning-rate is not an option; the learning rate is --set lr.base=RATE"},
 		{"--sched cosine", "--sched is not an option; the schedule is --set lr.schedule=steps or cosine"},
 		{"--wd 5e-4", "--wd is not an option; weight decay is --set weight_decay=VALUE"},
 		{"--momentum 0.9", "--momentum is not an option; momentum is --set momentum=VALUE"},
@@ -275,7 +274,7 @@ static int run_tiny(const char *environment, const char *options) { return run_t
 static bool same_rows(const char *a, const char *b)
 {
 	char command[4096];
-	snprintf(command, sizeof command, "cmp -s <(cut -d, -f1-6 %s) <(cut -d, -f1-6 %s)", a, b);
+	snprintf(command, sizeof command, "cmp -s <(cut -d, -f1-8 %s) <(cut -d, -f1-8 %s)", a, b);
 	char quoted[4200];
 	snprintf(quoted, sizeof quoted, "bash -c '%s'", command);
 	return system(quoted) == 0;
@@ -640,7 +639,7 @@ static void test_study_runs_resumes_and_reports(void **unused)
 	expect_in(out, "| original | basic original, depth 8, identity shortcut | ");
 	expect_in(out, "| full-preact | basic full-preact, depth 8, identity shortcut | ");
 	/* the statistics against the first variant, and how it was made */
-	expect_in(out, "| variant | difference | 95% interval | Welch's t | paired t | reading |\n");
+	expect_in(out, "| variant | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n");
 	expect_in(out, "\n| full-preact | ");
 	expect_in(out, ", df 1.0, p = ");
 	expect_in(out, "## How it was made\n\n- Command: `make study STUDY=tests/studies/tiny.yaml RESULTS=");
@@ -875,12 +874,12 @@ static void test_binary_loss_falls_on_real_data(void **unused)
 	assert_non_null(fgets(line, sizeof line, file)); /* header */
 	while (fgets(line, sizeof line, file)) {
 		long iteration;
-		if (strstr(line, ",,,")) { /* a training row between evaluations */
+		if (strstr(line, ",,,,,")) { /* a training row between evaluations */
 			training_rows++;
 			continue;
 		}
 		double lr, train_loss, train_error, test_loss;
-		assert_int_equal(sscanf(line, "%ld,%lf,%lf,%lf,%lf", &iteration, &lr, &train_loss,
+		assert_int_equal(sscanf(line, "%ld,%lf,%lf,%lf,,,%lf", &iteration, &lr, &train_loss,
 					&train_error, &test_loss),
 				 5);
 		if (rows < 3)
@@ -904,14 +903,192 @@ static void test_binary_loss_falls_on_real_data(void **unused)
 	assert_true(rates[0] == 0.05 && rates[1] == 0.05 && fabs(rates[2] - 0.005) < 1e-12);
 	snprintf(command, sizeof command,
 		 "%s/tests/bin/fashion-tiny-f32 train --train-limit 600 --test-limit 100 --iterations 60 --eval-every 20 "
-		 "--log %s && grep -v ',,,' %s | cut -d, -f2 | tail -n +2 | tr '\\n' ' '",
+		 "--log %s && grep -v ',,,,,' %s | cut -d, -f2 | tail -n +2 | tr '\\n' ' '",
 		 build, log, log);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	assert_non_null(strstr(out, "0.050000000000000003 0.050000000000000003 0.005000000000000001 "));
 }
 
+/* A log's row: its fields as numbers, NAN where a field is empty. */
+static int log_fields(const char *line, double *fields, int max)
+{
+	int n = 0;
+	for (const char *at = line; n < max; n++) {
+		char *end;
+		fields[n] = *at == ',' || *at == '\n' || *at == '\0' ? NAN : strtod(at, &end);
+		at = strchr(at, ',');
+		if (!at) {
+			n++;
+			break;
+		}
+		at++;
+	}
+	return n;
+}
+
+/* The rows of log at path, each of the log's 10 columns. */
+static int read_log(const char *path, double rows[][10], int max)
+{
+	FILE *file = fopen(path, "r");
+	assert_non_null(file);
+	char line[1024];
+	assert_non_null(fgets(line, sizeof line, file));
+	assert_string_equal(line, "iteration,lr,train_loss,train_error,val_loss,val_error,test_loss,test_error,seconds,"
+				  "images_per_second\n");
+	int n = 0;
+	while (n < max && fgets(line, sizeof line, file))
+		assert_int_equal(log_fields(line, rows[n++], 10), 10);
+	fclose(file);
+	return n;
+}
+
+/* Each column of the log means one thing on every row: with --log-every 2
+ * and evaluations every 5, a row's train_loss and train_error are the mean
+ * over the iterations since the row before, an evaluation's row too (the
+ * same run logged every iteration gives each iteration's own), the test
+ * columns are filled on evaluation rows alone, the validation columns on
+ * none without --validation. */
+static void test_binary_log_columns_mean_one_thing(void **unused)
+{
+	(void)unused;
+	char command[4096], every[400], second[400];
+	double each[12][10], rows[12][10];
+	snprintf(every, sizeof every, "%s/every.csv", scratch);
+	snprintf(second, sizeof second, "%s/second.csv", scratch);
+	const char *tiny = "tests/bin/tiny-f64 train --synthetic --batch 16 --iterations 12 --eval-every 5";
+	snprintf(command, sizeof command, "%1$s/%2$s --log-every 1 --log %3$s > /dev/null && "
+		 "%1$s/%2$s --log-every 2 --log %4$s > /dev/null", build, tiny, every, second);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	assert_int_equal(read_log(every, each, 12), 12);
+	int n = read_log(second, rows, 12);
+	static const long iterations[] = {2, 4, 5, 6, 8, 10, 12};
+	assert_int_equal(n, 7);
+	long before = 0;
+	for (int r = 0; r < n; r++) {
+		long iteration = (long)rows[r][0];
+		assert_int_equal(iteration, iterations[r]);
+		double loss = 0, error = 0;
+		for (long i = before; i < iteration; i++) {
+			assert_int_equal((long)each[i][0], i + 1);
+			loss += each[i][2] / (double)(iteration - before);
+			error += each[i][3] / (double)(iteration - before);
+		}
+		if (fabs(rows[r][2] - loss) > 1e-12 * loss || fabs(rows[r][3] - error) > 1e-12)
+			fail_msg("row at iteration %ld: train loss %.17g and error %.17g, but its iterations' mean is %.17g "
+				 "and %.17g", iteration, rows[r][2], rows[r][3], loss, error);
+		bool evaluated = iteration % 5 == 0 || iteration == 12;
+		assert_true(isnan(rows[r][4]) && isnan(rows[r][5]));
+		assert_true(evaluated ? !isnan(rows[r][6]) && !isnan(rows[r][7]) : isnan(rows[r][6]) && isnan(rows[r][7]));
+		before = iteration;
+	}
+	/* the check can fail: a row over two iterations is not either one's */
+	assert_true(rows[0][2] != each[1][2] && rows[0][2] != each[0][2]);
+}
+
+/* --validation N holds the last N training images out and evaluates on
+ * them as the run goes, the test split at the end; --keep-best keeps the
+ * weights of the lowest validation error, which are the run's at that
+ * iteration; a run stopped and resumed keeps both; and what does not fit
+ * is refused. */
+static void test_binary_validates_and_keeps_the_best(void **unused)
+{
+	(void)unused;
+	char command[8192], out[16384], log[400], best[400], message[2048];
+	double rows[16][10];
+	snprintf(log, sizeof log, "%s/validated.csv", scratch);
+	snprintf(best, sizeof best, "%s/best.w", scratch);
+	const char *tiny = "tests/bin/tiny-f64 train --synthetic --batch 16 --iterations 12 --eval-every 3 "
+			   "--set lr.base=0.5 --validation 64";
+	snprintf(command, sizeof command, "%s/%s --keep-best %s --log %s", build, tiny, best, log);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, " training (and 64 held out to validate on, --validation) and ");
+	expect_in(out, "validation error: ");
+	int n = read_log(log, rows, 16);
+	assert_int_equal(n, 12); /* --log-every: about 250 rows, so every iteration */
+	int lowest = -1;
+	for (int r = 0; r < n; r++) {
+		bool evaluated = (r + 1) % 3 == 0;
+		assert_true(evaluated ? !isnan(rows[r][5]) : isnan(rows[r][5]));
+		assert_true(r + 1 == 12 ? !isnan(rows[r][7]) : isnan(rows[r][7])); /* the test split at the end */
+		if (evaluated && (lowest < 0 || rows[r][5] < rows[lowest][5]))
+			lowest = r;
+	}
+	snprintf(message, sizeof message, "best: validation error %.2f%% at iteration %d, its weights in %s\n",
+		 100 * rows[lowest][5], lowest + 1, best);
+	expect_in(out, message);
+	/* the kept weights are the run's at that iteration: stopped there, its
+	 * checkpoint's weights measure the same */
+	snprintf(command, sizeof command,
+		 "RESGEN_TEST_RAISE=15@%1$d %2$s/%3$s --checkpoint %4$s/at-best.ckpt > /dev/null 2>&1; "
+		 "for w in %5$s %4$s/at-best.ckpt; do %2$s/tests/bin/tiny-f64 evaluate --synthetic --load-weights $w | "
+		 "grep '^error'; done",
+		 lowest + 1, build, tiny, scratch, best);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	char *second = strchr(out, '\n');
+	assert_non_null(second);
+	*second++ = '\0';
+	assert_string_equal(out, second[0] ? strtok(second, "\n") : "");
+
+	/* stopped at 7 and resumed: the same rows and the same best */
+	char again[400], resumed_log[400];
+	snprintf(again, sizeof again, "%s/best-again.w", scratch);
+	snprintf(resumed_log, sizeof resumed_log, "%s/validated-again.csv", scratch);
+	snprintf(command, sizeof command,
+		 "RESGEN_TEST_RAISE=15@7 %1$s/%2$s --keep-best %3$s --log %4$s --checkpoint %5$s/v.ckpt --checkpoint-every 1 2>/dev/null "
+		 "> /dev/null; %1$s/tests/bin/tiny-f64 train --synthetic --threads 2 --resume %5$s/v.ckpt --keep-best %3$s "
+		 "--log %4$s > /dev/null",
+		 build, tiny, again, resumed_log, scratch);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	assert_true(same_file(best, again));
+	assert_true(same_rows(log, resumed_log));
+	/* a resume that names another split is refused */
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 train --synthetic --resume %s/v.ckpt --validation 32",
+		 build, scratch);
+	snprintf(message, sizeof message,
+		 "tiny: %s/v.ckpt: the run was started with --validation 64, and this command gives --validation 32; "
+		 "leave the option out to resume\n", scratch);
+	expect_failure(command, 2, message);
+	/* too many held out */
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 train --synthetic --batch 16 --validation 999990",
+		 build);
+	run(command, out, sizeof out, message, sizeof message);
+	expect_in(message, "tiny: --validation 999990 leaves ");
+	expect_in(message, " training images to train on, fewer than a batch of 16; hold out fewer\n");
+}
+
+/* --epochs N (or --set epochs=N) says the run's length in passes over the
+ * training images, printed as both; with --iterations too, it is refused,
+ * naming both as written. Where stderr is a file, a progress line comes
+ * every so often (here, at every iteration). */
+static void test_binary_counts_epochs_and_shows_progress(void **unused)
+{
+	(void)unused;
+	char command[4096], out[16384], err[16384], message[1024];
+	snprintf(command, sizeof command,
+		 "RESGEN_TEST_PROGRESS=0 %s/tests/bin/tiny-f64 train --synthetic --batch 16 --train-limit 40 --set epochs=2 "
+		 "--eval-every 100",
+		 build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	/* 2 x 40 images at 16 a batch: 5 iterations */
+	expect_in(out, "data: synthetic, 40 training and ");
+	expect_in(out, "; batch 16, 5 iterations (2 epochs), ");
+	expect_in(err, "  iteration 2/5: loss ");
+	expect_in(err, "  iteration 5/5: loss ");
+	expect_in(err, " images/s, ETA ");
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 train --synthetic --set epochs=2 --iterations 6", build);
+	snprintf(message, sizeof message,
+		 "tiny: --set epochs=2 and --iterations 6 both set the run's length; give one of them; see "
+		 "%s/tests/bin/tiny-f64 --help\n", build);
+	expect_failure(command, 2, message);
+	snprintf(command, sizeof command, "%s/tests/bin/tiny-f64 train --synthetic --iterations 6 --epochs 1", build);
+	snprintf(message, sizeof message,
+		 "tiny: --iterations 6 and --epochs 1 both set the run's length; give one of them; see "
+		 "%s/tests/bin/tiny-f64 --help\n", build);
+	expect_failure(command, 2, message);
+}
+
 /* evaluate measures saved weights as train's last evaluation measured
- * them (the same limits, so the same normalisation and test images), and
+ * them (the normalisation they keep, the same test images), and
  * its confusion matrix, drawn by make plot-confusion's script, accounts
  * for every image. */
 static void test_binary_evaluate_measures_saved_weights(void **unused)
@@ -923,11 +1100,22 @@ static void test_binary_evaluate_measures_saved_weights(void **unused)
 		 "--eval-every 30 --save-weights %2$s/evaluated.w | grep '^test error'",
 		 build, scratch);
 	assert_int_equal(run(command, trained, sizeof trained, NULL, 0), 0);
+	/* the weights keep the run's normalisation: no --train-limit needed,
+	 * and one given is refused as changing nothing */
 	snprintf(command, sizeof command,
 		 "%1$s/tests/bin/fashion-tiny-f32 evaluate --load-weights %2$s/evaluated.w --train-limit 1200 "
+		 "--test-limit 300", build, scratch);
+	char message[2048];
+	snprintf(message, sizeof message,
+		 "fashion-tiny: --train-limit: %s/evaluated.w keeps the normalisation it was trained with (1200 "
+		 "training images), so the limit would change nothing on the test split; leave it out\n", scratch);
+	expect_failure(command, 2, message);
+	snprintf(command, sizeof command,
+		 "%1$s/tests/bin/fashion-tiny-f32 evaluate --load-weights %2$s/evaluated.w "
 		 "--test-limit 300 --confusion %2$s/confusion.csv",
 		 build, scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "inputs normalised by the 1200 training images' channel statistics, as stored with the weights");
 	/* "test error: 41.00% on 300 test images..." and "error 41.00% (123 of 300)..." */
 	char percent[32];
 	assert_int_equal(sscanf(trained, "test error: %31s", percent), 1);
@@ -936,7 +1124,7 @@ static void test_binary_evaluate_measures_saved_weights(void **unused)
 	if (!strstr(out, expected))
 		fail_msg("train's last evaluation said %s; evaluate said:\n%s", trained, out);
 	expect_in(out, " of 300), top-5 error ");
-	expect_in(out, "class  images   error  most often taken for\n");
+	expect_in(out, "class              images   error  most often taken for\n");
 	expect_in(out, "evaluate: ");
 	snprintf(command, sizeof command,
 		 "(head -1 %1$s/confusion.csv; tail -n +2 %1$s/confusion.csv | tr ',' '\n' | "
@@ -945,7 +1133,8 @@ static void test_binary_evaluate_measures_saved_weights(void **unused)
 		 "head -c 4 %1$s/confusion.png | od -An -c | tr -d ' \n')",
 		 scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
-	assert_string_equal(out, "true\\predicted,0,1,2,3,4,5,6,7,8,9\n300\n211PNG");
+	assert_string_equal(out, "true\\predicted,T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle "
+				 "boot\n300\n211PNG");
 }
 
 /* --set changes the recipe at run time: its values reach the schedule (the
@@ -961,7 +1150,7 @@ static void test_binary_set_changes_the_recipe(void **unused)
 	const char *tiny = "tests/bin/tiny-f64 train --synthetic --batch 16 --threads 2";
 	snprintf(command, sizeof command,
 		 "(%1$s/%2$s --iterations 20 --eval-every 5 --set lr.warmup.iterations=0 --set lr.schedule=cosine "
-		 "--set lr.base=0.2 --log %3$s/cosine.csv | grep '^recipe' && grep -v ',,,' %3$s/cosine.csv | cut -d, -f2 | tail -n +2 | "
+		 "--set lr.base=0.2 --log %3$s/cosine.csv | grep '^recipe' && grep -v ',,,,,' %3$s/cosine.csv | cut -d, -f2 | tail -n +2 | "
 		 "tr '\\n' ' ')",
 		 build, tiny, scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
@@ -1061,6 +1250,10 @@ static void test_binary_options_belong_to_their_command(void **unused)
 		{"train --resume x --load-weights y",
 		 "--load-weights cannot start a resumed run; give --resume or --load-weights"},
 		{"train --checkpoint-every 5", "--checkpoint-every needs --checkpoint FILE"},
+		/* options the command would pass over */
+		{"train --log-every 5", "--log-every sets the rows of the log, and there is none; give --log FILE.csv too"},
+		{"gradflow --csv g.csv --every 5",
+		 "--every measures every N training iterations, and gradflow trains none without --iterations K"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		snprintf(command, sizeof command, "%s/tests/bin/tiny-f32 %s", build, cases[i][0]);
@@ -1068,6 +1261,12 @@ static void test_binary_options_belong_to_their_command(void **unused)
 			 cases[i][1], build);
 		expect_failure(command, 2, message);
 	}
+	/* on real data, evaluate draws nothing at random */
+	snprintf(command, sizeof command, "%s/tests/bin/fashion-tiny-f32 evaluate --load-weights w --seed 3", build);
+	snprintf(message, sizeof message,
+		 "fashion-tiny: --seed draws synthetic data, and evaluate draws nothing at random on real data; leave it "
+		 "out; see %s/tests/bin/fashion-tiny-f32 --help\n", build);
+	expect_failure(command, 2, message);
 }
 
 /* An output that cannot be written is found before the run, and nothing
@@ -1534,6 +1733,9 @@ int main(void)
 		cmocka_unit_test(test_resumed_rate_counts_its_own_images),
 		cmocka_unit_test(test_binary_loss_falls_on_real_data),
 		cmocka_unit_test(test_binary_evaluate_measures_saved_weights),
+		cmocka_unit_test(test_binary_log_columns_mean_one_thing),
+		cmocka_unit_test(test_binary_validates_and_keeps_the_best),
+		cmocka_unit_test(test_binary_counts_epochs_and_shows_progress),
 		cmocka_unit_test(test_binary_set_changes_the_recipe),
 		cmocka_unit_test(test_binary_options_belong_to_their_command),
 		cmocka_unit_test(test_binary_checks_outputs_before_training),

@@ -55,8 +55,8 @@ static void test_make_plot_runs_no_code_from_a_log_name(void **unused)
 	static const char log[] = "x';print system('touch PWNED');a='.csv";
 	char err[2048];
 	remove("PWNED");
-	write_text(log, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
-			"5,0.1,2,0.5,2,0.5,1,100\n");
+	write_text(log, "iteration,lr,train_loss,train_error,val_loss,val_error,test_loss,test_error,seconds,images_per_second\n"
+			"5,0.1,2,0.5,,,2,0.5,1,100\n");
 	int status = make("plot LOG=\"x';print system('touch PWNED');a='.csv\"", err, sizeof err);
 	bool pwned = exists("PWNED");
 	remove("PWNED");

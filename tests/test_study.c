@@ -268,9 +268,14 @@ static void test_study_report_summarises_the_seeds(void **unused)
 			fail_msg("report.md lacks: %s\n%s", needles[i], report);
 	snprintf(path, sizeof path, "%s/plot/errors.dat", results);
 	assert_non_null(strstr(read_text(path), "0 original 15 10 20 10 20\n1 full-preact 12.5 12.5 12.5 12.5\n"));
-	/* the curve is the mean over the seeds that reached each evaluation */
-	snprintf(path, sizeof path, "%s/plot/curves-full-preact.dat", results);
-	assert_non_null(strstr(read_text(path), "25 2 35 2\n50 1.5 12.5 1\n"));
+	/* the curves: the mean over the seeds with a row at each iteration, with their
+	 * range; an older log's evaluation row after training rows has a
+	 * training loss over other iterations than the row before, and is
+	 * left out of the training curve (original-seed1's at 25) */
+	snprintf(path, sizeof path, "%s/plot/test-full-preact.dat", results);
+	assert_non_null(strstr(read_text(path), "\n25 0.1 35 30 40 2\n50 0.01 12.5 12.5 12.5 1\n"));
+	snprintf(path, sizeof path, "%s/plot/train-original.dat", results);
+	assert_non_null(strstr(read_text(path), "\n50 0.01 1.6 1.5 1.7 2\n"));
 
 	/* the unfinished run diverged: listed, not counted */
 	snprintf(path, sizeof path, "%s/full-preact-seed2.diverged", results);
@@ -285,6 +290,40 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	report = read_text(path);
 	assert_non_null(strstr(report, "2 variants x 2 seeds, 3 of 4 runs finished, 1 diverged."));
 	assert_non_null(strstr(report, "| 12.50 | 12.50 | - | 12.50, diverged | 6.37 | 30 s |"));
+
+	/* both seeds of both finished, one in a log of one meaning per column:
+	 * the reading takes the paired test, adjusted by Holm's (for one
+	 * comparison, as it is) */
+	snprintf(path, sizeof path, "%s/full-preact-seed2.diverged", results);
+	remove(path);
+	snprintf(path, sizeof path, "%s/full-preact-seed2.csv", results);
+	write_text(path, "iteration,lr,train_loss,train_error,val_loss,val_error,test_loss,test_error,seconds,"
+			 "images_per_second\n10,0.1,2.2,0.75,,,,,4.0,100\n25,0.1,2.0,0.7,,,2.1,0.30,10.0,100\n"
+			 "50,0.01,1.4,0.5,,,1.6,0.15,30.0,100\n");
+	snprintf(path, sizeof path, "%s/full-preact-seed2.done", results);
+	write_text(path, "finished\n");
+	study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
+	assert_int_equal(study_report(study, results, &d), 0);
+	study_free(study);
+	free(study);
+	snprintf(path, sizeof path, "%s/report.md", results);
+	report = read_text(path);
+	/* paired differences 2.5 and -5: mean -1.25, standard error 3.75,
+	 * t(1) = -1/3, p = 1 - 2 atan(1/3) / pi */
+	const char *reading[] = {
+		"| full-preact | -1.25 | -48.90 to +46.40 |",
+		"| t = -0.33, df 1.0, p = 0.795 | within the noise of 2 and 2 seeds (paired, p = 0.795) |",
+	};
+	for (int i = 0; i < 2; i++)
+		if (!strstr(report, reading[i]))
+			fail_msg("report.md lacks: %s\n%s", reading[i], report);
+	snprintf(path, sizeof path, "%s/plot/train-full-preact.dat", results);
+	assert_non_null(strstr(read_text(path), "\n10 0.1 2.2 2.2 2.2 1\n25 0.1 2 2 2 2\n50 0.01 1.45 1.4 1.5 2\n"));
+	remove(path);
+	snprintf(path, sizeof path, "%s/full-preact-seed2.done", results);
+	remove(path);
 
 	/* a row longer than the reader takes is an error at its place, not
 	 * the log's silent end */
@@ -309,7 +348,8 @@ static void test_study_report_summarises_the_seeds(void **unused)
 
 /* Variants that differ in run-time train keys alone share the first's
  * binary, and the plan gives them those keys as settings; a variant whose
- * code differs (another ordering, or bn_sync) has its own. */
+ * code differs (another ordering, or bn_sync) has its own; and a binary
+ * whose network is its spec's reuses the spec's binary. */
 static void test_study_plan_shares_binaries_across_recipes(void **unused)
 {
 	(void)unused;
@@ -332,10 +372,15 @@ static void test_study_plan_shares_binaries_across_recipes(void **unused)
 		"\nvariant later 600 250 32 10000 paper lr.steps=[0.5,0.9] iterations=600 batch=32\n",
 		"\nvariant original 500 250 64 10000 original\n",
 		"\nvariant synced 500 250 64 10000 synced\n",
+		/* paper's network is demo's: make links build/bin/demo for it */
+		"\nreuse paper demo\n",
 	};
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
 		if (!strstr(plan.text, lines[i]))
 			fail_msg("the plan lacks %s in:\n%s", lines[i], plan.text);
+	/* and only paper's: the others compute other networks, or share paper's */
+	const char *reuse = strstr(plan.text, "\nreuse ");
+	assert_string_equal(reuse, "\nreuse paper demo\n");
 	strbuf_free(&plan);
 	study_free(study);
 	free(study);
@@ -357,6 +402,12 @@ static void test_statistics_match_known_values(void **unused)
 	assert_true(fabs(w.p - 0.0146189) < 1e-6);
 	assert_true(fabs(p.p - 0.0871557) < 1e-6);
 	assert_true(fabs(m.low - 14.5133) < 1e-4 && fabs(m.high - 16.8067) < 1e-4);
+	/* Holm's adjustment, as R's p.adjust(p, "holm") gives it */
+	const double raw[] = {0.01, 0.04, 0.03, 0.005}, holm_r[] = {0.03, 0.06, 0.06, 0.02};
+	double adjusted[4];
+	holm(raw, 4, adjusted);
+	for (int i = 0; i < 4; i++)
+		assert_true(fabs(adjusted[i] - holm_r[i]) < 1e-15);
 	/* no spread, or one seed: no test */
 	const double same[] = {1, 1};
 	assert_false(welch(same, 2, same, 2).valid);

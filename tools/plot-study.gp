@@ -1,7 +1,10 @@
 # A study's plots, as PNG and SVG in its results folder, from the tables
 # resgen study report writes there (plot/) and the gradflow CSVs:
-#   curves   training loss and test error against iterations, per variant
-#            (the mean over its seeds), as the paper's Figs. 1 and 6
+#   curves   per variant, the training loss of every logged row and the test
+#            error of every evaluation against iterations, as the paper's
+#            Figs. 1 and 6: the mean over the seeds as a line, their range
+#            shaded; the loss on a log scale where it spans a decade or
+#            more; the learning rate below
 #   errors   final test error per variant: each seed a point, the median
 #            with the seeds' range
 #   gradflow log10 ||dL/dx_l|| / ||dL/dx_L|| against the unit l, at
@@ -15,26 +18,73 @@ dir = ARG1
 do for [f in 'dir'] { if (value(f)[1:1] eq '<') { print value(f).': not a path this script takes'; exit status 2 } }
 variants = ARG2
 seeds = int(ARG3)
-set grid
 n = words(variants)
+# the scripts' folder, from the path gnuplot was given this one by
+load ARG0[1:strlen(ARG0) - strlen('plot-study.gp')].'colours.gp'
+train(i) = dir.'/plot/train-'.word(variants, i).'.dat'
+test(i) = dir.'/plot/test-'.word(variants, i).'.dat'
+
+# The training loss's span over every variant, seed and row: a log axis
+# where it reaches a decade or more.
+low = 1e300
+high = 0
+do for [i=1:n] {
+	stats train(i) using 4:5 nooutput
+	low = STATS_min_x < low ? STATS_min_x : low
+	high = STATS_max_y > high ? STATS_max_y : high
+}
+logarithmic = low > 0 && high / low >= 10
+
+set grid
 do for [kind in 'pngcairo svg'] {
 	extension = kind eq 'pngcairo' ? '.png' : '.svg'
-	if (kind eq 'pngcairo') { set terminal pngcairo size 1100,440 font ',10' } \
-	else { set terminal svg size 1100,440 font 'sans,10' }
+	if (kind eq 'pngcairo') { set terminal pngcairo size 1200,620 font ',10' background '#ffffff' } \
+	else { set terminal svg size 1200,620 font 'sans,10' background '#ffffff' }
 
 	set output dir.'/curves'.extension
 	set datafile separator whitespace
-	set key top right noenhanced
-	set xlabel 'iteration'
-	set multiplot layout 1,2
-	set ylabel 'training loss'
-	plot for [i=1:n] dir.'/plot/curves-'.word(variants, i).'.dat' using 1:2 \
-		with linespoints linecolor i title word(variants, i)
+	set key top right noenhanced opaque
+	set style fill transparent solid 0.18 noborder
+	set multiplot
+	# the two panels above, the learning rate in a strip below them
+	set lmargin at screen 0.07
+	set rmargin at screen 0.48
+	set tmargin at screen 0.95
+	set bmargin at screen 0.30
+	set format x ''
+	unset xlabel
+	if (logarithmic) { set logscale y; set ylabel 'training loss (log scale)' } \
+	else { unset logscale y; set ylabel 'training loss' }
+	plot for [i=1:n] train(i) using 1:4:5 with filledcurves linecolor i notitle, \
+		for [i=1:n] train(i) using 1:3 with lines linewidth 1.5 linecolor i title word(variants, i)
+	unset logscale y
+	set lmargin at screen 0.56
+	set rmargin at screen 0.97
 	set ylabel 'test error (%)'
-	plot for [i=1:n] dir.'/plot/curves-'.word(variants, i).'.dat' using 1:3 \
-		with linespoints linecolor i title word(variants, i)
+	plot for [i=1:n] test(i) using 1:4:5 with filledcurves linecolor i notitle, \
+		for [i=1:n] test(i) using 1:3 with linespoints linewidth 1.5 pointtype 7 pointsize 0.6 linecolor i \
+		title word(variants, i)
+	set format x '% h'
+	set xlabel 'iteration'
+	set ylabel 'learning rate'
+	set logscale y
+	set format y '%g'
+	do for [left in '0.07 0.56'] {
+		set lmargin at screen left + 0
+		set rmargin at screen left + 0.41
+		set tmargin at screen 0.25
+		set bmargin at screen 0.08
+		plot train(1) using 1:2 with fsteps linewidth 1.5 linecolor rgb '#404040' notitle
+	}
 	unset multiplot
 	unset output
+	set tmargin
+	set bmargin
+	set lmargin
+	set rmargin
+	unset logscale y
+	set format y '% h'
+	set format x '% h'
 
 	set output dir.'/errors'.extension
 	set xlabel 'variant'
@@ -44,8 +94,8 @@ do for [kind in 'pngcairo svg'] {
 	set xtics rotate by -20 noenhanced
 	set key outside below center horizontal
 	plot dir.'/plot/errors.dat' using 1:3:4:5:xtic(2) with yerrorbars linewidth 2 pointtype 5 \
-		pointsize 1.5 title 'median, range over the seeds', \
-		for [k=6:5 + seeds] '' using 1:k with points pointtype 7 linecolor rgb '#808080' \
+		pointsize 1.5 linecolor 1 title 'median, range over the seeds', \
+		for [k=6:5 + seeds] '' using 1:k with points pointtype 7 linecolor rgb '#707070' \
 		title (k == 6 ? 'each seed' : '')
 	unset output
 	unset xrange

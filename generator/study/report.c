@@ -15,23 +15,62 @@
 #include "strbuf.h"
 #include "texts.h"
 
-/* One run's evaluations, as its log has them. */
+/* Values against iterations, as a log's rows give them. */
+struct series {
+	int rows, capacity;
+	long *iteration;
+	double *value, *lr;
+};
+
+/* One run, as its log has it: the training loss of its rows and the test
+ * error of its evaluations. */
 struct run {
 	bool present, finished, diverged; /* diverged: its loss or a parameter became non-finite */
-	int rows;
-	long *iteration;
-	double *train_loss, *test_error; /* error as a fraction */
-	double seconds;                  /* wall time when the last row was written */
+	struct series train; /* value: train_loss */
+	struct series test;  /* value: test_error, a fraction; the last is the final */
+	double seconds;      /* wall time when the last row was written */
 	/* from its output (VARIANT-seedS.log): what ran it, where, when */
 	int threads, cores;
 	char kernels[32], processor[128], version[64], started[32];
 };
 
+static void series_free(struct series *s)
+{
+	free(s->iteration);
+	free(s->value);
+	free(s->lr);
+}
+
+static int series_add(struct series *s, long iteration, double value, double lr)
+{
+	if (s->rows == s->capacity) {
+		int capacity = s->capacity ? 2 * s->capacity : 64;
+		long *at = realloc(s->iteration, (size_t)capacity * sizeof *at);
+		if (at)
+			s->iteration = at;
+		double *values = realloc(s->value, (size_t)capacity * sizeof *values);
+		if (values)
+			s->value = values;
+		double *lrs = realloc(s->lr, (size_t)capacity * sizeof *lrs);
+		if (lrs)
+			s->lr = lrs;
+		if (!at || !values || !lrs)
+			return -1;
+		s->capacity = capacity;
+	}
+	s->iteration[s->rows] = iteration;
+	s->value[s->rows] = value;
+	s->lr[s->rows++] = lr;
+	return 0;
+}
+
+/* The final test error, a fraction. */
+static double final_error(const struct run *run) { return run->test.value[run->test.rows - 1]; }
+
 static void run_free(struct run *run)
 {
-	free(run->iteration);
-	free(run->train_loss);
-	free(run->test_error);
+	series_free(&run->train);
+	series_free(&run->test);
 	memset(run, 0, sizeof *run);
 }
 
@@ -119,6 +158,12 @@ static int row_too_long(const char *path, int line_number, struct diag *d)
 		       "of numbers (remove the run's files to run it again)", LOG_ROW_MAX);
 }
 
+/* A log's rows into the run's series. Since the log's columns each mean
+ * one thing (val_loss marks them), a row's train_loss is the mean since
+ * the row before on every row. In older logs, an evaluation row's was the
+ * mean since the evaluation before: the same where the row before was an
+ * evaluation (or there was none), and left out of the curve where
+ * training rows came between. */
 static int read_run(struct run *run, const char *path, struct diag *d)
 {
 	char error[PATH_MAX + 128], line[LOG_ROW_MAX + 2]; /* the row and its newline */
@@ -126,19 +171,20 @@ static int read_run(struct run *run, const char *path, struct diag *d)
 	if (!file)
 		return 0; /* not run yet */
 	run->present = true;
-	int columns[4] = {-1, -1, -1, -1};
-	static const char *const names[4] = {"iteration", "train_loss", "test_error", "seconds"};
-	int status = 0, capacity = 0, line_number = 1;
+	enum { ITERATION, LR, TRAIN_LOSS, TEST_ERROR, SECONDS, COLUMNS };
+	static const char *const names[COLUMNS] = {"iteration", "lr", "train_loss", "test_error", "seconds"};
+	int columns[COLUMNS], status = 0, line_number = 1;
 	if (!fgets(line, sizeof line, file)) {
 		fclose(file);
 		return 0; /* created, nothing evaluated yet */
 	}
 	if (!strchr(line, '\n') && !feof(file))
 		status = row_too_long(path, 1, d);
-	for (int i = 0; status == 0 && i < 4; i++)
+	for (int i = 0; status == 0 && i < COLUMNS; i++)
 		if ((columns[i] = column_of(line, names[i])) < 0)
 			status = diag_at(d, path, 1, 1, "this log has no '%s' column; it should be "
 					 "written by a network's train --log", names[i]);
+	bool one_meaning = column_of(line, "val_loss") >= 0, after_evaluation = true;
 	while (status == 0 && fgets(line, sizeof line, file)) {
 		line_number++;
 		if (!strchr(line, '\n') && !feof(file)) {
@@ -147,12 +193,12 @@ static int read_run(struct run *run, const char *path, struct diag *d)
 		}
 		if (line[0] == '\n')
 			continue;
-		double values[4];
-		for (int i = 0; i < 4; i++)
+		double values[COLUMNS];
+		for (int i = 0; i < COLUMNS; i++)
 			values[i] = field(line, columns[i]);
-		if (field_empty(line, columns[2]))
-			continue; /* a training row (train --log-every): no evaluation */
-		if (isnan(values[0]) || isnan(values[2]) || isnan(values[3])) {
+		bool evaluated = !field_empty(line, columns[TEST_ERROR]);
+		if (isnan(values[ITERATION]) || isnan(values[LR]) || isnan(values[TRAIN_LOSS]) ||
+		    (evaluated && isnan(values[TEST_ERROR])) || isnan(values[SECONDS])) {
 			/* A log cut mid-row is a run killed mid-write: its last line only. */
 			if (!strchr(line, '\n'))
 				break;
@@ -160,27 +206,16 @@ static int read_run(struct run *run, const char *path, struct diag *d)
 					 "numbers only (remove the run's files to run it again)");
 			break;
 		}
-		if (run->rows == capacity) {
-			capacity = capacity ? 2 * capacity : 64;
-			long *iteration = realloc(run->iteration, (size_t)capacity * sizeof *iteration);
-			double *loss = realloc(run->train_loss, (size_t)capacity * sizeof *loss);
-			double *error_rate = realloc(run->test_error, (size_t)capacity * sizeof *error_rate);
-			if (iteration)
-				run->iteration = iteration;
-			if (loss)
-				run->train_loss = loss;
-			if (error_rate)
-				run->test_error = error_rate;
-			if (!iteration || !loss || !error_rate) {
-				status = diag_file(d, path, "out of memory reading the log");
-				break;
-			}
+		long iteration = (long)values[ITERATION];
+		bool since_row_before = one_meaning || !evaluated || after_evaluation;
+		after_evaluation = evaluated;
+		if ((since_row_before &&
+		     series_add(&run->train, iteration, values[TRAIN_LOSS], values[LR]) != 0) ||
+		    (evaluated && series_add(&run->test, iteration, values[TEST_ERROR], values[LR]) != 0)) {
+			status = diag_file(d, path, "out of memory reading the log");
+			break;
 		}
-		run->iteration[run->rows] = (long)values[0];
-		run->train_loss[run->rows] = values[1];
-		run->test_error[run->rows] = values[2];
-		run->seconds = values[3];
-		run->rows++;
+		run->seconds = values[SECONDS];
 	}
 	fclose(file);
 	return status;
@@ -202,8 +237,8 @@ static struct summary summarise(const struct run *runs, int count)
 	struct summary s = {0};
 	double errors[STUDY_MAX_SEEDS];
 	for (int i = 0; i < count; i++)
-		if (runs[i].finished && runs[i].rows > 0) {
-			errors[s.count++] = 100 * runs[i].test_error[runs[i].rows - 1];
+		if (runs[i].finished && runs[i].test.rows > 0) {
+			errors[s.count++] = 100 * final_error(&runs[i]);
 			s.seconds += runs[i].seconds;
 		}
 	if (s.count == 0)
@@ -283,26 +318,39 @@ static void write_network(struct strbuf *md, const struct spec *spec)
 		strbuf_printf(md, " (%g)", spec->net.dropout_rate);
 }
 
-/* plot/curves-VARIANT.dat: iteration, train loss and test error (%) as
- * the mean over the seeds that reached each evaluation. */
-static void write_curves(struct strbuf *out, const struct run *runs, int count)
+/* plot/train-VARIANT.dat and plot/test-VARIANT.dat: a series of each seed's
+ * run, iteration by iteration, as the mean over the seeds with a row there
+ * and their range (minimum, maximum); with the learning rate (every
+ * seed's: the schedule is the recipe's). scale: 100 for errors in
+ * percent. */
+static void write_curve(struct strbuf *out, const struct run *runs, int count, bool train, const char *what,
+			double scale)
 {
-	int rows = 0;
-	for (int i = 0; i < count; i++)
-		rows = runs[i].rows > rows ? runs[i].rows : rows;
-	strbuf_puts(out, "# iteration train_loss test_error_percent runs\n");
-	for (int r = 0; r < rows; r++) {
-		double loss = 0, error = 0;
+	int next[STUDY_MAX_SEEDS] = {0};
+	strbuf_printf(out, "# iteration lr %s_mean minimum maximum runs\n", what);
+	for (;;) {
+		long iteration = LONG_MAX;
+		for (int i = 0; i < count; i++) {
+			const struct series *s = train ? &runs[i].train : &runs[i].test;
+			if (next[i] < s->rows && s->iteration[next[i]] < iteration)
+				iteration = s->iteration[next[i]];
+		}
+		if (iteration == LONG_MAX)
+			break;
+		double sum = 0, least = INFINITY, most = -INFINITY, lr = 0;
 		int n = 0;
-		long iteration = 0;
-		for (int i = 0; i < count; i++)
-			if (r < runs[i].rows) {
-				iteration = runs[i].iteration[r];
-				loss += runs[i].train_loss[r];
-				error += 100 * runs[i].test_error[r];
-				n++;
-			}
-		strbuf_printf(out, "%ld %.6g %.6g %d\n", iteration, loss / n, error / n, n);
+		for (int i = 0; i < count; i++) {
+			const struct series *s = train ? &runs[i].train : &runs[i].test;
+			if (next[i] >= s->rows || s->iteration[next[i]] != iteration)
+				continue;
+			double v = scale * s->value[next[i]];
+			lr = s->lr[next[i]++];
+			sum += v;
+			least = fmin(least, v);
+			most = fmax(most, v);
+			n++;
+		}
+		strbuf_printf(out, "%ld %.6g %.6g %.6g %.6g %d\n", iteration, lr, sum / n, least, most, n);
 	}
 }
 
@@ -312,8 +360,8 @@ static int final_errors(const struct run *own, int seeds, double *errors, bool *
 {
 	int n = 0;
 	for (int i = 0; i < seeds; i++) {
-		finished[i] = own[i].finished && own[i].rows > 0;
-		errors[i] = finished[i] ? 100 * own[i].test_error[own[i].rows - 1] : NAN;
+		finished[i] = own[i].finished && own[i].test.rows > 0;
+		errors[i] = finished[i] ? 100 * final_error(&own[i]) : NAN;
 		n += finished[i];
 	}
 	return n;
@@ -337,8 +385,11 @@ static void write_test(struct strbuf *md, const struct comparison *c)
 }
 
 /* Each variant against the study's first: the difference of the means, its
- * 95% interval and Welch's test; the paired test where seeds pair the
- * runs; and a sentence saying whether the seeds can tell it from noise. */
+ * 95% interval and both tests, Welch's and (where seeds pair the runs) the
+ * paired one; the reading takes the paired test where it can be made, as
+ * a seed gives every variant the same initial weights and data order, else
+ * Welch's, and holds the family's error to 5% with Holm's correction for
+ * the number of comparisons. */
 static void write_comparisons(struct strbuf *md, const struct study *study, const struct run *runs)
 {
 	int count = study->variant_count, seeds = study->seed_count;
@@ -348,47 +399,77 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 	bool base_finished[STUDY_MAX_SEEDS];
 	final_errors(runs, seeds, base, base_finished);
 	int nb = pack_finished(base, base_finished, seeds, base_packed);
-	const char *first = study->variants[0].name;
-	strbuf_printf(md, "Against the baseline, the study's first variant `%s`: the difference of the mean final "
-		      "test errors (points of %%; negative is lower error), its 95%% interval and Welch's t test "
-		      "(unequal variances, two-sided); and the paired t test over the seeds both ran, since a seed "
-		      "fixes the initial weights' draw and the data order alike. A difference whose Welch p is "
-		      "0.05 or more, its interval holding 0, is within the noise of these seeds.\n\n"
-		      "| variant | difference | 95%% interval | Welch's t | paired t | reading |\n"
-		      "|---|---|---|---|---|---|\n",
-		      first);
+	struct tested {
+		struct comparison welch, paired, *read; /* read: the test the reading takes */
+		int n;
+	} *tested = calloc((size_t)count, sizeof *tested);
+	double p[STUDY_MAX_VARIANTS], adjusted[STUDY_MAX_VARIANTS];
+	int tests = 0;
+	if (!tested)
+		return;
 	for (int v = 1; v < count; v++) {
 		double errors[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS], pa[STUDY_MAX_SEEDS], pb[STUDY_MAX_SEEDS];
 		bool finished[STUDY_MAX_SEEDS];
 		final_errors(&runs[v * seeds], seeds, errors, finished);
-		int n = pack_finished(errors, finished, seeds, packed), pairs = 0;
+		int pairs = 0;
+		tested[v].n = pack_finished(errors, finished, seeds, packed);
 		for (int i = 0; i < seeds; i++)
 			if (finished[i] && base_finished[i]) {
 				pa[pairs] = errors[i];
 				pb[pairs++] = base[i];
 			}
+		if (tested[v].n == 0 || nb == 0)
+			continue;
+		tested[v].welch = welch(packed, tested[v].n, base_packed, nb);
+		tested[v].paired = paired(pa, pb, pairs);
+		tested[v].read = tested[v].paired.valid ? &tested[v].paired
+				 : tested[v].welch.valid ? &tested[v].welch : NULL;
+		if (tested[v].read)
+			p[tests++] = tested[v].read->p;
+	}
+	holm(p, tests, adjusted);
+	const char *first = study->variants[0].name;
+	strbuf_printf(md, "Against the baseline, the study's first variant `%s`: the difference of the mean final "
+		      "test errors (points of %%; negative is lower error) with its 95%% interval, Welch's t test "
+		      "(unequal variances, two-sided) and the paired t test over the seeds both ran. The reading "
+		      "takes the paired test where two seeds or more pair the runs, since a seed fixes the initial "
+		      "weights' draw and the data order for every variant alike (the difference and interval are "
+		      "then the paired ones), else Welch's; and, as %d comparisons are made, it holds their "
+		      "chance of any false \"lower\" or \"higher\" to 5%% with Holm's correction (the adjusted p). "
+		      "A difference whose adjusted p is 0.05 or more is within the noise of these seeds.\n\n"
+		      "| variant | difference | 95%% interval | Welch's t | paired t | reading: test, adjusted p |\n"
+		      "|---|---|---|---|---|---|\n",
+		      first, tests);
+	for (int v = 1, k = 0; v < count; v++) {
 		const char *name = study->variants[v].name;
-		if (n == 0 || nb == 0) {
+		const struct tested *t = &tested[v];
+		if (t->n == 0 || nb == 0) {
 			strbuf_printf(md, "| %s | - | - | - | - | no finished runs to compare |\n", name);
 			continue;
 		}
-		struct comparison w = welch(packed, n, base_packed, nb), p = paired(pa, pb, pairs);
-		strbuf_printf(md, "| %s | %+.2f |", name, w.difference);
-		if (w.valid)
-			strbuf_printf(md, " %+.2f to %+.2f |", w.low, w.high);
+		const struct comparison *shown = t->read ? t->read : &t->welch;
+		strbuf_printf(md, "| %s | %+.2f |", name, shown->difference);
+		if (shown->valid)
+			strbuf_printf(md, " %+.2f to %+.2f |", shown->low, shown->high);
 		else
 			strbuf_puts(md, " - |");
-		write_test(md, &w);
-		write_test(md, &p);
-		if (!w.valid)
+		write_test(md, &t->welch);
+		write_test(md, &t->paired);
+		if (!t->read) {
 			strbuf_printf(md, " cannot tell: a test needs two finished seeds of each, with some spread |\n");
-		else if (w.p < 0.05)
-			strbuf_printf(md, " %s by %.2f points (p = %.3g) |\n",
-				      w.difference < 0 ? "lower error" : "higher error", fabs(w.difference), w.p);
+			continue;
+		}
+		double q = adjusted[k++];
+		const char *test = t->read == &t->paired ? "paired" : "Welch";
+		if (q < 0.05)
+			strbuf_printf(md, " %s by %.2f points (%s, p = %.3g) |\n",
+				      shown->difference < 0 ? "lower error" : "higher error", fabs(shown->difference),
+				      test, q);
 		else
-			strbuf_printf(md, " within the noise of %d and %d seeds |\n", n, nb);
+			strbuf_printf(md, " within the noise of %d and %d seeds (%s, p = %.3g) |\n", t->n, nb, test, q);
 	}
 	strbuf_puts(md, "\n");
+	free(tested);
 }
 
 static double run_seconds_max(const struct run *runs, int total)
@@ -519,9 +600,10 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 {
 	int count = study->variant_count, seeds = study->seed_count, status = 0;
 	struct run *runs = calloc((size_t)count * (size_t)seeds, sizeof *runs);
-	/* report.md, plot/errors.dat, then a curves file per variant */
-	struct strbuf *texts = calloc((size_t)count + 2, sizeof *texts);
-	char **names = calloc((size_t)count + 2, sizeof *names);
+	/* report.md, plot/errors.dat, then a training and a test curve per variant */
+	int files = 2 + 2 * count;
+	struct strbuf *texts = calloc((size_t)files, sizeof *texts);
+	char **names = calloc((size_t)files, sizeof *names);
 	if (!runs || !texts || !names) {
 		free(runs);
 		free(texts);
@@ -591,9 +673,8 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 			strbuf_printf(md, " | %.2f | %.2f +- %.2f | %.2f to %.2f | ", s.median, s.mean, s.std,
 				      interval.low, interval.high);
 		for (int i = 0, shown = 0; i < seeds; i++)
-			if (own[i].finished && own[i].rows > 0)
-				strbuf_printf(md, "%s%.2f", shown++ ? ", " : "",
-					      100 * own[i].test_error[own[i].rows - 1]);
+			if (own[i].finished && own[i].test.rows > 0)
+				strbuf_printf(md, "%s%.2f", shown++ ? ", " : "", 100 * final_error(&own[i]));
 			else if (own[i].diverged)
 				strbuf_printf(md, "%sdiverged", shown++ ? ", " : "");
 		strbuf_printf(md, " | %s | %s |\n", variant->paper[0] ? variant->paper : "-",
@@ -602,18 +683,20 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 			strbuf_printf(errors, "%d %s %.6g %.6g %.6g", v, variant->name, s.median,
 				      s.minimum, s.maximum);
 			for (int i = 0; i < seeds; i++)
-				if (own[i].finished && own[i].rows > 0)
-					strbuf_printf(errors, " %.6g",
-						      100 * own[i].test_error[own[i].rows - 1]);
+				if (own[i].finished && own[i].test.rows > 0)
+					strbuf_printf(errors, " %.6g", 100 * final_error(&own[i]));
 			strbuf_puts(errors, "\n");
 		}
-		write_curves(&texts[v + 2], own, seeds);
+		write_curve(&texts[2 + 2 * v], own, seeds, true, "train_loss", 1);
+		write_curve(&texts[3 + 2 * v], own, seeds, false, "test_error_percent", 100);
 	}
 	strbuf_puts(md, "\nThe interval is Student's t over the seeds: with 2 or 3 seeds it is wide, and two "
 		    "variants whose intervals overlap may still differ; the table below tests each difference.\n\n");
 	write_comparisons(md, study, runs);
-	strbuf_puts(md, "Training loss and test error against iterations, the mean over the "
-		    "seeds (as the paper's Figs. 1 and 6):\n\n![curves](curves.png)\n\n"
+	strbuf_puts(md, "Training loss (each logged row's mean over the iterations since the row before) and test "
+		    "error (each evaluation) against iterations, as the paper's Figs. 1 and 6: the mean over "
+		    "the seeds, their range shaded, and the learning rate below (`plot/` holds the "
+		    "numbers):\n\n![curves](curves.png)\n\n"
 		    "Final test error per variant, each seed a point, the median a bar:\n\n"
 		    "![errors](errors.png)\n\n"
 		    "The gradient's flow through the units, log10 ||dL/dx_l|| / ||dL/dx_L|| against "
@@ -624,10 +707,10 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 	write_provenance(md, study, results, runs);
 	names[0] = "report.md";
 	names[1] = "plot/errors.dat";
-	for (int v = 0; v < count && status == 0; v++) {
+	for (int i = 2; i < files && status == 0; i++) {
 		char name[SPEC_NAME_MAX + 32];
-		snprintf(name, sizeof name, "plot/curves-%s.dat", study->variants[v].name);
-		if (!(names[v + 2] = strdup(name)))
+		snprintf(name, sizeof name, "plot/%s-%s.dat", i % 2 ? "test" : "train", study->variants[(i - 2) / 2].name);
+		if (!(names[i] = strdup(name)))
 			status = diag_file(d, results, "out of memory writing the report");
 	}
 	if (status == 0) {
@@ -636,10 +719,10 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		status = make_dirs(plot_dir, d);
 	}
 	if (status == 0)
-		status = write_texts(results, (const char *const *)names, texts, count + 2, false, d);
+		status = write_texts(results, (const char *const *)names, texts, files, false, d);
 	for (int i = 0; i < count * seeds; i++)
 		run_free(&runs[i]);
-	for (int i = 0; i < count + 2; i++) {
+	for (int i = 0; i < files; i++) {
 		strbuf_free(&texts[i]);
 		if (i >= 2)
 			free(names[i]);

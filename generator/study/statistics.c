@@ -111,3 +111,23 @@ struct comparison paired(const double *a, const double *b, int n)
 		d[i] = a[i] - b[i];
 	return mean_interval(d, n < 64 ? n : 64);
 }
+
+void holm(const double *p, int n, double *adjusted)
+{
+	int order[64];
+	n = n < 64 ? n : 64;
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = 1; i < n; i++) /* ascending p; ties keep their order */
+		for (int j = i; j > 0 && p[order[j]] < p[order[j - 1]]; j--) {
+			int t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	double most = 0;
+	for (int k = 0; k < n; k++) {
+		double scaled = fmin(1, (n - k) * p[order[k]]);
+		most = fmax(most, scaled);
+		adjusted[order[k]] = most;
+	}
+}

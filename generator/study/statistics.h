@@ -1,6 +1,6 @@
 /* The statistics a study's report gives over its seeds: Student's t for a
  * mean's 95% interval, Welch's t for two variants' difference, and the
- * paired t where the seeds pair the runs. */
+ * paired t where the seeds pair the runs; Holm's correction for several. */
 #ifndef RESGEN_STATISTICS_H
 #define RESGEN_STATISTICS_H
 
@@ -24,5 +24,10 @@ struct comparison mean_interval(const double *x, int n);
 struct comparison welch(const double *a, int na, const double *b, int nb);
 /* The paired t of a against b: a[i] and b[i] from one seed. */
 struct comparison paired(const double *a, const double *b, int n);
+
+/* Holm's step-down adjustment of n p values for their number: each
+ * adjusted p is at least its own (capped at 1), and one below a level
+ * rejects at that level with the family's error held to it. */
+void holm(const double *p, int n, double *adjusted);
 
 #endif

@@ -406,6 +406,24 @@ static int binary_of(const struct study *study, int v)
 	return v;
 }
 
+/* Whether variant v computes the network of the spec it starts from,
+ * unchanged: then the binary make builds of that spec serves it. */
+static bool runs_its_spec(const struct study *study, int v)
+{
+	const struct study_variant *variant = &study->variants[v];
+	struct spec *base = calloc(1, sizeof *base);
+	struct diag d = {{0}};
+	bool same = false;
+	if (base && spec_check_tree(base, variant->spec_path, variant->base.root, &d) == 0) {
+		char *a = code_text(base, &variant->spec), *b = code_text(&variant->spec, &variant->spec);
+		same = a && b && strcmp(a, b) == 0;
+		free(a);
+		free(b);
+	}
+	free(base);
+	return same;
+}
+
 void study_plan_text(const struct study *study, struct strbuf *out)
 {
 	strbuf_printf(out, "name %s\nseeds", study->name);
@@ -431,4 +449,7 @@ void study_plan_text(const struct study *study, struct strbuf *out)
 		recipe_set_text(settings, sizeof settings, &own, recipe_differing(&own, &binary_own), true);
 		strbuf_printf(out, "%s%s\n", settings[0] ? " " : "", settings);
 	}
+	for (int v = 0; v < study->variant_count; v++)
+		if (binary_of(study, v) == v && runs_its_spec(study, v))
+			strbuf_printf(out, "reuse %s %s\n", study->variants[v].name, study->variants[v].spec_name);
 }

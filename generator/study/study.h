@@ -62,7 +62,10 @@ long study_test_images(const struct study *study, int v);
  * ITERATIONS EVAL_EVERY BATCH TEST_IMAGES BINARY [KEY=VALUE...]": BINARY
  * is the variant whose binary it runs, its own unless an earlier
  * variant's spec differs from its own in run-time train keys alone, which
- * the KEY=VALUE settings then give (--set). make builds each BINARY once. */
+ * the KEY=VALUE settings then give (--set). make builds each BINARY once;
+ * a last line "reuse BINARY SPEC" says that BINARY's network is that of
+ * the spec it starts from (specs/SPEC.yaml), whose binary make links in
+ * its place. */
 void study_plan_text(const struct study *study, struct strbuf *out);
 
 #endif

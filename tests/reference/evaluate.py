@@ -8,16 +8,21 @@ the spec, the weights loaded, the images read and normalised in Python):
 the error and top-5 error counts and the confusion matrix must be equal,
 the loss equal to the digits printed; each image's row of
 `evaluate --predictions` (label, prediction, the softmax of the logits)
-equal to PyTorch's to 1e-9; and the run's checkpoint, given to
-`evaluate` as its weights, measures as the weights file does. Then the
-export: the state dict
-saved, loaded into a fresh module, must give the same logits, and its
-ONNX file must pass onnx's checker.
+equal to that of the exported model (the .pt's state dict in a fresh
+module, the images normalised by the .pt's stored statistics alone) to
+1e-9; the run's checkpoint, given to `evaluate` as its weights, measures
+as the weights file does, with the normalisation the weights carry (the
+run's --train-limit, which evaluate then refuses as changing nothing). The export: the state
+dict gives the loaded module's logits, the .pt and the ONNX metadata hold
+the normalisation (the statistics PyTorch computes over the run's
+training images, to 1e-12: the sums' order differs) and the class names, and the ONNX files (float64, and
+float32 with --float32) pass onnx's checker with inputs of their type.
 
     evaluate.py WORK_DIR SPEC F64_BINARY
 
 Exit status 0 when all of it holds, 1 otherwise.
 """
+import json
 import os
 import re
 import subprocess
@@ -31,6 +36,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import resgen_torch  # noqa: E402
 
 TRAIN_LIMIT, TEST_LIMIT = 2000, 1500
+FASHION_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+                   "Ankle boot"]
 
 
 def main():
@@ -46,18 +53,24 @@ def main():
     limits = ["--train-limit", str(TRAIN_LIMIT)]
     subprocess.run([binary, "train", "--iterations", "30", "--eval-every", "30", "--save-weights", weights,
                     "--checkpoint", checkpoint] + limits, check=True, stdout=subprocess.DEVNULL)
+    # the weights keep the run's normalisation: evaluate needs no --train-limit, and refuses one
     printed = subprocess.run([binary, "evaluate", "--load-weights", weights, "--test-limit", str(TEST_LIMIT),
-                              "--confusion", confusion_path, "--predictions", predictions_path] + limits,
+                              "--confusion", confusion_path, "--predictions", predictions_path],
                              check=True, stdout=subprocess.PIPE, text=True).stdout
     from_checkpoint = subprocess.run([binary, "evaluate", "--load-weights", checkpoint, "--test-limit",
-                                      str(TEST_LIMIT)] + limits, check=True, stdout=subprocess.PIPE, text=True).stdout
+                                      str(TEST_LIMIT)], check=True, stdout=subprocess.PIPE, text=True).stdout
+    with_limit = subprocess.run([binary, "evaluate", "--load-weights", weights, "--test-limit", str(TEST_LIMIT)]
+                                + limits, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     found = re.search(r"^error [0-9.]+% \((\d+) of (\d+)\), top-5 error [0-9.]+% \((\d+)\), loss (\S+)$",
                       printed, re.M)
     if not found:
         print(f"evaluate printed no line of error, top-5 error and loss:\n{printed}")
         return 1
     errors, images, top5, loss = int(found[1]), int(found[2]), int(found[3]), float(found[4])
-    binary_confusion = np.loadtxt(confusion_path, delimiter=",", skiprows=1, dtype=np.int64)[:, 1:]
+    with open(confusion_path) as file:
+        confusion_header = file.readline().strip()
+    binary_confusion = np.loadtxt(confusion_path, delimiter=",", skiprows=1, dtype=np.int64,
+                                  usecols=range(1, len(FASHION_CLASSES) + 1))
 
     net = resgen_torch.load(spec_path, weights)
     train_images, _ = resgen_torch.read_split(net.spec, net.spec.data_dir, "train")
@@ -81,14 +94,59 @@ def main():
         failures.append(f"{errors} errors of {images}: the check needs a network that is neither")
     measured = re.compile(r"^error .*$", re.M)
     expect("the checkpoint's evaluation", measured.findall(from_checkpoint), measured.findall(printed))
+    expect("evaluate given --train-limit", (with_limit.returncode, with_limit.stderr),
+           (2, f"fashion-tiny: --train-limit: {weights} keeps the normalisation it was trained with "
+               f"({TRAIN_LIMIT} training images), so the limit would change nothing on the test split; leave it "
+               "out\n"))
+    expect("the training's normalisation, in evaluate's words", re.search(r"inputs normalised by the (\d+) training "
+           r"images' channel statistics, as stored with the weights", printed)[1], str(TRAIN_LIMIT))
+    expect("the confusion matrix's header", confusion_header, "true\\predicted," + ",".join(FASHION_CLASSES))
+
+    exported, onnx_path = os.path.join(work, "trained.pt"), os.path.join(work, "trained.onnx")
+    onnx32_path = os.path.join(work, "trained32.onnx")
+    printed_export = subprocess.run(["/usr/bin/python3", resgen_torch.__file__, "export", spec_path, weights,
+                                     exported, "--onnx", onnx_path], check=True, stdout=subprocess.PIPE,
+                                    text=True).stdout
+    printed_export += subprocess.run(["/usr/bin/python3", resgen_torch.__file__, "export", spec_path, weights,
+                                      os.path.join(work, "again.pt"), "--onnx", onnx32_path, "--float32"],
+                                     check=True, stdout=subprocess.PIPE, text=True).stdout
+    saved = torch.load(exported)
+    fresh = resgen_torch.ResgenNet(resgen_torch.Spec(spec_path)).double()
+    fresh.load_state_dict(saved["state_dict"])
+    fresh.eval()
+    with torch.no_grad():
+        same = torch.equal(fresh(inputs[:64]), net(inputs[:64]))
+    if not same:
+        failures.append("the exported state dict, loaded into a fresh module, gives other logits")
+    stored_mean, stored_std = np.array(saved["input_mean"]), np.array(saved["input_std"])
+    # the binary and numpy sum 1.6 million pixels in other orders: equal to about 1e-13
+    if not (np.abs(stored_mean - mean).max() <= 1e-12 and np.abs(stored_std - std).max() <= 1e-12):
+        failures.append(f"the .pt's normalisation {saved['input_mean']}, {saved['input_std']} is not the training "
+                        f"images' {mean.tolist()}, {std.tolist()}")
+    expect("the .pt's images of the normalisation", saved["input_images"], TRAIN_LIMIT)
+    expect("the .pt's class names", saved["class_names"], FASHION_CLASSES)
+    import onnx
+    for path, elem_type, word in ((onnx_path, onnx.TensorProto.DOUBLE, "float64"),
+                                  (onnx32_path, onnx.TensorProto.FLOAT, "float32")):
+        model = onnx.load(path)
+        onnx.checker.check_model(model)
+        props = {p.key: p.value for p in model.metadata_props}
+        expect(f"{word} ONNX input type", model.graph.input[0].type.tensor_type.elem_type, elem_type)
+        expect(f"{word} ONNX metadata's class names", json.loads(props.get("class_names", "null")), FASHION_CLASSES)
+        expect(f"{word} ONNX metadata's mean", json.loads(props.get("input_mean", "null")), saved["input_mean"])
+        expect(f"{word} ONNX metadata's deviation", json.loads(props.get("input_std", "null")), saved["input_std"])
+        if f"ONNX in {word}, checked" not in printed_export:
+            failures.append(f"the {word} ONNX export did not say so: {printed_export!r}")
 
     with open(predictions_path) as file:
         header = file.readline().strip()
     expect("the predictions' header", header,
            "index,label,predicted," + ",".join(f"p{j}" for j in range(net.spec.classes)))
     rows = np.loadtxt(predictions_path, delimiter=",", skiprows=1)
+    # the exported model alone: its state dict, its stored normalisation
+    stored_inputs = resgen_torch.normalise(test_images[:TEST_LIMIT], stored_mean, stored_std)
     with torch.no_grad():
-        probabilities = torch.cat([torch.softmax(net(inputs[start:start + 256]), 1)
+        probabilities = torch.cat([torch.softmax(fresh(stored_inputs[start:start + 256]), 1)
                                    for start in range(0, len(labels), 256)]).numpy()
     expect("the predictions' indices", rows[:, 0].astype(int).tolist(), list(range(len(labels))))
     expect("the predictions' labels", rows[:, 1].astype(int).tolist(), labels.tolist())
@@ -97,18 +155,6 @@ def main():
     if not worst <= 1e-9:
         failures.append(f"the predictions' probabilities differ from PyTorch's softmax by up to {worst:.3g}")
 
-    exported, onnx_path = os.path.join(work, "trained.pt"), os.path.join(work, "trained.onnx")
-    printed = subprocess.run(["/usr/bin/python3", resgen_torch.__file__, "export", spec_path, weights, exported,
-                              "--onnx", onnx_path], check=True, stdout=subprocess.PIPE, text=True).stdout
-    fresh = resgen_torch.ResgenNet(resgen_torch.Spec(spec_path)).double()
-    fresh.load_state_dict(torch.load(exported))
-    fresh.eval()
-    with torch.no_grad():
-        same = torch.equal(fresh(inputs[:64]), net(inputs[:64]))
-    if not same:
-        failures.append("the exported state dict, loaded into a fresh module, gives other logits")
-    if "ONNX, checked" not in printed or not os.path.getsize(onnx_path):
-        failures.append(f"the ONNX export did not say it was checked: {printed!r}")
 
     for line in failures:
         print("FAIL " + line)

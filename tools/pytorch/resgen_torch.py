@@ -2,14 +2,19 @@
 """resgen's networks in PyTorch: build the torch.nn.Module of a spec's variant,
 load a binary's weights file into it, and export it or measure it.
 
-    resgen_torch.py export SPEC WEIGHTS OUT.pt [--onnx OUT.onnx]
+    resgen_torch.py export SPEC WEIGHTS OUT.pt [--onnx OUT.onnx] [--float32]
         the state dict of the variant with the weights loaded (BN's running
-        statistics included), saved with torch.save; with --onnx, the network
-        in evaluation also as ONNX (checked with the onnx package)
+        statistics included), saved with torch.save as a dict: "state_dict",
+        and what the weights file says of the input beside it ("input_mean",
+        "input_std" and "input_images": the normalisation; "data_set" and
+        "class_names"); with --onnx, the network in evaluation also as ONNX
+        (checked with the onnx package), the same in its metadata, in float64
+        or with --float32 in float32
     resgen_torch.py evaluate SPEC WEIGHTS [--data DIR] [--split train|test]
                              [--train-limit N] [--test-limit N] [--batch B]
         error, top-5 error, loss and the confusion matrix of the split, as the
-        binary's evaluate command measures them
+        binary's evaluate command measures them, normalised as the weights
+        file says (older files: by the first --train-limit training images)
 
 In Python:
 
@@ -20,12 +25,16 @@ In Python:
 
 The module works in float64, the binaries' weights files' precision (call
 net.float() for float32). Its inputs are images normalised as the binaries
-normalise them: per channel, by the mean and standard deviation of the
-training images the run used (the first --train-limit of them, if it had
-one), then rounded to float32.
+normalise them: per channel, pixel / 255 less the mean, over the standard
+deviation, of the training images the run used, then rounded to float32.
+net.meta holds what the weights file said of them: "input_mean",
+"input_std", "input_images", "data_set" and "class_names" (empty for a file
+written before resgen stored them).
 """
 import argparse
+import copy
 import gzip
+import json
 import math
 import os
 import stat
@@ -410,9 +419,33 @@ def weights_bytes(net):
     return 12 + sum(12 + len(name.encode()) + 8 * state[key].numel() for name, key in wanted_tensors(net).items())
 
 
+def text_of(values):
+    """A string stored as a tensor, a byte a value (runtime/state.c)."""
+    return bytes(int(v) for v in values if 0 <= v < 256).decode("utf-8", "replace")
+
+
+def read_meta(tensors):
+    """The meta/ tensors of a weights file, as net.meta holds them: {} for a
+    file that has none. They leave tensors."""
+    stored = {name[5:]: tensors.pop(name) for name in [n for n in tensors if n.startswith("meta/")]}
+    meta = {}
+    if "input_mean" in stored and "input_std" in stored:
+        meta["input_mean"] = [float(v) for v in stored["input_mean"]]
+        meta["input_std"] = [float(v) for v in stored["input_std"]]
+    if "input_images" in stored and stored["input_images"].size == 1:
+        meta["input_images"] = int(stored["input_images"][0])
+    if "data_set" in stored:
+        meta["data_set"] = text_of(stored["data_set"])
+    if "class_names" in stored:
+        meta["class_names"] = text_of(stored["class_names"]).split("\n")[:-1]
+    return meta
+
+
 def load_weights(net, tensors, path="the weights"):
-    """Puts a weights file's tensors ({name: flat float64 array}) into net;
-    a tensor missing, extra or of another size is an error naming it."""
+    """Puts a weights file's tensors ({name: flat float64 array}) into net,
+    and its meta/ tensors into net.meta; a tensor missing, extra or of
+    another size is an error naming it."""
+    net.meta = read_meta(tensors)
     state = net.state_dict()
     wanted = wanted_tensors(net)
     for name in sorted(set(tensors) ^ set(wanted)):
@@ -606,20 +639,40 @@ def replace(path, write):
         os.rmdir(folder)
 
 
-def export(net, output, onnx_path):
-    replace(output, lambda to: torch.save(net.state_dict(), to))
+# How the inputs are made from images, for whoever reads an export alone.
+NORMALISATION = ("each channel of an image: pixel / 255, less input_mean, over input_std (the statistics of "
+                 "input_images training images), rounded to float32")
+
+
+def export(net, output, onnx_path, float32=False):
+    saved = {"state_dict": net.state_dict(), **net.meta}
+    if net.meta:
+        saved["normalisation"] = NORMALISATION
+    replace(output, lambda to: torch.save(saved, to))
+    said = "with its input normalisation and class names" if net.meta else \
+        "without normalisation or class names (the weights file holds none: written by init, or by a resgen " \
+        "before they were stored)"
     print(f"wrote {shown(output)}: the state dict of {net.spec.name} "
-          f"({sum(p.numel() for p in net.parameters())} parameters, float64)")
+          f"({sum(p.numel() for p in net.parameters())} parameters, float64) under \"state_dict\", {said}")
     if onnx_path:
         import onnx
+        dtype = torch.float32 if float32 else torch.float64
+        exported = copy.deepcopy(net).to(dtype)
 
         def write_onnx(to):
-            example = torch.zeros((1,) + net.spec.input, dtype=torch.float64)
-            torch.onnx.export(net, example, to, input_names=["images"], output_names=["logits"],
+            example = torch.zeros((1,) + net.spec.input, dtype=dtype)
+            torch.onnx.export(exported, example, to, input_names=["images"], output_names=["logits"],
                               dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}})
-            onnx.checker.check_model(onnx.load(to))
+            model = onnx.load(to)
+            props = {"network": net.spec.name, "normalisation": NORMALISATION if net.meta else ""}
+            props.update({key: json.dumps(value) for key, value in net.meta.items()})
+            onnx.helper.set_model_props(model, props)
+            onnx.checker.check_model(model)
+            onnx.save(model, to)
         replace(onnx_path, write_onnx)
-        print(f"wrote {shown(onnx_path)}: the network in evaluation as ONNX, checked")
+        print(f"wrote {shown(onnx_path)}: the network in evaluation as ONNX in "
+              f"{'float32' if float32 else 'float64'}, checked; its metadata "
+              f"{'holds the normalisation and class names' if net.meta else 'holds neither'}")
 
 
 def measure(net, o):
@@ -627,7 +680,14 @@ def measure(net, o):
     train_images, train_labels = read_split(net.spec, data_dir, "train")
     if o.train_limit:
         train_images, train_labels = train_images[:o.train_limit], train_labels[:o.train_limit]
-    mean, std = channel_statistics(train_images)
+    if "input_mean" in net.meta:
+        mean, std = np.array(net.meta["input_mean"]), np.array(net.meta["input_std"])
+        print(f"inputs normalised as the weights file says (the statistics of {net.meta.get('input_images', '?')} "
+              "training images)")
+    else:
+        mean, std = channel_statistics(train_images)
+        print(f"inputs normalised by the statistics of {len(train_images)} training images (the weights file "
+              "does not say)")
     images, labels = (train_images, train_labels) if o.split == "train" else read_split(net.spec, data_dir, "test")
     if o.split == "test" and o.test_limit:
         images, labels = images[:o.test_limit], labels[:o.test_limit]
@@ -654,10 +714,13 @@ def main(arguments=None):
         command.add_argument("weights", help="its weights file (NAME train --save-weights FILE)")
     export_command.add_argument("output", help="where the state dict goes (.pt)")
     export_command.add_argument("--onnx", metavar="FILE", help="the network in evaluation as ONNX too")
+    export_command.add_argument("--float32", action="store_true",
+                                help="the ONNX model in float32 (default: float64, the weights' precision)")
     measure_command.add_argument("--data", metavar="DIR", help="data folder (default: the spec's)")
     measure_command.add_argument("--split", choices=["train", "test"], default="test")
     measure_command.add_argument("--train-limit", type=count, default=0, metavar="N",
-                                 help="the run's --train-limit: its normalisation came from those images")
+                                 help="the run's --train-limit, for weights files that do not store their "
+                                 "normalisation (written before resgen stored it)")
     measure_command.add_argument("--test-limit", type=count, default=0, metavar="N")
     measure_command.add_argument("--batch", type=count, default=256, metavar="B")
     o = parser.parse_args(arguments)
@@ -676,7 +739,7 @@ def main(arguments=None):
                 check_output(path)
         net = load(o.spec, o.weights)
         if o.command == "export":
-            export(net, o.output, o.onnx)
+            export(net, o.output, o.onnx, o.float32)
         else:
             measure(net, o)
     except Refused as error:
