@@ -48,6 +48,8 @@ series = validated ? '$train $validation $test' : '$train $test'
 colour(name) = name eq '$train' ? 1 : name eq '$test' ? 2 : 3
 what(name) = name eq '$train' ? 'train' : name eq '$test' ? 'test' : 'validation'
 set grid
+# every panel from iteration 0: the rate's first row covers the iterations before it
+set xrange [0:*]
 do for [kind in 'pngcairo svg'] {
 	if (kind eq 'pngcairo') { set terminal pngcairo size 1100,560 font ',10' background '#ffffff'; set output out.'.png' } \
 	else { set terminal svg size 1100,560 font 'sans,10' background '#ffffff'; set output out.'.svg' }
@@ -78,7 +80,8 @@ do for [kind in 'pngcairo svg'] {
 		set rmargin at screen left + 0.40
 		set tmargin at screen 0.25
 		set bmargin at screen 0.08
-		plot log using 1:2 with fsteps linewidth 1.5 linecolor rgb '#404040' notitle
+		plot log using 1:2 with fsteps linewidth 1.5 linecolor rgb '#404040' notitle, \
+			log skip 1 using (0):2:1:(0) every ::0::0 with vectors nohead linewidth 1.5 linecolor rgb '#404040' notitle
 	}
 	unset logscale y
 	set autoscale y

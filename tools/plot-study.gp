@@ -37,6 +37,8 @@ logarithmic = low > 0 && high / low >= 10
 
 set grid
 do for [kind in 'pngcairo svg'] {
+	# every panel from iteration 0: the rate's first row covers the iterations before it
+	set xrange [0:*]
 	extension = kind eq 'pngcairo' ? '.png' : '.svg'
 	if (kind eq 'pngcairo') { set terminal pngcairo size 1200,620 font ',10' background '#ffffff' } \
 	else { set terminal svg size 1200,620 font 'sans,10' background '#ffffff' }
@@ -74,7 +76,8 @@ do for [kind in 'pngcairo svg'] {
 		set rmargin at screen left + 0.41
 		set tmargin at screen 0.25
 		set bmargin at screen 0.08
-		plot train(1) using 1:2 with fsteps linewidth 1.5 linecolor rgb '#404040' notitle
+		plot train(1) using 1:2 with fsteps linewidth 1.5 linecolor rgb '#404040' notitle, \
+			'' using (0):2:1:(0) every ::0::0 with vectors nohead linewidth 1.5 linecolor rgb '#404040' notitle
 	}
 	unset multiplot
 	unset output
