@@ -85,7 +85,7 @@ static bool same_run(const char *a, const char *b)
 {
 	char command[4096];
 	snprintf(command, sizeof command,
-		 "bash -c 'cmp -s <(cut -d, -f1-6 %1$s.csv) <(cut -d, -f1-6 %2$s.csv) && cmp -s %1$s.weights %2$s.weights'",
+		 "bash -c 'cmp -s <(cut -d, -f1-8 %1$s.csv) <(cut -d, -f1-8 %2$s.csv) && cmp -s %1$s.weights %2$s.weights'",
 		 a, b);
 	return system(command) == 0;
 }
