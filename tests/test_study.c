@@ -206,6 +206,19 @@ static void test_study_errors_name_their_place(void **unused)
 		     "@:3:13: 'test_limit' is 0, out of range; it must be from 1 to 1000000000");
 }
 
+/* tests/studies/tiny.yaml's report from the runs in results: study_report's
+ * status, d its message. */
+static int report_tiny(const char *results, struct diag *d)
+{
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", d), 0);
+	int status = study_report(study, results, d);
+	study_free(study);
+	free(study);
+	return status;
+}
+
 /* Two variants x two seeds, with known final errors; one run unfinished,
  * then diverged. */
 static void test_study_report_summarises_the_seeds(void **unused)
@@ -235,13 +248,8 @@ static void test_study_report_summarises_the_seeds(void **unused)
 		if (i < 3)
 			write_text(path, "finished\n");
 	}
-	struct study *study = calloc(1, sizeof *study);
-	assert_non_null(study);
 	struct diag d = {{0}};
-	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
-	assert_int_equal(study_report(study, results, &d), 0);
-	study_free(study);
-	free(study);
+	assert_int_equal(report_tiny(results, &d), 0);
 	char path[256];
 	snprintf(path, sizeof path, "%s/report.md", results);
 	const char *report = read_text(path);
@@ -280,12 +288,7 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	/* the unfinished run diverged: listed, not counted */
 	snprintf(path, sizeof path, "%s/full-preact-seed2.diverged", results);
 	write_text(path, "diverged\n");
-	study = calloc(1, sizeof *study);
-	assert_non_null(study);
-	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
-	assert_int_equal(study_report(study, results, &d), 0);
-	study_free(study);
-	free(study);
+	assert_int_equal(report_tiny(results, &d), 0);
 	snprintf(path, sizeof path, "%s/report.md", results);
 	report = read_text(path);
 	assert_non_null(strstr(report, "2 variants x 2 seeds, 3 of 4 runs finished, 1 diverged."));
@@ -302,12 +305,7 @@ static void test_study_report_summarises_the_seeds(void **unused)
 			 "50,0.01,1.4,0.5,,,1.6,0.15,30.0,100\n");
 	snprintf(path, sizeof path, "%s/full-preact-seed2.done", results);
 	write_text(path, "finished\n");
-	study = calloc(1, sizeof *study);
-	assert_non_null(study);
-	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
-	assert_int_equal(study_report(study, results, &d), 0);
-	study_free(study);
-	free(study);
+	assert_int_equal(report_tiny(results, &d), 0);
 	snprintf(path, sizeof path, "%s/report.md", results);
 	report = read_text(path);
 	/* paired differences 2.5 and -5: mean -1.25, standard error 3.75,
@@ -333,12 +331,7 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	snprintf(text + used + 1100, sizeof text - (size_t)used - 1100, "\n50,0.01,1.5,0.5,1.6,0.10,20.0,100\n");
 	snprintf(path, sizeof path, "%s/original-seed1.csv", results);
 	write_text(path, text);
-	study = calloc(1, sizeof *study);
-	assert_non_null(study);
-	assert_int_equal(study_load(study, "tests/studies/tiny.yaml", "specs", &d), 0);
-	assert_int_equal(study_report(study, results, &d), -1);
-	study_free(study);
-	free(study);
+	assert_int_equal(report_tiny(results, &d), -1);
 	char expected[512];
 	snprintf(expected, sizeof expected,
 		 "%s:2:1: a row longer than 1023 characters; a run's log holds short rows of numbers (remove "
