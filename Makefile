@@ -1,32 +1,59 @@
 # resgen: YAML spec -> generator -> emitted C -> one binary per network.
-#
-#   make                  the generator and a binary for every specs/*.yaml
-#   make build/bin/NAME   the binary of specs/NAME.yaml
-#   make build/bin/mpi/NAME  its Open MPI flavour, for mpirun -np P (make mpi: all)
-#   make demo             install what is missing, then train the demo spec
-#   make test             install what is missing, then run every test, plain
-#                         and under AddressSanitizer + UBSan
-#   make check            the quick tier: unit, golden, kernel, a few gradient
-#                         checks and the hostile-input tests
-#   make test-sanitize    only the sanitizer run
-#   make test-cluster     only the study on a one-node Slurm the test starts
-#   make diff A=X B=Y     the emitted code of specs/X.yaml against specs/Y.yaml
-#   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
-#   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
-#                         cost of summing gradients (BENCH_MPI="NAME ...")
-#   make bench-march      a build for MARCH=x86-64-v3 against -march=native
-#   make ... MARCH=M      build for the instruction set M (build/march-M/)
-#   make study S=NAME     train every variant x seed of specs/studies/NAME.yaml,
-#                         resuming where it stopped; results/NAME/report.md
-#   make study-submit S=NAME  the same as a Slurm job array (STUDY_THREADS cores
-#                         a run, or a rank of STUDY_RANKS); study-status follows
-#                         it, study-report writes the report so far (docs/cluster.md)
-#   make paper            a binary for every spec of specs/paper/ (the paper's tables)
-#   make golden           refresh the golden copies of emitted code on purpose
-#   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
-#   make deps             install the Debian packages the project needs
-#   make fuzz             fuzz the spec, study and weights readers (FUZZ_SECONDS=600 in all)
-#   make ... V=1          show the commands, not one short line per file
+# make help prints the lines below that start with "##": every target, one
+# line each (tests/test_hostile.c checks that none is missing).
+##
+## Building
+##   make                  the generator and a binary for every specs/*.yaml
+##   make build/bin/NAME   the binary of specs/NAME.yaml
+##   make build/bin/mpi/NAME  its Open MPI flavour, for mpirun -np P
+##   make mpi              the Open MPI flavour of every specs/*.yaml
+##   make paper            a binary for every spec of specs/paper/ (the paper's tables)
+##   make deps             install the Debian packages the project needs
+##   make check-deps       say which of them are missing; fails if any is
+##   make clean            remove build/ and generated/
+##   make ... MARCH=M      build for the instruction set M (build/march-M/)
+##   make ... V=1          show the commands, not one short line per file
+##
+## Using it
+##   make demo             install what is missing, then train the demo spec
+##   make plot LOG=F.csv   a run's curves (F.png, F.svg)
+##   make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME  gradient flow of gradflow CSVs
+##   make plot-confusion CONFUSION=F.csv  an evaluate --confusion matrix, drawn
+##   make diff A=X B=Y     the emitted code of specs/X.yaml against specs/Y.yaml
+##
+## Studies (specs/studies/NAME.yaml; docs/cluster.md for Slurm)
+##   make study S=NAME     train every variant x seed, resuming where it stopped;
+##                         results/NAME/report.md
+##   make study-submit S=NAME  the same as a Slurm job array (STUDY_THREADS cores
+##                         a run, or a rank of STUDY_RANKS); returns at once
+##   make study-status S=NAME  each run's state and the study's expected finish
+##   make study-report S=NAME  the report of the runs ended so far
+##   make study-binaries STUDY=FILE  the study's binaries (make study builds them)
+##
+## Tests
+##   make test             install what is missing, then run every test, plain
+##                         and under AddressSanitizer + UBSan
+##   make check            the quick tier: unit, golden, kernel, a few gradient
+##                         checks and the hostile-input tests
+##   make check-plain      the quick tier without its parallel build first
+##   make test-plain       every test of the plain build
+##   make test-sanitize    the tests under AddressSanitizer + UBSan
+##   make test-cluster     the study on a one-node Slurm the test starts and stops
+##   make test-reference   every reference spec against float64 PyTorch, and evaluate
+##   make reference-binaries  the reference specs' binaries (test-reference's first step)
+##   make reference-run    the PyTorch check of those binaries
+##   make reference-evaluate  evaluate and the export against PyTorch
+##   make fuzz             fuzz the spec, study and weights readers (FUZZ_SECONDS=600 in all)
+##   make golden           refresh the golden copies of emitted code on purpose
+##   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
+##
+## Speed
+##   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
+##   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
+##                         cost of summing gradients (BENCH_MPI="NAME ...")
+##   make bench-march      a build for MARCH=x86-64-v3 against -march=native
+##
+##   make help             this list
 
 # The instructions the runtime and the networks are compiled for: native
 # (this machine's), or a baseline that every node of a cluster has, such
@@ -162,8 +189,11 @@ $(foreach v,BUILD RESGEN_VERSION,$(if $(call given,$(v)),$(if $(call path_ok,$($
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
+.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
+
+help:
+	@sed -n 's/^## \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 .SECONDARY:
 .DELETE_ON_ERROR:
 

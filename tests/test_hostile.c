@@ -47,6 +47,31 @@ static void expect_make_error(const char *err, const char *message)
 	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
 }
 
+/* make help lists every target of the Makefiles, each as "make TARGET"
+ * (all as plain "make"), from the Makefile's own "##" lines. */
+static void test_make_help_lists_every_target(void **unused)
+{
+	(void)unused;
+	char help[16384], targets[4096];
+	assert_int_equal(run("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s help", help, sizeof help, NULL, 0), 0);
+	assert_int_equal(run("grep -hoE '^[a-z][a-z0-9-]*:' Makefile tests/tests.mk | tr -d : | sort -u | tr '\\n' ' '",
+			     targets, sizeof targets, NULL, 0), 0);
+	int count = 0;
+	for (char *target = strtok(targets, " "); target; target = strtok(NULL, " "), count++) {
+		char needle[128];
+		if (strcmp(target, "all") == 0)
+			snprintf(needle, sizeof needle, "\n  make   ");
+		else
+			snprintf(needle, sizeof needle, "\n  make %s", target);
+		const char *at = strstr(help, needle);
+		while (at && at[strlen(needle)] != ' ' && at[strlen(needle)] != '\n')
+			at = strstr(at + 1, needle);
+		if (!at)
+			fail_msg("make help does not list %s:\n%s", target, help);
+	}
+	assert_true(count > 30);
+}
+
 /* Code in a log's name: a quote would have ended gnuplot's string and
  * system() run a shell. The name is refused before any recipe runs. */
 static void test_make_plot_runs_no_code_from_a_log_name(void **unused)
@@ -403,6 +428,7 @@ static void test_binary_refuses_a_forged_training_time(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_make_help_lists_every_target),
 		cmocka_unit_test(test_make_plot_runs_no_code_from_a_log_name),
 		cmocka_unit_test(test_plot_scripts_take_no_command_as_a_file),
 		cmocka_unit_test(test_make_refuses_names_that_are_not_names),
