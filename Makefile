@@ -84,15 +84,12 @@ PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev 
 	openmpi-bin libopenmpi-dev slurm-wlm munge qemu-user
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Emitted code and runtime: -O3 (vectorised im2col, BN and elementwise loops
-# measured 40% faster than -O2 on the demo). Sanitizer builds use -O1, the
-# usual level for AddressSanitizer, which also halves their compile time.
-# Debug information is full (-g) in the generator and the runtime, line
-# tables only (-g1) in the emitted networks and in the sanitizer build: its
-# reports need no more, nor do a backtrace or perf's annotation of the
-# emitted code. Full information cost ResNet-1001's one compilation 59 to
-# 66 s on a 2-core Xeon, against 54 to 57 with line tables (and 46 to 49
-# with none).
+# Emitted code and runtime: -O3 (it vectorises im2col, BN and the
+# elementwise loops). Sanitizer builds use -O1, AddressSanitizer's usual
+# level. Debug information is full (-g) in the generator and the runtime,
+# line tables only (-g1) in the emitted networks and the sanitizer build,
+# which is all a report, a backtrace or perf needs. What each choice
+# measured: docs/build.md.
 OPTIMISE := -O3
 DEBUG := -g
 ifeq ($(SANITIZE),1)
@@ -112,9 +109,9 @@ GENERATOR_SOURCES := generator/main.c $(foreach d,$(GENERATOR_DIRS),$(wildcard $
 GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime $(addprefix -I,$(GENERATOR_DIRS))
 RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARNINGS) $(COMMON) -Iruntime
 # Emitted code (and test_kernels, which includes it). The sanitizer build
-# compiles the kernels' helpers out of line (runtime/kernels/common.h):
-# every inlined copy instrumented, its emitted networks took 40-115 s each.
-# Its -g1 follows COMMON's -g, and GCC takes the last level given.
+# compiles the kernels' helpers out of line (runtime/kernels/common.h), so
+# that one instrumented copy serves every call. Its -g1 follows COMMON's
+# -g, and GCC takes the last level given.
 NET_CFLAGS := $(RUNTIME_CFLAGS) -g1 $(if $(filter 1,$(SANITIZE)),-DRESGEN_OUT_OF_LINE)
 LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
@@ -264,15 +261,10 @@ generated/%/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
 # once (-flto -c, to GCC's own intermediate code), then compiles its
 # functions in as many partitions as there are cores (-flto=auto) into
 # one ordinary object (-r, -flinker-output=nolto-rel), which every binary
-# links as it would the object of one compilation. ResNet-1001's took
-# 56 and 67 s on one core of the 2-core Xeon (in a slow spell), 30 s so
-# (8.4 + 21.4); preact-164's 49, 26. The code it makes is the same:
-# preact-164's step --dump is bitwise equal. The second step is given
-# no -fopenmp: with it, GCC linked a copy of libgomp (libgomp.a) into the
-# object, a second OpenMP runtime beside the binary's, which
-# omp_set_num_threads (runtime/threads.c) did not reach: --threads 1 ran
-# its parallel regions on every core, past the scratch allocated for one
-# thread. The sanitizer build compiles in one piece.
+# links as it would the object of one compilation; the code is the same
+# (docs/build.md). The second step is given no -fopenmp: with it, GCC
+# links a second copy of libgomp into the object, which --threads does
+# not reach. The sanitizer build compiles in one piece.
 # $(call net_compile,FLAGS): net.c ($<) to the object $@, FLAGS added.
 ifeq ($(SANITIZE),1)
 net_compile = $(CC) $(NET_CFLAGS) $(1) -c $< -o $@
@@ -498,11 +490,15 @@ BENCH_LOOPS ?= 1 3
 BENCH_BATCH_demo := 64
 BENCH_STEPS_demo := 10
 
+# It writes results/speed/latest.md from the run (tests/bench-latest).
 bench: $(BUILD)/bench/fma-peak $(foreach n,$(sort $(BENCH) $(BENCH_SHARED)),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
-	@PYTORCH_LAYOUT=$(BENCH_PYTORCH_LAYOUT) tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
-		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n)))
-	@$(if $(strip $(BENCH_SHARED)),tests/run-bench-shared $(BUILD) $(BENCH_ROUNDS) "$(BENCH_LOOPS)" $(BENCH_PYTORCH_LAYOUT) \
-		$(foreach n,$(BENCH_SHARED),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))),:)
+	@{ PYTORCH_LAYOUT=$(BENCH_PYTORCH_LAYOUT) tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
+		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))); \
+		echo $$? >$(BUILD)/bench/status; } 2>&1 | tee $(BUILD)/bench/output.txt; exit $$(cat $(BUILD)/bench/status)
+	@$(if $(strip $(BENCH_SHARED)),{ tests/run-bench-shared $(BUILD) $(BENCH_ROUNDS) "$(BENCH_LOOPS)" \
+		$(BENCH_PYTORCH_LAYOUT) $(foreach n,$(BENCH_SHARED),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))); \
+		echo $$? >$(BUILD)/bench/status; } 2>&1 | tee -a $(BUILD)/bench/output.txt; exit $$(cat $(BUILD)/bench/status),:)
+	@tests/bench-latest $(BUILD) $(BUILD)/bench/output.txt '$(RESGEN_VERSION)'
 
 # make bench-mpi: one process of two threads against two ranks of one
 # thread (mpirun --bind-to core), and the cost of the gradient sums.

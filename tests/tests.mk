@@ -33,10 +33,8 @@ $(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
 # The gradient checks' networks and test_kernels compile the kernels'
 # helpers once each (-DRESGEN_OUT_OF_LINE), in one piece, as the sanitizer
 # build does: the same code at -O3, without a copy inlined into every
-# kernel instance or call. A bottleneck gradcheck's network then took 12 s
-# of CPU to compile instead of 44 (inlined, in two pieces), and
-# test_kernels-f32 12 s instead of 225; make test went from 27 minutes on
-# 2 cores to 18. test_kernels gives the helpers shapes at run time either
+# kernel instance or call, which compiles several times faster
+# (docs/build.md). test_kernels gives the helpers shapes at run time either
 # way. The instances inlined as users build them run in test_binaries
 # (tiny, a bottleneck pre-activation network, f32 against f64; tiny-cifar
 # and fashion-tiny) and in make bench.
@@ -157,9 +155,9 @@ $(TEST_BIN)/bin/tiny-edited-f64: $(BUILD)/obj/edited/tiny-f64.o $(BUILD)/obj/f64
 # The PyTorch check (tests/reference/): specs written by specs.py, an f64
 # binary for each and an f32 binary for those in f32.list, then reference.py
 # runs them against its own implementation. These binaries are built at -O0
-# without debug information, the kernels' helpers out of line (0.3 s a
-# network instead of 2.6 inlined, 7.6 at -O1 -g; the check ran as fast):
-# the check is about what they compute; the gradient checks and
+# without debug information, the kernels' helpers out of line (the
+# cheapest to compile, and the check runs as fast: docs/build.md): the
+# check is about what they compute; the gradient checks and
 # test_kernels run the same code at -O3, and the binaries' tests run it
 # inlined, as users build it.
 REFERENCE_SPECS = $(wildcard $(BUILD)/reference/specs/*.yaml)
