@@ -115,7 +115,7 @@ int session_open(struct session *s, const struct run_options *o)
 	}
 	dataset_channel_stats(&s->train, s->mean, s->std);
 	s->threads = threads_setup(o->threads, o->shares);
-	s->shares = kernel_shares;
+	s->shares = threads_shares();
 	net_choose(); /* before any pass: the passes below call the groups' functions */
 	char message[512];
 	if (state_create(&s->state, s->batch, s->shares, message, sizeof message) != 0) {

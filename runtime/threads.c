@@ -92,7 +92,9 @@ const char *threads_wait(void)
 	return text;
 }
 
-int kernel_shares;
+int kernel_shares; /* declared where the kernels read it: kernels/common.h */
+
+int threads_shares(void) { return kernel_shares; }
 
 /* threads_team's state: the run's threads, the team now, RESGEN_TEAM's
  * (0 unset), the cores, the last looks and the passes counted */

@@ -38,7 +38,8 @@ int threads_environment_error(int threads, char *why, size_t size);
  * the thread count, at most shares (a thread more would have no share). */
 int threads_setup(int threads, int shares);
 
-extern int kernel_shares;
+/* The shares threads_setup set (kernel_shares, which the kernels read). */
+int threads_shares(void);
 
 /* How often threads_team looks at what else runs, in seconds, and how
  * many looks a median is taken of (threads_busy_elsewhere's too). */
