@@ -43,8 +43,22 @@ static bool is_setting(const char *text, size_t length)
 	return true;
 }
 
+/* A spec's name as make takes it: words joined by '/' (paper/t1-original). */
+static bool is_spec_name(const char *text, size_t length)
+{
+	for (size_t start = 0; start <= length;) {
+		size_t part = 0;
+		while (start + part < length && text[start + part] != '/')
+			part++;
+		if (!is_word(text + start, part))
+			return false;
+		start += part + 1;
+	}
+	return true;
+}
+
 /* The plan's lines: "name WORD", "seeds N...", "options [FLAG N]...",
- * "variant WORD N N N N WORD [KEY=VALUE]...". */
+ * "variant WORD N N N N WORD [KEY=VALUE]...", "reuse WORD SPEC". */
 static void check_plan(const char *plan)
 {
 	for (const char *line = plan; *line;) {
@@ -67,6 +81,11 @@ static void check_plan(const char *plan)
 					__builtin_trap();
 				at += field_length + (at + field_length < end);
 			}
+		} else if (strncmp(line, "reuse ", 6) == 0) {
+			/* a variant's binary, and the spec whose binary make links for it */
+			const char *at = line + 6, *space = memchr(at, ' ', (size_t)(end - at));
+			if (!space || !is_word(at, (size_t)(space - at)) || !is_spec_name(space + 1, (size_t)(end - space - 1)))
+				__builtin_trap();
 		} else if (strncmp(line, "seeds", 5) == 0) {
 			for (const char *c = line + 5; c < end; c++)
 				if (!((*c >= '0' && *c <= '9') || *c == ' '))
