@@ -566,35 +566,6 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	return status != 0 ? status : -1;
 }
 
-/* RESGEN_CHOICES as one number: each of its choices' -1, 0 or 1 in two bits. */
-static uint64_t override_key(void)
-{
-	const struct choice_override *o = &machine()->override;
-	const signed char choices[] = {o->winograd, o->row_split, o->weight_split, o->swap, o->stream};
-	uint64_t key = 0;
-	for (size_t i = 0; i < sizeof choices; i++)
-		key |= (uint64_t)(choices[i] + 1) << (2 * i);
-	return key;
-}
-
-/* Under mpirun every rank runs the same command: a failure while reading
- * the command line is agreed on first, then the command, the network, the
- * kernels' override and what decides the ranks' course before training
- * meets them (the settings are compared again once a checkpoint has
- * filled them in: train.c). */
-static int agree_on_command(enum command command, const struct run_options *o)
-{
-	const struct agreed values[] = {
-		{"the command", (uint64_t)__builtin_ctz((unsigned)command), AGREED_WORD, command_words},
-		{"the network (this binary's identity)", net_info.identity, AGREED_HASH, NULL},
-		{"--checkpoint", o->checkpoint_path != NULL, AGREED_GIVEN, NULL},
-		{"--resume", o->resume_path != NULL, AGREED_GIVEN, NULL},
-		{"--load-weights", o->load_weights != NULL, AGREED_GIVEN, NULL},
-		{"RESGEN_CHOICES (the kernels' choices)", override_key(), AGREED_HASH, NULL},
-	};
-	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
-}
-
 int main(int argc, char **argv)
 {
 	ranks_start(&argc, &argv);
@@ -603,7 +574,7 @@ int main(int argc, char **argv)
 	int prepared = prepare(argc, argv, &command, &o);
 	int status = ranks_agree_status(prepared > 0 ? prepared : 0);
 	if (status == 0)
-		status = agree_on_command(command, &o);
+		status = agree_on_command(__builtin_ctz((unsigned)command), command_words, &o);
 	if (status == 0 && prepared < 0)
 		status = command == TRAIN || command == GRADFLOW ? train_run(&o)
 			 : command == STEP			  ? step_run(&o)

@@ -47,12 +47,26 @@ static const struct key keys[RECIPE_KEY_COUNT] = {
 	/* a run's length said another way: no field of the recipe holds it (size 0) */
 	{"epochs", OPTION, 0, 0, false, 0, 0, "--epochs"},
 };
-enum { KEY_STEPS = 4, KEY_GAMMA = 5, KEY_SEED = 12 };
 
-const char *const recipe_keys[RECIPE_KEY_COUNT] = {
-	"lr.base", "lr.schedule", "lr.warmup.lr", "lr.warmup.iterations", "lr.steps", "lr.gamma", "momentum",
-	"weight_decay", "augment.pad", "augment.flip", "iterations", "batch", "seed", "eval_every", "epochs",
-};
+/* The bit of the key called name (a key of the table above). */
+static unsigned key_bit(const char *name)
+{
+	int i = 0;
+	while (strcmp(keys[i].name, name) != 0)
+		i++;
+	return 1u << i;
+}
+
+const char *recipe_key_name(int i) { return keys[i].name; }
+
+/* The key nearest to name, for "did you mean". */
+static const char *nearest_key(const char *name)
+{
+	const char *names[RECIPE_KEY_COUNT];
+	for (int i = 0; i < RECIPE_KEY_COUNT; i++)
+		names[i] = keys[i].name;
+	return nearest(name, names, RECIPE_KEY_COUNT);
+}
 
 /* A located message: the argument as written, the column of what is
  * wrong in it (column counts from 0 in the assignment; the message counts
@@ -194,7 +208,7 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 		return fail(error, size, assignment, skipped,
 			    "'%s' is not a key --set takes; did you mean '%s'? (keys that change the network's code, "
 			    "under net: and data:, need a spec and a build)",
-			    name, nearest(name, recipe_keys, RECIPE_KEY_COUNT));
+			    name, nearest_key(name));
 	const struct key *k = &keys[i];
 	const char *text = equals + 1;
 	size_t column = length + 1;
@@ -254,7 +268,8 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 
 int recipe_check(const struct net_defaults *recipe, unsigned set, char *error, size_t size)
 {
-	int stepped = set & (1u << KEY_STEPS) ? KEY_STEPS : set & (1u << KEY_GAMMA) ? KEY_GAMMA : -1;
+	unsigned steps = key_bit("lr.steps"), gamma = key_bit("lr.gamma");
+	int stepped = set & steps ? __builtin_ctz(steps) : set & gamma ? __builtin_ctz(gamma) : -1;
 	if (recipe->lr_schedule == LR_SCHEDULE_COSINE && stepped >= 0) {
 		snprintf(error, size,
 			 "--set %s is for the step schedule, and this run's is cosine, which falls from lr.base to 0 "
@@ -393,9 +408,9 @@ unsigned recipe_differing(const struct net_defaults *a, const struct net_default
 		value_text(y, sizeof y, b, i);
 		differing |= (unsigned)(strcmp(x, y) != 0) << i;
 	}
-	differing &= ~(1u << KEY_SEED); /* each run's own */
+	differing &= ~key_bit("seed"); /* each run's own */
 	if (a->lr_schedule == LR_SCHEDULE_COSINE)
-		differing &= ~(1u << KEY_STEPS | 1u << KEY_GAMMA); /* set aside by a cosine */
+		differing &= ~(key_bit("lr.steps") | key_bit("lr.gamma")); /* set aside by a cosine */
 	return differing;
 }
 

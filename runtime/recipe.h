@@ -13,9 +13,10 @@
 
 #include "net_api.h"
 
-/* The keys --set takes, one a bit, in the order of recipe_keys. */
+/* The keys --set takes, one a bit, in the order of their table (recipe.c):
+ * recipe_key_name(i) is bit i's. */
 enum { RECIPE_KEY_COUNT = 15 };
-extern const char *const recipe_keys[RECIPE_KEY_COUNT];
+const char *recipe_key_name(int i);
 
 /* What one --set KEY=VALUE does: a recipe field set in *recipe (0, and the
  * key's bit in *set), or an option's value (1: *option names it, such as

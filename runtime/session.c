@@ -186,44 +186,6 @@ uint64_t weights_checksum(const struct net_state *state)
 	return checksum_add(sum, state->buffers, sizeof(real) * (size_t)net_info.buffer_count);
 }
 
-/* Before the first step, the ranks compare the settings (as a checkpoint
- * filled them in) and the data: ranks on other settings would sum the
- * gradients of other batches, or meet at other collectives and wait
- * forever. */
-int agree_on_settings(const struct session *s, const struct run_options *o)
-{
-	double recipe[RECIPE_VALUES];
-	recipe_pack(&o->recipe, recipe);
-	const struct agreed values[] = {
-		{"--set (the recipe)", checksum_add(CHECKSUM_BASIS, recipe, sizeof recipe), AGREED_HASH, NULL},
-		{"--batch", (uint64_t)o->batch, AGREED_NUMBER, NULL},
-		{"--iterations", (uint64_t)o->iterations, AGREED_NUMBER, NULL},
-		{"--eval-every", (uint64_t)o->eval_every, AGREED_NUMBER, NULL},
-		{"--checkpoint-every", (uint64_t)o->checkpoint_every, AGREED_NUMBER, NULL},
-		{"--seed", (uint64_t)o->seed, AGREED_NUMBER, NULL},
-		{"--train-limit", (uint64_t)o->train_limit, AGREED_NUMBER, NULL},
-		{"--test-limit", (uint64_t)o->test_limit, AGREED_NUMBER, NULL},
-		{"--validation", (uint64_t)o->validation, AGREED_NUMBER, NULL},
-		{"--synthetic", o->synthetic, AGREED_GIVEN, NULL},
-		{"--steps", (uint64_t)o->steps, AGREED_NUMBER, NULL},
-		{"--shares (the shares of each pass, a checkpoint's on --resume)", (uint64_t)s->shares, AGREED_NUMBER, NULL},
-		{"train.bn_sync", (uint64_t)net_info.defaults.bn_sync, AGREED_NUMBER, NULL},
-		{"the data (a checksum of the images and labels)", s->data_identity, AGREED_HASH, NULL},
-	};
-	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
-}
-
-/* Then the weights they start from (loaded, resumed or seeded), and where
- * in the run they stand. */
-int agree_on_start(const struct session *s, long iteration)
-{
-	const struct agreed values[] = {
-		{"the iteration to start from (--resume)", (uint64_t)iteration, AGREED_NUMBER, NULL},
-		{"the starting weights (--load-weights, --resume)", weights_checksum(&s->state), AGREED_HASH, NULL},
-	};
-	return ranks_agree_on(values, (int)(sizeof values / sizeof values[0]));
-}
-
 /* The CSV log: opened before the first step, every write checked, so a log
  * that cannot be written stops the run at once instead of losing it. */
 int log_check(FILE *log, const char *path)

@@ -1,8 +1,8 @@
 /* A run's session: its data, threads, network state and ranks, opened
  * before the first step; and what train (train.c), gradflow
  * (gradflow.c) and step (step.c) share on it: the schedule, the
- * backward pass that sums gradients across the ranks, the ranks'
- * agreement on what they run, and errors every rank meets alike. */
+ * backward pass that sums gradients across the ranks, and errors every
+ * rank meets alike (the ranks' agreements: agreement.h). */
 #ifndef RESGEN_SESSION_H
 #define RESGEN_SESSION_H
 
@@ -49,10 +49,6 @@ void average_running_statistics(struct session *s);
 /* A checksum of the weights, momenta and running statistics. */
 uint64_t weights_checksum(const struct net_state *state);
 
-/* Before the first step: the ranks' settings and data, then their
- * starting weights and iteration, compared; 0 or 2 (agreement.h). */
-int agree_on_settings(const struct session *s, const struct run_options *o);
-int agree_on_start(const struct session *s, long iteration);
 
 /* Whether a log or CSV written so far reached the file: 0, or 1 with the
  * error printed. */

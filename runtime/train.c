@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agreement.h"
 #include "checkpoint.h"
 #include "data.h"
 #include "evaluate.h"
@@ -190,27 +191,6 @@ static void fill_training_batch(struct session *s, const long *order, const stru
 	data_skip_augment(augment, rng, (s->ranks - 1 - s->rank) * n);
 }
 
-/* Every CHECK_EVERY iterations, and at each evaluation, the ranks compare a
- * checksum of their weights, momenta and running statistics: they must be
- * bitwise the same, and a run whose ranks have drifted apart is stopped. */
-enum { CHECK_EVERY = 100 };
-
-static int check_ranks_agree(const struct session *s, long iteration)
-{
-	if (s->ranks == 1)
-		return 0;
-	int differing;
-	uint64_t theirs;
-	if (ranks_agree(weights_checksum(&s->state), &differing, &theirs))
-		return 0;
-	if (s->rank == 0)
-		error_line(
-			"%s: after iteration %ld the weights of rank %d differ from rank 0's; the ranks must train "
-			"in step, so the run stops (its last checkpoint is from before)\n",
-			net_info.name, iteration, differing);
-	return 1;
-}
-
 /* The log of a resumed run: cut back to its length at the checkpoint (rows
  * written after it are written again), then appended to. */
 static int log_reopen(FILE **log, const char *path, long bytes)
@@ -323,347 +303,468 @@ static void describe_run(const struct run_options *o, int threads)
 		shared_error("%s: %s\n", net_info.name, warnings[i]);
 }
 
-int train_run(const struct run_options *options)
-{
-	/* The log's path was checked before; it is truncated only once the
-	 * data and weights have loaded, so a run refused for its input leaves
-	 * an earlier log as it was. A resumed run takes its settings from its
-	 * checkpoint. Across ranks, rank 0 alone writes the log, checkpoints
-	 * and weights; a failure of any rank is agreed on (ranks_agree_status)
-	 * where it can arise, so that every rank stops at the same point. */
-	struct run_options run = *options;
-	const struct run_options *o = &run;
+/* A training run between its phases: what train_run's phases share. */
+struct training {
+	struct run_options o;         /* as given, then as the checkpoint fills them in */
+	struct tensor_file checkpoint; /* the run resumed, until restored */
+	int checkpoint_ranks;
+	struct session s;
+	bool opened;                  /* s is open */
+	bool writer;                  /* rank 0: the log, checkpoints and weights */
+	bool terminal;                /* progress redrawn on a terminal */
+	struct augment augment;
+	struct progress at;           /* what a checkpoint keeps */
+	long *order;                  /* the training images' order */
+	int *labels;
+	FILE *log, *gradflow;
+	long first;                   /* the iteration the run starts from */
+	double start, resumed, last_progress, progress_every;
+	/* the interval since the last evaluation and the window since the log's
+	 * last row, as this process counts them (a resumed interval began
+	 * before the stop) */
+	double interval_start, window_start;
+	long interval_images_here, window_images_here;
+	/* this run's seconds in its training steps, and in their data loading
+	 * and augmentation: what train costs past the network's kernels */
+	double step_seconds, data_seconds;
 	char message[PATH_MAX + 512];
-	struct tensor_file checkpoint = {0};
-	int checkpoint_ranks = 1;
+};
+
+/* Reads the checkpoint to resume, if any, and opens the session; its
+ * settings are agreed on across the ranks. 0, or the exit status. */
+static int open_session(struct training *t)
+{
+	struct run_options *o = &t->o;
+	t->checkpoint_ranks = 1;
 	if (o->resume_path) {
-		if (checkpoint_open(&checkpoint, o->resume_path, &run, &checkpoint_ranks, message,
-				    sizeof message) != 0) {
-			shared_error("%s: %s\n", net_info.name, message);
+		if (checkpoint_open(&t->checkpoint, o->resume_path, o, &t->checkpoint_ranks, t->message,
+				    sizeof t->message) != 0) {
+			shared_error("%s: %s\n", net_info.name, t->message);
 			return ranks_agree_status(2);
 		}
-		if (!run.checkpoint_path)
-			run.checkpoint_path = run.resume_path;
+		if (!o->checkpoint_path)
+			o->checkpoint_path = o->resume_path;
 		char writer[128];
-		if (!checkpoint_written_by(&checkpoint, writer, sizeof writer))
+		if (!checkpoint_written_by(&t->checkpoint, writer, sizeof writer))
 			shared_error("%s: note: %s was written by resgen %s, and this binary is resgen %s; the network "
 				     "is the same, so the run goes on\n",
 				     net_info.name, o->resume_path, writer, resgen_version());
 	}
-	struct session s;
-	int opened = session_open(&s, o), status = ranks_agree_status(opened);
+	int opened = session_open(&t->s, o), status = ranks_agree_status(opened);
+	t->opened = opened == 0;
 	if (status == 0 && o->epochs && !o->resume_path) /* a resumed run's were counted by checkpoint_open */
-		run.iterations = epoch_iterations(o->epochs, s.train.count, o->batch);
-	if (status == 0 && o->epochs && o->iterations > MAX_ITERATIONS) {
+		o->iterations = epoch_iterations(o->epochs, t->s.train.count, o->batch);
+	if (status == 0 && o->epochs && o->iterations > MAX_ITERATIONS)
 		shared_error("%s: --epochs %ld is %ld iterations, more than the %d a run may have; give fewer\n",
 			     net_info.name, o->epochs, o->iterations, MAX_ITERATIONS);
-		session_free(&s);
-		tensor_file_free(&checkpoint);
-		return 2;
-	}
 	if (status == 0)
-		status = agree_on_settings(&s, o);
-	if (status != 0) {
-		if (opened == 0) /* another rank's failure, or a disagreement */
-			session_free(&s);
-		tensor_file_free(&checkpoint);
-		return status;
-	}
-	bool writer = s.rank == 0; /* of the log, checkpoints and weights */
-	const struct net_defaults *d = &net_info.defaults, *r = &o->recipe;
-	struct augment augment = {r->augment_pad, r->augment_flip};
-	struct progress at = {.log_bytes = -1};
-	rng_seed(&at.rng, (uint64_t)o->seed, 0xba7c);
-	long *order = malloc((size_t)s.train.count * sizeof *order);
-	int *labels = malloc((size_t)s.batch * sizeof *labels);
-	FILE *log = NULL, *gradflow = NULL;
-	if (!order || !labels) {
+		status = ranks_agree_status(o->epochs && o->iterations > MAX_ITERATIONS ? 2 : 0);
+	if (status == 0)
+		status = agree_on_settings(&t->s, o);
+	return status;
+}
+
+/* The data order and the weights, fresh or restored, agreed on across the
+ * ranks; then the log (truncated only now, so that a run refused for its
+ * input leaves an earlier log as it was) and gradflow's CSV. 0, or the
+ * exit status; every rank returns the same. */
+static int open_run(struct training *t)
+{
+	const struct run_options *o = &t->o;
+	struct session *s = &t->s;
+	t->writer = s->rank == 0;
+	t->augment = (struct augment){o->recipe.augment_pad, o->recipe.augment_flip};
+	t->at.log_bytes = -1;
+	rng_seed(&t->at.rng, (uint64_t)o->seed, 0xba7c);
+	t->order = malloc((size_t)s->train.count * sizeof *t->order);
+	t->labels = malloc((size_t)s->batch * sizeof *t->labels);
+	int status = 0;
+	if (!t->order || !t->labels) {
 		error_line("%s: out of memory\n", net_info.name);
 		status = 1;
-		goto agreed;
 	}
-	for (long i = 0; i < s.train.count; i++)
-		order[i] = i;
-	shuffle(order, s.train.count, &at.rng);
-	if (o->resume_path) {
-		status = checkpoint_restore(&checkpoint, o->resume_path, s.train.count, s.data_identity, &s.state, &at,
-					    order, message, sizeof message);
-		tensor_file_free(&checkpoint);
-		if (status == 0 && checkpoint_ranks != s.ranks)
-			snprintf(message, sizeof message,
+	for (long i = 0; status == 0 && i < s->train.count; i++)
+		t->order[i] = i;
+	if (status == 0)
+		shuffle(t->order, s->train.count, &t->at.rng);
+	if (status == 0 && o->resume_path) {
+		status = checkpoint_restore(&t->checkpoint, o->resume_path, s->train.count, s->data_identity, &s->state,
+					    &t->at, t->order, t->message, sizeof t->message);
+		if (status == 0 && t->checkpoint_ranks != s->ranks)
+			snprintf(t->message, sizeof t->message,
 				 "%s: the run was split across %d ranks and this one has %d; resume it with "
 				 "mpirun -np %d%s",
-				 o->resume_path, checkpoint_ranks, s.ranks, checkpoint_ranks,
-				 checkpoint_ranks == 1 ? ", or without mpirun" : "");
-		if (status != 0 || checkpoint_ranks != s.ranks) {
-			shared_error("%s: %s\n", net_info.name, message);
+				 o->resume_path, t->checkpoint_ranks, s->ranks, t->checkpoint_ranks,
+				 t->checkpoint_ranks == 1 ? ", or without mpirun" : "");
+		if (status != 0 || t->checkpoint_ranks != s->ranks) {
+			shared_error("%s: %s\n", net_info.name, t->message);
 			status = 2;
 		}
 	}
+	tensor_file_free(&t->checkpoint);
 	/* every rank restored, or none: then they compare where they start */
 	status = ranks_agree_status(status);
 	if (status == 0)
-		status = agree_on_start(&s, at.iteration);
-	if (status == 0 && writer)
-		status = o->resume_path ? log_reopen(&log, o->log_path, at.log_bytes) : log_open(&log, o->log_path);
+		status = agree_on_start(s, t->at.iteration);
+	if (status == 0 && t->writer)
+		status = o->resume_path ? log_reopen(&t->log, o->log_path, t->at.log_bytes)
+					: log_open(&t->log, o->log_path);
 	if (status == 0 && o->gradflow_path) {
-		gradflow = fopen(o->gradflow_path, "w");
-		if (gradflow)
-			fprintf(gradflow, "iteration,unit,name,input_norm,change_norm,gradient_norm,gradient_ratio\n");
-		status = gradflow ? log_check(gradflow, o->gradflow_path) : 1;
-		if (!gradflow)
+		t->gradflow = fopen(o->gradflow_path, "w");
+		if (t->gradflow)
+			fprintf(t->gradflow, "iteration,unit,name,input_norm,change_norm,gradient_norm,gradient_ratio\n");
+		status = t->gradflow ? log_check(t->gradflow, o->gradflow_path) : 1;
+		if (!t->gradflow)
 			error_line("%s: %s: cannot write: %s\n", net_info.name, o->gradflow_path, strerror(errno));
 	}
-agreed:
-	status = ranks_agree_status(status);
-	if (status != 0)
-		goto done;
-	if (o->checkpoint_path)
-		signals_catch_stop();
+	return ranks_agree_status(status);
+}
 
+/* What the run is, before its first step: the network, the data and
+ * threads, the machine and recipe (describe_run), and where it resumes. */
+static void describe_training(const struct training *t)
+{
+	const struct run_options *o = &t->o;
+	const struct session *s = &t->s;
+	const struct net_defaults *d = &net_info.defaults;
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
-	char shares[64] = "";
-	if (s.shares != s.threads)
-		snprintf(shares, sizeof shares, " (each pass in %d shares)", s.shares);
-	char held[96] = "", epochs[64] = "";
-	if (s.validation.count)
-		snprintf(held, sizeof held, " (and %ld held out to validate on, --validation)", s.validation.count);
+	char shares[64] = "", held[96] = "", epochs[64] = "";
+	if (s->shares != s->threads)
+		snprintf(shares, sizeof shares, " (each pass in %d shares)", s->shares);
+	if (s->validation.count)
+		snprintf(held, sizeof held, " (and %ld held out to validate on, --validation)", s->validation.count);
 	if (o->epochs)
 		snprintf(epochs, sizeof epochs, " (%ld epoch%s)", o->epochs, o->epochs == 1 ? "" : "s");
 	printf("data: %s, %ld training%s and %ld test images of %dx%dx%d; batch %d, %ld iterations%s, "
 	       "%d thread%s%s, BLIS %s kernels\n",
-	       o->synthetic ? "synthetic" : d->data_set, s.train.count, held, s.test.count, net_info.channels,
-	       net_info.height, net_info.width, o->batch, o->iterations, epochs, s.threads, s.threads == 1 ? "" : "s",
+	       o->synthetic ? "synthetic" : d->data_set, s->train.count, held, s->test.count, net_info.channels,
+	       net_info.height, net_info.width, o->batch, o->iterations, epochs, s->threads, s->threads == 1 ? "" : "s",
 	       shares, gemm_kernels());
-	if (o->keep_best && !s.validation.count)
+	if (o->keep_best && !s->validation.count)
 		printf("note: --keep-best picks the weights by their test error, which then overstates how well they "
 		       "do; --validation N picks them on N training images held out instead\n");
-	if (s.ranks > 1)
+	if (s->ranks > 1)
 		printf("ranks: %d (Open MPI), %d images of each batch and %d thread%s%s each; BN statistics %s\n",
-		       s.ranks, s.batch, s.threads, s.threads == 1 ? "" : "s", shares,
+		       s->ranks, s->batch, s->threads, s->threads == 1 ? "" : "s", shares,
 		       d->bn_sync ? "over the whole batch (bn_sync)" : "per rank, running statistics averaged");
-	if (o->threads > s.threads)
+	if (o->threads > s->threads)
 		printf("note: --threads %d is more than the run's %d shares%s; %d threads run it, a thread a share\n",
-		       o->threads, s.shares, o->resume_path ? " (its checkpoint's)" : "", s.threads);
-	describe_run(o, s.threads);
+		       o->threads, s->shares, o->resume_path ? " (its checkpoint's)" : "", s->threads);
+	describe_run(o, s->threads);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->resume_path);
-		printf("resumed from %s after iteration %ld\n", shown, at.iteration);
+		printf("resumed from %s after iteration %ld\n", shown, t->at.iteration);
 	}
 	if (o->extends)
 		printf("extended from %ld to %ld iterations: the %ld done kept the rates of the %ld-iteration run; the "
 		       "rest follow the recipe above, the schedule of a %ld-iteration run (from %g at iteration %ld)\n",
-		       o->extends, o->iterations, at.iteration, o->extends, o->iterations,
-		       recipe_rate(r, at.iteration, o->iterations), at.iteration + 1);
+		       o->extends, o->iterations, t->at.iteration, o->extends, o->iterations,
+		       recipe_rate(&o->recipe, t->at.iteration, o->iterations), t->at.iteration + 1);
 	fflush(stdout);
+}
 
-	bool terminal = writer && isatty(STDERR_FILENO);
-	double progress_every = terminal ? 0.25 : train_hook_progress_seconds(PLAIN_PROGRESS_SECONDS);
+/* The clocks and counters of the loop, and gradflow's measure at
+ * initialisation. 0, or 1 with the error printed. */
+static int start_loop(struct training *t)
+{
+	const struct run_options *o = &t->o;
+	t->terminal = t->writer && isatty(STDERR_FILENO);
+	t->progress_every = t->terminal ? 0.25 : train_hook_progress_seconds(PLAIN_PROGRESS_SECONDS);
 	/* the log's training rows: as given, else as the run resumed had them,
 	 * else about 250 in the run */
-	at.log_every = o->log_every ? o->log_every : at.log_every ? at.log_every : (o->iterations + 249) / 250;
-	long first = at.iteration;
-	if (gradflow && first == 0 && gradflow_record(&s, o, 0, gradflow) != 0)
-		status = 1;
-	double start = now() - at.seconds, resumed = now(), interval_start = resumed, last_progress = 0;
-	long interval_images_here = 0; /* trained by this process since interval_start */
-	double window_start = resumed;
-	long window_images_here = 0; /* and since window_start, the log's last row */
-	/* this run's seconds in its training steps, and in their data loading
-	 * and augmentation: what `train` costs past the network's kernels */
-	double step_seconds = 0, data_seconds = 0;
-	for (long it = first; status == 0 && it < o->iterations; it++) {
-		double step_start = now();
-		if (at.position + o->batch > s.train.count) {
-			shuffle(order, s.train.count, &at.rng);
-			at.position = 0;
-		}
-		fill_training_batch(&s, order + at.position, &augment, &at.rng, labels);
-		data_seconds += now() - step_start;
-		at.position += o->batch;
-		double lr = recipe_rate(r, it, o->iterations);
-		s.state.labels = labels;
-		s.state.step = it;
-		net_forward(&s.state, s.batch);
-		/* the whole batch's loss and errors: the ranks' sums added */
-		double sums[2] = {s.state.loss * s.batch,
-				  count_errors(state_logits(&s.state, s.batch), labels, s.batch)};
-		ranks_add(sums, 2);
-		double loss = sums[0] / o->batch;
-		if (!isfinite(loss)) {
-			error_line(
-				"%s: the loss became %g at iteration %ld (lr %g); training diverged, try "
-				"a smaller learning rate\n",
-				net_info.name, loss, it + 1, lr);
-			status = ranks_agree_status(3);
-			break;
-		}
-		at.interval_loss += sums[0];
-		at.interval_errors += (long)sums[1];
-		at.interval_images += o->batch;
-		interval_images_here += o->batch;
-		at.window_loss += sums[0];
-		at.window_errors += (long)sums[1];
-		at.window_images += o->batch;
-		window_images_here += o->batch;
-		state_zero_grads(&s.state);
-		backward_summing_gradients(&s);
-		net_sgd(&s.state, (real)lr, (real)r->momentum, (real)r->weight_decay);
-		average_running_statistics(&s);
-		step_seconds += now() - step_start;
-		at.iteration = it + 1;
-		if (gradflow && (it + 1) % o->gradflow_every == 0 && gradflow_record(&s, o, it + 1, gradflow) != 0) {
-			status = 1;
-			break;
-		}
-		train_hook_stepped(&s.state, it + 1);
+	t->at.log_every = o->log_every ? o->log_every : t->at.log_every ? t->at.log_every : (o->iterations + 249) / 250;
+	t->first = t->at.iteration;
+	if (t->gradflow && t->first == 0 && gradflow_record(&t->s, o, 0, t->gradflow) != 0)
+		return 1;
+	t->resumed = t->interval_start = t->window_start = now();
+	t->start = t->resumed - t->at.seconds;
+	return 0;
+}
 
-		double t = now();
-		if (writer && t - last_progress > progress_every) {
-			char eta[32];
-			double rate = (double)(it + 1 - first) / (t - resumed);
-			format_duration(eta, sizeof eta, (double)(o->iterations - it - 1) / rate);
-			if (terminal)
-				fprintf(stderr, "\r  iteration %ld/%ld  loss %.4f  lr %g  %.0f images/s  ETA %s   ",
-					it + 1, o->iterations, loss, lr, rate * o->batch, eta);
-			else if (last_progress > 0) /* a line a while, for a file or a pipe */
-				fprintf(stderr, "  iteration %ld/%ld: loss %.4f, lr %g, %.0f images/s, ETA %s\n",
-					it + 1, o->iterations, loss, lr, rate * o->batch, eta);
-			last_progress = t;
-		}
-		bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
-		if (evaluated || (it + 1) % at.log_every == 0) {
-			/* the row's training window: its rate before any evaluation */
-			struct measured window = {at.window_loss / (double)at.window_images,
-						  (double)at.window_errors / (double)at.window_images};
-			double window_rate = (double)window_images_here / (t - window_start);
-			struct measured validation = unmeasured, test = unmeasured;
-			if (evaluated && s.validation.count)
-				validation = evaluate(&s, &s.validation);
-			if (evaluated && (!s.validation.count || it + 1 == o->iterations))
-				test = evaluate(&s, &s.test);
-			if (evaluated) {
-				/* this process's images only: a resumed interval began before the stop */
-				double images_per_second = (double)interval_images_here / (t - interval_start);
-				if (terminal)
-					fprintf(stderr, "\r%*s\r", 78, "");
-				printf("iteration %ld: lr %g | train loss %.4f, error %.2f%%", it + 1, lr,
-				       at.interval_loss / (double)at.interval_images,
-				       100 * (double)at.interval_errors / (double)at.interval_images);
-				if (!isnan(validation.loss))
-					printf(" | val loss %.4f, error %.2f%%", validation.loss, 100 * validation.error);
-				if (!isnan(test.loss))
-					printf(" | test loss %.4f, error %.2f%%", test.loss, 100 * test.error);
-				printf(" | %.0f images/s\n", images_per_second);
-				status = keep_best(&s, o, &at, it + 1, s.validation.count ? validation : test, writer);
-				fflush(stdout);
-			}
-			if (log) {
-				log_row(log, it + 1, lr, window, validation, test, t - start, window_rate);
-				if (status == 0)
-					status = log_check(log, o->log_path);
-			}
-			const struct net_param *broken = evaluated ? state_non_finite_param(&s.state) : NULL;
-			if (status == 0 && broken) {
-				error_line(
-					"%s: %s %s became non-finite by iteration %ld (lr %g); training "
-					"diverged, try a smaller learning rate\n",
-					net_info.name, broken->trained ? "parameter" : "running statistic",
-					broken->name, it + 1, lr);
-				status = 3;
-			}
-			if ((status = ranks_agree_status(status)) != 0)
-				break;
-			at.window_loss = 0;
-			at.window_errors = at.window_images = 0;
-			window_start = now();
-			window_images_here = 0;
-			if (evaluated) {
-				at.interval_loss = 0;
-				at.interval_errors = at.interval_images = 0;
-				interval_start = window_start;
-				interval_images_here = 0;
-			}
-			if (it + 1 == o->iterations) {
-				char took[32];
-				format_duration(took, sizeof took, now() - start);
-				printf("test error: %.2f%% on %ld test images, after %ld iterations (%s)\n",
-				       100 * test.error, s.test.count, o->iterations, took);
-				if (s.validation.count)
-					printf("validation error: %.2f%% on the last %ld training images, held out\n",
-					       100 * validation.error, s.validation.count);
-				if (o->keep_best && at.best_iteration > 0) {
-					char shown[4 * PATH_MAX];
-					printable_text(shown, sizeof shown, o->keep_best);
-					printf("best: %s error %.2f%% at iteration %ld, its weights in %s\n",
-					       s.validation.count ? "validation" : "test", 100 * at.best_error,
-					       at.best_iteration, shown);
-				}
-			}
-		}
-		if ((evaluated || (it + 1) % CHECK_EVERY == 0) && (status = check_ranks_agree(&s, it + 1)) != 0)
-			break;
-		train_hook_checkpointed(it + 1);
-		bool due = o->checkpoint_every ? (it + 1) % o->checkpoint_every == 0 || it + 1 == o->iterations
-					       : evaluated;
-		int stopped_by = o->checkpoint_path ? ranks_max(signals_stop_noted()) : 0, stopping = stopped_by != 0;
-		if (o->checkpoint_path && (due || stopping)) {
-			at.seconds = now() - start;
-			at.log_bytes = log ? ftell(log) : -1;
-			struct weights_meta meta = session_meta(&s, o);
-			if (writer && checkpoint_save(o->checkpoint_path, o, &meta, s.shares, s.ranks, &s.state, &at, order,
-						      s.train.count, s.data_identity, message, sizeof message) != 0) {
-				error_line("%s: %s\n", net_info.name, message);
-				status = 1;
-			}
-			if ((status = ranks_agree_status(status)) != 0)
-				break;
-		}
-		if (stopping) {
-			if (terminal)
-				fprintf(stderr, "\r%*s\r", 78, "");
-			if (writer)
-				error_line("%s: stopped by %s after iteration %ld; resume with --resume %s\n",
-					net_info.name, stopped_by == SIGINT ? "SIGINT" : "SIGTERM", it + 1,
-					o->checkpoint_path);
-			status = ranks_agree_status(4);
-			break;
-		}
+/* Iteration it's step: a batch in the run's order, forward, the loss
+ * summed across the ranks, backward and SGD. 0, or 3 when the loss is no
+ * longer a number. */
+static int step(struct training *t, long it, double *lr, double *loss)
+{
+	const struct run_options *o = &t->o;
+	struct session *s = &t->s;
+	struct progress *at = &t->at;
+	double step_start = now();
+	if (at->position + o->batch > s->train.count) {
+		shuffle(t->order, s->train.count, &at->rng);
+		at->position = 0;
 	}
-	if (o->resume_path && first >= o->iterations)
+	fill_training_batch(s, t->order + at->position, &t->augment, &at->rng, t->labels);
+	t->data_seconds += now() - step_start;
+	at->position += o->batch;
+	*lr = recipe_rate(&o->recipe, it, o->iterations);
+	s->state.labels = t->labels;
+	s->state.step = it;
+	net_forward(&s->state, s->batch);
+	/* the whole batch's loss and errors: the ranks' sums added */
+	double sums[2] = {s->state.loss * s->batch, count_errors(state_logits(&s->state, s->batch), t->labels, s->batch)};
+	ranks_add(sums, 2);
+	*loss = sums[0] / o->batch;
+	if (!isfinite(*loss)) {
+		error_line("%s: the loss became %g at iteration %ld (lr %g); training diverged, try a smaller learning "
+			   "rate\n",
+			   net_info.name, *loss, it + 1, *lr);
+		return ranks_agree_status(3);
+	}
+	at->interval_loss += sums[0];
+	at->interval_errors += (long)sums[1];
+	at->interval_images += o->batch;
+	at->window_loss += sums[0];
+	at->window_errors += (long)sums[1];
+	at->window_images += o->batch;
+	t->interval_images_here += o->batch;
+	t->window_images_here += o->batch;
+	state_zero_grads(&s->state);
+	backward_summing_gradients(s);
+	net_sgd(&s->state, (real)*lr, (real)o->recipe.momentum, (real)o->recipe.weight_decay);
+	average_running_statistics(s);
+	t->step_seconds += now() - step_start;
+	at->iteration = it + 1;
+	if (t->gradflow && (it + 1) % o->gradflow_every == 0 && gradflow_record(s, o, it + 1, t->gradflow) != 0)
+		return 1;
+	train_hook_stepped(&s->state, it + 1);
+	return 0;
+}
+
+/* A progress line: redrawn on a terminal, a line a while otherwise. */
+static void show_progress(struct training *t, long it, double lr, double loss, double when)
+{
+	if (!t->writer || when - t->last_progress <= t->progress_every)
+		return;
+	const struct run_options *o = &t->o;
+	char eta[32];
+	double rate = (double)(it + 1 - t->first) / (when - t->resumed);
+	format_duration(eta, sizeof eta, (double)(o->iterations - it - 1) / rate);
+	if (t->terminal)
+		fprintf(stderr, "\r  iteration %ld/%ld  loss %.4f  lr %g  %.0f images/s  ETA %s   ", it + 1, o->iterations,
+			loss, lr, rate * o->batch, eta);
+	else if (t->last_progress > 0)
+		fprintf(stderr, "  iteration %ld/%ld: loss %.4f, lr %g, %.0f images/s, ETA %s\n", it + 1, o->iterations,
+			loss, lr, rate * o->batch, eta);
+	t->last_progress = when;
+}
+
+/* The evaluation's line on stdout, the train loss and error over the
+ * interval since the evaluation before. */
+static void report_evaluation(const struct training *t, long it, double lr, struct measured validation,
+			      struct measured test, double images_per_second)
+{
+	const struct progress *at = &t->at;
+	if (t->terminal)
+		fprintf(stderr, "\r%*s\r", 78, "");
+	printf("iteration %ld: lr %g | train loss %.4f, error %.2f%%", it + 1, lr,
+	       at->interval_loss / (double)at->interval_images,
+	       100 * (double)at->interval_errors / (double)at->interval_images);
+	if (!isnan(validation.loss))
+		printf(" | val loss %.4f, error %.2f%%", validation.loss, 100 * validation.error);
+	if (!isnan(test.loss))
+		printf(" | test loss %.4f, error %.2f%%", test.loss, 100 * test.error);
+	printf(" | %.0f images/s\n", images_per_second);
+}
+
+/* The run's last evaluation: its errors, and the best weights kept. */
+static void report_end(const struct training *t, struct measured validation, struct measured test)
+{
+	const struct progress *at = &t->at;
+	char took[32];
+	format_duration(took, sizeof took, now() - t->start);
+	printf("test error: %.2f%% on %ld test images, after %ld iterations (%s)\n", 100 * test.error,
+	       t->s.test.count, t->o.iterations, took);
+	if (t->s.validation.count)
+		printf("validation error: %.2f%% on the last %ld training images, held out\n", 100 * validation.error,
+		       t->s.validation.count);
+	if (t->o.keep_best && at->best_iteration > 0) {
+		char shown[4 * PATH_MAX];
+		printable_text(shown, sizeof shown, t->o.keep_best);
+		printf("best: %s error %.2f%% at iteration %ld, its weights in %s\n",
+		       t->s.validation.count ? "validation" : "test", 100 * at->best_error, at->best_iteration, shown);
+	}
+}
+
+/* Iteration it's row of the log, every --log-every iterations and at every
+ * evaluation: the training window since the row before, and at an
+ * evaluation the validation or test split measured, the best weights
+ * kept, and the parameters checked. 0, or the exit status. */
+static int log_row_and_evaluate(struct training *t, long it, double lr, double when)
+{
+	const struct run_options *o = &t->o;
+	struct session *s = &t->s;
+	struct progress *at = &t->at;
+	bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
+	if (!evaluated && (it + 1) % at->log_every != 0)
+		return 0;
+	struct measured window = {at->window_loss / (double)at->window_images,
+				  (double)at->window_errors / (double)at->window_images};
+	double window_rate = (double)t->window_images_here / (when - t->window_start);
+	struct measured validation = unmeasured, test = unmeasured;
+	int status = 0;
+	if (evaluated && s->validation.count)
+		validation = evaluate(s, &s->validation);
+	if (evaluated && (!s->validation.count || it + 1 == o->iterations))
+		test = evaluate(s, &s->test);
+	if (evaluated) {
+		report_evaluation(t, it, lr, validation, test,
+				  (double)t->interval_images_here / (when - t->interval_start));
+		status = keep_best(s, o, at, it + 1, s->validation.count ? validation : test, t->writer);
+		fflush(stdout);
+	}
+	if (t->log) {
+		log_row(t->log, it + 1, lr, window, validation, test, when - t->start, window_rate);
+		if (status == 0)
+			status = log_check(t->log, o->log_path);
+	}
+	const struct net_param *broken = evaluated ? state_non_finite_param(&s->state) : NULL;
+	if (status == 0 && broken) {
+		error_line("%s: %s %s became non-finite by iteration %ld (lr %g); training diverged, try a smaller "
+			   "learning rate\n",
+			   net_info.name, broken->trained ? "parameter" : "running statistic", broken->name, it + 1, lr);
+		status = 3;
+	}
+	if ((status = ranks_agree_status(status)) != 0)
+		return status;
+	at->window_loss = 0;
+	at->window_errors = at->window_images = 0;
+	t->window_start = now();
+	t->window_images_here = 0;
+	if (evaluated) {
+		at->interval_loss = 0;
+		at->interval_errors = at->interval_images = 0;
+		t->interval_start = t->window_start;
+		t->interval_images_here = 0;
+	}
+	if (it + 1 == o->iterations)
+		report_end(t, validation, test);
+	return 0;
+}
+
+/* After iteration it: the ranks' weights compared now and then, the
+ * checkpoint when due, and a stop asked for by a signal (4). 0, or the
+ * exit status. */
+static int checkpoint_and_stop(struct training *t, long it)
+{
+	const struct run_options *o = &t->o;
+	struct session *s = &t->s;
+	bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
+	int status = 0;
+	if ((evaluated || (it + 1) % CHECK_EVERY == 0) && (status = agree_during_run(s, it + 1)) != 0)
+		return status;
+	train_hook_checkpointed(it + 1);
+	bool due = o->checkpoint_every ? (it + 1) % o->checkpoint_every == 0 || it + 1 == o->iterations : evaluated;
+	int stopped_by = o->checkpoint_path ? ranks_max(signals_stop_noted()) : 0;
+	if (o->checkpoint_path && (due || stopped_by)) {
+		t->at.seconds = now() - t->start;
+		t->at.log_bytes = t->log ? ftell(t->log) : -1;
+		struct weights_meta meta = session_meta(s, o);
+		if (t->writer && checkpoint_save(o->checkpoint_path, o, &meta, s->shares, s->ranks, &s->state, &t->at,
+						 t->order, s->train.count, s->data_identity, t->message,
+						 sizeof t->message) != 0) {
+			error_line("%s: %s\n", net_info.name, t->message);
+			status = 1;
+		}
+		if ((status = ranks_agree_status(status)) != 0)
+			return status;
+	}
+	if (!stopped_by)
+		return 0;
+	if (t->terminal)
+		fprintf(stderr, "\r%*s\r", 78, "");
+	if (t->writer)
+		error_line("%s: stopped by %s after iteration %ld; resume with --resume %s\n", net_info.name,
+			   stopped_by == SIGINT ? "SIGINT" : "SIGTERM", it + 1, o->checkpoint_path);
+	return ranks_agree_status(4);
+}
+
+/* One iteration of the loop: 0 to go on, else the exit status. */
+static int train_iteration(struct training *t, long it)
+{
+	double lr, loss;
+	int status = step(t, it, &lr, &loss);
+	if (status != 0)
+		return status;
+	double when = now();
+	show_progress(t, it, lr, loss, when);
+	status = log_row_and_evaluate(t, it, lr, when);
+	return status != 0 ? status : checkpoint_and_stop(t, it);
+}
+
+/* After the loop: what the steps cost, how the threads ran, the ranks'
+ * gradient sums, and the weights saved. The run's exit status. */
+static int finish(struct training *t, int status)
+{
+	const struct run_options *o = &t->o;
+	struct session *s = &t->s;
+	long trained = o->iterations - t->first;
+	if (o->resume_path && t->first >= o->iterations)
 		printf("the run had already finished all %ld iterations\n", o->iterations);
-	else if (status == 0 && o->iterations > first) /* gradflow may train none */
+	else if (status == 0 && trained > 0) /* gradflow may train none */
 		printf("time: %.1f ms a training step, of which loading and augmenting the data %.2f ms (%.2f%%)\n",
-		       1e3 * step_seconds / (double)(o->iterations - first),
-		       1e3 * data_seconds / (double)(o->iterations - first), 100 * data_seconds / step_seconds);
+		       1e3 * t->step_seconds / (double)trained, 1e3 * t->data_seconds / (double)trained,
+		       100 * t->data_seconds / t->step_seconds);
 	long fewer, passes;
 	threads_team_counts(&fewer, &passes);
 	if (fewer > 0 && threads_team_fixed())
 		printf("threads: %ld of %ld passes ran on %d of the %d threads, as RESGEN_TEAM=%d fixed\n", fewer, passes,
-		       threads_team_fixed(), s.threads, threads_team_fixed());
+		       threads_team_fixed(), s->threads, threads_team_fixed());
 	else if (fewer > 0)
-		printf("threads: %ld of %ld passes ran on fewer than %d threads, while other work kept cores busy\n", fewer, passes,
-		       s.threads);
-	if (status == 0 && s.ranks > 1)
-		report_gradient_sums(&s);
-	struct weights_meta meta = session_meta(&s, o);
-	if (status == 0 && writer && o->save_weights &&
-	    state_save_weights(&s.state, &meta, o->save_weights, message, sizeof message) != 0) {
-		error_line("%s: %s\n", net_info.name, message);
+		printf("threads: %ld of %ld passes ran on fewer than %d threads, while other work kept cores busy\n",
+		       fewer, passes, s->threads);
+	if (status == 0 && s->ranks > 1)
+		report_gradient_sums(s);
+	struct weights_meta meta = session_meta(s, o);
+	if (status == 0 && t->writer && o->save_weights &&
+	    state_save_weights(&s->state, &meta, o->save_weights, t->message, sizeof t->message) != 0) {
+		error_line("%s: %s\n", net_info.name, t->message);
 		status = 1;
 	}
-	status = ranks_agree_status(status);
-done:
-	tensor_file_free(&checkpoint);
-	if (log_close(log, o->log_path) != 0 && status == 0)
+	return ranks_agree_status(status);
+}
+
+static int close_run(struct training *t, int status)
+{
+	tensor_file_free(&t->checkpoint);
+	if (log_close(t->log, t->o.log_path) != 0 && status == 0)
 		status = 1;
-	if (log_close(gradflow, o->gradflow_path) != 0 && status == 0)
+	if (log_close(t->gradflow, t->o.gradflow_path) != 0 && status == 0)
 		status = 1;
-	free(order);
-	free(labels);
-	session_free(&s);
+	free(t->order);
+	free(t->labels);
+	if (t->opened)
+		session_free(&t->s);
 	return status;
 }
 
+/* A run, phase by phase. Across ranks, rank 0 alone writes the log,
+ * checkpoints and weights; a failure of any rank is agreed on
+ * (ranks_agree_status) where it can arise, so that every rank stops at
+ * the same point. */
+int train_run(const struct run_options *options)
+{
+	struct training *t = calloc(1, sizeof *t);
+	if (!t) {
+		error_line("%s: out of memory\n", net_info.name);
+		return ranks_agree_status(1);
+	}
+	t->o = *options;
+	int status = open_session(t);
+	if (status == 0)
+		status = open_run(t);
+	if (status == 0) {
+		if (t->o.checkpoint_path)
+			signals_catch_stop();
+		describe_training(t);
+		status = start_loop(t);
+		for (long it = t->first; status == 0 && it < t->o.iterations; it++)
+			status = train_iteration(t, it);
+		status = finish(t, status);
+	}
+	status = close_run(t, status);
+	free(t);
+	return status;
+}

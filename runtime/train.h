@@ -46,7 +46,7 @@ struct run_options {
 	const char *predictions_path; /* evaluate: where each image's prediction goes */
 	unsigned given;        /* enum run_setting */
 	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
-	unsigned recipe_set;        /* the keys --set gave, a bit each (recipe_keys) */
+	unsigned recipe_set;        /* the keys --set gave, a bit each (recipe_key_name) */
 	long extends;               /* --resume: the iterations of the run extended, else 0 */
 };
 

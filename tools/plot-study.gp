@@ -90,7 +90,7 @@ do for [kind in 'pngcairo svg'] {
 	set format x '% h'
 
 	set output dir.'/errors'.extension
-	set xlabel 'variant'
+	unset xlabel
 	set ylabel 'final test error (%)'
 	set xrange [-0.5:n - 0.5]
 	set offsets 0, 0, graph 0.05, graph 0.05
