@@ -551,7 +551,7 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 	if (o->data_dir != d->data_dir && o->synthetic)
 		return bad(program, "--data", "and --synthetic contradict each other; give one of them");
 	/* Outputs that could not be written are found now, not after the run. */
-	const char *outputs[] = {o->save_weights,    o->dump_path,	  o->checkpoint_path ? o->checkpoint_path : o->resume_path,
+	const char *outputs[] = {o->save_weights, o->dump_path, o->checkpoint_path ? o->checkpoint_path : o->resume_path,
 				 o->confusion_path, o->predictions_path, o->keep_best, o->log_path, o->gradflow_path};
 	for (int i = 0; i < 8; i++) {
 		char error[PATH_MAX + 256];
