@@ -264,9 +264,7 @@ static const char *command_names(int commands, char *out, size_t size)
  * "--set iterations=4" (a flag alone). */
 static const char *as_written(char **argv, int at, char *out, size_t size)
 {
-	size_t k = 0;
-	while (strcmp(options[k].name, argv[at]) != 0)
-		k++;
+	size_t k = option_index(argv[at]);
 	snprintf(out, size, "%.100s%s%.200s", argv[at], options[k].kind == FLAG ? "" : " ",
 		 options[k].kind == FLAG ? "" : argv[at + 1]);
 	return out;
@@ -382,12 +380,10 @@ static int parse_options(const char *program, enum command command, int argc, ch
 			return 2;
 		}
 		if (set == 1) { /* a key that is an option too: --set iterations=N is --iterations N */
-			size_t j = 0;
-			while (strcmp(options[j].name, option_name) != 0)
-				j++;
 			char written[320];
 			snprintf(written, sizeof written, "--set %s", value);
-			int status = take_option(program, command, j, written, option_value, argv, i - 1, seen, o);
+			int status = take_option(program, command, option_index(option_name), written, option_value, argv,
+						 i - 1, seen, o);
 			if (status != 0)
 				return status;
 		}

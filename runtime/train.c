@@ -533,6 +533,13 @@ static int step(struct training *t, long it, double *lr, double *loss)
 	return 0;
 }
 
+/* Whether iteration it ends with an evaluation: every --eval-every, and
+ * the last. */
+static bool evaluates(const struct run_options *o, long it)
+{
+	return (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
+}
+
 /* A progress line: redrawn on a terminal, a line a while otherwise. */
 static void show_progress(struct training *t, long it, double lr, double loss, double when)
 {
@@ -597,7 +604,7 @@ static int log_row_and_evaluate(struct training *t, long it, double lr, double w
 	const struct run_options *o = &t->o;
 	struct session *s = &t->s;
 	struct progress *at = &t->at;
-	bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
+	bool evaluated = evaluates(o, it);
 	if (!evaluated && (it + 1) % at->log_every != 0)
 		return 0;
 	struct measured window = {at->window_loss / (double)at->window_images,
@@ -651,7 +658,7 @@ static int checkpoint_and_stop(struct training *t, long it)
 {
 	const struct run_options *o = &t->o;
 	struct session *s = &t->s;
-	bool evaluated = (it + 1) % o->eval_every == 0 || it + 1 == o->iterations;
+	bool evaluated = evaluates(o, it);
 	int status = 0;
 	if ((evaluated || (it + 1) % CHECK_EVERY == 0) && (status = agree_during_run(s, it + 1)) != 0)
 		return status;

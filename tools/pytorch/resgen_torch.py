@@ -657,7 +657,7 @@ def export(net, output, onnx_path, float32=False):
     if onnx_path:
         import onnx
         dtype = torch.float32 if float32 else torch.float64
-        exported = copy.deepcopy(net).to(dtype)
+        exported = copy.deepcopy(net).to(dtype) if float32 else net
 
         def write_onnx(to):
             example = torch.zeros((1,) + net.spec.input, dtype=dtype)
