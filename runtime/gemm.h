@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "kernels/sizes.h"
 #include "real.h"
 
 void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, const real *a, int lda,
@@ -17,9 +18,8 @@ void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, con
  * n <= nr; C at rs_c, cs_c strides) = A B + beta C, where A is a panel of k
  * groups of mr reals (group p holds column p of A) and B a panel of k
  * groups of nr reals (row p of B); both 64-byte aligned. prefers_rows: the
- * kernel writes row-stored C fastest, so m should run along C's rows. */
-enum { GEMM_PANEL_MAX = 32 }; /* the widest mr or nr a kernel may have */
-
+ * kernel writes row-stored C fastest, so m should run along C's rows.
+ * GEMM_PANEL_MAX (kernels/sizes.h): the widest mr or nr a kernel may have. */
 struct gemm_micro {
 	int mr, nr;
 	int prefers_rows;

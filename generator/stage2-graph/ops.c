@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "kernels/sizes.h"
 #include "plan.h"
 #include "real_text.h"
 
@@ -75,120 +76,17 @@ static void conv_name(struct shape in, struct shape out, const struct op *op, ch
 		 in.height, in.width, out.channels);
 }
 
-/* Per-thread scratch of a conv, as CONV_SCRATCH in runtime/kernels/conv/shape.h
- * (which each instance checks this figure against at compile time): a private weight gradient,
- * summed across threads in a fixed order, then the larger of the forward
- * pass's part and the backward pass's (the weight gradient's part, the
- * data gradient's, a fused BN's sums, and dY where BN's backward leaves
- * it to the convolution, side by side, as both gradients run in one
- * loop). The fast kernels' parts: a padded image, packed
- * operands and a panel, for the forward pass, the data gradient and the
- * weight gradient; the first two's row split adds its partial outputs,
- * or a 3x3 one's Winograd its transformed tiles and products, and both an
- * output image staged to be streamed to memory (conv_streams); the weight
- * gradient's row split dY padded, its Winograd both operands' tiles and
- * its products; Winograd's for each place of the larger of its two
- * tiles' (2 x 2: 16 places, 4 x 4: 36), and the weight gradient's dY and
- * input with their channels innermost; and a 1x1 weight gradient packs
- * its input instead. Each part is at least the reference
- * kernels' columns with the image a prologue computes. */
-enum { PANEL_MAX = 32 }; /* GEMM_PANEL_MAX of runtime/gemm.h */
-
-static long packed_panels(long channels, long k) { return align((channels + PANEL_MAX) * k + 16 * (channels + 1)); }
-
-static long max_of(long a, long b) { return a > b ? a : b; }
-
-/* CONV_PLACE: one place of Winograd's tiles, whole pages and a line apart */
-static long place(long reals) { return (reals + 1023) / 1024 * 1024 + 16; }
-
-/* CONV_GROUP times the tiles: those of as many images as make width
- * tiles (up to CONV_WINOGRAD_GROUP, 8) */
-static long set_of(long tiles, long width)
-{
-	long group = tiles >= width || tiles == 0 ? 1 : (width + tiles - 1) / tiles;
-	return (group < 8 ? group : 8) * tiles;
-}
-
-/* CONV_SET_TILES: the tiles of a group of images, as many as fill a panel */
-static long group_tiles(long tiles) { return set_of(tiles, PANEL_MAX); }
-
-/* CONV_PRODUCT_ROWS: Winograd's products' rows at most, the channels and
- * an eighth more where they are rounded up to whole blocks of the
- * micro-kernel */
-static long product_rows(long channels) { return channels + channels / 8; }
-
-/* CONV_WEIGHT_SET: the tiles the weight gradient's products sum over at
- * once, as many images' as make CONV_WEIGHT_TILES (64) */
-static long weight_set(long tiles) { return set_of(tiles, 64); }
-
+/* Per-thread scratch of a conv, and Winograd's tile: the kernels' own
+ * rules (runtime/kernels/sizes.h), in long. */
 static long conv_scratch(struct shape in, struct shape out, const struct op *op)
 {
-	long kk = (long)op->kernel_size * op->kernel_size;
-	long patch = in.channels * kk, flipped_patch = out.channels * kk;
-	long pixels = (long)out.height * out.width;
-	long border = op->kernel_size / 2 * 2;
-	long padded_in = align(in.channels * (in.height + border) * (in.width + border));
-	long padded_out = align(out.channels * (out.height + border) * (out.width + border));
-	/* either packing of the weights, and the row split's partial outputs */
-	long k = op->kernel_size;
-	long packed_forward = max_of(packed_panels(out.channels, patch), packed_panels(out.channels * k, in.channels * k));
-	long packed_data = max_of(packed_panels(in.channels, flipped_patch), packed_panels(in.channels * k, out.channels * k));
-	long rows_forward = align(out.channels * k * (in.height + border) * out.width);
-	long rows_data = align(in.channels * k * (out.height + border) * in.width);
-	if (k == 3) { /* Winograd's weights, transformed tiles and products, for either tile (2 x 2: 16 places, 4 x 4: 36) */
-		packed_forward = max_of(packed_forward, 36 * place(packed_panels(out.channels, in.channels)));
-		packed_data = max_of(packed_data, 36 * place(packed_panels(in.channels, out.channels)));
-		for (long m = 2; m <= 4; m += 2) {
-			long places = (m + 2) * (m + 2);
-			long tiles_forward = group_tiles((long)(in.height / m) * (out.width / m));
-			long tiles_data = group_tiles((long)(out.height / m) * (in.width / m));
-			rows_forward = max_of(rows_forward, places * (place(packed_panels(tiles_forward, in.channels)) + place(product_rows(out.channels) * tiles_forward)));
-			rows_data = max_of(rows_data, places * (place(packed_panels(tiles_data, out.channels)) + place(product_rows(in.channels) * tiles_data)));
-		}
-	}
-	/* the forward pass's and the data gradient's last: an output image staged to be streamed */
-	long forward = padded_in + packed_forward + align(patch * PANEL_MAX) + rows_forward + align(out.channels * pixels);
-	long data_gradient = padded_out + packed_data + align(flipped_patch * PANEL_MAX) + rows_data +
-			     align((long)in.channels * in.height * in.width);
-	long weight_gradient = packed_panels(out.channels, pixels) +
-			       max_of(padded_in + align(pixels * PANEL_MAX), packed_panels(in.channels, pixels));
-	/* the weight gradient's row split: dY's rows over the padded rows, dY padded by k - 1 */
-	long split_pixels = (in.height + k - 1) * out.width;
-	long padded_gradient = align(out.channels * (out.height + 2 * (k - 1)) * (out.width + 2 * (k - 1)));
-	long weight_split = packed_panels(out.channels * k, split_pixels) + padded_in + align(split_pixels * PANEL_MAX) + padded_gradient;
-	long reference = align(patch * pixels) + align(in.channels * in.height * in.width);
-	long weight_part = max_of(max_of(weight_gradient, weight_split), reference);
-	if (k == 3) { /* Winograd's: dY's and the input's tiles and the products, then dY and the input with their channels innermost */
-		long places = 0;
-		for (long m = 2; m <= 4; m += 2) {
-			long tiles = weight_set((long)(out.height / m) * (out.width / m));
-			places = max_of(places, (m + 2) * (m + 2) *
-							(place(packed_panels(out.channels, tiles)) + place(packed_panels(in.channels, tiles)) +
-							 place(product_rows(out.channels) * in.channels)));
-		}
-		weight_part = max_of(weight_part, places + align(out.channels * pixels) + padded_in);
-	}
-	/* CONV_DEFERRED: dY of the images taken at once, where BN's backward left it to the convolution */
-	long deferred_images = 1;
-	if (k == 3)
-		for (long m = 2; m <= 4; m += 2)
-			deferred_images = max_of(deferred_images, group_tiles((long)(out.height / m) * (out.width / m)) /
-								     max_of((long)(out.height / m) * (out.width / m), 1));
-	long deferred = align(out.channels * pixels * deferred_images);
-	return align(out.channels * patch) +
-	       max_of(max_of(forward, reference), weight_part + max_of(data_gradient, reference) + deferred);
+	return CONV_SCRATCH((long)in.channels, (long)in.height, (long)in.width, (long)out.channels, (long)out.height,
+			    (long)out.width, (long)op->kernel_size);
 }
 
-/* Winograd's output tile, which the shape alone decides: 4 x 4 where the
- * sides are multiples of 4, else 2 x 2, where the algorithm applies (a 3x3
- * convolution of stride 1 keeping even sides), else 0. The instance
- * checks it against the library's rule (CONV_TILE). */
 static int conv_tile(struct shape in, struct shape out, const struct op *op)
 {
-	if (op->kernel_size != 3 || op->stride != 1 || in.height != out.height || in.width != out.width || in.height % 2 ||
-	    in.width % 2)
-		return 0;
-	return out.height % 4 == 0 && out.width % 4 == 0 ? 4 : 2;
+	return CONV_TILE(op->kernel_size, op->stride, in.height, in.width, out.height, out.width);
 }
 
 static void conv_values(struct shape in, struct shape out, const struct op *op, struct template_vars *v)
@@ -206,9 +104,9 @@ static void conv_call(const struct graph *g, const struct op *op, const char *ke
 
 /* ---- batch normalisation ----------------------------------------------- */
 
-/* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS (3) doubles of
- * templates/ops/batch_norm.c.tmpl, two reals each in f32. */
-enum { SUMS_PER_CHANNEL = 3 * 2 };
+/* BN's sums per image and channel: BATCH_NORM_IMAGE_SUMS doubles, in reals
+ * of f32 (the larger count). */
+enum { SUMS_PER_CHANNEL = BATCH_NORM_IMAGE_SUMS * (int)(sizeof(double) / sizeof(float)) };
 
 static double batch_norm_flops(struct shape in, struct shape out, const struct op *op)
 {
@@ -224,12 +122,13 @@ static void batch_norm_name(struct shape in, struct shape out, const struct op *
 	snprintf(name, size, "batch_norm_%dx%dx%d", in.channels, in.height, in.width);
 }
 
-/* BN backward's sums per thread, BATCH_NORM_SCRATCH */
+/* BN backward's sums per thread, on a whole line as every part of the
+ * arena */
 static long batch_norm_scratch(struct shape in, struct shape out, const struct op *op)
 {
 	(void)in;
 	(void)op;
-	return align(4L * out.channels);
+	return align((long)BATCH_NORM_SCRATCH(out.channels));
 }
 
 static void input_image_values(struct shape in, struct shape out, const struct op *op, struct template_vars *v)

@@ -76,7 +76,6 @@ enum batch_norm_sums { SUMS_TO_TAKE, SUMS_TAKEN };
 /* Per channel of one image, at sums + BATCH_NORM_IMAGE_SUMS * c: a value
  * of the channel (its first, the shift) and the sums over the image of
  * x - shift and of its square. */
-enum { BATCH_NORM_IMAGE_SUMS = 3 };
 KERNEL_HELPER void batch_norm_channel_sums(double *own, const real *x, int pixels)
 {
 	own[0] = x[0];
@@ -430,7 +429,6 @@ struct batch_norm_masked {
  * images are taken by shares (share_claim), each summed in the scratch of
  * the thread whose share it is (BATCH_NORM_SCRATCH reals), added in share
  * order. */
-#define BATCH_NORM_SCRATCH(channels) (4 * (size_t)(channels)) /* 2 channels doubles, in reals of either precision */
 KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
 {
 	double started = profile_clock();
