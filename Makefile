@@ -106,8 +106,18 @@ COMMON := -std=gnu11 $(DEBUG) -D_GNU_SOURCE -fopenmp -MMD -MP $(SANITIZE_FLAGS)
 GENERATOR_DIRS := generator/common generator/stage1-spec generator/stage2-graph generator/stage3-plan \
 	generator/stage4-emit generator/study
 GENERATOR_SOURCES := generator/main.c $(foreach d,$(GENERATOR_DIRS),$(wildcard $(d)/*.c))
-GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime $(addprefix -I,$(GENERATOR_DIRS))
-RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARNINGS) $(COMMON) -Iruntime
+# The runtime's folders, by job (each on the include path, as the
+# generator's): the command line and its commands; a run's life (data,
+# state, checkpoints, signals); parallelism (threads, ranks, their
+# agreement); the machine (BLIS, the cache, the time split); and what the
+# generator links too. runtime/ itself holds the contract with emitted
+# code (net_api.h, real.h) and the kernel library (kernels/).
+RUNTIME_DIRS := runtime/command runtime/run runtime/parallel runtime/machine runtime/shared
+# The generator sees runtime/shared/ and the root only: net_api.h, and the
+# kernels' size rules (kernels/sizes.h), which its plan sizes scratch by.
+GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime -Iruntime/shared $(addprefix -I,$(GENERATOR_DIRS))
+RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARNINGS) $(COMMON) -Iruntime \
+	$(addprefix -I,$(RUNTIME_DIRS))
 # Emitted code (and test_kernels, which includes it). The sanitizer build
 # compiles the kernels' helpers out of line (runtime/kernels/common.h), so
 # that one instrumented copy serves every call. Its -g1 follows COMMON's
@@ -117,19 +127,21 @@ LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
-# The generator shares runtime files: the one way files are replaced, the
+# The generator links runtime/shared/: the one way files are replaced, the
 # one way outside text is made printable, "did you mean", the one way a
 # real is written, and the recipe's words (resgen summary describes the
 # schedule as a run does; a study's plan writes --set as a run reads it).
-SHARED_RUNTIME := file_replace printable nearest real_text recipe
+SHARED_RUNTIME := $(patsubst runtime/shared/%.c,%,$(wildcard runtime/shared/*.c))
 GENERATOR_OBJECTS := $(patsubst generator/%.c,$(BUILD)/obj/generator/%.o,$(GENERATOR_SOURCES)) \
 	$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o)
 TEMPLATES := $(wildcard templates/*.tmpl templates/ops/*.tmpl)
 # ranks.c (a process alone) links into every binary; the MPI flavour links
 # ranks_mpi.c in its place, compiled with mpicc's flags (MPI_CFLAGS).
-RUNTIME_SOURCES := $(filter-out runtime/main.c runtime/ranks_mpi.c,$(wildcard runtime/*.c))
-RUNTIME_F32 := $(patsubst runtime/%.c,$(BUILD)/obj/f32/%.o,$(RUNTIME_SOURCES))
-RUNTIME_F64 := $(patsubst runtime/%.c,$(BUILD)/obj/f64/%.o,$(RUNTIME_SOURCES))
+# Objects lie flat in obj/f32/ and obj/f64/ (every name is the runtime's
+# once).
+RUNTIME_SOURCES := $(filter-out runtime/command/main.c runtime/parallel/ranks_mpi.c,$(wildcard $(RUNTIME_DIRS:%=%/*.c)))
+RUNTIME_F32 := $(patsubst %.c,$(BUILD)/obj/f32/%.o,$(notdir $(RUNTIME_SOURCES)))
+RUNTIME_F64 := $(patsubst %.c,$(BUILD)/obj/f64/%.o,$(notdir $(RUNTIME_SOURCES)))
 MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS = $(shell mpicc --showme:link 2>/dev/null)
 MPI_RUNTIME_F32 := $(filter-out %/ranks.o,$(RUNTIME_F32)) $(BUILD)/obj/f32/ranks_mpi.o
@@ -244,7 +256,7 @@ $(BUILD)/obj/generator/%.o: generator/%.c
 	$(call say,CC,$<)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -c $< -o $@
 
-$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o): $(BUILD)/obj/generator/%.o: runtime/%.c
+$(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o): $(BUILD)/obj/generator/%.o: runtime/shared/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -c $< -o $@
@@ -307,7 +319,7 @@ $(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(MPI_RUNTIME_F
 
 mpi: $(NAMES:%=$(BUILD)/bin/mpi/%)
 
-$(BUILD)/obj/%/ranks_mpi.o: runtime/ranks_mpi.c
+$(BUILD)/obj/%/ranks_mpi.o: runtime/parallel/ranks_mpi.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) $(MPI_CFLAGS) -c $< -o $@
@@ -322,15 +334,19 @@ FORCE:
 $(BUILD)/obj/f32/version.o $(BUILD)/obj/f64/version.o: $(BUILD)/version.stamp
 $(BUILD)/obj/f32/version.o $(BUILD)/obj/f64/version.o: RUNTIME_CFLAGS += -DRESGEN_VERSION='"$(RESGEN_VERSION)"'
 
-$(BUILD)/obj/f32/%.o: runtime/%.c
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(CC) $(RUNTIME_CFLAGS) -c $< -o $@
+# One pair of rules a folder of the runtime.
+define runtime_rules
+$$(BUILD)/obj/f32/%.o: $(1)/%.c
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$<)
+	$$(Q)$$(CC) $$(RUNTIME_CFLAGS) -c $$< -o $$@
 
-$(BUILD)/obj/f64/%.o: runtime/%.c
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -c $< -o $@
+$$(BUILD)/obj/f64/%.o: $(1)/%.c
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$<)
+	$$(Q)$$(CC) $$(RUNTIME_CFLAGS) -DRESGEN_F64 -c $$< -o $$@
+endef
+$(foreach d,$(RUNTIME_DIRS),$(eval $(call runtime_rules,$(d))))
 
 # ---- the demo -----------------------------------------------------------------
 
@@ -523,10 +539,10 @@ bench-march: $(foreach n,$(BENCH_MARCH_NAMES),$(BUILD)/bin/$(n))
 	@tests/run-bench-march $(BUILD) $(BUILD)/march-$(BENCH_MARCH) $(BENCH_MARCH) $(BENCH_ROUNDS) $(BENCH_MARCH_STEPS) \
 		$(BENCH_MARCH_NAMES)
 
-$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine.c runtime/machine.h runtime/gemm.c runtime/gemm.h runtime/profile.h
+$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine/machine.c runtime/machine/machine.h runtime/machine/gemm.c runtime/machine/gemm.h runtime/machine/profile.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -O2 -march=$(MARCH) -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
+	$(Q)$(CC) -O2 -march=$(MARCH) -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -Iruntime/machine -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
 
 $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
@@ -545,8 +561,8 @@ $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := spec study
 FUZZ_SOURCES := $(filter-out generator/main.c generator/stage4-emit/emit.c,$(GENERATOR_SOURCES)) \
-	$(SHARED_RUNTIME:%=runtime/%.c)
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror $(addprefix -I,$(GENERATOR_DIRS)) -Iruntime \
+	$(SHARED_RUNTIME:%=runtime/shared/%.c)
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror $(addprefix -I,$(GENERATOR_DIRS)) -Iruntime -Iruntime/shared \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(foreach d,$(GENERATOR_DIRS),$(wildcard $(d)/*.h))

@@ -12,7 +12,7 @@
 #include "schedule.h"
 
 /* The processes one batch is split across in data-parallel training
- * (runtime/ranks.h): each runs the network on its part of the batch.
+ * (runtime/parallel/ranks.h): each runs the network on its part of the batch.
  * Alone: count 1, first_image 0, and add is never called. */
 struct net_ranks {
 	int count;        /* processes sharing each batch; the loss is the mean over all of it */
@@ -118,7 +118,7 @@ void net_backward(struct net_state *s, int n);
 void net_sgd(struct net_state *s, real lr, real momentum, real weight_decay);
 
 /* The kernels' choices, made once from the shapes and the machine
- * (runtime/machine.h); net_forward and net_backward make them first if
+ * (runtime/machine/machine.h); net_forward and net_backward make them first if
  * nothing has. net_explain prints every convolution's, in forward order,
  * at batch n. */
 void net_choose(void);

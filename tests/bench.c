@@ -1,6 +1,6 @@
 /* make bench: the speed of training steps of one network, on synthetic data
  * of its input shape, split into forward, backward and SGD, by kind of
- * kernel, and by kernel for the longest (runtime/profile.h). FLOP rates
+ * kernel, and by kernel for the longest (runtime/machine/profile.h). FLOP rates
  * count a training step as 3 forward passes (backward does about twice the
  * work of forward), the usual convention; each of a convolution's three
  * products does a forward pass's convolution work. With BENCH_FMA_LIMIT
@@ -26,7 +26,7 @@ static double now(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The kernels that took longest (runtime/profile.h: most are one op at one
+/* The kernels that took longest (runtime/machine/profile.h: most are one op at one
  * shape), each with its time by kind. */
 enum { LONGEST_KERNELS = 10 };
 static int by_time(const void *a, const void *b)

@@ -1530,7 +1530,8 @@ static void generate_and_compile(const char *spec_path, const char *out)
 		print_error("%s", err);
 	assert_int_equal(status, 0);
 	snprintf(command, sizeof command,
-		 "cc -fsyntax-only -std=gnu11 -fopenmp -Wall -Wextra -Werror -Iruntime -I%s %s/net.c",
+		 "cc -fsyntax-only -std=gnu11 -fopenmp -Wall -Wextra -Werror -Iruntime -Iruntime/command -Iruntime/run "
+		 "-Iruntime/parallel -Iruntime/machine -Iruntime/shared -I%s %s/net.c",
 		 out, out);
 	status = run(command, NULL, 0, err, sizeof err);
 	if (status != 0)
@@ -1623,10 +1624,10 @@ static void test_resgen_refuses_networks_too_big_for_memory(void **unused)
 
 /* On a processor with AVX2 and FMA, BLIS must run real kernels, not its
  * portable C ones: Debian's BLIS 0.9 takes Zen 4 and Zen 5 processors for
- * unknown, and runtime/gemm.c points them at the skx or zen3 kernels (3.3
+ * unknown, and runtime/machine/gemm.c points them at the skx or zen3 kernels (3.3
  * times faster on a Zen 5). An Intel processor with AVX-512 must run the
  * skx kernels, whatever its name string says. */
-/* Threads that wait spin briefly, then sleep (runtime/threads.h): the
+/* Threads that wait spin briefly, then sleep (runtime/parallel/threads.h): the
  * binary sets libgomp's GOMP_SPINCOUNT and starts again, unless the user
  * set it or OMP_WAIT_POLICY, and its machine line says which wait is in
  * force. The weights are the same bits whichever wait ran. */

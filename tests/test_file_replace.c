@@ -1,4 +1,4 @@
-/* The one way files are replaced (runtime/file_replace.c): a kill at any
+/* The one way files are replaced (runtime/shared/file_replace.c): a kill at any
  * instant leaves the old file or the new one and no temporary; concurrent
  * saves leave one whole file; special files and links are never replaced. */
 #include <dirent.h>

@@ -815,7 +815,7 @@ static void test_override_is_read_or_refused(void **unused)
 	assert_int_equal(machine_override_parse("tile=on", &o, why, sizeof why), -1);
 }
 
-/* The cores' round trip (runtime/machine.c), which decides where data
+/* The cores' round trip (runtime/machine/machine.c), which decides where data
  * gradients stream: with two threads, every trip made within the limit
  * (an unfinished exchange reads as the whole time spent, 5e9 ns here);
  * nothing measured with one thread, or inside a parallel region, where
@@ -840,7 +840,7 @@ static void test_machine_round_trip(void **unused)
 }
 
 /* Kernels of the other preference, that this processor runs: skx's
- * (AVX-512, column-stored; a Zen 4 runs zen3's by runtime/gemm.c's rule,
+ * (AVX-512, column-stored; a Zen 4 runs zen3's by runtime/machine/gemm.c's rule,
  * and so tests skx's here), else the portable sandybridge kernels (AVX,
  * column-stored), or haswell's (AVX2 and FMA, row-stored). */
 static const char *other_kernels(void)

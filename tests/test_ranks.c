@@ -1,4 +1,4 @@
-/* Training across ranks (the binaries' Open MPI flavour, runtime/ranks.h)
+/* Training across ranks (the binaries' Open MPI flavour, runtime/parallel/ranks.h)
  * as users run it under mpirun: with bn_sync the weights of the
  * single-process run, over shared memory and over TCP; bitwise repeatable;
  * BN per rank against PyTorch computing BN over each part of the batch; a

@@ -141,7 +141,7 @@ $(BUILD)/obj/edited/tiny-f64.o: $(BUILD)/generated/tiny-f64/net.c $(EDITED)/kern
 	$(call say,CC,$@)
 	$(Q)$(call net_compile,-iquote $(EDITED) -DRESGEN_F64 -I$(<D))
 
-$(BUILD)/obj/edited/version.o: runtime/version.c
+$(BUILD)/obj/edited/version.o: runtime/run/version.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -DRESGEN_VERSION='"edited-by-the-test"' -c $< -o $@

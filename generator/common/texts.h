@@ -12,7 +12,7 @@
 int make_dirs(const char *dir, struct diag *d);
 
 /* Writes texts[i] to dir/names[i], creating dir. Every file is written in
- * full before any replaces its old version (runtime/file_replace.h), so a
+ * full before any replaces its old version (runtime/shared/file_replace.h), so a
  * failure leaves the folder as it was. keep_same: a file that already holds
  * its text is left untouched, its time too, so that make rebuilds only what
  * changed. */

@@ -77,7 +77,7 @@ int expect_scalar(const struct checker *c, const struct ynode *node, const char 
 			node->kind == YNODE_MAP ? "a mapping" : "a list");
 }
 
-/* Numbers in the one notation: runtime/plain_number.h. */
+/* Numbers in the one notation: runtime/shared/plain_number.h. */
 int parse_integer(const struct checker *c, const struct ynode *node, const char *key,
 			 long min, long max, long *out)
 {

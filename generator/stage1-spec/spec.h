@@ -118,7 +118,7 @@ int spec_parse(struct spec *spec, const char *path, const char *text, size_t len
 int spec_warnings(const struct spec *spec, struct diag *warnings, int max);
 
 /* The spec's train section as a binary's defaults hold it (net_api.h),
- * for the recipe's words (runtime/recipe.h). */
+ * for the recipe's words (runtime/shared/recipe.h). */
 struct net_defaults;
 void spec_recipe(const struct spec *spec, struct net_defaults *recipe);
 

@@ -1,6 +1,6 @@
 /* Convolution without bias (a BN or the sum follows), k x k, zero padding
  * k / 2. Images are shared among the threads. The fast kernels drive BLIS's
- * micro-kernel (runtime/gemm.h) on panels packed straight from the
+ * micro-kernel (runtime/machine/gemm.h) on panels packed straight from the
  * activations (implicit im2col): the forward pass and the data gradient as
  * W . columns(X), the weight gradient as dY . columns(X)^T. The reference
  * kernels (im2col, then one BLIS gemm per image) are what the fast ones are

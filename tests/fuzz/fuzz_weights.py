@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Fuzzes resgen_torch.py's weights reader (read_tensors) against the
-binaries' (runtime/tensor_file.c, through tensor_check): mutated weights
+binaries' (runtime/run/tensor_file.c, through tensor_check): mutated weights
 files must be read or refused with one line (resgen_torch.Refused), never
 a traceback, and both readers must agree on every file, but for what only
 the Python reader checks of the values (a NaN, an infinity, a negative
 running variance) and of the names (a tensor twice), which the binaries
-check as they load weights (runtime/state.c).
+check as they load weights (runtime/run/state.c).
 
     fuzz_weights.py SECONDS TENSOR_CHECK WORK_DIR SEED_FILE...
 """

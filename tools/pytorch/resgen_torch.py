@@ -95,7 +95,7 @@ def read_regular(path, max_bytes):
 
 
 def read_tensors(path, max_bytes=1 << 34):
-    """A resgen tensor file (runtime/tensor_file.h) of at most max_bytes
+    """A resgen tensor file (runtime/run/tensor_file.h) of at most max_bytes
     as {name: float64 array}, checked as the binaries check it: whole, each
     name once, nothing after the last tensor, every value finite, no
     running variance negative. Refused (one line) otherwise."""
@@ -420,7 +420,7 @@ def weights_bytes(net):
 
 
 def text_of(values):
-    """A string stored as a tensor, a byte a value (runtime/state.c)."""
+    """A string stored as a tensor, a byte a value (runtime/run/state.c)."""
     return bytes(int(v) for v in values if 0 <= v < 256).decode("utf-8", "replace")
 
 
@@ -489,7 +489,7 @@ def load(spec_path, weights_path):
     return load_weights(net, read_tensors(weights_path, limit), weights_path).eval()
 
 
-# ---- data, read and normalised as the binaries do (runtime/data.c) ----
+# ---- data, read and normalised as the binaries do (runtime/run/data.c) ----
 
 # The largest data file read: CIFAR-100's training images are 150 MB.
 DATA_BYTES = 1 << 30

@@ -1,7 +1,7 @@
 /* Which algorithm each pass of a convolution runs, how its images are
  * grouped, and whether it streams its output past the caches: chosen once
  * per instance (conv_choose), from its shape and the machine
- * (runtime/machine.h), into a struct conv_choices the kernels follow and
+ * (runtime/machine/machine.h), into a struct conv_choices the kernels follow and
  * `NAME explain` prints (conv_explain). What the shape alone decides, the
  * Winograd tile, the generator emits as a constant of the shape
  * (CONV_TILE). The rules count micro-kernel steps: blocks of mr x nr

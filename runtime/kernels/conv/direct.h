@@ -1,4 +1,4 @@
-/* The direct fast kernels: BLIS's micro-kernel (runtime/gemm.h) on panels
+/* The direct fast kernels: BLIS's micro-kernel (runtime/machine/gemm.h) on panels
  * packed straight from the activations (implicit im2col), Y = W .
  * columns(X) one micro-kernel block at a time; and the row split, which
  * packs a k x k window as k rows of k x c_in where that packs less. */

@@ -257,7 +257,7 @@ const struct net_info net_info = {
 };
 
 /* Each convolution's choices (runtime/kernels/conv/choices.h), made once
- * from its shape and the machine (runtime/machine.h): by the session
+ * from its shape and the machine (runtime/machine/machine.h): by the session
  * before any pass, else by the first call of net_forward or net_backward. */
 static bool net_chosen;
 

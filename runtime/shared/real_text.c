@@ -1,3 +1,5 @@
+/* Doubles as the shortest text that reads back to the same value; see
+ * real_text.h. */
 #include "real_text.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* The random generator of rng.h: xoshiro256** seeded by splitmix64, and
+ * the normal and uniform draws built on it. */
 #include "rng.h"
 
 #include <math.h>

@@ -106,7 +106,7 @@ static struct {
 	long passes, fewer;
 } team_state;
 
-enum { THREADS_MAX = 1024 }; /* as --threads: runtime/main.c */
+enum { THREADS_MAX = 1024 }; /* as --threads: runtime/command/main.c */
 
 /* text as a whole number from 1 to max, in plain decimal; 0 if it is not. */
 static long whole_from_one(const char *text, long max)

@@ -1,4 +1,4 @@
-/* The time split of runtime/profile.h. */
+/* The time split of runtime/machine/profile.h. */
 #include "profile.h"
 
 #include <string.h>

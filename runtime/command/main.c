@@ -153,11 +153,11 @@ static void print_help(const char *program)
 	       d->bn_sync ? "true" : "false", ranks_flavour());
 	printf("Data: CIFAR-10/100 in their binary versions (data_batch_1.bin... or train.bin,\n"
 	       "test.bin), MNIST and Fashion-MNIST as IDX files, gzip-compressed or not.\n"
-	       "Weights files hold named float64 tensors (see runtime/tensor_file.h).\n"
+	       "Weights files hold named float64 tensors (see runtime/run/tensor_file.h).\n"
 	       "RESGEN_CHOICES overrides the kernels' choices for experiments, as\n"
 	       "NAME=on|off|rule,... with NAME winograd, row_split, weight_split, swap or\n"
-	       "stream (runtime/machine.h); explain shows what it forced. RESGEN_TEAM=K runs\n"
-	       "every pass on K of the threads (runtime/threads.h), for experiments.\n"
+	       "stream (runtime/machine/machine.h); explain shows what it forced. RESGEN_TEAM=K runs\n"
+	       "every pass on K of the threads (runtime/parallel/threads.h), for experiments.\n"
 	       "Exit status: 0 done, 1 input/output failure, 2 bad arguments, data or\n"
 	       "checkpoint, 3 diverged, 4 stopped by a signal after writing a checkpoint.\n");
 }

@@ -75,7 +75,7 @@ int init_run(const struct run_options *options);
 /* Measures the weights options->load_weights on a split (evaluate.c). */
 int evaluate_run(const struct run_options *options);
 /* Prints the machine and every convolution's choices at options->batch
- * (runtime/explain.c). */
+ * (runtime/command/explain.c). */
 int explain_run(const struct run_options *options);
 
 #endif

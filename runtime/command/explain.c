@@ -1,6 +1,6 @@
 /* explain: what each convolution of this network runs on this machine,
  * and why. The choices are made once, from the shapes and the machine
- * (runtime/kernels/conv/choices.h, runtime/machine.h), exactly as train
+ * (runtime/kernels/conv/choices.h, runtime/machine/machine.h), exactly as train
  * makes them; this prints them at the batch and thread count given. */
 #include <stdio.h>
 
