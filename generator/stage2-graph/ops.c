@@ -305,7 +305,7 @@ const struct op_kind_info op_kinds[OP_KIND_COUNT] = {
 			   .kernel_values = input_image_values, .call_values = batch_norm_call},
 	[OP_RELU] = {"relu", {"WRITE"}, .backward_reads_output = true, .flops = elementwise_flops,
 		     .call_values = relu_call},
-	[OP_ADD] = {"add", {"SHORTCUT_WRITE", "BRANCH_WRITE"}, .flops = elementwise_flops,
+	[OP_ADD] = {"add", {"SHORTCUT_WRITE", "BRANCH_WRITE"}, .hands_gradient_on = true, .flops = elementwise_flops,
 		    .call_values = add_call},
 	[OP_PAD_SHORTCUT] = {"pad_shortcut", {NULL}, .kernel_name = pad_shortcut_name,
 			     .kernel_values = resampling_values, .call_values = plain_call},

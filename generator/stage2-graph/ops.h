@@ -31,6 +31,9 @@ struct op_kind_info {
 	 * whether its own sums were taken (SUMS_GIVEN); its backward call
 	 * where its output gradient comes from (DOUT, DEFERRED) */
 	bool takes_next_sums, takes_sums_given, takes_gradient_source;
+	/* its backward hands its output's gradient to its inputs unchanged
+	 * (the addition), which lowering may do without a copy (lower.h) */
+	bool hands_gradient_on;
 	/* Whether op counts as a weighted layer of the paper's depth; NULL:
 	 * never. */
 	bool (*weighted)(const struct op *op);

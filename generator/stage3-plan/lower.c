@@ -4,16 +4,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether ops first.. are BN -> ReLU -> convolution of one group, each
- * reading the one before, with no other reader of BN's or ReLU's output. */
-static bool bn_relu_conv_at(const struct graph *g, const int *readers, int first)
+#include "fusions.h"
+#include "ops.h"
+
+/* Whether ops first.. are fusion f's pattern: its kinds, of one group,
+ * each reading the one before (as exactly one of its inputs), every output
+ * but the last read by the next op alone, and each op the fusion needs to
+ * pass its gradient on doing so. */
+static bool fusion_at(const struct lowering *l, const int *readers, int first, const struct fusion_info *f)
 {
-	if (first + 2 >= g->op_count)
+	const struct graph *g = l->graph;
+	if (first + f->op_count > g->op_count)
 		return false;
-	const struct op *bn = &g->ops[first], *relu = bn + 1, *conv = bn + 2;
-	return bn->kind == OP_BATCH_NORM && relu->kind == OP_RELU && conv->kind == OP_CONV &&
-	       relu->group == bn->group && conv->group == bn->group && relu->inputs[0] == bn->output &&
-	       conv->inputs[0] == relu->output && readers[bn->output] == 1 && readers[relu->output] == 1;
+	const struct op *ops = &g->ops[first];
+	for (int k = 0; k < f->op_count; k++) {
+		if (ops[k].kind != f->pattern[k] || ops[k].group != ops[0].group ||
+		    (f->must_pass >> k & 1 && !l->passes_gradient[first + k]))
+			return false;
+		if (k + 1 < f->op_count && readers[ops[k].output] != 1)
+			return false;
+		if (k > 0) {
+			int reads = 0;
+			for (int i = 0; i < ops[k].input_count; i++)
+				reads += ops[k].inputs[i] == ops[k - 1].output;
+			if (reads != 1)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Step kind's ops, from first, become one step: what it computes inside
+ * is no longer stored. */
+static struct step fuse(struct lowering *l, enum step_kind kind, int first)
+{
+	const struct fusion_info *f = &fusions[kind];
+	for (int k = 0; k < f->op_count; k++) {
+		int t = l->graph->ops[first + k].output;
+		if (f->not_stored >> k & 1)
+			l->stored[t] = false;
+		if (f->gradient_not_stored >> k & 1)
+			l->gradient_stored[t] = false;
+	}
+	return (struct step){kind, first, f->op_count, first + f->kernel_at, false, -1, false};
 }
 
 /* Whether addition i can pass its output's gradient to its inputs by
@@ -29,7 +62,7 @@ static bool passes_gradient_at(const struct graph *g, const struct lowering *l, 
 			       const int *last_reader, int i)
 {
 	const struct op *add = &g->ops[i];
-	if (add->kind != OP_ADD || add->inputs[0] == add->inputs[1] || !l->gradient_stored[add->output] ||
+	if (!op_kinds[add->kind].hands_gradient_on || add->inputs[0] == add->inputs[1] || !l->gradient_stored[add->output] ||
 	    readers[add->output] == 0)
 		return false;
 	bool extends[2];
@@ -64,10 +97,12 @@ static bool takes_addition(const struct lowering *l, const int *readers, int j, 
 {
 	const struct graph *g = l->graph;
 	const struct step *step = &l->steps[j], *next = step + 1;
-	if (j + 1 >= l->step_count || step->kind != STEP_BN_RELU_CONV || step->op_count != 3 || next->kind != STEP_OP)
+	if (j + 1 >= l->step_count || !fusions[step->kind].takes_addition ||
+	    step->op_count != fusions[step->kind].op_count || next->kind != STEP_OP)
 		return false;
+	/* the next op passes its gradient on: an addition */
 	const struct op *conv = &g->ops[step->kernel_op], *add = &g->ops[next->first_op];
-	if (add->kind != OP_ADD || add->group != conv->group || !l->passes_gradient[next->first_op] ||
+	if (add->group != conv->group || !l->passes_gradient[next->first_op] ||
 	    readers[conv->output] != 1 || add->inputs[0] == add->inputs[1])
 		return false;
 	if (add->inputs[0] != conv->output && add->inputs[1] != conv->output)
@@ -96,55 +131,32 @@ static void fuse_additions(struct lowering *l, const int *readers)
 	l->step_count = kept;
 }
 
-/* Whether steps j, j + 1 and j + 2 are BN -> addition -> ReLU of one
- * group, each its own step, each output read only by the next op, and the
- * addition passing its gradient (see lower.h). */
-static bool bn_add_relu_at(const struct lowering *l, const int *readers, int j)
+/* Whether steps j.. are single ops that fusion kind can make one step. */
+static bool fusion_of_steps_at(const struct lowering *l, const int *readers, int j, enum step_kind kind)
 {
-	const struct graph *g = l->graph;
-	if (j + 2 >= l->step_count)
+	const struct fusion_info *f = &fusions[kind];
+	if (j + f->op_count > l->step_count)
 		return false;
-	const struct step *step = &l->steps[j];
-	for (int k = 0; k < 3; k++)
-		if (step[k].kind != STEP_OP)
+	for (int k = 0; k < f->op_count; k++)
+		if (l->steps[j + k].kind != STEP_OP)
 			return false;
-	const struct op *bn = &g->ops[step[0].first_op], *add = &g->ops[step[1].first_op];
-	const struct op *relu = &g->ops[step[2].first_op];
-	return bn->kind == OP_BATCH_NORM && add->kind == OP_ADD && relu->kind == OP_RELU && add->group == bn->group &&
-	       relu->group == bn->group && (add->inputs[0] == bn->output) != (add->inputs[1] == bn->output) &&
-	       relu->inputs[0] == add->output && readers[bn->output] == 1 && readers[add->output] == 1 &&
-	       l->passes_gradient[step[1].first_op];
+	return fusion_at(l, readers, l->steps[j].first_op, f);
 }
 
-/* Whether steps j and j + 1 are BN -> ReLU of one group, each its own
- * step, BN's output read only by the ReLU (see lower.h). */
-static bool bn_relu_at(const struct lowering *l, const int *readers, int j)
-{
-	const struct graph *g = l->graph;
-	if (j + 1 >= l->step_count || l->steps[j].kind != STEP_OP || l->steps[j + 1].kind != STEP_OP)
-		return false;
-	const struct op *bn = &g->ops[l->steps[j].first_op], *relu = &g->ops[l->steps[j + 1].first_op];
-	return bn->kind == OP_BATCH_NORM && relu->kind == OP_RELU && relu->group == bn->group && relu->inputs[0] == bn->output &&
-	       readers[bn->output] == 1;
-}
-
-/* Each BN -> addition -> ReLU, and each BN -> ReLU, of steps left as
- * single ops becomes one step (see lower.h); the steps after move up. */
+/* The fusions matched once additions are fused (BN -> addition -> ReLU,
+ * BN -> ReLU), on steps left as single ops, the first of the table's order
+ * that applies; the steps after move up (see lower.h). */
 static void fuse_batch_norms(struct lowering *l, const int *readers)
 {
 	int kept = 0;
 	for (int j = 0; j < l->step_count; j++) {
 		struct step step = l->steps[j];
-		const struct op *bn = &l->graph->ops[step.first_op];
-		if (bn_add_relu_at(l, readers, j)) {
-			step = (struct step){STEP_BN_ADD_RELU, step.first_op, 3, step.first_op, false, -1, false};
-			l->stored[bn->output] = l->stored[(bn + 1)->output] = false; /* BN's and the addition's */
-			j += 2;
-		} else if (bn_relu_at(l, readers, j)) {
-			step = (struct step){STEP_BN_RELU, step.first_op, 2, step.first_op, false, -1, false};
-			l->stored[bn->output] = l->gradient_stored[bn->output] = false;
-			j += 1;
-		}
+		for (int kind = 0; kind < STEP_KIND_COUNT; kind++)
+			if (fusions[kind].after_additions && fusion_of_steps_at(l, readers, j, kind)) {
+				step = fuse(l, kind, step.first_op);
+				j += step.op_count - 1;
+				break;
+			}
 		for (int k = 0; k < step.op_count; k++)
 			l->step_of_op[step.first_op + k] = kept;
 		l->steps[kept++] = step;
@@ -164,16 +176,18 @@ static int takes_gradient_of(const struct lowering *l, const int *readers, int j
 {
 	const struct graph *g = l->graph;
 	const struct step *step = &l->steps[j];
-	if (step->kind != STEP_BN_RELU_CONV && step->kind != STEP_BN_ADD_RELU)
+	enum leaves_gradient leaves = fusions[step->kind].leaves_gradient;
+	if (leaves == LEAVES_NOWHERE)
 		return -1;
 	int t = g->ops[step->first_op].inputs[0], producer = g->tensors[t].producer;
-	if (producer < 0 || g->ops[producer].kind != OP_CONV || g->ops[producer].group != g->ops[step->first_op].group ||
+	if (producer < 0 || !op_kinds[g->ops[producer].kind].takes_gradient_source ||
+	    g->ops[producer].group != g->ops[step->first_op].group ||
 	    readers[t] != 1 || !l->stored[t] || !l->gradient_stored[t] || l->gradient_slot[t] != t)
 		return -1;
 	int k = l->step_of_op[producer];
 	const struct step *conv_step = &l->steps[k];
 	if (conv_step->kernel_op != producer || conv_step->first_op + conv_step->op_count - 1 != producer ||
-	    conv_step->applies_for >= 0 || (step->kind == STEP_BN_ADD_RELU && k != j - 1))
+	    conv_step->applies_for >= 0 || (leaves == LEAVES_TO_PREVIOUS && k != j - 1))
 		return -1;
 	return k;
 }
@@ -224,15 +238,12 @@ int lower(struct lowering *l, const struct graph *g)
 	for (int i = 0; i < ops;) {
 		struct step *step = &l->steps[l->step_count];
 		*step = (struct step){STEP_OP, i, 1, i, false, -1, false};
-		if (bn_relu_conv_at(g, readers, i)) {
-			const struct op *bn = &g->ops[i], *relu = bn + 1;
-			*step = (struct step){STEP_BN_RELU_CONV, i, 3, i + 2, false, -1, false};
-			/* Neither output is kept, nor BN's output gradient: BN's
-			 * backward reads the convolution's input gradient through
-			 * ReLU's mask. */
-			l->stored[bn->output] = l->stored[relu->output] = false;
-			l->gradient_stored[bn->output] = false;
-		}
+		for (int kind = 0; kind < STEP_KIND_COUNT; kind++)
+			if (fusions[kind].template_name && !fusions[kind].after_additions &&
+			    fusion_at(l, readers, i, &fusions[kind])) {
+				*step = fuse(l, kind, i);
+				break;
+			}
 		for (int j = 0; j < step->op_count; j++)
 			l->step_of_op[i + j] = l->step_count;
 		i += step->op_count;
@@ -253,7 +264,8 @@ int lower(struct lowering *l, const struct graph *g)
 		const struct step *step = &l->steps[j], *next = step + 1;
 		const struct op *kernel = &g->ops[step->kernel_op], *bn = &g->ops[next->first_op];
 		int result = g->ops[step->first_op + step->op_count - 1].output;
-		l->steps[j].sums_for_next = kernel->kind == OP_CONV && bn->kind == OP_BATCH_NORM && bn->inputs[0] == result;
+		l->steps[j].sums_for_next = op_kinds[kernel->kind].takes_next_sums && op_kinds[bn->kind].takes_sums_given &&
+					    bn->inputs[0] == result;
 	}
 	free(readers);
 	free(last_reader);

@@ -3,6 +3,10 @@
  * graph and the plan (plan_build runs it first); reads only the graph,
  * which stays the paper's network.
  *
+ * Each fused step kind is an entry of the table in fusions.h (its ops,
+ * what it leaves unstored, its template); this file says how the
+ * entries are matched, in what order, and what each step then does.
+ *
  * A step is one op, or consecutive ops of one group fused into one kernel:
  * a BN whose output only a ReLU reads, and that ReLU's output only a
  * convolution reads, become one convolution that applies BN and ReLU while

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fusions.h"
 #include "ops.h"
 
 struct interval {
@@ -85,12 +86,8 @@ static int find_kernels(struct plan *p, const struct graph *g)
 			kind->kernel_name(in, out, &g->ops[i], op_name, sizeof op_name);
 		else
 			snprintf(op_name, sizeof op_name, "%s", kind->template_name);
-		if (step->kind == STEP_BN_RELU_CONV) /* conv names stay far below the limit */
-			snprintf(name, sizeof name, "bn_relu_%.55s", op_name);
-		else if (step->kind == STEP_BN_ADD_RELU)
-			snprintf(name, sizeof name, "bn_add_relu_%dx%dx%d", in.channels, in.height, in.width);
-		else if (step->kind == STEP_BN_RELU)
-			snprintf(name, sizeof name, "bn_relu_%dx%dx%d", in.channels, in.height, in.width);
+		if (fusions[step->kind].kernel_name)
+			fusions[step->kind].kernel_name(in, op_name, name, sizeof name);
 		else
 			snprintf(name, sizeof name, "%s", op_name);
 		int k = 0;
@@ -301,4 +298,15 @@ void plan_free(struct plan *p)
 	free(p->kernels);
 	lowering_free(&p->lowering);
 	memset(p, 0, sizeof *p);
+}
+
+bool plan_sets_gradient(const struct plan *p, int index, int k)
+{
+	const struct op *op = &p->graph->ops[index];
+	if (k >= 2 || !op_kinds[op->kind].write[k] || p->first_gradient_writer[op->inputs[k]] != index)
+		return false;
+	for (int j = 0; j < k; j++)
+		if (op->inputs[j] == op->inputs[k])
+			return false;
+	return true;
 }

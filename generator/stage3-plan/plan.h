@@ -56,6 +56,11 @@ struct plan_memory {
 };
 
 struct plan_memory plan_memory(const struct plan *p, int n, int threads, int real_size);
+
+/* Whether op index's backward sets the gradient of its input k: it writes
+ * it first, its kind can, and no earlier input of the op is the same
+ * tensor (whose gradient it must then add to). */
+bool plan_sets_gradient(const struct plan *p, int index, int k);
 void plan_free(struct plan *p);
 
 #endif

@@ -9,36 +9,12 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "fusions.h"
 #include "ops.h"
 #include "real_text.h"
 #include "schedule.h"
 #include "texts.h"
 #include "template.h"
-
-/* Per fused step kind (generator/stage3-plan/lower.h): its template in templates/ops/,
- * and the op kinds whose helpers that template uses. */
-static const struct {
-	const char *template_name;
-	enum op_kind helpers[2];
-} step_table[STEP_KIND_COUNT] = {
-	[STEP_BN_RELU_CONV] = {"batch_norm_relu_conv", {OP_BATCH_NORM, OP_CONV}},
-	[STEP_BN_ADD_RELU] = {"batch_norm_add_relu", {OP_BATCH_NORM, OP_BATCH_NORM}},
-	[STEP_BN_RELU] = {"batch_norm_relu", {OP_BATCH_NORM, OP_BATCH_NORM}},
-};
-
-/* Whether op index's backward sets the gradient of its input k: it writes
- * it first, its kind can, and no earlier input of the op is the same
- * tensor (whose gradient it must then add to). */
-static bool sets_gradient(const struct plan *p, int index, int k)
-{
-	const struct op *op = &p->graph->ops[index];
-	if (k >= 2 || !op_kinds[op->kind].write[k] || p->first_gradient_writer[op->inputs[k]] != index)
-		return false;
-	for (int j = 0; j < k; j++)
-		if (op->inputs[j] == op->inputs[k])
-			return false;
-	return true;
-}
 
 struct emitter {
 	const struct plan *plan;
@@ -47,7 +23,7 @@ struct emitter {
 	enum dtype dtype;
 	struct template net, kernels, arena;
 	struct template ops[OP_KIND_COUNT];
-	struct template fused[STEP_KIND_COUNT]; /* STEP_OP's unused */
+	struct template fused[STEP_KIND_COUNT]; /* a fusion's; a single op's step: unused */
 	struct diag *d;
 	uint64_t identity; /* net_info.identity: network_identity */
 };
@@ -99,9 +75,9 @@ static int load_templates(struct emitter *e, const char *dir)
 			return -1;
 	}
 	for (int k = 0; k < STEP_KIND_COUNT; k++) {
-		if (!step_table[k].template_name)
+		if (!fusions[k].template_name)
 			continue;
-		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, step_table[k].template_name);
+		snprintf(path, sizeof path, "%s/ops/%s.c.tmpl", dir, fusions[k].template_name);
 		if (template_load(&e->fused[k], path, e->d) != 0)
 			return -1;
 	}
@@ -119,10 +95,10 @@ static void free_templates(struct emitter *e)
 		template_free(&e->fused[k]);
 }
 
-/* The template of a kernel: its op kind's, or its fusion's. */
+/* The template of a kernel: its fusion's, or its op kind's. */
 static const struct template *kernel_template(const struct emitter *e, const struct kernel *k)
 {
-	return k->step == STEP_OP ? &e->ops[k->kind] : &e->fused[k->step];
+	return fusions[k->step].template_name ? &e->fused[k->step] : &e->ops[k->kind];
 }
 
 static void header_vars(const struct emitter *e, struct template_vars *v)
@@ -181,13 +157,13 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 	bool used[OP_KIND_COUNT] = {false}, fused[STEP_KIND_COUNT] = {false};
 	for (int k = 0; k < p->kernel_count; k++) {
 		enum step_kind step = p->kernels[k].step;
-		if (step == STEP_OP) {
+		if (!fusions[step].template_name) {
 			used[p->kernels[k].kind] = true;
 			continue;
 		}
 		fused[step] = true;
 		for (int h = 0; h < 2; h++)
-			used[step_table[step].helpers[h]] = true;
+			used[fusions[step].helpers[h]] = true;
 	}
 	for (int kind = 0; kind < OP_KIND_COUNT; kind++)
 		if (used[kind] && op_kinds[kind].needs_batch_norm)
@@ -276,103 +252,6 @@ static void shape_text(char *out, size_t size, struct shape s)
 	snprintf(out, size, "(n, %d, %d, %d)", s.channels, s.height, s.width);
 }
 
-/* Whether the BN that starts step j takes its statistics from the sums
- * the step before took (lower.h), as batch_norm.c.tmpl says it; and where
- * step j's convolution puts the next BN's sums. */
-static const char *sums_given(const struct lowering *l, int j)
-{
-	return j > 0 && l->steps[j - 1].sums_for_next ? "SUMS_TAKEN" : "SUMS_TO_TAKE";
-}
-
-static const char *next_sums(const struct lowering *l, int j)
-{
-	return l->steps[j].sums_for_next ? "IMAGE_SUMS" : "NULL";
-}
-
-/* Where step j's convolution backward reads dY (DOUT): its output's
- * gradient, or, where the BN after it left that to it (lower.h), NULL,
- * with DEFERRED naming what it computes dY from. */
-static void gradient_vars(const struct emitter *e, int j, struct template_vars *v)
-{
-	const struct graph *g = e->g;
-	const struct lowering *l = &e->plan->lowering;
-	const struct step *step = &l->steps[j];
-	const struct op *last = &g->ops[step->first_op + step->op_count - 1];
-	if (step->applies_for < 0) {
-		template_set(v, "DOUT", "GRAD(%s)", g->tensors[last->output].name);
-		template_set(v, "DEFERRED", "DY_STORED");
-	} else {
-		/* BN's output gradient: of the ReLU after it, or of the sum after it (BN + addition + ReLU) */
-		const struct step *after = &l->steps[step->applies_for];
-		const struct op *bn = &g->ops[after->first_op];
-		template_set(v, "DOUT", "NULL");
-		template_set(v, "DEFERRED", "%s(%s, %s, %s)", after->kind == STEP_BN_RELU_CONV ? "DY_FROM_BN_RELU" : "DY_FROM_BN",
-			     bn->name, g->tensors[bn[1].output].name, g->tensors[bn->inputs[0]].name);
-	}
-}
-
-/* Values of a fused step's forward and backward call: the names of its
- * ops, and of every tensor and parameter its kernel reads or writes. Every
- * fusion starts with a BN. */
-static void fused_vars(const struct emitter *e, int j, struct template_vars *v)
-{
-	const struct graph *g = e->g;
-	const struct plan *p = e->plan;
-	const struct step *step = &p->lowering.steps[j];
-	const struct op *bn = &g->ops[step->first_op], *second = bn + 1, *third = bn + 2;
-	const struct op *last = &g->ops[step->first_op + step->op_count - 1];
-	char names[4][GRAPH_NAME_MAX];
-	for (int k = 0; k < step->op_count; k++)
-		snprintf(names[k], sizeof names[k], "%s", g->ops[step->first_op + k].name);
-	template_set(v, "KERNEL", "%s", p->kernels[p->op_kernel[step->kernel_op]].name);
-	template_set(v, "BN", "%s", bn->name);
-	template_set(v, "IN", "%s", g->tensors[bn->inputs[0]].name);
-	template_set(v, "OUT", "%s", g->tensors[last->output].name);
-	template_set(v, "GAMMA", "%s", g->params[bn->params[0]].name);
-	template_set(v, "BETA", "%s", g->params[bn->params[1]].name);
-	template_set(v, "MEAN", "%s", g->params[bn->params[2]].name);
-	template_set(v, "VAR", "%s", g->params[bn->params[3]].name);
-	template_set(v, "WRITE", "%s", sets_gradient(p, step->first_op, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
-	template_set(v, "SUMS_GIVEN", "%s", sums_given(&p->lowering, j));
-	if (step->kind == STEP_BN_RELU) { /* second: the ReLU */
-		template_set(v, "FORWARD_NAMES", "%s + %s", names[0], names[1]);
-		template_set(v, "BACKWARD_NAMES", "%s + %s", names[1], names[0]);
-		return;
-	}
-	/* the gradient BN writes: none where it leaves it to the convolution before */
-	if (step->leaves_gradient)
-		template_set(v, "DIN", "NULL");
-	else if (step->kind != STEP_BN_RELU)
-		template_set(v, "DIN", "GRAD(%s)", g->tensors[bn->inputs[0]].name);
-	if (step->kind == STEP_BN_ADD_RELU) { /* second: the addition, third: the ReLU */
-		int other = second->inputs[0] == bn->output ? second->inputs[1] : second->inputs[0];
-		template_set(v, "SHORTCUT", "%s", g->tensors[other].name);
-		template_set(v, "SUM", "%s", g->tensors[second->output].name);
-		template_set(v, "SUM_WRITE", "%s", sets_gradient(p, step->first_op + 2, 0) ? "GRADIENT_SET" : "GRADIENT_ADD");
-		template_set(v, "FORWARD_NAMES", "%s + %s + %s", names[0], names[1], names[2]);
-		template_set(v, "BACKWARD_NAMES", "%s + %s (passes its gradient) + %s", names[2], names[1], names[0]);
-		return;
-	}
-	/* STEP_BN_RELU_CONV: second the ReLU, third the convolution */
-	char shortcut[GRAPH_NAME_MAX + 8] = "NULL";
-	if (step->op_count == 4) { /* the addition: out = shortcut + the convolution */
-		int other = last->inputs[0] == third->output ? last->inputs[1] : last->inputs[0];
-		snprintf(shortcut, sizeof shortcut, "ACT(%s)", g->tensors[other].name);
-		template_set(v, "FORWARD_NAMES", "%s + %s + %s + %s", names[0], names[1], names[2], names[3]);
-		template_set(v, "BACKWARD_NAMES", "%s (passes its gradient) + %s + %s + %s", names[3], names[2], names[1], names[0]);
-	} else {
-		template_set(v, "FORWARD_NAMES", "%s + %s + %s", names[0], names[1], names[2]);
-		template_set(v, "BACKWARD_NAMES", "%s + %s + %s", names[2], names[1], names[0]);
-	}
-	template_set(v, "ACTIVATED", "%s", g->tensors[second->output].name);
-	template_set(v, "SHORTCUT", "%s", shortcut);
-	template_set(v, "LAYER", "%s", third->name);
-	template_set(v, "HAS_SHORTCUT", "%s", step->op_count == 4 ? "true" : "false");
-	template_set(v, "WEIGHT", "%s", g->params[third->params[0]].name);
-	template_set(v, "NEXT_SUMS", "%s", next_sums(&p->lowering, j));
-	gradient_vars(e, j, v);
-}
-
 /* Before a step's backward: zeroes the stored gradients of its inputs that
  * it writes first but cannot set. */
 static int emit_zeroing(const struct emitter *e, const struct step *step, struct strbuf *out)
@@ -385,7 +264,7 @@ static int emit_zeroing(const struct emitter *e, const struct step *step, struct
 		const struct op *op = &g->ops[i];
 		for (int k = 0; k < op->input_count && status == 0; k++) {
 			int t = op->inputs[k];
-			if (p->gradient_offset[t] < 0 || p->first_gradient_writer[t] != i || sets_gradient(p, i, k))
+			if (p->gradient_offset[t] < 0 || p->first_gradient_writer[t] != i || plan_sets_gradient(p, i, k))
 				continue;
 			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
 			template_set(&v, "COUNT", "%ld", graph_tensor_size(g, t));
@@ -393,6 +272,51 @@ static int emit_zeroing(const struct emitter *e, const struct step *step, struct
 		}
 	}
 	return status;
+}
+
+/* A step's template: its fusion's, or its one op's. */
+static const struct template *step_template(const struct emitter *e, const struct step *step)
+{
+	return fusions[step->kind].template_name ? &e->fused[step->kind] : &e->ops[e->g->ops[step->first_op].kind];
+}
+
+enum pass { PASS_EXPLAIN, PASS_FORWARD, PASS_BACKWARD };
+
+/* The values of step j's call in pass, and the section of its template
+ * that makes it: a fusion's from its table (fusions.h); a single op's from
+ * the op table, with where its sums and its output gradient are, how it
+ * writes its inputs' gradients, and whether its backward only passes its
+ * gradient on. The explanation names the weighted op (LAYER). */
+static const char *step_values(const struct emitter *e, int j, enum pass pass, struct template_vars *v)
+{
+	static const char *const sections[] = {"explain", "forward", "backward"};
+	const struct plan *p = e->plan;
+	const struct lowering *l = &p->lowering;
+	const struct step *step = &l->steps[j];
+	if (fusions[step->kind].template_name) {
+		fusion_values(p, j, v);
+		return sections[pass];
+	}
+	int i = step->first_op;
+	const struct op *op = &e->g->ops[i];
+	const struct op_kind_info *kind = &op_kinds[op->kind];
+	call_vars(e, i, v);
+	if (pass == PASS_EXPLAIN) {
+		template_set(v, "LAYER", "%s", op->name);
+	} else if (pass == PASS_FORWARD) {
+		if (kind->takes_next_sums)
+			template_set(v, "NEXT_SUMS", "%s", step_next_sums(l, j));
+		if (kind->takes_sums_given)
+			template_set(v, "SUMS_GIVEN", "%s", step_sums_given(l, j));
+	} else {
+		if (kind->takes_gradient_source)
+			step_gradient_values(p, j, v);
+		for (int k = 0; k < 2 && kind->write[k]; k++)
+			template_set(v, kind->write[k], "%s", plan_sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
+		if (l->passes_gradient[i])
+			return "backward_passed";
+	}
+	return sections[pass];
 }
 
 /* A group's forward and backward functions into out; explain: the calls
@@ -409,51 +333,19 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 	int first = group->first_op, last = group->first_op + group->op_count - 1;
 	int first_step = l->step_of_op[first], last_step = l->step_of_op[last];
 	for (int j = first_step; j <= last_step && status == 0; j++) {
-		const struct step *step = &l->steps[j];
-		const struct template *t = step->kind == STEP_OP ? &e->ops[g->ops[step->first_op].kind] : &e->fused[step->kind];
+		const struct template *t = step_template(e, &l->steps[j]);
 		if (template_has_section(t, "explain")) {
-			if (step->kind == STEP_OP) {
-				call_vars(e, step->first_op, &v);
-				template_set(&v, "LAYER", "%s", g->ops[step->first_op].name);
-			} else {
-				fused_vars(e, j, &v);
-			}
-			status = render(e, t, "explain", &v, explain);
+			status = render(e, t, step_values(e, j, PASS_EXPLAIN, &v), &v, explain);
 			if (status != 0)
 				break;
 		}
-		if (step->kind == STEP_OP) {
-			call_vars(e, step->first_op, &v);
-			const struct op_kind_info *kind = &op_kinds[g->ops[step->first_op].kind];
-			if (kind->takes_next_sums)
-				template_set(&v, "NEXT_SUMS", "%s", next_sums(l, j));
-			if (kind->takes_sums_given)
-				template_set(&v, "SUMS_GIVEN", "%s", sums_given(l, j));
-			status = render(e, &e->ops[g->ops[step->first_op].kind], "forward", &v, &forward);
-		} else {
-			fused_vars(e, j, &v);
-			status = render(e, &e->fused[step->kind], "forward", &v, &forward);
-		}
+		status = render(e, t, step_values(e, j, PASS_FORWARD, &v), &v, &forward);
 	}
 	for (int j = last_step; j >= first_step && status == 0; j--) {
-		const struct step *step = &l->steps[j];
-		status = emit_zeroing(e, step, &backward);
-		if (status != 0)
-			break;
-		if (step->kind != STEP_OP) {
-			fused_vars(e, j, &v);
-			status = render(e, &e->fused[step->kind], "backward", &v, &backward);
-			continue;
-		}
-		int i = step->first_op;
-		const struct op *op = &g->ops[i];
-		call_vars(e, i, &v);
-		if (op_kinds[op->kind].takes_gradient_source)
-			gradient_vars(e, j, &v);
-		for (int k = 0; k < 2 && op_kinds[op->kind].write[k]; k++)
-			template_set(&v, op_kinds[op->kind].write[k], "%s",
-				     sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
-		status = render(e, &e->ops[op->kind], l->passes_gradient[i] ? "backward_passed" : "backward", &v, &backward);
+		status = emit_zeroing(e, &l->steps[j], &backward);
+		if (status == 0)
+			status = render(e, step_template(e, &l->steps[j]), step_values(e, j, PASS_BACKWARD, &v), &v,
+					&backward);
 	}
 	if (status == 0) {
 		char in[64], result[64];
