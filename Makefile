@@ -13,6 +13,7 @@
 ##   make clean            remove build/ and generated/
 ##   make ... MARCH=M      build for the instruction set M (build/march-M/)
 ##   make ... V=1          show the commands, not one short line per file
+##   make ... OUT_OF_LINE=1  the kernels' helpers out of line: quicker to compile, slower to run
 ##
 ## Using it
 ##   make demo             install what is missing, then train the demo spec
@@ -118,11 +119,14 @@ RUNTIME_DIRS := runtime/command runtime/run runtime/parallel runtime/machine run
 GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime -Iruntime/shared $(addprefix -I,$(GENERATOR_DIRS))
 RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARNINGS) $(COMMON) -Iruntime \
 	$(addprefix -I,$(RUNTIME_DIRS))
-# Emitted code (and test_kernels, which includes it). The sanitizer build
-# compiles the kernels' helpers out of line (runtime/kernels/common.h), so
-# that one instrumented copy serves every call. Its -g1 follows COMMON's
-# -g, and GCC takes the last level given.
-NET_CFLAGS := $(RUNTIME_CFLAGS) -g1 $(if $(filter 1,$(SANITIZE)),-DRESGEN_OUT_OF_LINE)
+# Emitted code (and test_kernels, which includes it). OUT_OF_LINE=1
+# compiles the kernels' helpers out of line (runtime/kernels/common.h):
+# the same code at the same level, several times faster to compile and
+# slower to run. The sanitizer build does, so that one instrumented copy
+# serves every call, and so do the tests' study networks (docs/build.md).
+# Its -g1 follows COMMON's -g, and GCC takes the last level given.
+OUT_OF_LINE ?= $(if $(filter 1,$(SANITIZE)),1,0)
+NET_CFLAGS := $(RUNTIME_CFLAGS) -g1 $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF_LINE)
 LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
@@ -194,6 +198,8 @@ $(foreach v,MARCH BENCH_MARCH,$(if $(call given,$(v)),$(if $(and $($(v)),$(if $(
 	$(digit_chars) - _ .),,ok),$(if $(filter -%,$($(v))),,ok)),,$(error $(v)='$($(v))' is not an instruction set \
 	resgen builds for: use native, or a name gcc's -march takes, such as x86-64-v3))))
 $(foreach v,BUILD RESGEN_VERSION,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
+$(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS,$(if $(call given,$(v)),$(if $(filter-out 0 1,$(subst $(space),@,$($(v)))),$(error \
+	$(v)='$($(v))' is not a setting resgen's make knows: use 0 or 1))))
 # The plots' paths, where given or where a plot is made; GRADFLOW is a list.
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
@@ -276,15 +282,13 @@ generated/%/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
 # links as it would the object of one compilation; the code is the same
 # (docs/build.md). The second step is given no -fopenmp: with it, GCC
 # links a second copy of libgomp into the object, which --threads does
-# not reach. The sanitizer build compiles in one piece.
+# not reach. With the helpers out of line (the sanitizer build, the
+# tests' own networks) a network compiles in one piece, quicker still.
 # $(call net_compile,FLAGS): net.c ($<) to the object $@, FLAGS added.
-ifeq ($(SANITIZE),1)
-net_compile = $(CC) $(NET_CFLAGS) $(1) -c $< -o $@
-else
-net_compile = $(CC) $(NET_CFLAGS) $(1) -flto -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.lto.o) && \
+net_compile = $(if $(filter -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS) $(1)),$(CC) $(NET_CFLAGS) $(1) -c $< -o $@,$(CC) \
+	$(NET_CFLAGS) $(1) -flto -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.lto.o) && \
 	$(CC) $(filter-out -fopenmp,$(NET_CFLAGS)) $(1) -flto=auto -flinker-output=nolto-rel -r -nostdlib $(@:.o=.lto.o) -o $@ && \
-	rm -f $(@:.o=.lto.o)
-endif
+	rm -f $(@:.o=.lto.o))
 $(BUILD)/obj/net/%.o: generated/%/net.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)

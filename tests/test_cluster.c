@@ -45,13 +45,14 @@ static int stop_cluster(void **unused)
 }
 
 /* make with arguments, as a user runs it (in this build's flavour, with
- * the tests' hooks); the test's own make settings stay out. */
+ * the tests' hooks, the networks' helpers out of line); the test's own
+ * make settings stay out. */
 static int make(const char *environment, const char *arguments, char *out, size_t out_size, char *err,
 		size_t err_size)
 {
 	char command[8192];
 	snprintf(command, sizeof command,
-		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %s make -s TEST_HOOKS=1 BUILD=%s STUDY_THREADS=2 %s",
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %s make -s TEST_HOOKS=1 OUT_OF_LINE=1 BUILD=%s STUDY_THREADS=2 %s",
 		 environment, build, arguments);
 	return run(command, out, out_size, err, err_size);
 }
