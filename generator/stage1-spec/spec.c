@@ -12,6 +12,7 @@
 
 #include "net_api.h"
 #include "real_text.h"
+#include "recipe.h"
 #include "schedule.h"
 #include "check.h"
 #include "yaml_tree.h"
@@ -274,16 +275,43 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	return 0;
 }
 
+/* A key of the recipe, read from map by the last part of its name, with
+ * the range and default of the recipe's table (runtime/shared/recipe.c),
+ * which --set reads too. */
+static const char *last_part(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot ? dot + 1 : name;
+}
+
+static int recipe_real(const struct checker *c, const struct ynode *map, const char *name, double *out)
+{
+	const struct recipe_key *k = recipe_key(name);
+	return get_real(c, map, last_part(name), k->min, k->min_open, k->max, k->fallback, out);
+}
+
+static int recipe_integer(const struct checker *c, const struct ynode *map, const char *name, long *out)
+{
+	const struct recipe_key *k = recipe_key(name);
+	return get_integer(c, map, last_part(name), (long)k->min, (long)k->max, (long)k->fallback, out);
+}
+
+static int recipe_int(const struct checker *c, const struct ynode *map, const char *name, int *out)
+{
+	const struct recipe_key *k = recipe_key(name);
+	return get_int(c, map, last_part(name), (int)k->min, (int)k->max, (int)k->fallback, out);
+}
+
 static int check_lr(const struct checker *c, const struct ynode *train, struct spec *spec)
 {
-	spec->train.lr_base = 0.1;
-	spec->train.warmup_lr = 0.01;
-	spec->train.warmup_iterations = 400;
+	spec->train.lr_base = recipe_key("lr.base")->fallback;
+	spec->train.warmup_lr = recipe_key("lr.warmup.lr")->fallback;
+	spec->train.warmup_iterations = (long)recipe_key("lr.warmup.iterations")->fallback;
 	spec->train.lr_step_count = 2;
 	spec->train.lr_steps[0] = 32000;
 	spec->train.lr_steps[1] = 48000;
 	spec->train.lr_step_fractions = false;
-	spec->train.lr_gamma = 0.1;
+	spec->train.lr_gamma = recipe_key("lr.gamma")->fallback;
 	const struct ynode *lr = ynode_get(train, "lr");
 	const struct ynode *warmup = ynode_get(lr, "warmup"), *steps = ynode_get(lr, "steps");
 	const struct ynode *warmup_place = ynode_get(warmup, "iterations");
@@ -295,10 +323,10 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 		return 0;
 	static const char *const keys[] = {"base", "schedule", "warmup", "steps", "gamma"};
 	if (expect_map(c, lr, "lr") != 0 || check_keys(c, lr, "'lr'", keys, COUNT(keys)) != 0 ||
-	    get_real(c, lr, "base", 0, true, 10, 0.1, &spec->train.lr_base) != 0 ||
-	    get_choice(c, lr, NULL, "schedule", lr_schedule_names, LR_SCHEDULE_COUNT, LR_SCHEDULE_STEP,
-		       &spec->train.lr_schedule) != 0 ||
-	    get_real(c, lr, "gamma", 0, true, 1, 0.1, &spec->train.lr_gamma) != 0)
+	    recipe_real(c, lr, "lr.base", &spec->train.lr_base) != 0 ||
+	    get_choice(c, lr, NULL, "schedule", lr_schedule_names, LR_SCHEDULE_COUNT,
+		       (int)recipe_key("lr.schedule")->fallback, &spec->train.lr_schedule) != 0 ||
+	    recipe_real(c, lr, "lr.gamma", &spec->train.lr_gamma) != 0)
 		return -1;
 	/* A cosine falls from base to 0 over the run after the warm-up: steps
 	 * and their factor have no place in it. They are set aside, with a
@@ -310,9 +338,8 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 		static const char *const warmup_keys[] = {"lr", "iterations"};
 		if (expect_map(c, warmup, "warmup") != 0 ||
 		    check_keys(c, warmup, "'warmup'", warmup_keys, COUNT(warmup_keys)) != 0 ||
-		    get_real(c, warmup, "lr", 0, true, 10, 0.01, &spec->train.warmup_lr) != 0 ||
-		    get_integer(c, warmup, "iterations", 0, 1000000000, 400,
-				&spec->train.warmup_iterations) != 0)
+		    recipe_real(c, warmup, "lr.warmup.lr", &spec->train.warmup_lr) != 0 ||
+		    recipe_integer(c, warmup, "lr.warmup.iterations", &spec->train.warmup_iterations) != 0)
 			return -1;
 	}
 	if (!steps) {
@@ -324,7 +351,7 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 	 * not both; a number written with a point or an exponent is a
 	 * fraction. */
 	if (steps->kind != YNODE_SEQ)
-		return error_at(c, steps, "'steps' must be a list such as [32000, 48000] or [0.5, 0.75]");
+		return error_at(c, steps, RECIPE_STEPS_NOT_A_LIST, "steps", "[32000, 48000]", "[0.5, 0.75]");
 	if (steps->count > SPEC_MAX_LR_STEPS)
 		return error_at(c, steps, "'steps' has %zu items; it must have at most %d", steps->count,
 				SPEC_MAX_LR_STEPS);
@@ -337,23 +364,19 @@ static int check_lr(const struct checker *c, const struct ynode *train, struct s
 		if (i == 0)
 			spec->train.lr_step_fractions = fraction;
 		else if (fraction != spec->train.lr_step_fractions)
-			return error_at(c, node,
-					"'steps' mixes iterations and fractions of the run; give all as "
-					"iterations, such as [32000, 48000], or all as fractions, such as "
-					"[0.5, 0.75]");
+			return error_at(c, node, RECIPE_STEPS_MIXED, "steps", "[32000, 48000]", "[0.5, 0.75]");
 		long whole;
 		double *value = &spec->train.lr_steps[i];
 		if (fraction ? parse_real(c, node, "steps", 0, true, 1, value) != 0
-			     : parse_integer(c, node, "steps", 1, 1000000000, &whole) != 0)
+			     : parse_integer(c, node, "steps", 1, RECIPE_ITERATIONS_MAX, &whole) != 0)
 			return -1;
 		if (fraction && *value == 1)
-			return error_at(c, node, "'steps' has the fraction 1, the end of the run; a step must "
-					"come before it, such as 0.75");
+			return error_at(c, node, RECIPE_STEPS_AT_THE_END, "steps");
 		if (!fraction)
 			*value = (double)whole;
 		if (i > 0 && *value <= spec->train.lr_steps[i - 1])
-			return error_at(c, node, "'steps' must increase, but %s follows %s; list them in order",
-					node->text, steps->values[i - 1]->text);
+			return error_at(c, node, RECIPE_STEPS_UNORDERED, "steps", node->text,
+					(int)strlen(steps->values[i - 1]->text), steps->values[i - 1]->text);
 	}
 	if (spec->train.lr_schedule == LR_SCHEDULE_COSINE)
 		spec->train.lr_step_count = 0;
@@ -437,12 +460,12 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 		train = &empty;
 	if (expect_map(c, train, "train") != 0 ||
 	    check_keys(c, train, "'train'", keys, COUNT(keys)) != 0 ||
-	    get_int(c, train, "batch", 1, 4096, 128, &spec->train.batch) != 0 ||
-	    get_integer(c, train, "iterations", 1, 1000000000, 64000, &spec->train.iterations) != 0 ||
-	    get_real(c, train, "momentum", 0, false, 0.999, 0.9, &spec->train.momentum) != 0 ||
-	    get_real(c, train, "weight_decay", 0, false, 1, 0.0001, &spec->train.weight_decay) != 0 ||
-	    get_integer(c, train, "seed", 0, 2147483647, 1, &spec->train.seed) != 0 ||
-	    get_integer(c, train, "eval_every", 1, 1000000000, 2000, &spec->train.eval_every) != 0 ||
+	    recipe_int(c, train, "batch", &spec->train.batch) != 0 ||
+	    recipe_integer(c, train, "iterations", &spec->train.iterations) != 0 ||
+	    recipe_real(c, train, "momentum", &spec->train.momentum) != 0 ||
+	    recipe_real(c, train, "weight_decay", &spec->train.weight_decay) != 0 ||
+	    recipe_integer(c, train, "seed", &spec->train.seed) != 0 ||
+	    recipe_integer(c, train, "eval_every", &spec->train.eval_every) != 0 ||
 	    get_bool(c, train, "bn_sync", false, &spec->train.bn_sync) != 0 ||
 	    check_lr(c, train, spec) != 0)
 		return -1;
@@ -461,8 +484,8 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	static const char *const augment_keys[] = {"pad", "flip"};
 	if (expect_map(c, augment, "augment") != 0 ||
 	    check_keys(c, augment, "'augment'", augment_keys, COUNT(augment_keys)) != 0 ||
-	    get_int(c, augment, "pad", 0, 16, 4, &spec->train.augment_pad) != 0 ||
-	    get_bool(c, augment, "flip", true, &spec->train.augment_flip) != 0)
+	    recipe_int(c, augment, "augment.pad", &spec->train.augment_pad) != 0 ||
+	    get_bool(c, augment, "flip", recipe_key("augment.flip")->fallback != 0, &spec->train.augment_flip) != 0)
 		return -1;
 	/* The binary draws each batch from the training set without repeats. */
 	if (spec->data.set == SET_SYNTHETIC && spec->train.batch > spec->data.train_images)

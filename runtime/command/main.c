@@ -19,6 +19,47 @@
 #include "train.h"
 #include "version.h"
 
+/* --set's entry of --help: the keys of the recipe's table (recipe.h), the
+ * options among them last, wrapped as the other entries are. */
+static void print_set_help(void)
+{
+	char text[2048];
+	size_t used = (size_t)snprintf(text, sizeof text, "train, step and gradflow: change the recipe without a "
+					"rebuild, with the spec's keys below train: and its notation:");
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < RECIPE_KEY_COUNT; i++) {
+			const struct recipe_key *k = &recipe_keys[i];
+			if ((k->kind == RECIPE_OPTION) != (pass == 1))
+				continue;
+			bool last = i == RECIPE_KEY_COUNT - 1, first_option = pass == 1 && recipe_keys[i - 1].kind != RECIPE_OPTION;
+			used += (size_t)snprintf(text + used, sizeof text - used, "%s %s%s%s%s%s", i ? "," : "",
+						 first_option ? "and " : "", k->name, k->note ? " (" : "", k->note ? k->note : "",
+						 k->note ? ")" : "");
+			if (last)
+				used += (size_t)snprintf(text + used, sizeof text - used, " (as their options)");
+		}
+	snprintf(text + used, sizeof text - used, ". A run prints what was set and its checkpoints keep it; --resume "
+			"takes it from the checkpoint");
+	/* 23 columns of indent, lines of at most 79 */
+	printf("  --set KEY=VALUE      ");
+	int column = 23;
+	for (const char *word = text; *word;) {
+		int length = (int)strcspn(word, " ");
+		if (column > 23 && column + 1 + length > 79) {
+			printf("\n%23s", "");
+			column = 23;
+		} else if (column > 23) {
+			putchar(' ');
+			column++;
+		}
+		printf("%.*s", length, word);
+		column += length;
+		word += length;
+		word += strspn(word, " ");
+	}
+	printf("\n");
+}
+
 static void print_help(const char *program)
 {
 	const struct net_defaults *d = &net_info.defaults;
@@ -128,16 +169,8 @@ static void print_help(const char *program)
 	printf("Recipe: ");
 	recipe_describe(stdout, d, d->iterations);
 	printf(".\n");
-	printf("  --set KEY=VALUE      train, step and gradflow: change the recipe without a\n"
-	       "                       rebuild, with the spec's keys below train: and its\n"
-	       "                       notation: lr.base, lr.schedule (step or cosine),\n"
-	       "                       lr.warmup.lr, lr.warmup.iterations, lr.steps (such as\n"
-	       "                       [0.5,0.75] or [32000,48000]), lr.gamma, momentum,\n"
-	       "                       weight_decay, augment.pad, augment.flip, and iterations,\n"
-	       "                       batch, seed, eval_every, epochs (as their options). A run\n"
-	       "                       prints what was set and its checkpoints keep it;\n"
-	       "                       --resume takes it from the checkpoint\n"
-	       "  --resume C --iterations N\n"
+	print_set_help();
+	printf("  --resume C --iterations N\n"
 	       "                       with N above the run's iterations extends the run: the\n"
 	       "                       iterations done keep the rates they had, and the rest\n"
 	       "                       follow the schedule of an N-iteration run (steps given as\n"
@@ -206,19 +239,22 @@ struct option {
 static const struct option options[] = {
 	{"--data", TRAIN | GRADFLOW | STEP | EVALUATE, TEXT, 0, 0, FIELD(data_dir, 0), 0},
 	{"--synthetic", TRAIN | GRADFLOW | STEP | EVALUATE, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
-	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, 1000000000, FIELD(iterations, sizeof(long)), SETTING_ITERATIONS},
-	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 4096, FIELD(batch, sizeof(int)), SETTING_BATCH},
+	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, RECIPE_ITERATIONS_MAX, FIELD(iterations, sizeof(long)),
+	 SETTING_ITERATIONS},
+	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, RECIPE_BATCH_MAX, FIELD(batch, sizeof(int)),
+	 SETTING_BATCH},
 	{"--threads", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
 	{"--shares", TRAIN | GRADFLOW | STEP, NUMBER, 1, 1024, FIELD(shares, sizeof(int)), 0},
-	{"--seed", TRAIN | STEP | INIT | GRADFLOW | EVALUATE, NUMBER, 0, INT_MAX, FIELD(seed, sizeof(long)), SETTING_SEED},
+	{"--seed", TRAIN | STEP | INIT | GRADFLOW | EVALUATE, NUMBER, 0, RECIPE_SEED_MAX, FIELD(seed, sizeof(long)),
+	 SETTING_SEED},
 	{"--log", TRAIN, TEXT, 0, 0, FIELD(log_path, 0), 0},
 	{"--log-every", TRAIN, NUMBER, 1, 1000000000, FIELD(log_every, sizeof(long)), 0},
-	{"--eval-every", TRAIN, NUMBER, 1, 1000000000, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
+	{"--eval-every", TRAIN, NUMBER, 1, RECIPE_ITERATIONS_MAX, FIELD(eval_every, sizeof(long)), SETTING_EVAL_EVERY},
 	{"--train-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
 	 SETTING_TRAIN_LIMIT},
 	{"--test-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
 	{"--validation", TRAIN, NUMBER, 1, 100000000, FIELD(validation, sizeof(long)), 0},
-	{"--epochs", TRAIN, NUMBER, 1, 1000000, FIELD(epochs, sizeof(long)), 0},
+	{"--epochs", TRAIN, NUMBER, 1, RECIPE_EPOCHS_MAX, FIELD(epochs, sizeof(long)), 0},
 	{"--keep-best", TRAIN, TEXT, 0, 0, FIELD(keep_best, 0), 0},
 	{"--checkpoint", TRAIN, TEXT, 0, 0, FIELD(checkpoint_path, 0), 0},
 	{"--checkpoint-every", TRAIN, NUMBER, 1, 1000000000, FIELD(checkpoint_every, sizeof(long)),

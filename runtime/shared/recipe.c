@@ -15,56 +15,53 @@
 #include "plain_number.h"
 #include "real_text.h"
 
-enum kind { REAL, INTEGER, BOOLEAN, SCHEDULE, STEPS, OPTION };
-
-struct key {
-	const char *name;
-	enum kind kind;
-	double min, max;
-	bool min_open;
-	size_t offset; /* into struct net_defaults */
-	int size;      /* INTEGER, OPTION: sizeof the field */
-	const char *option; /* OPTION: the binary's option it stands for (a run
-			     * reads it there, not from the recipe) */
-};
-
 #define AT(field) offsetof(struct net_defaults, field)
-static const struct key keys[RECIPE_KEY_COUNT] = {
-	{"lr.base", REAL, 0, 10, true, AT(lr_base), 0, NULL},
-	{"lr.schedule", SCHEDULE, 0, 0, false, AT(lr_schedule), 0, NULL},
-	{"lr.warmup.lr", REAL, 0, 10, true, AT(warmup_lr), 0, NULL},
-	{"lr.warmup.iterations", INTEGER, 0, 1e9, false, AT(warmup_iterations), sizeof(long), NULL},
-	{"lr.steps", STEPS, 0, 0, false, AT(lr_steps), 0, NULL},
-	{"lr.gamma", REAL, 0, 1, true, AT(lr_gamma), 0, NULL},
-	{"momentum", REAL, 0, 0.999, false, AT(momentum), 0, NULL},
-	{"weight_decay", REAL, 0, 1, false, AT(weight_decay), 0, NULL},
-	{"augment.pad", INTEGER, 0, 16, false, AT(augment_pad), sizeof(int), NULL},
-	{"augment.flip", BOOLEAN, 0, 0, false, AT(augment_flip), 0, NULL},
-	{"iterations", OPTION, 0, 0, false, AT(iterations), sizeof(long), "--iterations"},
-	{"batch", OPTION, 0, 0, false, AT(batch), sizeof(int), "--batch"},
-	{"seed", OPTION, 0, 0, false, AT(seed), sizeof(long), "--seed"},
-	{"eval_every", OPTION, 0, 0, false, AT(eval_every), sizeof(long), "--eval-every"},
-	/* a run's length said another way: no field of the recipe holds it (size 0) */
-	{"epochs", OPTION, 0, 0, false, 0, 0, "--epochs"},
+const struct recipe_key recipe_keys[RECIPE_KEY_COUNT] = {
+	{"lr.base", RECIPE_REAL, 0, 10, true, 0.1, NULL, AT(lr_base), 0, NULL},
+	{"lr.schedule", RECIPE_SCHEDULE, 0, 0, false, LR_SCHEDULE_STEP, "step or cosine", AT(lr_schedule), 0, NULL},
+	{"lr.warmup.lr", RECIPE_REAL, 0, 10, true, 0.01, NULL, AT(warmup_lr), 0, NULL},
+	{"lr.warmup.iterations", RECIPE_INTEGER, 0, RECIPE_ITERATIONS_MAX, false, 400, NULL, AT(warmup_iterations),
+	 sizeof(long), NULL},
+	{"lr.steps", RECIPE_STEPS, 0, 0, false, 0, "such as [0.5,0.75] or [32000,48000]", AT(lr_steps), 0, NULL},
+	{"lr.gamma", RECIPE_REAL, 0, 1, true, 0.1, NULL, AT(lr_gamma), 0, NULL},
+	{"momentum", RECIPE_REAL, 0, 0.999, false, 0.9, NULL, AT(momentum), 0, NULL},
+	{"weight_decay", RECIPE_REAL, 0, 1, false, 0.0001, NULL, AT(weight_decay), 0, NULL},
+	{"augment.pad", RECIPE_INTEGER, 0, 16, false, 4, NULL, AT(augment_pad), sizeof(int), NULL},
+	{"augment.flip", RECIPE_BOOLEAN, 0, 0, false, true, NULL, AT(augment_flip), 0, NULL},
+	{"iterations", RECIPE_OPTION, 1, RECIPE_ITERATIONS_MAX, false, 64000, NULL, AT(iterations), sizeof(long),
+	 "--iterations"},
+	{"batch", RECIPE_OPTION, 1, RECIPE_BATCH_MAX, false, 128, NULL, AT(batch), sizeof(int), "--batch"},
+	{"seed", RECIPE_OPTION, 0, RECIPE_SEED_MAX, false, 1, NULL, AT(seed), sizeof(long), "--seed"},
+	{"eval_every", RECIPE_OPTION, 1, RECIPE_ITERATIONS_MAX, false, 2000, NULL, AT(eval_every), sizeof(long),
+	 "--eval-every"},
+	/* a run's length said another way: no field of the recipe holds it
+	 * (size 0), nor has the spec the key */
+	{"epochs", RECIPE_OPTION, 1, RECIPE_EPOCHS_MAX, false, 0, NULL, 0, 0, "--epochs"},
 };
+
+const struct recipe_key *recipe_key(const char *name)
+{
+	for (int i = 0; i < RECIPE_KEY_COUNT; i++)
+		if (strcmp(recipe_keys[i].name, name) == 0)
+			return &recipe_keys[i];
+	return NULL;
+}
 
 /* The bit of the key called name (a key of the table above). */
 static unsigned key_bit(const char *name)
 {
 	int i = 0;
-	while (strcmp(keys[i].name, name) != 0)
+	while (strcmp(recipe_keys[i].name, name) != 0)
 		i++;
 	return 1u << i;
 }
-
-const char *recipe_key_name(int i) { return keys[i].name; }
 
 /* The key nearest to name, for "did you mean". */
 static const char *nearest_key(const char *name)
 {
 	const char *names[RECIPE_KEY_COUNT];
 	for (int i = 0; i < RECIPE_KEY_COUNT; i++)
-		names[i] = keys[i].name;
+		names[i] = recipe_keys[i].name;
 	return nearest(name, names, RECIPE_KEY_COUNT);
 }
 
@@ -85,7 +82,7 @@ __attribute__((format(printf, 5, 6))) static int fail(char *error, size_t size, 
 
 /* text as a real in [min, max] (min excluded when min_open), in the
  * spec's notation and words. */
-static int read_real(const struct key *k, const char *text, const char *assignment, size_t column, double *out,
+static int read_real(const struct recipe_key *k, const char *text, const char *assignment, size_t column, double *out,
 		     char *error, size_t size)
 {
 	char *end;
@@ -104,7 +101,7 @@ static int read_real(const struct key *k, const char *text, const char *assignme
 	return 0;
 }
 
-static int read_integer(const struct key *k, const char *text, const char *assignment, size_t column, long *out,
+static int read_integer(const struct recipe_key *k, const char *text, const char *assignment, size_t column, long *out,
 			char *error, size_t size)
 {
 	char *end;
@@ -129,8 +126,8 @@ static int read_steps(struct net_defaults *r, const char *text, const char *assi
 {
 	size_t length = strlen(text);
 	if (length < 2 || text[0] != '[' || text[length - 1] != ']')
-		return fail(error, size, assignment, column,
-			    "'lr.steps' must be a list such as [32000,48000] or [0.5,0.75]");
+		return fail(error, size, assignment, column, RECIPE_STEPS_NOT_A_LIST, "lr.steps", "[32000,48000]",
+			    "[0.5,0.75]");
 	struct net_defaults steps = *r;
 	steps.lr_step_count = 0;
 	const char *at = text + 1, *close = text + length - 1, *previous = NULL;
@@ -157,25 +154,21 @@ static int read_steps(struct net_defaults *r, const char *text, const char *assi
 		if (steps.lr_step_count == 0)
 			steps.lr_step_fractions = fraction;
 		else if (fraction != steps.lr_step_fractions)
-			return fail(error, size, assignment, item_column,
-				    "'lr.steps' mixes iterations and fractions of the run; give all as iterations, such "
-				    "as [32000,48000], or all as fractions, such as [0.5,0.75]");
-		const struct key k = {"lr.steps", fraction ? REAL : INTEGER, fraction ? 0 : 1, fraction ? 1 : 1e9,
-				      fraction, 0, 0, NULL};
+			return fail(error, size, assignment, item_column, RECIPE_STEPS_MIXED, "lr.steps", "[32000,48000]",
+				    "[0.5,0.75]");
+		const struct recipe_key k = {"lr.steps", fraction ? RECIPE_REAL : RECIPE_INTEGER, fraction ? 0 : 1,
+					     fraction ? 1 : RECIPE_ITERATIONS_MAX, fraction, 0, NULL, 0, 0, NULL};
 		double value;
 		long whole;
 		if (fraction ? read_real(&k, item, assignment, item_column, &value, error, size)
 			     : read_integer(&k, item, assignment, item_column, &whole, error, size))
 			return -1;
 		if (fraction && value == 1)
-			return fail(error, size, assignment, item_column,
-				    "'lr.steps' has the fraction 1, the end of the run; a step must come before it, "
-				    "such as 0.75");
+			return fail(error, size, assignment, item_column, RECIPE_STEPS_AT_THE_END, "lr.steps");
 		if (!fraction)
 			value = (double)whole;
 		if (steps.lr_step_count > 0 && value <= steps.lr_steps[steps.lr_step_count - 1])
-			return fail(error, size, assignment, item_column,
-				    "'lr.steps' must increase, but %s follows %.*s; list them in order", item,
+			return fail(error, size, assignment, item_column, RECIPE_STEPS_UNORDERED, "lr.steps", item,
 				    (int)strcspn(previous, ", ]"), previous);
 		steps.lr_steps[steps.lr_step_count++] = value;
 		previous = at;
@@ -202,14 +195,14 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 	snprintf(name, sizeof name, "%.*s", (int)(length - skipped < sizeof name ? length - skipped : sizeof name - 1),
 		 assignment + skipped);
 	int i = 0;
-	while (i < RECIPE_KEY_COUNT && strcmp(name, keys[i].name) != 0)
+	while (i < RECIPE_KEY_COUNT && strcmp(name, recipe_keys[i].name) != 0)
 		i++;
 	if (i == RECIPE_KEY_COUNT)
 		return fail(error, size, assignment, skipped,
 			    "'%s' is not a key --set takes; did you mean '%s'? (keys that change the network's code, "
 			    "under net: and data:, need a spec and a build)",
 			    name, nearest_key(name));
-	const struct key *k = &keys[i];
+	const struct recipe_key *k = &recipe_keys[i];
 	const char *text = equals + 1;
 	size_t column = length + 1;
 	if (*set & (1u << i))
@@ -217,7 +210,7 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 	char *field = (char *)recipe + k->offset;
 	long whole;
 	switch (k->kind) {
-	case OPTION:
+	case RECIPE_OPTION:
 		/* the option's own range is checked where the option is read */
 		if (!plain_number(text, false))
 			return fail(error, size, assignment, column,
@@ -228,11 +221,11 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 		*value = text;
 		*set |= 1u << i;
 		return 1;
-	case REAL:
+	case RECIPE_REAL:
 		if (read_real(k, text, assignment, column, (double *)field, error, size) != 0)
 			return -1;
 		break;
-	case INTEGER:
+	case RECIPE_INTEGER:
 		if (read_integer(k, text, assignment, column, &whole, error, size) != 0)
 			return -1;
 		if (k->size == sizeof(int))
@@ -240,13 +233,13 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 		else
 			*(long *)field = whole;
 		break;
-	case BOOLEAN:
+	case RECIPE_BOOLEAN:
 		if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0)
 			return fail(error, size, assignment, column, "'%s' must be true or false, not '%s'", k->name,
 				    text);
 		*(int *)field = strcmp(text, "true") == 0;
 		break;
-	case SCHEDULE: {
+	case RECIPE_SCHEDULE: {
 		int s = 0;
 		while (s < LR_SCHEDULE_COUNT && strcmp(text, lr_schedule_names[s]) != 0)
 			s++;
@@ -257,7 +250,7 @@ int recipe_set(struct net_defaults *recipe, const char *assignment, unsigned *se
 		*(int *)field = s;
 		break;
 	}
-	case STEPS:
+	case RECIPE_STEPS:
 		if (read_steps(recipe, text, assignment, column, error, size) != 0)
 			return -1;
 		break;
@@ -274,7 +267,7 @@ int recipe_check(const struct net_defaults *recipe, unsigned set, char *error, s
 		snprintf(error, size,
 			 "--set %s is for the step schedule, and this run's is cosine, which falls from lr.base to 0 "
 			 "over the run; leave it out, or --set lr.schedule=step",
-			 keys[stepped].name);
+			 recipe_keys[stepped].name);
 		return -1;
 	}
 	return 0;
@@ -330,28 +323,28 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations)
 /* Key i's value in r, as --set would take it. */
 static void value_text(char *out, size_t size, const struct net_defaults *r, int i)
 {
-	const struct key *k = &keys[i];
+	const struct recipe_key *k = &recipe_keys[i];
 	const char *field = (const char *)r + k->offset;
 	char number[32];
 	size_t used;
 	switch (k->kind) {
-	case REAL:
+	case RECIPE_REAL:
 		snprintf(out, size, "%s", real_text(number, *(const double *)field));
 		break;
-	case INTEGER:
-	case OPTION:
+	case RECIPE_INTEGER:
+	case RECIPE_OPTION:
 		if (k->size == 0)
 			snprintf(out, size, "-");
 		else
 			snprintf(out, size, "%ld", k->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field);
 		break;
-	case BOOLEAN:
+	case RECIPE_BOOLEAN:
 		snprintf(out, size, "%s", *(const int *)field ? "true" : "false");
 		break;
-	case SCHEDULE:
+	case RECIPE_SCHEDULE:
 		snprintf(out, size, "%s", lr_schedule_names[*(const int *)field]);
 		break;
-	case STEPS:
+	case RECIPE_STEPS:
 		snprintf(out, size, "[");
 		for (int s = 0; s < r->lr_step_count; s++) {
 			used = strlen(out);
@@ -372,12 +365,12 @@ void recipe_set_text(char *out, size_t size, const struct net_defaults *r, unsig
 {
 	out[0] = '\0';
 	for (int i = 0; i < RECIPE_KEY_COUNT; i++) {
-		if (!(set & (1u << i)) || (keys[i].kind == OPTION && !options))
+		if (!(set & (1u << i)) || (recipe_keys[i].kind == RECIPE_OPTION && !options))
 			continue;
 		char value[256];
 		value_text(value, sizeof value, r, i);
 		size_t used = strlen(out);
-		snprintf(out + used, size - used, "%s%s=%s", used ? " " : "", keys[i].name, value);
+		snprintf(out + used, size - used, "%s%s=%s", used ? " " : "", recipe_keys[i].name, value);
 	}
 }
 
@@ -385,14 +378,14 @@ int recipe_differs(const struct net_defaults *a, const struct net_defaults *b, u
 		   size_t size)
 {
 	for (int i = 0; i < RECIPE_KEY_COUNT; i++) {
-		if (keys[i].kind == OPTION || !(mask & (1u << i)))
+		if (recipe_keys[i].kind == RECIPE_OPTION || !(mask & (1u << i)))
 			continue;
 		char x[256], y[256];
 		value_text(x, sizeof x, a, i);
 		value_text(y, sizeof y, b, i);
 		if (strcmp(x, y) != 0) {
-			snprintf(in_a, size, "%s=%s", keys[i].name, x);
-			snprintf(in_b, size, "%s=%s", keys[i].name, y);
+			snprintf(in_a, size, "%s=%s", recipe_keys[i].name, x);
+			snprintf(in_b, size, "%s=%s", recipe_keys[i].name, y);
 			return 1;
 		}
 	}

@@ -13,10 +13,44 @@
 
 #include "net_api.h"
 
-/* The keys --set takes, one a bit, in the order of their table (recipe.c):
- * recipe_key_name(i) is bit i's. */
+/* The recipe's keys: one table (recipe.c) that the spec reader
+ * (generator/stage1-spec/spec.c), --set, the binaries' --help and resgen
+ * summary all read. Each key is named as below the spec's train:; the
+ * options among them (iterations, batch...) are the binary's options too,
+ * whose values --set hands to them. One a bit, in the table's order. */
+enum recipe_key_kind { RECIPE_REAL, RECIPE_INTEGER, RECIPE_BOOLEAN, RECIPE_SCHEDULE, RECIPE_STEPS, RECIPE_OPTION };
+struct recipe_key {
+	const char *name;
+	enum recipe_key_kind kind;
+	double min, max; /* REAL, INTEGER, OPTION: the range */
+	bool min_open;   /* min itself is out of range */
+	double fallback; /* the spec's default, where the spec has the key */
+	const char *note; /* for --help: its values, where the name does not say them */
+	size_t offset;   /* into struct net_defaults */
+	int size;        /* INTEGER, OPTION: sizeof the field; 0: no field (epochs) */
+	const char *option; /* OPTION: the binary's option it stands for (a run
+			     * reads it there, not from the recipe) */
+};
 enum { RECIPE_KEY_COUNT = 15 };
-const char *recipe_key_name(int i);
+extern const struct recipe_key recipe_keys[RECIPE_KEY_COUNT];
+/* The key called name; NULL: none. */
+const struct recipe_key *recipe_key(const char *name);
+
+/* The ranges that the options share with the keys. */
+#define RECIPE_ITERATIONS_MAX 1000000000
+#define RECIPE_BATCH_MAX 4096
+#define RECIPE_SEED_MAX 2147483647
+#define RECIPE_EPOCHS_MAX 1000000
+
+/* What is wrong with the steps of a step schedule, in the spec's words and
+ * --set's alike: the key as each names it ('steps', 'lr.steps'), and the
+ * examples as each writes them. */
+#define RECIPE_STEPS_NOT_A_LIST "'%s' must be a list such as %s or %s"
+#define RECIPE_STEPS_MIXED                                                                                    \
+	"'%s' mixes iterations and fractions of the run; give all as iterations, such as %s, or all as fractions, " \
+	"such as %s"
+#define RECIPE_STEPS_AT_THE_END "'%s' has the fraction 1, the end of the run; a step must come before it, such as 0.75"
+#define RECIPE_STEPS_UNORDERED "'%s' must increase, but %s follows %.*s; list them in order"
 
 /* What one --set KEY=VALUE does: a recipe field set in *recipe (0, and the
  * key's bit in *set), or an option's value (1: *option names it, such as
