@@ -62,8 +62,8 @@ static bool passes_gradient_at(const struct graph *g, const struct lowering *l, 
 			       const int *last_reader, int i)
 {
 	const struct op *add = &g->ops[i];
-	if (!op_kinds[add->kind].hands_gradient_on || add->inputs[0] == add->inputs[1] || !l->gradient_stored[add->output] ||
-	    readers[add->output] == 0)
+	if (!op_kinds[add->kind].hands_gradient_on || add->inputs[0] == add->inputs[1] ||
+	    !l->gradient_stored[add->output] || readers[add->output] == 0)
 		return false;
 	bool extends[2];
 	for (int k = 0; k < 2; k++) {
@@ -264,8 +264,8 @@ int lower(struct lowering *l, const struct graph *g)
 		const struct step *step = &l->steps[j], *next = step + 1;
 		const struct op *kernel = &g->ops[step->kernel_op], *bn = &g->ops[next->first_op];
 		int result = g->ops[step->first_op + step->op_count - 1].output;
-		l->steps[j].sums_for_next = op_kinds[kernel->kind].takes_next_sums && op_kinds[bn->kind].takes_sums_given &&
-					    bn->inputs[0] == result;
+		l->steps[j].sums_for_next = op_kinds[kernel->kind].takes_next_sums &&
+					    op_kinds[bn->kind].takes_sums_given && bn->inputs[0] == result;
 	}
 	free(readers);
 	free(last_reader);

@@ -264,7 +264,8 @@ static int emit_zeroing(const struct emitter *e, const struct step *step, struct
 		const struct op *op = &g->ops[i];
 		for (int k = 0; k < op->input_count && status == 0; k++) {
 			int t = op->inputs[k];
-			if (p->gradient_offset[t] < 0 || p->first_gradient_writer[t] != i || plan_sets_gradient(p, i, k))
+			if (p->gradient_offset[t] < 0 || p->first_gradient_writer[t] != i ||
+			    plan_sets_gradient(p, i, k))
 				continue;
 			template_set(&v, "TENSOR", "%s", g->tensors[t].name);
 			template_set(&v, "COUNT", "%ld", graph_tensor_size(g, t));
@@ -312,7 +313,8 @@ static const char *step_values(const struct emitter *e, int j, enum pass pass, s
 		if (kind->takes_gradient_source)
 			step_gradient_values(p, j, v);
 		for (int k = 0; k < 2 && kind->write[k]; k++)
-			template_set(v, kind->write[k], "%s", plan_sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
+			template_set(v, kind->write[k], "%s",
+				     plan_sets_gradient(p, i, k) ? "GRADIENT_SET" : "GRADIENT_ADD");
 		if (l->passes_gradient[i])
 			return "backward_passed";
 	}

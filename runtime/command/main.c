@@ -31,11 +31,12 @@ static void print_set_help(void)
 			const struct recipe_key *k = &recipe_keys[i];
 			if ((k->kind == RECIPE_OPTION) != (pass == 1))
 				continue;
-			bool last = i == RECIPE_KEY_COUNT - 1, first_option = pass == 1 && recipe_keys[i - 1].kind != RECIPE_OPTION;
-			used += (size_t)snprintf(text + used, sizeof text - used, "%s %s%s%s%s%s", i ? "," : "",
-						 first_option ? "and " : "", k->name, k->note ? " (" : "", k->note ? k->note : "",
-						 k->note ? ")" : "");
-			if (last)
+			bool first_option = pass == 1 && recipe_keys[i - 1].kind != RECIPE_OPTION;
+			used += (size_t)snprintf(text + used, sizeof text - used, "%s %s%s", i ? "," : "",
+						 first_option ? "and " : "", k->name);
+			if (k->note)
+				used += (size_t)snprintf(text + used, sizeof text - used, " (%s)", k->note);
+			if (i == RECIPE_KEY_COUNT - 1)
 				used += (size_t)snprintf(text + used, sizeof text - used, " (as their options)");
 		}
 	snprintf(text + used, sizeof text - used, ". A run prints what was set and its checkpoints keep it; --resume "
@@ -241,8 +242,8 @@ static const struct option options[] = {
 	{"--synthetic", TRAIN | GRADFLOW | STEP | EVALUATE, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
 	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, RECIPE_ITERATIONS_MAX, FIELD(iterations, sizeof(long)),
 	 SETTING_ITERATIONS},
-	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, RECIPE_BATCH_MAX, FIELD(batch, sizeof(int)),
-	 SETTING_BATCH},
+	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, RECIPE_BATCH_MAX,
+	 FIELD(batch, sizeof(int)), SETTING_BATCH},
 	{"--threads", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, 1024, FIELD(threads, sizeof(int)), 0},
 	{"--shares", TRAIN | GRADFLOW | STEP, NUMBER, 1, 1024, FIELD(shares, sizeof(int)), 0},
 	{"--seed", TRAIN | STEP | INIT | GRADFLOW | EVALUATE, NUMBER, 0, RECIPE_SEED_MAX, FIELD(seed, sizeof(long)),
