@@ -36,17 +36,19 @@ $(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
 # kernel instance or call, which compiles several times faster
 # (docs/build.md). test_kernels gives the helpers shapes at run time either
 # way. The instances inlined as users build them run in test_binaries
-# (tiny, a bottleneck pre-activation network, f32 against f64; the demo,
-# a basic one) and in make bench.
+# (tiny-f32, a bottleneck pre-activation network, against tiny-f64; the
+# demo, a basic one) and in make bench.
 CHECK_NET_CFLAGS := $(filter-out -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS)) -DRESGEN_OUT_OF_LINE
 
 # Test networks whose tests are about what they read, write or share, not
 # their speed, compile the same way: ranks-sync (test_ranks), tiny-cifar and
-# fashion-tiny (the data sets, test_binaries and test_hostile), and
-# fashion-tiny-f64 for the check of evaluate and the export. tiny, in both
-# precisions, and the demo stay inlined as users build them.
+# fashion-tiny (the data sets, test_binaries and test_hostile),
+# fashion-tiny-f64 for the check of evaluate and the export, and tiny-f64
+# (users' binaries are f32; the f64 build is the tests'). tiny-f32 and the
+# demo stay inlined as users build them.
 CHECK_NETS := ranks-sync tiny-cifar fashion-tiny
-$(foreach n,$(CHECK_NETS),$(BUILD)/obj/tests/$(n)-f32.o $(BUILD)/obj/tests/$(n)-f64.o): NET_CFLAGS := $(CHECK_NET_CFLAGS)
+$(foreach n,$(CHECK_NETS),$(BUILD)/obj/tests/$(n)-f32.o $(BUILD)/obj/tests/$(n)-f64.o) $(BUILD)/obj/tests/tiny-f64.o: \
+	NET_CFLAGS := $(CHECK_NET_CFLAGS)
 
 $(BUILD)/obj/tests/grad-%-f64.o: $(BUILD)/generated/grad-%-f64/net.c
 	@mkdir -p $(@D)
