@@ -13,7 +13,7 @@
 ##   make clean            remove build/ and generated/
 ##   make ... MARCH=M      build for the instruction set M (build/march-M/)
 ##   make ... V=1          show the commands, not one short line per file
-##   make ... OUT_OF_LINE=1  the kernels' helpers out of line: quicker to compile, slower to run
+##   make ... OUT_OF_LINE=1  networks call the kernels compiled once: quicker to compile, slower to run
 ##
 ## Using it
 ##   make demo             install what is missing, then train the demo spec
@@ -120,10 +120,12 @@ GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime -Iruntime/shared $(addpr
 RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARNINGS) $(COMMON) -Iruntime \
 	$(addprefix -I,$(RUNTIME_DIRS))
 # Emitted code (and test_kernels, which includes it). OUT_OF_LINE=1
-# compiles the kernels' helpers out of line (runtime/kernels/common.h):
-# the same code at the same level, several times faster to compile and
-# slower to run. The sanitizer build does, so that one instrumented copy
-# serves every call, and so do the tests' study networks (docs/build.md).
+# compiles a network's instances to call the kernel library compiled once
+# (runtime/kernels/library.c, KERNEL_LIBRARY_F32 below), which its binary
+# links: the same code at the same level, a second to compile rather than
+# a minute, and slower to run. The sanitizer build does, so that one
+# instrumented copy serves every call, and so do the tests' study networks
+# (docs/build.md).
 # Its -g1 follows COMMON's -g, and GCC takes the last level given.
 OUT_OF_LINE ?= $(if $(filter 1,$(SANITIZE)),1,0)
 NET_CFLAGS := $(RUNTIME_CFLAGS) -g1 $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF_LINE)
@@ -282,8 +284,8 @@ generated/%/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
 # links as it would the object of one compilation; the code is the same
 # (docs/build.md). The second step is given no -fopenmp: with it, GCC
 # links a second copy of libgomp into the object, which --threads does
-# not reach. With the helpers out of line (the sanitizer build, the
-# tests' own networks) a network compiles in one piece, quicker still.
+# not reach. Out of line (the sanitizer build, the tests' own networks) a
+# network is its instances alone, and compiles in one piece.
 # $(call net_compile,FLAGS): net.c ($<) to the object $@, FLAGS added.
 net_compile = $(if $(filter -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS) $(1)),$(CC) $(NET_CFLAGS) $(1) -c $< -o $@,$(CC) \
 	$(NET_CFLAGS) $(1) -flto -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.lto.o) && \
@@ -294,9 +296,21 @@ $(BUILD)/obj/net/%.o: generated/%/net.c
 	$(call say,CC,$<)
 	$(Q)$(call net_compile,-Igenerated/$*)
 
+# The kernel library's entry points, compiled once a build and flavour
+# (runtime/kernels/library.c) as the networks are (NET_CFLAGS): what
+# networks compiled out of line call, and link.
+KERNEL_LIBRARY_F32 := $(BUILD)/obj/f32/kernel_library.o
+KERNEL_LIBRARY_F64 := $(BUILD)/obj/f64/kernel_library.o
+$(BUILD)/obj/%/kernel_library.o: runtime/kernels/library.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(filter-out -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS)) $(if $(filter f64,$*),-DRESGEN_F64) -c $< -o $@
+OUT_OF_LINE_F32 := $(if $(filter 1,$(OUT_OF_LINE)),$(KERNEL_LIBRARY_F32))
+
 # TEST_HOOKS=1 links the tests' hooks into the training loop (tests/hooks.c;
 # the study test's binaries take them).
-$(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(if $(filter 1,$(TEST_HOOKS)),$(BUILD)/obj/f32/hooks.o)
+$(BUILD)/bin/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(OUT_OF_LINE_F32) \
+		$(if $(filter 1,$(TEST_HOOKS)),$(BUILD)/obj/f32/hooks.o)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
@@ -315,7 +329,7 @@ $(BUILD)/no-spec/%:
 
 # The Open MPI flavour: the same network object and runtime, ranks_mpi.o
 # for ranks.o.
-$(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(MPI_RUNTIME_F32) \
+$(BUILD)/bin/mpi/%: $(BUILD)/obj/net/%.o $(BUILD)/obj/f32/main.o $(MPI_RUNTIME_F32) $(OUT_OF_LINE_F32) \
 		$(if $(filter 1,$(TEST_HOOKS)),$(BUILD)/obj/f32/hooks.o)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

@@ -30,14 +30,14 @@ $(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
 	$(call say,CC,$<)
 	$(Q)$(call net_compile,-I$(<D))
 
-# The gradient checks' networks and test_kernels compile the kernels'
-# helpers once each (-DRESGEN_OUT_OF_LINE), in one piece, as the sanitizer
-# build does: the same code at -O3, without a copy inlined into every
-# kernel instance or call, which compiles several times faster
-# (docs/build.md). test_kernels gives the helpers shapes at run time either
-# way. The instances inlined as users build them run in test_binaries
-# (tiny-f32, a bottleneck pre-activation network, against tiny-f64; the
-# demo, a basic one) and in make bench.
+# The gradient checks' networks and test_kernels call the kernel library
+# compiled once (-DRESGEN_OUT_OF_LINE, linking kernel_library.o), as the
+# sanitizer build does: the same code at -O3, without a copy in every
+# network, so that a network compiles in about a second (docs/build.md).
+# test_kernels gives the kernels shapes at run time either way. The
+# instances inlined as users build them run in test_binaries (tiny-f32, a
+# bottleneck pre-activation network, against tiny-f64; the demo, a basic
+# one) and in make bench.
 CHECK_NET_CFLAGS := $(filter-out -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS)) -DRESGEN_OUT_OF_LINE
 
 # Test networks whose tests are about what they read, write or share, not
@@ -55,7 +55,7 @@ $(BUILD)/obj/tests/grad-%-f64.o: $(BUILD)/generated/grad-%-f64/net.c
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) -DRESGEN_F64 -I$(<D) -c $< -o $@
 
-$(TEST_BIN)/gradcheck-%: tests/test_gradcheck.c $(BUILD)/obj/tests/grad-%-f64.o $(RUNTIME_F64)
+$(TEST_BIN)/gradcheck-%: tests/test_gradcheck.c $(BUILD)/obj/tests/grad-%-f64.o $(RUNTIME_F64) $(KERNEL_LIBRARY_F64)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
@@ -74,18 +74,21 @@ $(BUILD)/obj/f64/hooks.o: tests/hooks.c
 
 # Whole binaries of test specs, as users get them but for the hooks, in
 # both precisions.
-$(TEST_BIN)/bin/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(RUNTIME_F64) $(BUILD)/obj/f64/hooks.o
+$(TEST_BIN)/bin/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(RUNTIME_F64) $(KERNEL_LIBRARY_F64) \
+		$(BUILD)/obj/f64/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
-$(TEST_BIN)/bin/%-f32: $(BUILD)/obj/tests/%-f32.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(BUILD)/obj/f32/hooks.o
+$(TEST_BIN)/bin/%-f32: $(BUILD)/obj/tests/%-f32.o $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(KERNEL_LIBRARY_F32) \
+		$(BUILD)/obj/f32/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 # Their Open MPI flavour (ranks_mpi.o for ranks.o), for test_ranks.
-$(TEST_BIN)/bin/mpi/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(MPI_RUNTIME_F64) $(BUILD)/obj/f64/hooks.o
+$(TEST_BIN)/bin/mpi/%-f64: $(BUILD)/obj/tests/%-f64.o $(BUILD)/obj/f64/main.o $(MPI_RUNTIME_F64) $(KERNEL_LIBRARY_F64) \
+		$(BUILD)/obj/f64/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS) $(MPI_LIBS)
@@ -117,14 +120,12 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 
 # The fast kernels against the reference kernels, in both precisions, from
 # the kernel library (runtime/kernels/) with shapes given at run time.
-$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/gemm.o $(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o \
-		$(BUILD)/obj/%/threads.o $(BUILD)/obj/%/printable.o
+$(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/kernel_library.o $(BUILD)/obj/%/gemm.o \
+		$(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o $(BUILD)/obj/%/threads.o $(BUILD)/obj/%/printable.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function \
-		-o $@ tests/test_kernels.c $(BUILD)/obj/$*/gemm.o $(BUILD)/obj/$*/profile.o \
-		$(BUILD)/obj/$*/machine.o $(BUILD)/obj/$*/threads.o $(BUILD)/obj/$*/printable.o $(LDFLAGS_ALL) -lcmocka \
-		$(RUNTIME_LIBS)
+	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function -o $@ $(filter %.c %.o,$^) \
+		$(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
 
@@ -147,19 +148,18 @@ $(BUILD)/obj/edited/version.o: runtime/run/version.c
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -DRESGEN_VERSION='"edited-by-the-test"' -c $< -o $@
 
 $(TEST_BIN)/bin/tiny-edited-f64: $(BUILD)/obj/tests/tiny-f64.o $(BUILD)/obj/f64/main.o \
-		$(filter-out %/version.o,$(RUNTIME_F64)) $(BUILD)/obj/edited/version.o $(BUILD)/obj/f64/hooks.o
+		$(filter-out %/version.o,$(RUNTIME_F64)) $(KERNEL_LIBRARY_F64) $(BUILD)/obj/edited/version.o $(BUILD)/obj/f64/hooks.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(RUNTIME_LIBS)
 
 # The PyTorch check (tests/reference/): specs written by specs.py, an f64
 # binary for each and an f32 binary for those in f32.list, then reference.py
-# runs them against its own implementation. These binaries are built at -O0
-# without debug information, the kernels' helpers out of line (the
-# cheapest to compile, and the check runs as fast: docs/build.md): the
-# check is about what they compute; the gradient checks and
-# test_kernels run the same code at -O3, and the binaries' tests run it
-# inlined, as users build it.
+# runs them against its own implementation. Their networks are compiled at
+# -O0 without debug information and call the kernel library (out of line,
+# at -O3, as the gradient checks): the cheapest to compile, and the check
+# is about what they compute; the binaries' tests run the same kernels
+# inlined, as users build them.
 REFERENCE_SPECS = $(wildcard $(BUILD)/reference/specs/*.yaml)
 REFERENCE_F32 = $(shell cat $(BUILD)/reference/specs/f32.list 2>/dev/null)
 REFERENCE_BINARIES = $(patsubst $(BUILD)/reference/specs/%.yaml,$(TEST_BIN)/reference/%-f64,$(REFERENCE_SPECS)) \
@@ -177,12 +177,12 @@ $(BUILD)/generated/reference/%-f64/net.c: $(BUILD)/reference/specs/%.yaml $(RESG
 	$(call say,GEN,$<)
 	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f64
 
-$(TEST_BIN)/reference/%-f64: $(BUILD)/generated/reference/%-f64/net.c $(BUILD)/obj/f64/main.o $(RUNTIME_F64)
+$(TEST_BIN)/reference/%-f64: $(BUILD)/generated/reference/%-f64/net.c $(BUILD)/obj/f64/main.o $(RUNTIME_F64) $(KERNEL_LIBRARY_F64)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(REFERENCE_CFLAGS) -DRESGEN_F64 -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
 
-$(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/obj/f32/main.o $(RUNTIME_F32)
+$(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(KERNEL_LIBRARY_F32)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(REFERENCE_CFLAGS) -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)

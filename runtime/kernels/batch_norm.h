@@ -159,7 +159,7 @@ KERNEL_HELPER void batch_norm_add_across(const struct net_ranks *ranks, double *
  * moved towards them), the running statistics in evaluation. In training,
  * BN's statistics come from n images' batch_norm_image_sums at sums, taken
  * here first unless given is SUMS_TAKEN. */
-KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks)
+KERNEL_ENTRY(void, batch_norm_statistics, (real *saved, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks))
 {
 	double started = profile_clock();
 	bool synced = training && batch_norm_synced(ranks);
@@ -237,7 +237,7 @@ KERNEL_HELPER void batch_norm_statistics(real *saved, const real *in, const real
 /* out = BN(in); with relu, out = relu(BN(in)) (templates/ops/batch_norm_relu.c.tmpl);
  * with shortcut (not NULL) too, out = relu(shortcut + BN(in)), the end of
  * an original unit (templates/ops/batch_norm_add_relu.c.tmpl). */
-KERNEL_HELPER void batch_norm_forward(real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks, bool relu, const real *shortcut)
+KERNEL_ENTRY(void, batch_norm_forward, (real *out, const real *in, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, int n, int training, int channels, int pixels, double *sums, enum batch_norm_sums given, const struct net_ranks *ranks, bool relu, const real *shortcut))
 {
 	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, channels, pixels, sums, given, ranks);
 	double started = profile_clock();
@@ -394,7 +394,7 @@ static inline struct batch_norm_parts batch_norm_share_parts(const real *scratch
  * ReLU's mask if relu), unless din is NULL: then the convolution that
  * produced BN's input computes dx as it reads it (batch_norm_deferred).
  * totals (4 channels doubles): the region's, shared by its threads. */
-KERNEL_HELPER void batch_norm_gradient_finish(real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, struct batch_norm_parts parts, double *totals)
+KERNEL_ENTRY(void, batch_norm_gradient_finish, (real *din, real *dgamma, real *dbeta, const real *dy, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, struct batch_norm_parts parts, double *totals))
 {
 	bool synced = batch_norm_synced(ranks);
 	double count = (double)n * pixels * (synced ? ranks->count : 1);
@@ -429,7 +429,7 @@ struct batch_norm_masked {
  * images are taken by shares (share_claim), each summed in the scratch of
  * the thread whose share it is (BATCH_NORM_SCRATCH reals), added in share
  * order. */
-KERNEL_HELPER void batch_norm_backward(real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread)
+KERNEL_ENTRY(void, batch_norm_backward, (real *din, real *dgamma, real *dbeta, const real *dout, const real *in, const real *gamma, real *saved, int n, int channels, int pixels, bool relu, enum gradient_write write, const struct net_ranks *ranks, const struct batch_norm_masked *masked, real *scratch, size_t scratch_per_thread))
 {
 	double started = profile_clock();
 	double totals[4 * channels];

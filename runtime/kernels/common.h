@@ -29,13 +29,29 @@ enum gradient_write { GRADIENT_ADD, GRADIENT_SET };
 
 /* The kernels' helpers are inlined into each instance, where the sizes are
  * constants: what makes an instance fast. Builds that check rather than run
- * define RESGEN_OUT_OF_LINE and compile each helper once: the same code,
- * which the sanitizers then instrument once rather than in every inlined copy
- * (docs/kernel-measurements.md, KERNEL_HELPER). */
-#ifdef RESGEN_OUT_OF_LINE
+ * define RESGEN_OUT_OF_LINE: their instances call the library's entry points
+ * (KERNEL_ENTRY), compiled once for the build in the object of
+ * runtime/kernels/library.c (RESGEN_KERNEL_LIBRARY), which they link. The
+ * same code, without a copy in every network: compiling a network is then
+ * compiling its instances, and the sanitizers instrument one copy
+ * (docs/build.md). */
+#if defined(RESGEN_KERNEL_LIBRARY) || defined(RESGEN_OUT_OF_LINE)
 #define KERNEL_HELPER static inline
 #else
 #define KERNEL_HELPER static inline __attribute__((always_inline))
+#endif
+/* An entry point, a helper the instances call: KERNEL_ENTRY(type, name,
+ * (parameters)) and its body. Out of line it is declared, and its body,
+ * renamed, is left unused (so neither it nor the helpers it calls are
+ * compiled); in the library it is defined with external linkage. */
+#if defined(RESGEN_KERNEL_LIBRARY)
+#define KERNEL_ENTRY(type, name, parameters) type name parameters
+#elif defined(RESGEN_OUT_OF_LINE)
+#define KERNEL_ENTRY(type, name, parameters) \
+	type name parameters;                 \
+	static inline type name##_in_the_library parameters
+#else
+#define KERNEL_ENTRY(type, name, parameters) KERNEL_HELPER type name parameters
 #endif
 /* A helper called once per image or group of images, whose body is large:
  * compiled once for each set of constant arguments GCC gives it (its clones)

@@ -10,7 +10,7 @@
 
 #include "kernels/common.h"
 
-KERNEL_HELPER void gated_add_forward(real *out, const real *shortcut, const real *branch, const real *gate, const real *bias, int n, int channels, int pixels, bool exclusive)
+KERNEL_ENTRY(void, gated_add_forward, (real *out, const real *shortcut, const real *branch, const real *gate, const real *bias, int n, int channels, int pixels, bool exclusive))
 {
 	#pragma omp for schedule(static)
 	for (int c = 0; c < channels; c++)
@@ -23,7 +23,7 @@ KERNEL_HELPER void gated_add_forward(real *out, const real *shortcut, const real
 		}
 }
 
-KERNEL_HELPER void gated_add_backward(real *dshortcut, real *dbranch, real *dgate, real *dbias, const real *dout, const real *shortcut, const real *branch, const real *gate, const real *bias, int n, int channels, int pixels, bool exclusive)
+KERNEL_ENTRY(void, gated_add_backward, (real *dshortcut, real *dbranch, real *dgate, real *dbias, const real *dout, const real *shortcut, const real *branch, const real *gate, const real *bias, int n, int channels, int pixels, bool exclusive))
 {
 	#pragma omp for schedule(static)
 	for (int c = 0; c < channels; c++) {

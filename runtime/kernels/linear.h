@@ -5,7 +5,7 @@
 
 #include "kernels/common.h"
 
-KERNEL_HELPER void linear_forward(real *out, const real *in, const real *weight, const real *bias, int n, int inputs, int outputs)
+KERNEL_ENTRY(void, linear_forward, (real *out, const real *in, const real *weight, const real *bias, int n, int inputs, int outputs))
 {
 	/* Y = X W^T, then + b on every row */
 	gemm(0, 1, n, outputs, inputs, 1, in, inputs, weight, inputs, 0, out, outputs);
@@ -14,7 +14,7 @@ KERNEL_HELPER void linear_forward(real *out, const real *in, const real *weight,
 			out[(size_t)i * outputs + j] += bias[j];
 }
 
-KERNEL_HELPER void linear_backward(real *din, real *dweight, real *dbias, const real *dout, const real *in, const real *weight, int n, int inputs, int outputs)
+KERNEL_ENTRY(void, linear_backward, (real *din, real *dweight, real *dbias, const real *dout, const real *in, const real *weight, int n, int inputs, int outputs))
 {
 	/* dW += dY^T X */
 	gemm(1, 0, outputs, inputs, n, 1, dout, outputs, in, inputs, 1, dweight, inputs);

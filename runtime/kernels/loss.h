@@ -9,7 +9,7 @@
 #include "kernels/common.h"
 
 /* The probabilities of n images; returns their mean loss. */
-KERNEL_HELPER double softmax_cross_entropy_forward(real *probabilities, const real *logits, const int *labels, int n, int classes)
+KERNEL_ENTRY(double, softmax_cross_entropy_forward, (real *probabilities, const real *logits, const int *labels, int n, int classes))
 {
 	double loss = 0;
 	for (int i = 0; i < n; i++) {
@@ -29,7 +29,7 @@ KERNEL_HELPER double softmax_cross_entropy_forward(real *probabilities, const re
 	return loss / n;
 }
 
-KERNEL_HELPER void softmax_cross_entropy_backward(real *dlogits, const real *probabilities, const int *labels, int n, int batch, int classes)
+KERNEL_ENTRY(void, softmax_cross_entropy_backward, (real *dlogits, const real *probabilities, const int *labels, int n, int batch, int classes))
 {
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < classes; j++)

@@ -13,7 +13,7 @@ struct pad_shape {
 	int c_in, h_in, w_in, c_out, h_out, w_out, stride;
 };
 
-KERNEL_HELPER void pad_shortcut_forward(real *out, const real *in, int n, struct pad_shape s)
+KERNEL_ENTRY(void, pad_shortcut_forward, (real *out, const real *in, int n, struct pad_shape s))
 {
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)
@@ -24,7 +24,7 @@ KERNEL_HELPER void pad_shortcut_forward(real *out, const real *in, int n, struct
 						c < s.c_in ? in[(((size_t)i * s.c_in + c) * s.h_in + y * s.stride) * s.w_in + x * s.stride] : 0;
 }
 
-KERNEL_HELPER void pad_shortcut_backward(real *din, const real *dout, int n, struct pad_shape s)
+KERNEL_ENTRY(void, pad_shortcut_backward, (real *din, const real *dout, int n, struct pad_shape s))
 {
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)

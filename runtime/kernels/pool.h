@@ -7,7 +7,7 @@
 
 #include "kernels/common.h"
 
-KERNEL_HELPER void average_pool_forward(real *out, const real *in, int n, int channels, int pixels)
+KERNEL_ENTRY(void, average_pool_forward, (real *out, const real *in, int n, int channels, int pixels))
 {
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)
@@ -21,7 +21,7 @@ KERNEL_HELPER void average_pool_forward(real *out, const real *in, int n, int ch
 }
 
 /* din += the gradient of the mean */
-KERNEL_HELPER void average_pool_backward(real *din, const real *dout, int n, int channels, int pixels)
+KERNEL_ENTRY(void, average_pool_backward, (real *din, const real *dout, int n, int channels, int pixels))
 {
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)

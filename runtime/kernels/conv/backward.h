@@ -145,7 +145,7 @@ KERNEL_HELPER bool conv_overlaps(const real *a, size_t a_count, const real *b, s
  * gradient can take the slot of the gradient it adds to, which BN left
  * deferred): there the owner must read an image's dY before its din is
  * written, as it does on its own. */
-KERNEL_HELPER void conv_backward(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds)
+KERNEL_ENTRY(void, conv_backward, (real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, const real *pre, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct conv_backward_epilogue epilogue, double *data_seconds))
 {
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	real *computed = mine + CONV_DEFERRED_AT(s);

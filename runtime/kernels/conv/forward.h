@@ -73,7 +73,7 @@ KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *
 
 /* out = conv(in), pre the prologue if not NULL, then the epilogue, as c
  * chose: called by every thread of a parallel region. */
-KERNEL_HELPER void conv_forward(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread)
+KERNEL_ENTRY(void, conv_forward, (real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread))
 {
 	const struct gemm_micro *micro = gemm_micro();
 	if (c->forward.method == CONV_REFERENCE) {
