@@ -39,7 +39,10 @@
 ##   make check-plain      the quick tier without its parallel build first
 ##   make test-plain       every test of the plain build
 ##   make test-sanitize    the tests under AddressSanitizer + UBSan
+##   make test-programs    build test-plain's programs and what they run, run none
 ##   make test-cluster     the study on a one-node Slurm the test starts and stops
+##   make test-beside-cluster  what make test runs beside test-cluster: the PyTorch
+##                         check, the sanitizer build and the fuzzers
 ##   make test-reference   every reference spec against float64 PyTorch, and evaluate
 ##   make reference-binaries  the reference specs' binaries (test-reference's first step)
 ##   make reference-run    the PyTorch check of those binaries
@@ -206,7 +209,7 @@ $(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS,$(if $(call given,$(v)),$(if $(filte
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-sanitize test-reference reference-binaries reference-evaluate \
+.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-programs test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
 
 help:

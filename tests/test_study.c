@@ -108,7 +108,7 @@ static void test_study_overrides_land_in_order(void **unused)
 	assert_int_equal(original->net.ordering, ORDER_ORIGINAL);   /* the variant's set */
 	assert_int_equal(preact->net.ordering, ORDER_FULL_PREACT);  /* demo's own */
 	assert_int_equal(original->net.depth, 8);                   /* the study's set */
-	assert_int_equal(original->net.widths[2], 32);
+	assert_int_equal(original->net.widths[2], 16);
 	assert_int_equal(original->train.iterations, 50);
 	assert_int_equal(original->train.warmup_iterations, 0);     /* merged into lr.warmup */
 	assert_true(original->train.warmup_lr == 0.01);             /* kept from demo */
@@ -256,7 +256,7 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	const char *needles[] = {
 		"2 variants x 2 seeds, 3 of 4 runs finished, 1 under way or stopped.",
 		"Budget: Fashion-MNIST, the first 2000 training images, evaluated on the first 500 "
-		"test images; 50 iterations at batch 32 (0.8 epochs of 2000 images), evaluated every "
+		"test images; 50 iterations at batch 16 (0.4 epochs of 2000 images), evaluated every "
 		"25; seeds 1, 2.",
 		"| original | basic original, depth 8, identity shortcut | 15.00 | 15.00 +- 7.07 | -48.53 to 78.53 | "
 		"10.00, 20.00 | 6.61 | 30 s |",

@@ -209,12 +209,20 @@ reference-run:
 # Builds use every core; the test programs then run one at a time.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
+# test-cluster's program mostly waits for Slurm: the PyTorch check, the
+# sanitizer build and the fuzzers run beside it (a job slot more than the
+# cores), and its output is printed whole when it ends (-Otarget). The
+# test programs otherwise run one at a time, alone: two OpenMP programs on
+# two cores slow each other many times over (results/test-times.md).
 test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain
-	@$(MAKE) --no-print-directory -j$(JOBS) test-cluster
-	@$(MAKE) --no-print-directory -j$(JOBS) test-reference
+	@$(MAKE) --no-print-directory -j$$(( $(JOBS) + 1 )) -Otarget test-cluster test-beside-cluster
 	@$(MAKE) --no-print-directory -j$(JOBS) test-sanitize
+
+test-beside-cluster:
+	@$(MAKE) --no-print-directory test-reference
+	@$(MAKE) --no-print-directory -j$(JOBS) test-programs SANITIZE=1 BUILD=build/sanitize
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
 
 # make check: the quick tier for the edit loop. The generator's unit tests,
@@ -242,7 +250,9 @@ test-cluster: $(TEST_BIN)/test_cluster $(RESGEN) $(TEST_BIN)/bin/tiny-f64
 test-sanitize:
 	@$(MAKE) --no-print-directory -j$(JOBS) test-plain SANITIZE=1 BUILD=build/sanitize
 
-test-plain: $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(SYSTEM_TEST_NEEDS)
+test-programs: $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(SYSTEM_TEST_NEEDS)
+
+test-plain: test-programs
 	@BUILD=$(BUILD) tests/run-all $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS)
 
 golden: $(RESGEN)
