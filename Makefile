@@ -40,6 +40,7 @@
 ##   make test-plain       every test of the plain build
 ##   make test-sanitize    the tests under AddressSanitizer + UBSan
 ##   make test-programs    build test-plain's programs and what they run, run none
+##   make test-programs-sanitize  the same for test-sanitize
 ##   make test-cluster     the study on a one-node Slurm the test starts and stops
 ##   make test-beside-cluster  what make test runs beside test-cluster: the PyTorch
 ##                         check, the sanitizer build and the fuzzers
@@ -136,6 +137,11 @@ LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
+# Builds use every core (JOBS): $(SUB_JOBS) gives a sub-make -j$(JOBS),
+# unless it already shares a parent's job slots (a -j given again would
+# take it out of them, with a warning).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SUB_JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
 # The generator links runtime/shared/: the one way files are replaced, the
 # one way outside text is made printable, "did you mean", the one way a
 # real is written, and the recipe's words (resgen summary describes the
@@ -209,7 +215,7 @@ $(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS,$(if $(call given,$(v)),$(if $(filte
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-programs test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
+.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-programs test-programs-sanitize test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
 
 help:
@@ -450,7 +456,7 @@ study: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR (default results/NAME)"; ls specs/studies/*.yaml 2>/dev/null | sed 's|specs/studies/\(.*\)\.yaml|  S=\1|'; exit 2; }
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
 	@tools/run-study --check '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
-	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
+	@$(MAKE) --no-print-directory $(SUB_JOBS) study-binaries STUDY='$(STUDY)'
 	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/run-study '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(BUILD)/bin/study/$(STUDY_NAME)' '$(RESULTS)'
 
 # The same study on a Slurm cluster: make study-submit sends each run not
@@ -470,7 +476,7 @@ study-submit: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-submit S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR; STUDY_THREADS=T; STUDY_RANKS=N"; exit 2; }
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
 	@tools/run-study --check $(study_arguments)
-	@$(MAKE) --no-print-directory -j$(JOBS) study-binaries STUDY='$(STUDY)'
+	@$(MAKE) --no-print-directory $(SUB_JOBS) study-binaries STUDY='$(STUDY)'
 	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/slurm-study submit $(STUDY_THREADS) $(STUDY_RANKS) $(study_arguments)
 
 study-status: $(RESGEN)

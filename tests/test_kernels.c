@@ -102,8 +102,11 @@ static double difference(const real *a, const real *b, size_t count)
 {
 	double worst = 0, scale = 1e-30;
 	for (size_t i = 0; i < count; i++) {
-		worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
-		scale = fmax(scale, fabs((double)b[i]));
+		double apart = fabs((double)a[i] - (double)b[i]), size = fabs((double)b[i]);
+		if (!(apart <= worst)) /* a NaN is as far apart as can be (fmax passed over it) */
+			worst = isnan(apart) ? INFINITY : apart;
+		if (size > scale)
+			scale = size;
 	}
 	return worst / scale;
 }

@@ -190,9 +190,9 @@ $(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/o
 test-reference:
 	@mkdir -p $(BUILD)/reference
 	$(Q)/usr/bin/python3 tests/reference/specs.py $(BUILD)/reference/specs
-	@$(MAKE) --no-print-directory -j$(JOBS) reference-binaries
+	@$(MAKE) --no-print-directory $(SUB_JOBS) reference-binaries
 	@$(MAKE) --no-print-directory reference-run
-	@$(MAKE) --no-print-directory -j$(JOBS) reference-evaluate
+	@$(MAKE) --no-print-directory $(SUB_JOBS) reference-evaluate
 
 reference-binaries: $(REFERENCE_BINARIES)
 
@@ -206,9 +206,6 @@ reference-run:
 	@echo "PyTorch check: $(words $(REFERENCE_SPECS)) specs against float64 PyTorch (tests/reference/)"
 	$(Q)/usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
 
-# Builds use every core; the test programs then run one at a time.
-JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-
 # test-cluster's program mostly waits for Slurm: the PyTorch check, the
 # sanitizer build and the fuzzers run beside it (a job slot more than the
 # cores), and its output is printed whole when it ends (-Otarget). The
@@ -216,14 +213,19 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # two cores slow each other many times over (results/test-times.md).
 test:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory -j$(JOBS) test-plain
-	@$(MAKE) --no-print-directory -j$$(( $(JOBS) + 1 )) -Otarget test-cluster test-beside-cluster
-	@$(MAKE) --no-print-directory -j$(JOBS) test-sanitize
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-plain
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$$(( $(JOBS) + 1 ))) -Otarget \
+		test-cluster test-beside-cluster
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-sanitize
 
+# The PyTorch check, then the sanitizer's build beside the fuzzers (one
+# core for a minute).
 test-beside-cluster:
 	@$(MAKE) --no-print-directory test-reference
-	@$(MAKE) --no-print-directory -j$(JOBS) test-programs SANITIZE=1 BUILD=build/sanitize
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
+	@$(MAKE) --no-print-directory test-programs-sanitize fuzz FUZZ_SECONDS=60
+
+test-programs-sanitize:
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-programs SANITIZE=1 BUILD=build/sanitize
 
 # make check: the quick tier for the edit loop. The generator's unit tests,
 # the goldens, the kernels against their references, the gradient checks
@@ -237,7 +239,7 @@ CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRA
 	$(TEST_BIN)/test_explain
 
 check:
-	@$(MAKE) --no-print-directory -j$(JOBS) check-plain
+	@$(MAKE) --no-print-directory $(SUB_JOBS) check-plain
 
 check-plain: $(CHECK_TESTS) $(RESGEN) $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 $(TEST_BIN)/bin/fashion-tiny-f32
 	@BUILD=$(BUILD) tests/run-all $(CHECK_TESTS)
@@ -248,7 +250,7 @@ test-cluster: $(TEST_BIN)/test_cluster $(RESGEN) $(TEST_BIN)/bin/tiny-f64
 	@BUILD=$(BUILD) tests/run-all $(TEST_BIN)/test_cluster
 
 test-sanitize:
-	@$(MAKE) --no-print-directory -j$(JOBS) test-plain SANITIZE=1 BUILD=build/sanitize
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-plain SANITIZE=1 BUILD=build/sanitize
 
 test-programs: $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(SYSTEM_TEST_NEEDS)
 
