@@ -126,7 +126,7 @@ RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARN
 # Emitted code (and test_kernels, which includes it). OUT_OF_LINE=1
 # compiles a network's instances to call the kernel library compiled once
 # (runtime/kernels/library.c, KERNEL_LIBRARY_F32 below), which its binary
-# links: the same code at the same level, a second to compile rather than
+# links: the same code at the same level, seconds to compile rather than
 # a minute, and slower to run. The sanitizer build does, so that one
 # instrumented copy serves every call, and so do the tests' study networks
 # (docs/build.md).

@@ -33,7 +33,7 @@ $(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
 # The gradient checks' networks and test_kernels call the kernel library
 # compiled once (-DRESGEN_OUT_OF_LINE, linking kernel_library.o), as the
 # sanitizer build does: the same code at -O3, without a copy in every
-# network, so that a network compiles in about a second (docs/build.md).
+# network, so that a network compiles in about two seconds (docs/build.md).
 # test_kernels gives the kernels shapes at run time either way. The
 # instances inlined as users build them run in test_binaries (tiny-f32, a
 # bottleneck pre-activation network, against tiny-f64; the demo, a basic
