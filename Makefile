@@ -131,17 +131,21 @@ RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARN
 # instrumented copy serves every call, and so do the tests' study networks
 # (docs/build.md).
 # Its -g1 follows COMMON's -g, and GCC takes the last level given.
+# NET_BASE_CFLAGS are NET_CFLAGS less the choice: what the kernel library
+# object is compiled with, and the tests' networks out of line add to.
 OUT_OF_LINE ?= $(if $(filter 1,$(SANITIZE)),1,0)
-NET_CFLAGS := $(RUNTIME_CFLAGS) -g1 $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF_LINE)
+NET_BASE_CFLAGS := $(RUNTIME_CFLAGS) -g1
+NET_CFLAGS := $(NET_BASE_CFLAGS) $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF_LINE)
 LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
-# Builds use every core (JOBS): $(SUB_JOBS) gives a sub-make -j$(JOBS),
+# Builds use every core (JOBS): $(call sub_jobs,N) gives a sub-make -jN,
 # unless it already shares a parent's job slots (a -j given again would
-# take it out of them, with a warning).
+# take it out of them, with a warning); SUB_JOBS is -j$(JOBS) so given.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-SUB_JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
+sub_jobs = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(1))
+SUB_JOBS = $(call sub_jobs,$(JOBS))
 # The generator links runtime/shared/: the one way files are replaced, the
 # one way outside text is made printable, "did you mean", the one way a
 # real is written, and the recipe's words (resgen summary describes the
@@ -313,7 +317,7 @@ KERNEL_LIBRARY_F64 := $(BUILD)/obj/f64/kernel_library.o
 $(BUILD)/obj/%/kernel_library.o: runtime/kernels/library.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(filter-out -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS)) $(if $(filter f64,$*),-DRESGEN_F64) -c $< -o $@
+	$(Q)$(CC) $(NET_BASE_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -c $< -o $@
 OUT_OF_LINE_F32 := $(if $(filter 1,$(OUT_OF_LINE)),$(KERNEL_LIBRARY_F32))
 
 # TEST_HOOKS=1 links the tests' hooks into the training loop (tests/hooks.c;

@@ -38,7 +38,7 @@ $(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
 # instances inlined as users build them run in test_binaries (tiny-f32, a
 # bottleneck pre-activation network, against tiny-f64; the demo, a basic
 # one) and in make bench.
-CHECK_NET_CFLAGS := $(filter-out -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS)) -DRESGEN_OUT_OF_LINE
+CHECK_NET_CFLAGS := $(NET_BASE_CFLAGS) -DRESGEN_OUT_OF_LINE
 
 # Test networks whose tests are about what they read, write or share, not
 # their speed, compile the same way: ranks-sync (test_ranks), tiny-cifar and
@@ -214,7 +214,7 @@ reference-run:
 test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(SUB_JOBS) test-plain
-	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$$(( $(JOBS) + 1 ))) -Otarget \
+	@$(MAKE) --no-print-directory $(call sub_jobs,$$(( $(JOBS) + 1 ))) -Otarget \
 		test-cluster test-beside-cluster
 	@$(MAKE) --no-print-directory $(SUB_JOBS) test-sanitize
 
