@@ -1,3 +1,5 @@
+/* The growable text buffer (strbuf.h): appends, formatted appends, and the
+ * sticky allocation failure checked when the text is written out. */
 #include "strbuf.h"
 
 #include <stdarg.h>
