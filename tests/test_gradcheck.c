@@ -64,32 +64,37 @@ static double loss_at(real *value, real saved, double offset)
 	return result;
 }
 
-/* Second-order one-sided derivative, from the right (side 1) or left (-1). */
-static double one_sided_quotient(real *value, real saved, double base, double h, int side)
+/* Second-order one-sided derivative, from the right (side 1) or left (-1),
+ * given the loss one step h that way (near). */
+static double one_sided_quotient(real *value, real saved, double base, double near, double h, int side)
 {
-	double near = loss_at(value, saved, side * h), far = loss_at(value, saved, side * 2 * h);
+	double far = loss_at(value, saved, side * 2 * h);
 	return side * (-3 * base + 4 * near - far) / (2 * h);
 }
 
-/* dL/d(*value) by finite differences, at a point where the loss is base. */
+/* dL/d(*value) by finite differences, at a point where the loss is base.
+ * The losses one step either side serve the central and the one-sided
+ * quotients both. */
 static double numeric_derivative(real *value, double base)
 {
 	real saved = *value;
 	double central = 0;
 	bool counted = false;
 	for (double h = step_size; h > 1e-9; h /= 10) {
-		central = (loss_at(value, saved, h) - loss_at(value, saved, -h)) / (2 * h);
-		double right = one_sided_quotient(value, saved, base, h, 1);
-		double left = one_sided_quotient(value, saved, base, h, -1);
+		double plus = loss_at(value, saved, h), minus = loss_at(value, saved, -h);
+		central = (plus - minus) / (2 * h);
+		double right = one_sided_quotient(value, saved, base, plus, h, 1);
+		double left = one_sided_quotient(value, saved, base, minus, h, -1);
 		if (close(central, right) && close(central, left))
 			return central;
 		if (!counted) {
 			one_sided++;
 			counted = true;
 		}
-		if (close(right, one_sided_quotient(value, saved, base, h / 10, 1)))
+		double smaller = h / 10;
+		if (close(right, one_sided_quotient(value, saved, base, loss_at(value, saved, smaller), smaller, 1)))
 			return right;
-		if (close(left, one_sided_quotient(value, saved, base, h / 10, -1)))
+		if (close(left, one_sided_quotient(value, saved, base, loss_at(value, saved, -smaller), smaller, -1)))
 			return left;
 	}
 	return central; /* no clean side at any step: let the check judge */
