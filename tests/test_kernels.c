@@ -21,6 +21,7 @@
  * of the other preference that this processor can run. */
 #include <float.h>
 #include <math.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,18 +175,23 @@ static void check_statistics(const char *what, struct conv_shape s, int n, const
 	free(own_sums);
 }
 
-/* How long the tests below hold back every thread but the first, so that
- * the first, done with its own images, takes the others' images (a
- * forward pass's, a data gradient's): longer than these small shapes'
- * passes take. With 20 ms this program took 27 s, with 5 ms 6 s; and with
- * 5 ms, a thief computing from the wrong images, or taking images where
- * din shares dY's memory, still failed every run (three each, checked by
- * breaking conv_backward). */
-enum { HELD_BACK_US = 5000 };
+/* The tests below hold every thread but the first back until the first,
+ * done with its own work, has claimed the work the held thread would have
+ * begun with (flag, in the pass's claims): so the first takes the others'
+ * work whole, however fast the machine, and no thread sleeps longer than
+ * that. In a forward pass, the first image of the thread's share (a thief
+ * takes a share's groups from its last back, so that one last); in a
+ * backward pass, the thread's weight-gradient share (claims + n), which
+ * the taker computes whole with its data gradients. */
+static void hold_back_until_claimed(const int *flag)
+{
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
 
 /* The fast forward pass, on every thread, with the epilogue's shortcut
  * and sums (either NULL for none); with held_back, every thread but the
- * first waits HELD_BACK_US before it starts. */
+ * first starts once the first has taken its images. */
 static void forward_fast(real *out, const real *in, const real *weight, const real *pre, const real *shortcut, double *sums, int n,
 			 struct conv_shape s, real *scratch, size_t per_thread, bool held_back)
 {
@@ -193,8 +199,10 @@ static void forward_fast(real *out, const real *in, const real *weight, const re
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
-		if (held_back && omp_get_thread_num() > 0)
-			usleep(HELD_BACK_US);
+		int from, to;
+		thread_share(n, &from, &to);
+		if (held_back && omp_get_thread_num() > 0 && from < to)
+			hold_back_until_claimed(&claims[from]);
 		conv_forward(out, in, weight, pre, (struct conv_epilogue){shortcut, sums, claims}, n, s, &choices, scratch, per_thread);
 	}
 }
@@ -262,7 +270,7 @@ static const struct batch_norm_deferred DEFERRED_NONE = {NULL, NULL, NULL, false
  * as it is (after BN + addition + ReLU). Where the input and output have
  * one size, a third time with din in the memory BN's output gradient is
  * read from (as an identity shortcut's gradient may be planned), every
- * thread but the first held back (HELD_BACK_US): no thread may take
+ * thread but the first held back (hold_back_until_claimed): no thread may take
  * another's data gradient (conv_backward), which would write an image's
  * din before its owner read its dY. */
 static void check_deferred_gradient(struct conv_shape s, int n, const real *in, const real *weight, real *scratch, size_t per_thread)
@@ -287,7 +295,7 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
 			{
 				double seconds = 0;
 				if (k == 2 && omp_get_thread_num() > 0)
-					usleep(HELD_BACK_US);
+					hold_back_until_claimed(&claims[n + omp_get_thread_num()]);
 				conv_backward(din[k], dweight[k], k ? NULL : dy, k ? deferred : DEFERRED_NONE, in, weight, NULL, n, s, &choices, scratch,
 					      per_thread, GRADIENT_SET, (struct conv_backward_epilogue){NULL, NULL, claims}, &seconds);
 			}
@@ -314,7 +322,7 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
  * din: the sums (each image's, added in image order) against
  * batch_norm_gradient_sums of the whole din, to rounding of doubles. Each
  * twice: as the threads come, and with every thread but the first held
- * back (HELD_BACK_US), so that the first, done with its own images, takes
+ * back (hold_back_until_claimed), so that the first, done with its own images, takes
  * the others' weight-gradient shares whole and their data gradients (which
  * must then be computed once each, as their owners would have). */
 static void check_backward_in_one_loop(struct conv_shape s, int n, const real *in, const real *weight, const real *dout, const real *pre,
@@ -343,7 +351,7 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 			double seconds = 0;
 			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, image_sums, claims};
 			if (held && omp_get_thread_num() > 0)
-				usleep(HELD_BACK_US);
+				hold_back_until_claimed(&claims[n + omp_get_thread_num()]);
 			conv_backward(din, dweight, dout, DEFERRED_NONE, in, weight, prologue, n, s, &choices, scratch, per_thread, write, epilogue, &seconds);
 		}
 		assert_memory_equal(din, din_apart, in_count * sizeof(real));
