@@ -28,6 +28,12 @@
 
 static char build[256], scratch[300], mpirun[512];
 
+/* When a rank exits non-zero, mpirun ends the job: SIGTERM to every rank,
+ * then a grace period (odls_base_sigkill_timeout, 1 s) before SIGKILL,
+ * waited out even when every rank has exited. The tests whose ranks all
+ * stop by themselves give none: a rank left running is killed either way. */
+static const char no_grace[] = "--mca odls_base_sigkill_timeout 0";
+
 /* Runs command with its output captured (out may be NULL); returns the exit
  * status and, in *seconds, how long it took. */
 static int run_timed(const char *command, char *out, size_t out_size, double *seconds)
@@ -244,7 +250,8 @@ static void test_ranks_that_drift_apart_are_stopped(void **unused)
 {
 	(void)unused;
 	char out[8192];
-	int status = train("ranks-sync", 2, "", "env RESGEN_TEST_PERTURB=1@3", "--eval-every 5", out, sizeof out, NULL);
+	int status = train("ranks-sync", 2, no_grace, "env RESGEN_TEST_PERTURB=1@3", "--eval-every 5", out, sizeof out,
+			   NULL);
 	assert_int_equal(status, 1);
 	if (!strstr(out, "ranks-sync: after iteration 5 the weights of rank 1 differ from rank 0's; the ranks must "
 			 "train in step, so the run stops"))
@@ -256,7 +263,7 @@ static void test_ranks_refuse_a_batch_that_does_not_split(void **unused)
 {
 	(void)unused;
 	char out[8192];
-	assert_int_equal(train("ranks-sync", 3, "", "", "", out, sizeof out, NULL), 2);
+	assert_int_equal(train("ranks-sync", 3, no_grace, "", "", out, sizeof out, NULL), 2);
 	const char *message = "ranks-sync: the batch of 8 images does not split evenly across 3 ranks; give a batch "
 			      "that 3 divides (--batch), or another number of ranks\n";
 	const char *found = strstr(out, message);
@@ -293,9 +300,9 @@ static void test_ranks_given_different_settings_are_stopped(void **unused)
 		snprintf(first, sizeof first, cases[i].first, scratch, a, b);
 		snprintf(second, sizeof second, cases[i].second, scratch, a, b);
 		snprintf(command, sizeof command,
-			 "timeout 120 %1$s -np 1 %2$s/tests/bin/mpi/tiny-f64 train --threads 1 %3$s : "
+			 "timeout 120 %1$s %5$s -np 1 %2$s/tests/bin/mpi/tiny-f64 train --threads 1 %3$s : "
 			 "-np 1 %2$s/tests/bin/mpi/tiny-f64 train --threads 1 %4$s",
-			 mpirun, build, first, second);
+			 mpirun, build, first, second, no_grace);
 		int status = run_timed(command, out, sizeof out, NULL);
 		snprintf(message, sizeof message, "tiny: the ranks disagree on %s", cases[i].message);
 		if (status != 2 || !strstr(out, message))
@@ -307,9 +314,9 @@ static void test_ranks_given_different_settings_are_stopped(void **unused)
 	/* the kernels' override, which the environment gives each rank */
 	char out[8192];
 	snprintf(command, sizeof command,
-		 "timeout 120 %1$s -np 1 env RESGEN_CHOICES=winograd=off %2$s/tests/bin/mpi/tiny-f64 train --threads 1 : "
+		 "timeout 120 %1$s %3$s -np 1 env RESGEN_CHOICES=winograd=off %2$s/tests/bin/mpi/tiny-f64 train --threads 1 : "
 		 "-np 1 %2$s/tests/bin/mpi/tiny-f64 train --threads 1",
-		 mpirun, build);
+		 mpirun, build, no_grace);
 	int status = run_timed(command, out, sizeof out, NULL);
 	if (status != 2 || !strstr(out, "tiny: the ranks disagree on RESGEN_CHOICES (the kernels' choices): "))
 		print_error("%s\ngot %d:\n%s", command, status, out);
