@@ -111,7 +111,7 @@ def main():
                                       os.path.join(work, "again.pt"), "--onnx", onnx32_path, "--float32"],
                                      check=True, stdout=subprocess.PIPE, text=True).stdout
     saved = torch.load(exported)
-    fresh = resgen_torch.ResgenNet(resgen_torch.Spec(spec_path)).double()
+    fresh = resgen_torch.network(resgen_torch.Graph(resgen_torch.Spec(spec_path)))
     fresh.load_state_dict(saved["state_dict"])
     fresh.eval()
     with torch.no_grad():

@@ -42,7 +42,8 @@ import yaml
 # The spec, its graph and the weights files are read as the user's tool
 # reads them (tools/pytorch/resgen_torch.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "pytorch"))
-from resgen_torch import Graph, Spec, parameter_free, read_tensors  # noqa: E402
+from resgen_nn import parameter_free  # noqa: E402
+from resgen_torch import Graph, Spec, read_tensors  # noqa: E402
 
 # Tolerances, all in one place: the norm of the difference over the norm of
 # the float64 reference (at least FLOOR), per tensor.

@@ -30,6 +30,9 @@ deviation, of the training images the run used, then rounded to float32.
 net.meta holds what the weights file said of them: "input_mean",
 "input_std", "input_images", "data_set" and "class_names" (empty for a file
 written before resgen stored them).
+
+The torch.nn modules are resgen_nn.py's, imported once a network is built:
+every check of the input comes first, without torch's seconds of import.
 """
 import argparse
 import copy
@@ -44,10 +47,7 @@ import sys
 import tempfile
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 import yaml
-from torch import nn
 
 
 class Refused(ValueError):
@@ -324,79 +324,6 @@ class Graph:
         self.op("loss", "loss", [self.logits], (s.classes, 1, 1))
 
 
-def parameter_free(op, x, graph, gate_bias=None):
-    """The output of an op that holds no weights (relu, add, pad, scale,
-    gated_add with its gate's bias, pool) from its inputs x; None for the
-    others. Shared with the PyTorch check (tests/reference/)."""
-    kind = op["kind"]
-    if kind == "relu":
-        return F.relu(x[0])
-    if kind == "add":
-        return x[0] + x[1]
-    if kind == "pad":
-        sub = x[0][:, :, ::op["stride"], ::op["stride"]]
-        c = graph.shapes[op["name"]][0]
-        return torch.cat([sub, sub.new_zeros(sub.shape[0], c - sub.shape[1], sub.shape[2], sub.shape[3])], 1)
-    if kind == "scale":
-        return op["factor"] * x[0]
-    if kind == "gated_add":
-        g = torch.sigmoid(x[2] + gate_bias.view(1, -1, 1, 1))
-        return (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
-    if kind == "pool":
-        return x[0].mean((2, 3))
-    return None
-
-
-class GateBias(nn.Module):
-    """The bias of a gated shortcut's gate, one per channel."""
-
-    def __init__(self, channels):
-        super().__init__()
-        self.bias = nn.Parameter(torch.zeros(channels))
-
-
-class ResgenNet(nn.Module):
-    """The variant of a spec as a torch.nn.Module whose layers are named as
-    resgen names them (layers.stage1_unit01_conv1...); forward returns the
-    logits. In training mode a dropout shortcut draws its mask with torch's
-    generator, not the binaries' hash: the same distribution, other draws."""
-
-    def __init__(self, spec):
-        super().__init__()
-        self.spec, self.graph = spec, Graph(spec)
-        layers = {}
-        for op in self.graph.ops:
-            name, kind = op["name"], op["kind"]
-            inputs = self.graph.shapes[op["inputs"][0]][0]
-            outputs = self.graph.shapes[name][0]
-            if kind == "conv":
-                layers[name] = nn.Conv2d(inputs, outputs, op["k"], op["stride"], op["k"] // 2, bias=False)
-            elif kind == "bn":
-                layers[name] = nn.BatchNorm2d(outputs, eps=1e-5, momentum=0.1)
-            elif kind == "linear":
-                layers[name] = nn.Linear(inputs, outputs)
-            elif kind == "gated_add":
-                layers[name] = GateBias(outputs)
-        self.layers = nn.ModuleDict(layers)
-
-    def forward(self, images):
-        values = {"input": images}
-        for op in self.graph.ops:
-            x = [values[i] for i in op["inputs"]]
-            name, kind = op["name"], op["kind"]
-            if kind in ("conv", "bn", "linear"):
-                y = self.layers[name](x[0])
-            elif kind == "dropout":
-                keep = 1 - op["rate"]
-                y = x[0] * (torch.bernoulli(torch.full_like(x[0], keep)) if self.training else keep)
-            elif kind == "loss":
-                return x[0]
-            else:
-                y = parameter_free(op, x, self.graph, self.layers[name].bias if kind == "gated_add" else None)
-            values[name] = y
-        raise AssertionError("a resgen graph ends with its loss")
-
-
 # resgen's tensor names, by the kind of op: suffix -> the module's own name.
 NAMES = {"conv": {"_weight": "weight"}, "linear": {"_weight": "weight", "_bias": "bias"},
          "gated_add": {"_bias": "bias"},
@@ -404,19 +331,30 @@ NAMES = {"conv": {"_weight": "weight"}, "linear": {"_weight": "weight", "_bias":
                 "_running_var": "running_var"}}
 
 
-def wanted_tensors(net):
-    """{resgen's tensor name: the module's state-dict key} for net."""
+def tensor_sizes(graph):
+    """{resgen's tensor name: its value count} for graph's network, as its
+    weights file holds them (resgen_nn.ResgenNet's modules hold as many)."""
+    sizes = {}
+    for op in graph.ops:
+        inputs, outputs = graph.shapes[op["inputs"][0]][0], graph.shapes[op["name"]][0]
+        weight = {"conv": outputs * inputs * op.get("k", 1) ** 2, "linear": outputs * inputs}.get(op["kind"])
+        for suffix in NAMES.get(op["kind"], {}):
+            sizes[op["name"] + suffix] = weight if suffix == "_weight" else outputs
+    return sizes
+
+
+def wanted_tensors(graph):
+    """{resgen's tensor name: the module's state-dict key} for graph's network."""
     wanted = {}
-    for op in net.graph.ops:
+    for op in graph.ops:
         for suffix, field in NAMES.get(op["kind"], {}).items():
             wanted[op["name"] + suffix] = f"layers.{op['name']}.{field}"
     return wanted
 
 
-def weights_bytes(net):
-    """The size of net's weights file: what reading one may take."""
-    state = net.state_dict()
-    return 12 + sum(12 + len(name.encode()) + 8 * state[key].numel() for name, key in wanted_tensors(net).items())
+def weights_bytes(graph):
+    """The size of the weights file of graph's network: what reading one may take."""
+    return 12 + sum(12 + len(name.encode()) + 8 * count for name, count in tensor_sizes(graph).items())
 
 
 def text_of(values):
@@ -441,22 +379,27 @@ def read_meta(tensors):
     return meta
 
 
-def load_weights(net, tensors, path="the weights"):
-    """Puts a weights file's tensors ({name: flat float64 array}) into net,
-    and its meta/ tensors into net.meta; a tensor missing, extra or of
-    another size is an error naming it."""
-    net.meta = read_meta(tensors)
-    state = net.state_dict()
-    wanted = wanted_tensors(net)
-    for name in sorted(set(tensors) ^ set(wanted)):
+def check_tensors(graph, tensors, path="the weights"):
+    """Refuses a weights file's tensors ({name: flat float64 array}, its
+    meta/ tensors taken out) with a tensor missing, extra or of another size
+    than graph's network has, naming it."""
+    sizes = tensor_sizes(graph)
+    for name in sorted(set(tensors) ^ set(sizes)):
         where = "is not one of this network's" if name in tensors else "is missing"
         raise Refused(f"{shown(path)}: tensor {shown(name)} {where}; were these weights exported by "
-                      f"{net.spec.name}'s binary?")
-    for name, key in wanted.items():
-        target = state[key]
-        if tensors[name].size != target.numel():
+                      f"{graph.spec.name}'s binary?")
+    for name, count in sizes.items():
+        if tensors[name].size != count:
             raise Refused(f"{shown(path)}: tensor {name} has {tensors[name].size} values, but "
-                             f"{net.spec.name}'s has {target.numel()}")
+                          f"{graph.spec.name}'s has {count}")
+
+
+def load_weights(net, tensors):
+    """Puts checked tensors (check_tensors) into net's state dict."""
+    import torch
+    state = net.state_dict()
+    for name, key in wanted_tensors(net.graph).items():
+        target = state[key]
         state[key] = torch.from_numpy(tensors[name].copy()).reshape(target.shape).to(target.dtype)
     net.load_state_dict(state)
     return net
@@ -479,14 +422,26 @@ def check_spec(spec_path):
         raise Refused(lines[0].removeprefix("resgen: "))
 
 
+def network(graph):
+    """graph's network as a torch.nn.Module in float64 (resgen_nn.ResgenNet),
+    its parameters as torch initialises them."""
+    from resgen_nn import ResgenNet
+    return ResgenNet(graph).double()
+
+
 def load(spec_path, weights_path):
     """The variant of spec_path, checked by resgen, with the weights of
-    weights_path, in evaluation mode, in float64."""
+    weights_path, in evaluation mode, in float64. Everything is checked
+    before torch is imported."""
     check_spec(spec_path)
-    net = ResgenNet(Spec(spec_path)).double()
+    graph = Graph(Spec(spec_path))
     # room for a damaged file's extra bytes to be found and named
-    limit = 2 * weights_bytes(net) + 65536
-    return load_weights(net, read_tensors(weights_path, limit), weights_path).eval()
+    tensors = read_tensors(weights_path, 2 * weights_bytes(graph) + 65536)
+    meta = read_meta(tensors)
+    check_tensors(graph, tensors, weights_path)
+    net = load_weights(network(graph), tensors)
+    net.meta = meta
+    return net.eval()
 
 
 # ---- data, read and normalised as the binaries do (runtime/run/data.c) ----
@@ -563,6 +518,7 @@ def channel_statistics(images):
 def normalise(images, mean, std):
     """uint8 images as the network's float64 inputs, rounded through float32
     as the binaries round them."""
+    import torch
     scale, shift = 1.0 / (255.0 * std), -mean / std
     values = images.astype(np.float64) * scale[None, :, None, None] + shift[None, :, None, None]
     return torch.from_numpy(values.astype(np.float32).astype(np.float64))
@@ -570,6 +526,8 @@ def normalise(images, mean, std):
 
 def evaluate(net, images, labels, batch=256):
     """(error, top-5 error, mean loss, confusion matrix) of normalised images."""
+    import torch
+    import torch.nn.functional as F
     classes = net.spec.classes
     confusion = np.zeros((classes, classes), dtype=np.int64)
     loss_sum, top5 = 0.0, 0
@@ -645,6 +603,7 @@ NORMALISATION = ("each channel of an image: pixel / 255, less input_mean, over i
 
 
 def export(net, output, onnx_path, float32=False):
+    import torch
     saved = {"state_dict": net.state_dict(), **net.meta}
     if net.meta:
         saved["normalisation"] = NORMALISATION
