@@ -177,17 +177,30 @@ static void check_statistics(const char *what, struct conv_shape s, int n, const
 
 /* The tests below hold every thread but the first back until the first,
  * done with its own work, has claimed the work the held thread would have
- * begun with (flag, in the pass's claims): so the first takes the others'
- * work whole, however fast the machine, and no thread sleeps longer than
- * that. In a forward pass, the first image of the thread's share (a thief
- * takes a share's groups from its last back, so that one last); in a
- * backward pass, the thread's weight-gradient share (claims + n), which
- * the taker computes whole with its data gradients. */
+ * begun with (flag, in the pass's claims of n images): so the first takes
+ * the others' work whole, however fast the machine, and no thread waits
+ * longer than that. */
 static void hold_back_until_claimed(const int *flag)
 {
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-		sched_yield();
+	if (omp_get_thread_num() > 0)
+		while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+			sched_yield();
 }
+
+/* In a forward pass: the first image of the thread's share (a thief takes
+ * a share's groups from its last back, so that one last); none if the
+ * share is empty. */
+static void hold_back_forward(const int *claims, int n)
+{
+	int from, to;
+	thread_share(n, &from, &to);
+	if (from < to)
+		hold_back_until_claimed(&claims[from]);
+}
+
+/* In a backward pass: the thread's weight-gradient share, which the taker
+ * computes whole with its data gradients. */
+static void hold_back_backward(const int *claims, int n) { hold_back_until_claimed(&claims[n + omp_get_thread_num()]); }
 
 /* The fast forward pass, on every thread, with the epilogue's shortcut
  * and sums (either NULL for none); with held_back, every thread but the
@@ -199,10 +212,8 @@ static void forward_fast(real *out, const real *in, const real *weight, const re
 	memset(claims, 0, sizeof claims);
 	#pragma omp parallel
 	{
-		int from, to;
-		thread_share(n, &from, &to);
-		if (held_back && omp_get_thread_num() > 0 && from < to)
-			hold_back_until_claimed(&claims[from]);
+		if (held_back)
+			hold_back_forward(claims, n);
 		conv_forward(out, in, weight, pre, (struct conv_epilogue){shortcut, sums, claims}, n, s, &choices, scratch, per_thread);
 	}
 }
@@ -270,7 +281,7 @@ static const struct batch_norm_deferred DEFERRED_NONE = {NULL, NULL, NULL, false
  * as it is (after BN + addition + ReLU). Where the input and output have
  * one size, a third time with din in the memory BN's output gradient is
  * read from (as an identity shortcut's gradient may be planned), every
- * thread but the first held back (hold_back_until_claimed): no thread may take
+ * thread but the first held back (hold_back_backward): no thread may take
  * another's data gradient (conv_backward), which would write an image's
  * din before its owner read its dY. */
 static void check_deferred_gradient(struct conv_shape s, int n, const real *in, const real *weight, real *scratch, size_t per_thread)
@@ -294,8 +305,8 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
 			#pragma omp parallel
 			{
 				double seconds = 0;
-				if (k == 2 && omp_get_thread_num() > 0)
-					hold_back_until_claimed(&claims[n + omp_get_thread_num()]);
+				if (k == 2)
+					hold_back_backward(claims, n);
 				conv_backward(din[k], dweight[k], k ? NULL : dy, k ? deferred : DEFERRED_NONE, in, weight, NULL, n, s, &choices, scratch,
 					      per_thread, GRADIENT_SET, (struct conv_backward_epilogue){NULL, NULL, claims}, &seconds);
 			}
@@ -322,7 +333,7 @@ static void check_deferred_gradient(struct conv_shape s, int n, const real *in, 
  * din: the sums (each image's, added in image order) against
  * batch_norm_gradient_sums of the whole din, to rounding of doubles. Each
  * twice: as the threads come, and with every thread but the first held
- * back (hold_back_until_claimed), so that the first, done with its own images, takes
+ * back (hold_back_backward), so that the first, done with its own images, takes
  * the others' weight-gradient shares whole and their data gradients (which
  * must then be computed once each, as their owners would have). */
 static void check_backward_in_one_loop(struct conv_shape s, int n, const real *in, const real *weight, const real *dout, const real *pre,
@@ -350,8 +361,8 @@ static void check_backward_in_one_loop(struct conv_shape s, int n, const real *i
 		{
 			double seconds = 0;
 			struct conv_backward_epilogue epilogue = {fused ? saved : NULL, image_sums, claims};
-			if (held && omp_get_thread_num() > 0)
-				hold_back_until_claimed(&claims[n + omp_get_thread_num()]);
+			if (held)
+				hold_back_backward(claims, n);
 			conv_backward(din, dweight, dout, DEFERRED_NONE, in, weight, prologue, n, s, &choices, scratch, per_thread, write, epilogue, &seconds);
 		}
 		assert_memory_equal(din, din_apart, in_count * sizeof(real));

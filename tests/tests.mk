@@ -224,8 +224,11 @@ test-beside-cluster:
 	@$(MAKE) --no-print-directory test-reference
 	@$(MAKE) --no-print-directory test-programs-sanitize fuzz FUZZ_SECONDS=60
 
+# The sanitizer build: its own folder, so that the plain one stays.
+SANITIZED := SANITIZE=1 BUILD=build/sanitize
+
 test-programs-sanitize:
-	@$(MAKE) --no-print-directory $(SUB_JOBS) test-programs SANITIZE=1 BUILD=build/sanitize
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-programs $(SANITIZED)
 
 # make check: the quick tier for the edit loop. The generator's unit tests,
 # the goldens, the kernels against their references, the gradient checks
@@ -250,12 +253,14 @@ test-cluster: $(TEST_BIN)/test_cluster $(RESGEN) $(TEST_BIN)/bin/tiny-f64
 	@BUILD=$(BUILD) tests/run-all $(TEST_BIN)/test_cluster
 
 test-sanitize:
-	@$(MAKE) --no-print-directory $(SUB_JOBS) test-plain SANITIZE=1 BUILD=build/sanitize
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-plain $(SANITIZED)
 
-test-programs: $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(SYSTEM_TEST_NEEDS)
+TEST_PROGRAMS := $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS)
+
+test-programs: $(TEST_PROGRAMS) $(SYSTEM_TEST_NEEDS)
 
 test-plain: test-programs
-	@BUILD=$(BUILD) tests/run-all $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS)
+	@BUILD=$(BUILD) tests/run-all $(TEST_PROGRAMS)
 
 golden: $(RESGEN)
 	@for spec in tests/golden/*.yaml; do \

@@ -337,7 +337,7 @@ def tensor_sizes(graph):
     sizes = {}
     for op in graph.ops:
         inputs, outputs = graph.shapes[op["inputs"][0]][0], graph.shapes[op["name"]][0]
-        weight = {"conv": outputs * inputs * op.get("k", 1) ** 2, "linear": outputs * inputs}.get(op["kind"])
+        weight = outputs * inputs * (op["k"] ** 2 if op["kind"] == "conv" else 1)
         for suffix in NAMES.get(op["kind"], {}):
             sizes[op["name"] + suffix] = weight if suffix == "_weight" else outputs
     return sizes
