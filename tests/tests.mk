@@ -206,23 +206,24 @@ reference-run:
 	@echo "PyTorch check: $(words $(REFERENCE_SPECS)) specs against float64 PyTorch (tests/reference/)"
 	$(Q)/usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
 
-# test-cluster's program mostly waits for Slurm: the PyTorch check, the
-# sanitizer build and the fuzzers run beside it (a job slot more than the
-# cores), and its output is printed whole when it ends (-Otarget). The
-# test programs otherwise run one at a time, alone: two OpenMP programs on
-# two cores slow each other many times over (results/test-times.md).
+# The test programs run one at a time: two OpenMP programs on two cores
+# slow each other many times over (results/test-times.md). Beside them,
+# the fuzzers (one core for a minute) take the core they leave idle.
+# test-cluster's program mostly waits for Slurm: the PyTorch check and the
+# sanitizer build run beside it (a job slot more than the cores), and its
+# output is printed whole when it ends (-Otarget).
 test:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory $(SUB_JOBS) test-plain
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-programs $(FUZZ_BINARIES)
+	@$(MAKE) --no-print-directory $(call sub_jobs,2) test-plain fuzz FUZZ_SECONDS=60
 	@$(MAKE) --no-print-directory $(call sub_jobs,$$(( $(JOBS) + 1 ))) -Otarget \
 		test-cluster test-beside-cluster
 	@$(MAKE) --no-print-directory $(SUB_JOBS) test-sanitize
 
-# The PyTorch check, then the sanitizer's build beside the fuzzers (one
-# core for a minute).
+# The PyTorch check, then the sanitizer's build.
 test-beside-cluster:
 	@$(MAKE) --no-print-directory test-reference
-	@$(MAKE) --no-print-directory test-programs-sanitize fuzz FUZZ_SECONDS=60
+	@$(MAKE) --no-print-directory test-programs-sanitize
 
 # The sanitizer build: its own folder, so that the plain one stays.
 SANITIZED := SANITIZE=1 BUILD=build/sanitize
