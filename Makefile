@@ -609,9 +609,7 @@ $(BUILD)/fuzz/tensor-check: tests/fuzz/tensor_check.c $(BUILD)/obj/f64/tensor_fi
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $^ $(LDFLAGS_ALL) -lz -lm
 
-FUZZ_BINARIES := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%) $(BUILD)/fuzz/tensor-check $(BUILD)/tests/bin/tiny-f64
-
-fuzz: $(FUZZ_BINARIES)
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%) $(BUILD)/fuzz/tensor-check $(BUILD)/tests/bin/tiny-f64
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD)/fuzz/$$t/corpus $(BUILD)/fuzz/$$t/seeds || exit 1; \
 	done

@@ -208,13 +208,14 @@ reference-run:
 
 # The test programs run one at a time: two OpenMP programs on two cores
 # slow each other many times over (results/test-times.md). Beside them,
-# the fuzzers (one core for a minute) take the core they leave idle.
+# the fuzzers' build and then the fuzzers (one core for a minute) take the
+# core they leave idle.
 # test-cluster's program mostly waits for Slurm: the PyTorch check and the
 # sanitizer build run beside it (a job slot more than the cores), and its
 # output is printed whole when it ends (-Otarget).
 test:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory $(SUB_JOBS) test-programs $(FUZZ_BINARIES)
+	@$(MAKE) --no-print-directory $(SUB_JOBS) test-programs
 	@$(MAKE) --no-print-directory $(call sub_jobs,2) test-plain fuzz FUZZ_SECONDS=60
 	@$(MAKE) --no-print-directory $(call sub_jobs,$$(( $(JOBS) + 1 ))) -Otarget \
 		test-cluster test-beside-cluster
