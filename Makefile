@@ -43,7 +43,7 @@
 ##   make test-programs-sanitize  the same for test-sanitize
 ##   make test-cluster     the study on a one-node Slurm the test starts and stops
 ##   make test-beside-cluster  what make test runs beside test-cluster: the PyTorch
-##                         check, the sanitizer build and the fuzzers
+##                         check and the sanitizer build
 ##   make test-reference   every reference spec against float64 PyTorch, and evaluate
 ##   make reference-binaries  the reference specs' binaries (test-reference's first step)
 ##   make reference-run    the PyTorch check of those binaries
