@@ -285,10 +285,15 @@ $(SHARED_RUNTIME:%=$(BUILD)/obj/generator/%.o): $(BUILD)/obj/generator/%.o: runt
 # ---- emitted code and binaries ------------------------------------------------
 # Emitted code depends on its spec, the generator and the templates; the
 # binary on the emitted code (headers tracked by -MMD) and the runtime.
+# The plain build's emitted code is generated/, which users read and diff;
+# another build folder (the sanitizer's, another MARCH) has its own
+# generator, so it emits its own copy, and neither makes the other's
+# objects stale.
+EMITTED := $(if $(filter build,$(BUILD)),generated,$(BUILD)/generated)
 
-generated/%/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
+$(EMITTED)/%/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
 	$(call say,GEN,$<)
-	$(Q)$(RESGEN) generate $< -o generated/$*
+	$(Q)$(RESGEN) generate $< -o $(EMITTED)/$*
 
 # An emitted network compiles in pieces, in parallel: GCC reads net.c
 # once (-flto -c, to GCC's own intermediate code), then compiles its
@@ -304,10 +309,10 @@ net_compile = $(if $(filter -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS) $(1)),$(CC) $(NET
 	$(NET_CFLAGS) $(1) -flto -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.lto.o) && \
 	$(CC) $(filter-out -fopenmp,$(NET_CFLAGS)) $(1) -flto=auto -flinker-output=nolto-rel -r -nostdlib $(@:.o=.lto.o) -o $@ && \
 	rm -f $(@:.o=.lto.o))
-$(BUILD)/obj/net/%.o: generated/%/net.c
+$(BUILD)/obj/net/%.o: $(EMITTED)/%/net.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(call net_compile,-Igenerated/$*)
+	$(Q)$(call net_compile,-I$(EMITTED)/$*)
 
 # The kernel library's entry points, compiled once a build and flavour
 # (runtime/kernels/library.c) as the networks are (NET_CFLAGS): what
@@ -394,18 +399,18 @@ demo:
 # changed (resgen units), then the unified diff of the emitted code.
 diff:
 	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make diff A=NAME1 B=NAME2 (specs/NAME.yaml; paper/NAME for specs/paper/)"; exit 2; }
-	@$(MAKE) --no-print-directory $(RESGEN) generated/$(A)/net.c generated/$(B)/net.c
+	@$(MAKE) --no-print-directory $(RESGEN) $(EMITTED)/$(A)/net.c $(EMITTED)/$(B)/net.c
 	@mkdir -p $(BUILD)/diff
 	@for n in $(A) $(B); do \
-	  awk '/\*\//{ exit } /^ \*   /{ sub(/^ \*   /, ""); print }' generated/$$n/net.c > $(BUILD)/diff/$$(echo $$n | tr / -).spec; \
+	  awk '/\*\//{ exit } /^ \*   /{ sub(/^ \*   /, ""); print }' $(EMITTED)/$$n/net.c > $(BUILD)/diff/$$(echo $$n | tr / -).spec; \
 	 done
 	@echo "== the specs, $(A) -> $(B)"; \
 	 diff $(BUILD)/diff/$$(echo $(A) | tr / -).spec $(BUILD)/diff/$$(echo $(B) | tr / -).spec | sed -n 's/^< /- /p; s/^> /+ /p'; \
 	 echo "== the units whose ops changed"; \
 	 $(RESGEN) units specs/$(A).yaml specs/$(B).yaml; \
 	 echo "== the emitted code"; \
-	 diff -u generated/$(A)/net.c generated/$(B)/net.c; \
-	 diff -u generated/$(A)/kernels.h generated/$(B)/kernels.h; true
+	 diff -u $(EMITTED)/$(A)/net.c $(EMITTED)/$(B)/net.c; \
+	 diff -u $(EMITTED)/$(A)/kernels.h $(EMITTED)/$(B)/kernels.h; true
 
 # ---- plots: make plot LOG=FILE.csv, make plot-gradflow GRADFLOW='A.csv B.csv' OUT=NAME,
 # make plot-confusion CONFUSION=FILE.csv
@@ -452,9 +457,9 @@ STUDY ?= specs/studies/$(S).yaml
 STUDY_NAME = $(basename $(notdir $(STUDY)))
 RESULTS ?= results/$(STUDY_NAME)
 
-generated/study/%/net.c: $(BUILD)/study/%.yaml $(RESGEN) $(TEMPLATES)
+$(EMITTED)/study/%/net.c: $(BUILD)/study/%.yaml $(RESGEN) $(TEMPLATES)
 	$(call say,GEN,$<)
-	$(Q)$(RESGEN) generate $< -o generated/study/$*
+	$(Q)$(RESGEN) generate $< -o $(EMITTED)/study/$*
 
 study: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study S=NAME (specs/studies/NAME.yaml), or STUDY=FILE; RESULTS=DIR (default results/NAME)"; ls specs/studies/*.yaml 2>/dev/null | sed 's|specs/studies/\(.*\)\.yaml|  S=\1|'; exit 2; }

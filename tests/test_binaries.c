@@ -1680,6 +1680,27 @@ static void test_binary_team_keeps_the_bits(void **unused)
 	assert_int_equal(fewer, passes);
 }
 
+/* generated/ is the plain build's emitted code, which users read and diff;
+ * a build folder of other settings has its own generator, and emits its
+ * own copy, so that building there (the sanitizer build) leaves the plain
+ * build's objects up to date. make -n says where each would write. */
+static void test_make_build_folders_emit_their_own_code(void **unused)
+{
+	(void)unused;
+	static char out[65536];
+	char command[4096], expected[1024];
+	snprintf(command, sizeof command,
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n BUILD=%1$s/other %1$s/other/obj/net/demo.o", scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	snprintf(expected, sizeof expected, "/bin/resgen generate specs/demo.yaml -o %s/other/generated/demo\n", scratch);
+	expect_in(out, expected);
+	assert_null(strstr(out, " -o generated/"));
+	snprintf(command, sizeof command,
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -W specs/demo.yaml BUILD=build build/obj/net/demo.o");
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "build/bin/resgen generate specs/demo.yaml -o generated/demo\n");
+}
+
 static void test_binary_runs_vector_blis_kernels(void **unused)
 {
 	(void)unused;
@@ -1747,6 +1768,7 @@ int main(void)
 		cmocka_unit_test(test_resgen_spec_path_never_reaches_code),
 		cmocka_unit_test(test_resgen_refuses_networks_too_big_for_memory),
 		cmocka_unit_test(test_binary_runs_vector_blis_kernels),
+		cmocka_unit_test(test_make_build_folders_emit_their_own_code),
 	};
 	command_only_some();
 	return cmocka_run_group_tests_name("binaries", tests, setup, NULL);
