@@ -1695,9 +1695,9 @@ static void test_make_build_folders_emit_their_own_code(void **unused)
 	snprintf(expected, sizeof expected, "/bin/resgen generate specs/demo.yaml -o %s/other/generated/demo\n", scratch);
 	expect_in(out, expected);
 	assert_null(strstr(out, " -o generated/"));
-	snprintf(command, sizeof command,
-		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -W specs/demo.yaml BUILD=build build/obj/net/demo.o");
-	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_int_equal(run("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -W specs/demo.yaml BUILD=build build/obj/net/demo.o",
+			     out, sizeof out, NULL, 0),
+			 0);
 	expect_in(out, "build/bin/resgen generate specs/demo.yaml -o generated/demo\n");
 }
 
