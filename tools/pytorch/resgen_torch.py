@@ -331,30 +331,22 @@ NAMES = {"conv": {"_weight": "weight"}, "linear": {"_weight": "weight", "_bias":
                 "_running_var": "running_var"}}
 
 
-def tensor_sizes(graph):
-    """{resgen's tensor name: its value count} for graph's network, as its
-    weights file holds them (resgen_nn.ResgenNet's modules hold as many)."""
-    sizes = {}
+def tensors_of(graph):
+    """{resgen's tensor name: (the module's state-dict key, its value count)}
+    for graph's network, as its weights file holds them
+    (resgen_nn.ResgenNet's modules hold as many)."""
+    tensors = {}
     for op in graph.ops:
-        inputs, outputs = graph.shapes[op["inputs"][0]][0], graph.shapes[op["name"]][0]
+        name, inputs, outputs = op["name"], graph.shapes[op["inputs"][0]][0], graph.shapes[op["name"]][0]
         weight = outputs * inputs * (op["k"] ** 2 if op["kind"] == "conv" else 1)
-        for suffix in NAMES.get(op["kind"], {}):
-            sizes[op["name"] + suffix] = weight if suffix == "_weight" else outputs
-    return sizes
-
-
-def wanted_tensors(graph):
-    """{resgen's tensor name: the module's state-dict key} for graph's network."""
-    wanted = {}
-    for op in graph.ops:
         for suffix, field in NAMES.get(op["kind"], {}).items():
-            wanted[op["name"] + suffix] = f"layers.{op['name']}.{field}"
-    return wanted
+            tensors[name + suffix] = (f"layers.{name}.{field}", weight if suffix == "_weight" else outputs)
+    return tensors
 
 
 def weights_bytes(graph):
     """The size of the weights file of graph's network: what reading one may take."""
-    return 12 + sum(12 + len(name.encode()) + 8 * count for name, count in tensor_sizes(graph).items())
+    return 12 + sum(12 + len(name.encode()) + 8 * count for name, (_, count) in tensors_of(graph).items())
 
 
 def text_of(values):
@@ -383,12 +375,12 @@ def check_tensors(graph, tensors, path="the weights"):
     """Refuses a weights file's tensors ({name: flat float64 array}, its
     meta/ tensors taken out) with a tensor missing, extra or of another size
     than graph's network has, naming it."""
-    sizes = tensor_sizes(graph)
-    for name in sorted(set(tensors) ^ set(sizes)):
+    wanted = tensors_of(graph)
+    for name in sorted(set(tensors) ^ set(wanted)):
         where = "is not one of this network's" if name in tensors else "is missing"
         raise Refused(f"{shown(path)}: tensor {shown(name)} {where}; were these weights exported by "
                       f"{graph.spec.name}'s binary?")
-    for name, count in sizes.items():
+    for name, (_, count) in wanted.items():
         if tensors[name].size != count:
             raise Refused(f"{shown(path)}: tensor {name} has {tensors[name].size} values, but "
                           f"{graph.spec.name}'s has {count}")
@@ -398,7 +390,7 @@ def load_weights(net, tensors):
     """Puts checked tensors (check_tensors) into net's state dict."""
     import torch
     state = net.state_dict()
-    for name, key in wanted_tensors(net.graph).items():
+    for name, (key, _) in tensors_of(net.graph).items():
         target = state[key]
         state[key] = torch.from_numpy(tensors[name].copy()).reshape(target.shape).to(target.dtype)
     net.load_state_dict(state)
