@@ -228,12 +228,13 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	mkdir(results, 0777);
 	static const char header[] = "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,"
 				     "images_per_second\n";
+	/* a log's test error is a count of the 500 test images: 0.124 is 62 */
 	static const char *const runs[][2] = {
 		/* a training row (--log-every) between evaluations: no test columns */
 		{"original-seed1", "10,0.1,2.4,0.8,,,4.0,100\n25,0.1,2.0,0.7,2.1,0.50,10.0,100\n"
 				   "50,0.01,1.5,0.5,1.6,0.10,20.0,100\n"},
 		{"original-seed2", "25,0.1,2.2,0.7,2.3,0.60,10.0,100\n50,0.01,1.7,0.5,1.8,0.20,40.0,100\n"},
-		{"full-preact-seed1", "25,0.1,2.0,0.7,2.1,0.40,10.0,100\n50,0.01,1.5,0.5,1.6,0.125,30.0,100\n"},
+		{"full-preact-seed1", "25,0.1,2.0,0.7,2.1,0.40,10.0,100\n50,0.01,1.5,0.5,1.6,0.124,30.0,100\n"},
 		{"full-preact-seed2", "25,0.1,2.0,0.7,2.1,0.30,10.0,100\n"}, /* under way */
 	};
 	for (int i = 0; i < 4; i++) {
@@ -260,10 +261,10 @@ static void test_study_report_summarises_the_seeds(void **unused)
 		"25; seeds 1, 2.",
 		"| original | basic original, depth 8, identity shortcut | 15.00 | 15.00 +- 7.07 | -48.53 to 78.53 | "
 		"10.00, 20.00 | 6.61 | 30 s |",
-		"| full-preact | basic full-preact, depth 8, identity shortcut | 12.50 | 12.50 | - | 12.50 "
+		"| full-preact | basic full-preact, depth 8, identity shortcut | 12.40 | 12.40 | - | 12.40 "
 		"| 6.37 | 30 s |",
 		/* one finished seed cannot be tested against two */
-		"| full-preact | -2.50 | - | - | - | cannot tell: a test needs two finished seeds of each, with some "
+		"| full-preact | -2.60 | - | - | - | cannot tell: a test needs two finished seeds of each, with some "
 		"spread |",
 		"- Command: `make study STUDY=tests/studies/tiny.yaml RESULTS=",
 		"| original | 20.0 | 40.0 |\n| full-preact | 30.0 | - |\n",
@@ -275,13 +276,13 @@ static void test_study_report_summarises_the_seeds(void **unused)
 		if (!strstr(report, needles[i]))
 			fail_msg("report.md lacks: %s\n%s", needles[i], report);
 	snprintf(path, sizeof path, "%s/plot/errors.dat", results);
-	assert_non_null(strstr(read_text(path), "0 original 15 10 20 10 20\n1 full-preact 12.5 12.5 12.5 12.5\n"));
+	assert_non_null(strstr(read_text(path), "0 original 15 10 20 10 20\n1 full-preact 12.4 12.4 12.4 12.4\n"));
 	/* the curves: the mean over the seeds with a row at each iteration, with their
 	 * range; an older log's evaluation row after training rows has a
 	 * training loss over other iterations than the row before, and is
 	 * left out of the training curve (original-seed1's at 25) */
 	snprintf(path, sizeof path, "%s/plot/test-full-preact.dat", results);
-	assert_non_null(strstr(read_text(path), "\n25 0.1 35 30 40 2\n50 0.01 12.5 12.5 12.5 1\n"));
+	assert_non_null(strstr(read_text(path), "\n25 0.1 35 30 40 2\n50 0.01 12.4 12.4 12.4 1\n"));
 	snprintf(path, sizeof path, "%s/plot/train-original.dat", results);
 	assert_non_null(strstr(read_text(path), "\n50 0.01 1.6 1.5 1.7 2\n"));
 
@@ -292,7 +293,7 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	snprintf(path, sizeof path, "%s/report.md", results);
 	report = read_text(path);
 	assert_non_null(strstr(report, "2 variants x 2 seeds, 3 of 4 runs finished, 1 diverged."));
-	assert_non_null(strstr(report, "| 12.50 | 12.50 | - | 12.50, diverged | 6.37 | 30 s |"));
+	assert_non_null(strstr(report, "| 12.40 | 12.40 | - | 12.40, diverged | 6.37 | 30 s |"));
 
 	/* both seeds of both finished, one in a log of one meaning per column:
 	 * the reading takes the paired test, adjusted by Holm's (for one
@@ -308,11 +309,11 @@ static void test_study_report_summarises_the_seeds(void **unused)
 	assert_int_equal(report_tiny(results, &d), 0);
 	snprintf(path, sizeof path, "%s/report.md", results);
 	report = read_text(path);
-	/* paired differences 2.5 and -5: mean -1.25, standard error 3.75,
-	 * t(1) = -1/3, p = 1 - 2 atan(1/3) / pi */
+	/* paired differences 2.4 and -5: mean -1.3, standard error 3.7,
+	 * t(1) = -1.3/3.7, p = 1 - 2 atan(1.3/3.7) / pi */
 	const char *reading[] = {
-		"| full-preact | -1.25 | -48.90 to +46.40 |",
-		"| t = -0.33, df 1.0, p = 0.795 | within the noise of 2 and 2 seeds (paired, p = 0.795) |",
+		"| full-preact | -1.30 | -48.31 to +45.71 |",
+		"| t = -0.35, df 1.0, p = 0.785 | within the noise of 2 and 2 seeds (paired, p = 0.785) |",
 	};
 	for (int i = 0; i < 2; i++)
 		if (!strstr(report, reading[i]))
@@ -337,6 +338,46 @@ static void test_study_report_summarises_the_seeds(void **unused)
 		 "%s:2:1: a row longer than 1023 characters; a run's log holds short rows of numbers (remove "
 		 "the run's files to run it again)", path);
 	assert_string_equal(d.text, expected);
+}
+
+/* Two seeds whose errors differ by the same 2 points (7 and 9, 12 and 14%
+ * of 500 images): the paired differences are equal, not equal up to
+ * rounding, so no paired test can be made, and the report says so rather
+ * than t = 1e15. */
+static void test_study_report_equal_differences_admit_no_test(void **unused)
+{
+	(void)unused;
+	const char *results = "build/tests/scratch-report-equal";
+	mkdir(results, 0777);
+	static const char *const runs[][2] = {
+		{"original-seed1", "0.07"},
+		{"original-seed2", "0.12"},
+		{"full-preact-seed1", "0.09"},
+		{"full-preact-seed2", "0.14"},
+	};
+	for (int i = 0; i < 4; i++) {
+		char path[256], text[512];
+		snprintf(path, sizeof path, "%s/%s.csv", results, runs[i][0]);
+		snprintf(text, sizeof text,
+			 "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
+			 "50,0.01,1.5,0.5,1.6,%s,20.0,100\n",
+			 runs[i][1]);
+		write_text(path, text);
+		snprintf(path, sizeof path, "%s/%s.done", results, runs[i][0]);
+		write_text(path, "finished\n");
+	}
+	struct diag d = {{0}};
+	assert_int_equal(report_tiny(results, &d), 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s/report.md", results);
+	const char *report = read_text(path);
+	const char *needle = "| full-preact | +2.00 | - | t = 0.57, df 2.0, p = 0.629 | no spread | cannot tell: "
+			     "every seed differs by the same +2.00 points, and no test can be made without some "
+			     "spread |";
+	if (!strstr(report, needle))
+		fail_msg("report.md lacks: %s\n%s", needle, report);
+	/* and counts no comparison for Holm's correction */
+	assert_non_null(strstr(report, "as 0 comparisons are made"));
 }
 
 /* Variants that differ in run-time train keys alone share the first's
@@ -379,6 +420,36 @@ static void test_study_plan_shares_binaries_across_recipes(void **unused)
 	free(study);
 }
 
+/* A variant that runs its spec's binary unchanged (a reuse line) is given
+ * every run-time key the study or the variant sets, as settings against
+ * that spec's values: the binary holds the spec's recipe, not the study's. */
+static void test_study_plan_gives_a_reused_binary_the_study_recipe(void **unused)
+{
+	(void)unused;
+	write_text(scratch, "name: scratch-study\nbase: demo\nseeds: [1]\n"
+			    "set: {train: {iterations: 3000, eval_every: 1000}}\nvariants:\n"
+			    "  - {name: a}\n"
+			    "  - {name: b, set: {train: {lr: {steps: [2000, 2500]}}}}\n");
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	if (study_load(study, scratch, "specs", &d) != 0)
+		fail_msg("%s", d.text);
+	struct strbuf plan = {0};
+	study_plan_text(study, &plan);
+	const char *lines[] = {
+		"\nvariant a 3000 1000 64 10000 a iterations=3000 eval_every=1000\n",
+		"\nvariant b 3000 1000 64 10000 a lr.steps=[2000,2500] iterations=3000 eval_every=1000\n",
+		"\nreuse a demo\n",
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		if (!strstr(plan.text, lines[i]))
+			fail_msg("the plan lacks %s in:\n%s", lines[i], plan.text);
+	strbuf_free(&plan);
+	study_free(study);
+	free(study);
+}
+
 /* Student's t against its tables, and the tests against p-values found by
  * integrating the t density numerically (numpy, 4 million points). */
 static void test_statistics_match_known_values(void **unused)
@@ -389,7 +460,8 @@ static void test_statistics_match_known_values(void **unused)
 	assert_true(fabs(student_quantile_975(10) - 2.2281) < 1e-4);
 	assert_true(fabs(student_cdf(2.0, 3) - 0.930337) < 1e-6);
 	const double a[] = {15.57, 16.16, 15.25}, b[] = {14.22, 13.89, 14.55};
-	struct comparison w = welch(a, 3, b, 3), p = paired(a, b, 3), m = mean_interval(a, 3);
+	const long a_counts[] = {1557, 1616, 1525}, b_counts[] = {1422, 1389, 1455}; /* of 10000 images */
+	struct comparison w = welch(a, 3, b, 3), p = paired(a_counts, b_counts, 3, 10000), m = mean_interval(a, 3);
 	assert_true(w.valid && p.valid && m.valid);
 	assert_true(fabs(w.difference - 1.44) < 1e-12 && fabs(w.df - 3.62083) < 1e-5);
 	assert_true(fabs(w.p - 0.0146189) < 1e-6);
@@ -413,10 +485,12 @@ int main(void)
 		cmocka_unit_test(test_study_every_shipped_study_is_valid),
 		cmocka_unit_test(test_statistics_match_known_values),
 		cmocka_unit_test(test_study_plan_shares_binaries_across_recipes),
+		cmocka_unit_test(test_study_plan_gives_a_reused_binary_the_study_recipe),
 		cmocka_unit_test(test_study_overrides_land_in_order),
 		cmocka_unit_test(test_study_variant_spec_reads_back_as_the_variant),
 		cmocka_unit_test(test_study_errors_name_their_place),
 		cmocka_unit_test(test_study_report_summarises_the_seeds),
+		cmocka_unit_test(test_study_report_equal_differences_admit_no_test),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

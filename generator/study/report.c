@@ -232,25 +232,49 @@ struct summary {
 	double median, mean, std, minimum, maximum, seconds; /* errors in %; mean seconds */
 };
 
-static struct summary summarise(const struct run *runs, int count)
+/* A variant's final test errors, by seed, as counts of its test images
+ * (the log's fraction times images, rounded) and in % of them:
+ * finished[i] says whether seed i's run finished. The count of finished
+ * runs. */
+static int final_errors(const struct run *own, int seeds, long images, long *counts, double *errors,
+			bool *finished)
+{
+	int n = 0;
+	for (int i = 0; i < seeds; i++) {
+		finished[i] = own[i].finished && own[i].test.rows > 0;
+		counts[i] = finished[i] ? lround(final_error(&own[i]) * (double)images) : 0;
+		errors[i] = finished[i] ? 100.0 * (double)counts[i] / (double)images : NAN;
+		n += finished[i];
+	}
+	return n;
+}
+
+static int pack_finished(const double *errors, const bool *finished, int seeds, double *out)
+{
+	int n = 0;
+	for (int i = 0; i < seeds; i++)
+		if (finished[i])
+			out[n++] = errors[i];
+	return n;
+}
+
+static struct summary summarise(const struct run *runs, int count, long images)
 {
 	struct summary s = {0};
-	double errors[STUDY_MAX_SEEDS];
+	double by_seed[STUDY_MAX_SEEDS], errors[STUDY_MAX_SEEDS];
+	long counts[STUDY_MAX_SEEDS];
+	bool finished[STUDY_MAX_SEEDS];
+	final_errors(runs, count, images, counts, by_seed, finished);
+	s.count = pack_finished(by_seed, finished, count, errors);
 	for (int i = 0; i < count; i++)
-		if (runs[i].finished && runs[i].test.rows > 0) {
-			errors[s.count++] = 100 * final_error(&runs[i]);
+		if (finished[i])
 			s.seconds += runs[i].seconds;
-		}
 	if (s.count == 0)
 		return s;
 	qsort(errors, (size_t)s.count, sizeof errors[0], compare_doubles);
 	s.median = s.count % 2 ? errors[s.count / 2]
 			       : (errors[s.count / 2 - 1] + errors[s.count / 2]) / 2;
-	for (int i = 0; i < s.count; i++)
-		s.mean += errors[i] / s.count;
-	for (int i = 0; s.count > 1 && i < s.count; i++)
-		s.std += (errors[i] - s.mean) * (errors[i] - s.mean) / (s.count - 1);
-	s.std = sqrt(s.std);
+	mean_and_std(errors, s.count, &s.mean, &s.std);
 	s.minimum = errors[0];
 	s.maximum = errors[s.count - 1];
 	s.seconds /= s.count;
@@ -354,31 +378,11 @@ static void write_curve(struct strbuf *out, const struct run *runs, int count, b
 	}
 }
 
-/* A variant's final test errors (%), by seed: finished[i] says whether
- * seed i's run finished. The count of finished runs. */
-static int final_errors(const struct run *own, int seeds, double *errors, bool *finished)
-{
-	int n = 0;
-	for (int i = 0; i < seeds; i++) {
-		finished[i] = own[i].finished && own[i].test.rows > 0;
-		errors[i] = finished[i] ? 100 * final_error(&own[i]) : NAN;
-		n += finished[i];
-	}
-	return n;
-}
-
-static int pack_finished(const double *errors, const bool *finished, int seeds, double *out)
-{
-	int n = 0;
-	for (int i = 0; i < seeds; i++)
-		if (finished[i])
-			out[n++] = errors[i];
-	return n;
-}
-
 static void write_test(struct strbuf *md, const struct comparison *c)
 {
-	if (!c->valid)
+	if (c->no_spread)
+		strbuf_puts(md, " no spread |");
+	else if (!c->valid)
 		strbuf_puts(md, " - |");
 	else
 		strbuf_printf(md, " t = %.2f, df %.1f, p = %.3g |", c->t, c->df, c->p);
@@ -396,8 +400,9 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 	if (count < 2)
 		return;
 	double base[STUDY_MAX_SEEDS], base_packed[STUDY_MAX_SEEDS];
+	long base_counts[STUDY_MAX_SEEDS], images = study_test_images(study, 0);
 	bool base_finished[STUDY_MAX_SEEDS];
-	final_errors(runs, seeds, base, base_finished);
+	final_errors(runs, seeds, images, base_counts, base, base_finished);
 	int nb = pack_finished(base, base_finished, seeds, base_packed);
 	struct tested {
 		struct comparison welch, paired, *read; /* read: the test the reading takes */
@@ -408,22 +413,29 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 	if (!tested)
 		return;
 	for (int v = 1; v < count; v++) {
-		double errors[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS], pa[STUDY_MAX_SEEDS], pb[STUDY_MAX_SEEDS];
+		double errors[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS];
+		long counts[STUDY_MAX_SEEDS], pa[STUDY_MAX_SEEDS], pb[STUDY_MAX_SEEDS];
 		bool finished[STUDY_MAX_SEEDS];
-		final_errors(&runs[v * seeds], seeds, errors, finished);
+		final_errors(&runs[v * seeds], seeds, study_test_images(study, v), counts, errors, finished);
 		int pairs = 0;
 		tested[v].n = pack_finished(errors, finished, seeds, packed);
 		for (int i = 0; i < seeds; i++)
 			if (finished[i] && base_finished[i]) {
-				pa[pairs] = errors[i];
-				pb[pairs++] = base[i];
+				pa[pairs] = counts[i];
+				pb[pairs++] = base_counts[i];
 			}
 		if (tested[v].n == 0 || nb == 0)
 			continue;
 		tested[v].welch = welch(packed, tested[v].n, base_packed, nb);
-		tested[v].paired = paired(pa, pb, pairs);
+		/* pairs are of one test set only: counts of other sets do not pair */
+		if (study_test_images(study, v) == images)
+			tested[v].paired = paired(pa, pb, pairs, images);
+		/* a paired difference that is the same on every seed admits no test,
+		 * and Welch's, which ignores the pairing, would say less than it */
 		tested[v].read = tested[v].paired.valid ? &tested[v].paired
-				 : tested[v].welch.valid ? &tested[v].welch : NULL;
+				 : tested[v].paired.no_spread ? NULL
+				 : tested[v].welch.valid    ? &tested[v].welch
+							    : NULL;
 		if (tested[v].read)
 			p[tests++] = tested[v].read->p;
 	}
@@ -447,7 +459,9 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 			strbuf_printf(md, "| %s | - | - | - | - | no finished runs to compare |\n", name);
 			continue;
 		}
-		const struct comparison *shown = t->read ? t->read : &t->welch;
+		const struct comparison *shown = t->read		   ? t->read
+						 : t->paired.no_spread ? &t->paired
+								       : &t->welch;
 		strbuf_printf(md, "| %s | %+.2f |", name, shown->difference);
 		if (shown->valid)
 			strbuf_printf(md, " %+.2f to %+.2f |", shown->low, shown->high);
@@ -455,6 +469,11 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 			strbuf_puts(md, " - |");
 		write_test(md, &t->welch);
 		write_test(md, &t->paired);
+		if (!t->read && t->paired.no_spread) {
+			strbuf_printf(md, " cannot tell: every seed differs by the same %+.2f points, and no test "
+				      "can be made without some spread |\n", t->paired.difference);
+			continue;
+		}
 		if (!t->read) {
 			strbuf_printf(md, " cannot tell: a test needs two finished seeds of each, with some spread |\n");
 			continue;
@@ -654,14 +673,15 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 	for (int v = 0; v < count; v++) {
 		const struct study_variant *variant = &study->variants[v];
 		const struct run *own = &runs[v * seeds];
-		struct summary s = summarise(own, seeds);
+		struct summary s = summarise(own, seeds, study_test_images(study, v));
 		char time_text[32];
 		format_minutes(time_text, sizeof time_text, s.seconds);
 		strbuf_printf(md, "| %s | ", variant->name);
 		write_network(md, &variant->spec);
 		double finals[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS];
+		long counts[STUDY_MAX_SEEDS];
 		bool done[STUDY_MAX_SEEDS];
-		final_errors(own, seeds, finals, done);
+		final_errors(own, seeds, study_test_images(study, v), counts, finals, done);
 		struct comparison interval = mean_interval(packed, pack_finished(finals, done, seeds, packed));
 		if (s.count == 0)
 			strbuf_puts(md, " | - | - | - | ");

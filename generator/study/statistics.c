@@ -2,6 +2,7 @@
 #include "statistics.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 /* The continued fraction of the regularised incomplete beta function
  * (modified Lentz), which converges fast for x < (a + 1) / (a + b + 2). */
@@ -59,14 +60,30 @@ double student_quantile_975(double df)
 	return (low + high) / 2;
 }
 
+/* The mean and the sample variance; values that are all equal have no
+ * variance at all, not the rounding of their mean (2/3 three times). */
 static void moments(const double *x, int n, double *mean, double *variance)
 {
 	*mean = 0;
-	for (int i = 0; i < n; i++)
-		*mean += x[i] / n;
 	*variance = 0;
+	bool equal = true;
+	for (int i = 0; i < n; i++) {
+		*mean += x[i] / n;
+		equal = equal && x[i] == x[0];
+	}
+	if (equal) {
+		*mean = n > 0 ? x[0] : 0;
+		return;
+	}
 	for (int i = 0; n > 1 && i < n; i++)
 		*variance += (x[i] - *mean) * (x[i] - *mean) / (n - 1);
+}
+
+void mean_and_std(const double *x, int n, double *mean, double *std)
+{
+	double variance;
+	moments(x, n, mean, &variance);
+	*std = sqrt(variance);
 }
 
 /* The interval and the two-sided test of a difference with its standard
@@ -74,6 +91,7 @@ static void moments(const double *x, int n, double *mean, double *variance)
 static struct comparison from_error(double difference, double error, double df)
 {
 	struct comparison c = {.difference = difference, .low = difference, .high = difference, .df = df};
+	c.no_spread = df > 0 && error == 0;
 	if (!(error > 0) || !(df > 0))
 		return c;
 	double half = student_quantile_975(df) * error;
@@ -104,12 +122,13 @@ struct comparison welch(const double *a, int na, const double *b, int nb)
 	return from_error(ma - mb, sqrt(sa + sb), df);
 }
 
-struct comparison paired(const double *a, const double *b, int n)
+struct comparison paired(const long *a, const long *b, int n, long images)
 {
 	double d[64];
-	for (int i = 0; i < n && i < 64; i++)
-		d[i] = a[i] - b[i];
-	return mean_interval(d, n < 64 ? n : 64);
+	n = n < 64 ? n : 64;
+	for (int i = 0; i < n; i++)
+		d[i] = 100.0 * (double)(a[i] - b[i]) / (double)images;
+	return mean_interval(d, n);
 }
 
 void holm(const double *p, int n, double *adjusted)

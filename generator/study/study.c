@@ -406,15 +406,21 @@ static int binary_of(const struct study *study, int v)
 	return v;
 }
 
+/* The spec variant v starts from, as its file holds it: 0, or -1. */
+static int base_spec(const struct study_variant *variant, struct spec *base)
+{
+	struct diag d = {{0}};
+	return spec_check_tree(base, variant->spec_path, variant->base.root, &d);
+}
+
 /* Whether variant v computes the network of the spec it starts from,
  * unchanged: then the binary make builds of that spec serves it. */
 static bool runs_its_spec(const struct study *study, int v)
 {
 	const struct study_variant *variant = &study->variants[v];
 	struct spec *base = calloc(1, sizeof *base);
-	struct diag d = {{0}};
 	bool same = false;
-	if (base && spec_check_tree(base, variant->spec_path, variant->base.root, &d) == 0) {
+	if (base && base_spec(variant, base) == 0) {
 		char *a = code_text(base, &variant->spec), *b = code_text(&variant->spec, &variant->spec);
 		same = a && b && strcmp(a, b) == 0;
 		free(a);
@@ -422,6 +428,20 @@ static bool runs_its_spec(const struct study *study, int v)
 	}
 	free(base);
 	return same;
+}
+
+/* The recipe the binary that runs variant v starts from: the spec's file
+ * it was built from, which is the spec variant v starts from when make
+ * links that spec's binary in its place (a reuse line), and the variant's
+ * own spec otherwise. What differs from it is given to the run by --set. */
+static void linked_recipe(const struct study *study, int binary, struct net_defaults *recipe)
+{
+	struct spec *base = calloc(1, sizeof *base);
+	if (base && runs_its_spec(study, binary) && base_spec(&study->variants[binary], base) == 0)
+		spec_recipe(base, recipe);
+	else
+		spec_recipe(&study->variants[binary].spec, recipe);
+	free(base);
 }
 
 void study_plan_text(const struct study *study, struct strbuf *out)
@@ -444,7 +464,7 @@ void study_plan_text(const struct study *study, struct strbuf *out)
 		/* what the binary's spec holds otherwise, as --set takes it */
 		struct net_defaults own, binary_own;
 		spec_recipe(spec, &own);
-		spec_recipe(&study->variants[binary].spec, &binary_own);
+		linked_recipe(study, binary, &binary_own);
 		char settings[1024];
 		recipe_set_text(settings, sizeof settings, &own, recipe_differing(&own, &binary_own), true);
 		strbuf_printf(out, "%s%s\n", settings[0] ? " " : "", settings);

@@ -61,11 +61,13 @@ long study_test_images(const struct study *study, int v);
  * "seeds S...", "options FLAGS...", then per variant "variant NAME
  * ITERATIONS EVAL_EVERY BATCH TEST_IMAGES BINARY [KEY=VALUE...]": BINARY
  * is the variant whose binary it runs, its own unless an earlier
- * variant's spec differs from its own in run-time train keys alone, which
- * the KEY=VALUE settings then give (--set). make builds each BINARY once;
- * a last line "reuse BINARY SPEC" says that BINARY's network is that of
- * the spec it starts from (specs/SPEC.yaml), whose binary make links in
- * its place. */
+ * variant's spec differs from its own in run-time train keys alone. make
+ * builds each BINARY once; a last line "reuse BINARY SPEC" says that
+ * BINARY's network is that of the spec it starts from (specs/SPEC.yaml),
+ * whose binary make links in its place. The KEY=VALUE settings (--set)
+ * are every run-time key in which the variant differs from the spec the
+ * binary is built from (SPEC's, where it is reused): what the run trains
+ * with is the plan's line, whichever binary runs it. */
 void study_plan_text(const struct study *study, struct strbuf *out);
 
 #endif
