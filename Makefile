@@ -201,6 +201,10 @@ $(foreach v,STUDY RESULTS DUMPS,$(if $(call given,$(v)),$(if $(call path_ok,$($(
 # RESGEN_VERSION follow the paths' rule.
 number_ok = $(and $(1),$(if $(call left_over,$(1),$(digit_chars)),,ok),$(if $(filter 0%,$(1)),$(filter 0,$(1)),ok))
 bad_number = $(error $(1)='$(2)' is not what resgen accepts: use whole numbers from $(3) in plain decimal, such as 2)
+# $(call check_number,VARIABLES,LEAST): each variable given is one number.
+check_number = $(foreach v,$(1),$(if $(call given,$(v)),$(if $(and $(filter 1,$(words $($(v)))),$(call \
+	number_ok,$(strip $($(v)))),$(filter-out $(filter-out $(2),0),$(strip $($(v))))),,$(error $(v)='$($(v))' is not \
+	what resgen accepts: use one whole number from $(2) in plain decimal, such as 2))))
 # $(call check_numbers,VARIABLES,LEAST): each word of each variable given.
 check_numbers = $(foreach v,$(1),$(if $(call given,$(v)),$(if $(strip $($(v))),,$(call bad_number,$(v),,$(2)))$(foreach \
 	n,$($(v)),$(if $(and $(call number_ok,$(n)),$(filter-out $(2),$(filter 0,$(n)))),$(call bad_number,$(v),$($(v)),$(2)),$(if \
@@ -477,7 +481,7 @@ study: $(RESGEN)
 # Open MPI flavour, started by srun). tools/slurm-study, docs/cluster.md.
 STUDY_THREADS ?= $(shell nproc 2>/dev/null || echo 1)
 STUDY_RANKS ?= 1
-$(call check_numbers,STUDY_THREADS STUDY_RANKS,1)
+$(call check_number,STUDY_THREADS STUDY_RANKS,1)
 study_bin = $(BUILD)/bin/$(if $(filter-out 1,$(STUDY_RANKS)),mpi/)study/$(STUDY_NAME)
 study_arguments = '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(study_bin)' '$(RESULTS)'
 

@@ -117,7 +117,9 @@ static void test_cluster_runs_a_study_to_its_report(void **unused)
 		fail_msg("make study-submit failed:\n%s%s", out, err);
 	expect_in(out, "tiny: 4 runs, 2 ended, 0 failed, 0 in Slurm's queue, 2 to submit\nsubmitted job ");
 	expect_in(out, ": 2 task(s), runs 3,4, 2 core(s) each; the report is job ");
-	expect_in(out, "follow it: make study-status S=tiny (or squeue -n resgen-tiny); the report: ");
+	snprintf(a, sizeof a, "follow it: make study-status STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster (or squeue -j ",
+		 scratch);
+	expect_in(out, a);
 	wait_for_file(pause); /* run 3 at iteration 25, on both cores; run 4 waits */
 	snprintf(arguments, sizeof arguments, "study-status STUDY=tests/studies/tiny.yaml RESULTS=%s/cluster", scratch);
 	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
@@ -209,7 +211,8 @@ static void test_cluster_requeues_lose_nothing(void **unused)
 	assert_memory_equal(out, "3\n", 2);
 	expect_in(out, "DUE TO JOB REQUEUE");
 	expect_in(out, " the time limit is near: ");
-	expect_in(out, "full-preact-seed1.ckpt written; requeued\n");
+	expect_in(out, "full-preact-seed1.ckpt written at iteration 40; Slurm requeues this task, which resumes from "
+		       "there\n");
 }
 
 /* A task whose node dies (slurmd and the task's processes killed, then
@@ -305,9 +308,65 @@ static void test_cluster_reports_a_failed_run_once(void **unused)
 		       "whole number from 1 to the run's 2 threads, or unset (each pass then runs on the free cores)\n");
 	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/failing", scratch);
 	assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
-	expect_in(out, "tiny: 4 runs, 0 ended, 4 failed, 0 in Slurm's queue, 0 to submit\n"
-		       "(a failed run is not submitted again: make study-status S=tiny shows why; remove its .failed file "
-		       "once mended)\nnothing to submit\n");
+	char expected[1024];
+	snprintf(expected, sizeof expected,
+		 "tiny: 4 runs, 0 ended, 4 failed, 0 in Slurm's queue, 0 to submit\n(a failed run is not submitted "
+		 "again: make study-status STUDY=tests/studies/tiny.yaml RESULTS=%s/failing shows why; remove its "
+		 ".failed file once mended)\nnothing to submit\n",
+		 scratch);
+	expect_in(out, expected);
+}
+
+/* Two submissions of one study into one folder at once queue its runs
+ * once; a submission into another folder, while the first's tasks wait
+ * in the queue under the same name, queues its own; and a clone under a
+ * path with quotes and a semicolon passes it to the report job as an
+ * argument: the report is written and nothing of the path runs. */
+static void test_cluster_keeps_submissions_apart(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096], second[16384];
+	char arguments[1024], environment[700], pause[500], command[6144], clone[600];
+	snprintf(pause, sizeof pause, "%s/pause-apart", scratch);
+	snprintf(environment, sizeof environment, "RESGEN_TEST_PAUSE=25@%s", pause);
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s/apart-one", scratch);
+	snprintf(command, sizeof command,
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %1$s make -s TEST_HOOKS=1 OUT_OF_LINE=1 BUILD=%2$s "
+		 "STUDY_THREADS=2 %3$s > %4$s/first.out 2>&1 & "
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL %1$s make -s TEST_HOOKS=1 OUT_OF_LINE=1 BUILD=%2$s "
+		 "STUDY_THREADS=2 %3$s > %4$s/second.out 2>&1; wait; cat %4$s/first.out",
+		 environment, build, arguments, scratch);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	snprintf(command, sizeof command, "cat %s/second.out", scratch);
+	assert_int_equal(run(command, second, sizeof second, NULL, 0), 0);
+	strncat(out, second, sizeof out - strlen(out) - 1);
+	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 0 in Slurm's queue, 4 to submit\nsubmitted job ");
+	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 4 in Slurm's queue, 0 to submit\nnothing to submit\n");
+	wait_for_file(pause); /* run 1 at iteration 25; the others wait behind it */
+	assert_int_equal(run("squeue -h -r -n resgen-tiny -o '%K %j' | sort", out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "1 resgen-tiny\n2 resgen-tiny\n3 resgen-tiny\n4 resgen-tiny\nN/A resgen-tiny-report\n");
+
+	snprintf(clone, sizeof clone, "%s/O'Brien x';touch PWNED;'x", scratch);
+	snprintf(command, sizeof command,
+		 "mkdir -p \"%1$s\" && cp -r tools \"%1$s/\" && \"%1$s/tools/slurm-study\" submit 2 1 %2$s/bin/resgen "
+		 "tests/studies/tiny.yaml %2$s/study/tiny %2$s/bin/study/tiny %3$s/apart-other",
+		 clone, build, scratch);
+	if (run(command, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("the submission from the clone failed:\n%s%s", out, err);
+	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 0 in Slurm's queue, 4 to submit\nsubmitted job ");
+	go_on(pause);
+	wait_for_study("tiny", 300);
+	snprintf(command, sizeof command, "cat %1$s/apart-other/slurm/report.out; ls %1$s/apart-other/report.md", scratch);
+	if (run(command, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("no report from the clone's submission:\n%s%s", out, err);
+	expect_in(out, "wrote ");
+	assert_int_not_equal(access("PWNED", F_OK), 0);
+	snprintf(command, sizeof command, "%s/PWNED", scratch);
+	assert_int_not_equal(access(command, F_OK), 0);
+	/* each run of the first folder ran once */
+	snprintf(command, sizeof command, "cat %s/apart-one/*.starts | wc -l", scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "4\n");
 }
 
 /* Bad input: one line, exit 2, nothing queued. */
@@ -327,7 +386,7 @@ static void test_cluster_refuses_bad_input(void **unused)
 	assert_string_equal(out, "0\n");
 	snprintf(command, sizeof command, "ls %s/partition/slurm", scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
-	assert_string_equal(out, "");
+	assert_string_equal(out, "submit.lock\n"); /* the submissions' lock, held no more */
 
 	/* a controller that does not answer: the configuration of another port */
 	snprintf(dead, sizeof dead, "%s/dead.conf", scratch);
@@ -355,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_refuses_bad_input),
 		cmocka_unit_test(test_cluster_runs_a_study_to_its_report),
 		cmocka_unit_test(test_cluster_reports_a_failed_run_once),
+		cmocka_unit_test(test_cluster_keeps_submissions_apart),
 		cmocka_unit_test(test_cluster_requeues_lose_nothing),
 		cmocka_unit_test(test_cluster_runs_ranks_and_requeues_them),
 		cmocka_unit_test(test_cluster_node_death_loses_nothing),

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "printable.h" /* the program's name, shown before anything else is known */
 #include "profile.h" /* profile_clock: the monotonic clock in seconds */
 
 #ifndef RESGEN_MARCH
@@ -131,12 +132,14 @@ MACHINE_BASELINE static void refuse_missing_instructions(int argc, char **argv, 
 		snprintf(missing + length, sizeof missing - length, " and %d more", count - 3);
 	const char *program = argc > 0 && argv[0] ? argv[0] : "resgen binary";
 	const char *base = strrchr(program, '/');
-	char line[1024];
+	char name[101], shown[4 * sizeof name], line[1024];
+	snprintf(name, sizeof name, "%s", base ? base + 1 : program);
+	printable_text(shown, sizeof shown, name);
 	int written = snprintf(line, sizeof line,
-			       "%.100s: this processor lacks %s, which this binary was built to use (MARCH=%s%s); "
+			       "%s: this processor lacks %s, which this binary was built to use (MARCH=%s%s); "
 			       "build it on this machine, or for every node with MARCH=x86-64-v3 or another baseline they all "
 			       "have (docs/cluster.md)\n",
-			       base ? base + 1 : program, missing, RESGEN_MARCH,
+			       shown, missing, RESGEN_MARCH,
 			       strcmp(RESGEN_MARCH, "native") == 0 ? ", the processor of the machine that built it" : "");
 	ssize_t ignored = write(2, line, written > 0 && (size_t)written < sizeof line ? (size_t)written : strlen(line));
 	(void)ignored;

@@ -5,10 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Compiled for the baseline processor: the instruction check calls it
+ * before it knows what the processor has (machine.c). */
+#if defined(__x86_64__)
+#define PRINTABLE_BASELINE __attribute__((target("arch=x86-64")))
+#else
+#define PRINTABLE_BASELINE
+#endif
+
 /* The length of the printable UTF-8 character at text, or 0: a printable
  * ASCII byte, or a well-formed sequence for U+00A0 and above (no C1
  * controls, no overlong forms, no surrogates). */
-static int printable_length(const unsigned char *text)
+PRINTABLE_BASELINE static int printable_length(const unsigned char *text)
 {
 	unsigned char c = text[0];
 	if (c >= 0x20 && c < 0x7f)
@@ -27,7 +35,7 @@ static int printable_length(const unsigned char *text)
 	return length;
 }
 
-void printable_text(char *out, size_t size, const char *text)
+PRINTABLE_BASELINE void printable_text(char *out, size_t size, const char *text)
 {
 	size_t used = 0;
 	const unsigned char *at = (const unsigned char *)text;

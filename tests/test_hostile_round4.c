@@ -1,0 +1,280 @@
+/* Hostile and careless input, fourth round: the Slurm tools' refusals and
+ * lines, against stand-ins for Slurm's commands that fail or report what
+ * a real Slurm reports only for an instant (a squeue that fails while the
+ * controller answers, a task COMPLETING as it is requeued), and the
+ * make variables of a study's submission; the tools that read weights.
+ * Each case failed on the code before its fix. test_cluster.c tests the
+ * rest on a real Slurm. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "command.h"
+
+static char stub[400], plan[400];
+
+/* Stand-ins for sbatch, squeue and scontrol in stub/: the controller
+ * answers; squeue prints STUB_QUEUE's file, or fails with
+ * STUB_SQUEUE_FAILS's message; sbatch records its arguments in
+ * stub/sbatch.log and answers job 77. And the tiny study's plan. */
+static int setup(void **unused)
+{
+	(void)unused;
+	if (command_setup("hostile-round4") != 0)
+		return -1;
+	snprintf(stub, sizeof stub, "%s/stub", scratch);
+	char command[4096];
+	snprintf(command, sizeof command,
+		 "mkdir -p %1$s && cd %1$s && "
+		 "printf '#!/bin/sh\\ncase $1 in ping) echo \"Slurmctld(primary) at stub is UP\" ;; -o) echo "
+		 "\"PartitionName=debug Default=YES DefaultTime=NONE MaxTime=UNLIMITED State=UP\" ;; esac\\n' > scontrol && "
+		 "printf '#!/bin/sh\\nif [ -n \"$STUB_SQUEUE_FAILS\" ]; then echo \"$STUB_SQUEUE_FAILS\" >&2; exit 1; fi\\n"
+		 "cat \"${STUB_QUEUE:-/dev/null}\"\\n' > squeue && "
+		 "printf '#!/bin/sh\\necho \"$*\" >> %1$s/sbatch.log\\necho 77\\n' > sbatch && chmod +x scontrol squeue sbatch",
+		 stub);
+	if (system(command) != 0)
+		return -1;
+	snprintf(plan, sizeof plan, "%s/plan", scratch);
+	snprintf(command, sizeof command, "%s/bin/resgen study plan tests/studies/tiny.yaml -o %s > /dev/null", build,
+		 plan);
+	return system(command);
+}
+
+/* tools/slurm-study MODE (submit: 2 threads, 1 rank) for the tiny study
+ * into results, with the stand-ins first on PATH and an environment. */
+static int slurm_study(const char *environment, const char *mode, const char *results, char *out, size_t out_size,
+		       char *err, size_t err_size)
+{
+	char command[4096];
+	snprintf(command, sizeof command,
+		 "env PATH=%s:$PATH %s tools/slurm-study %s %s %s/bin/resgen tests/studies/tiny.yaml %s "
+		 "%s/bin/study/tiny %s",
+		 stub, environment, mode, strcmp(mode, "submit") == 0 ? "2 1" : "", build, plan, build, results);
+	return run(command, out, out_size, err, err_size);
+}
+
+/* What the stand-in sbatch was asked, and it forgotten: "" for nothing. */
+static const char *sbatch_calls(void)
+{
+	static char text[8192];
+	char command[1024];
+	snprintf(command, sizeof command, "{ cat %1$s/sbatch.log 2> /dev/null; rm -f %1$s/sbatch.log; }", stub);
+	assert_int_equal(run(command, text, sizeof text, NULL, 0), 0);
+	return text;
+}
+
+/* A results folder that submitted job 77 (slurm/jobs), with run 1 started
+ * once and stopped with a checkpoint. */
+static void results_of_job_77(const char *results)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "mkdir -p %s/slurm", results);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof path, "%s/slurm/jobs", results);
+	write_text(path, "77\n");
+	snprintf(path, sizeof path, "%s/original-seed1.ckpt", results);
+	write_text(path, "a checkpoint\n");
+	snprintf(path, sizeof path, "%s/original-seed1.starts", results);
+	write_text(path, "2026-12-02T03:00:00Z node1 job 77_1 restart 0\n");
+}
+
+/* 5. A squeue that fails while the controller answers: one line naming it
+ * and its message, exit 2, nothing submitted and no state made up. */
+static void test_slurm_study_stops_when_squeue_fails(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400];
+	snprintf(results, sizeof results, "%s/squeue-fails", scratch);
+	results_of_job_77(results);
+	const char *fails = "STUB_SQUEUE_FAILS='squeue: error: slurm_load_jobs error: Socket timed out on send/recv "
+			    "operation'";
+	assert_int_equal(slurm_study(fails, "submit", results, out, sizeof out, err, sizeof err), 2);
+	assert_string_equal(err, "tools/slurm-study: squeue failed: squeue: error: slurm_load_jobs error: Socket timed "
+				 "out on send/recv operation; nothing was submitted\n");
+	assert_string_equal(sbatch_calls(), "");
+	assert_int_equal(slurm_study(fails, "status", results, out, sizeof out, err, sizeof err), 2);
+	assert_string_equal(out, "");
+	assert_string_equal(err, "tools/slurm-study: squeue failed: squeue: error: slurm_load_jobs error: Socket timed "
+				 "out on send/recv operation; the study's state is not known\n");
+}
+
+/* 6. A task COMPLETING as Slurm requeues it is requeued, not stopped, and
+ * a submission then leaves it in the queue. 3. Only this folder's jobs
+ * are its tasks: job 78's task 2, of the study's name but another
+ * folder's submission, is not. */
+static void test_slurm_study_sees_a_requeue_under_way(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400], queue[500], environment[600];
+	snprintf(results, sizeof results, "%s/requeue", scratch);
+	results_of_job_77(results);
+	snprintf(queue, sizeof queue, "%s/queue", scratch);
+	write_text(queue, "77 1 COMPLETING node1\n78 2 RUNNING node1\n");
+	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", queue);
+	assert_int_equal(slurm_study(environment, "status", results, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "\n1     original                 1      requeued   1 time(s), to resume from its checkpoint\n"
+		       "2     original                 2      new        not in Slurm's queue: make study-submit "
+		       "STUDY=tests/studies/tiny.yaml RESULTS=");
+	assert_int_equal(slurm_study(environment, "submit", results, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 1 in Slurm's queue, 3 to submit\n");
+	expect_in(sbatch_calls(), " --array=2,3,4 ");
+	/* 10. the line to follow it names the study and folder as given */
+	char expected[1024];
+	snprintf(expected, sizeof expected,
+		 "follow it: make study-status STUDY=tests/studies/tiny.yaml RESULTS=%s (or squeue -j 77); the "
+		 "report: %s/report.md\n",
+		 results, results);
+	expect_in(out, expected);
+}
+
+/* 16. A log whose seconds cannot be right gives no rate, not an
+ * expected finish "in 0 s". */
+static void test_slurm_study_ignores_a_log_row_that_cannot_be_right(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400], queue[500], environment[600], path[1024];
+	snprintf(results, sizeof results, "%s/forged-log", scratch);
+	results_of_job_77(results);
+	snprintf(path, sizeof path, "%s/original-seed1.csv", results);
+	write_text(path, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
+			 "10,0.1,2.2,0.75,,,1e300,100\n");
+	snprintf(queue, sizeof queue, "%s/queue-running", scratch);
+	write_text(queue, "77 1 RUNNING node1\n");
+	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", queue);
+	assert_int_equal(slurm_study(environment, "status", results, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "\n1     original                 1      running    on node1\n");
+	expect_in(out, "1 run(s) in Slurm's queue; expected finish: not known until every variant has logged a row\n");
+}
+
+/* 8. A time limit that leaves no time after the stop's margin, and a
+ * margin that is not a number: one line each, naming them, before
+ * anything is sent. */
+static void test_slurm_study_refuses_a_time_limit_inside_the_margin(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400];
+	snprintf(results, sizeof results, "%s/limit", scratch);
+	assert_int_equal(slurm_study("SBATCH_TIMELIMIT=3", "submit", results, out, sizeof out, err, sizeof err), 2);
+	assert_string_equal(err, "tools/slurm-study: the time limit of 180 s (SBATCH_TIMELIMIT=3) leaves a run less than "
+				 "a minute before it must stop, 300 s before the limit (RESGEN_STOP_SECONDS); give a time "
+				 "limit of at least 6 minutes, or a smaller RESGEN_STOP_SECONDS\n");
+	assert_int_equal(slurm_study("SBATCH_TIMELIMIT=1-0 RESGEN_STOP_SECONDS=abc", "submit", results, out, sizeof out,
+				     err, sizeof err),
+			 2);
+	assert_string_equal(err, "tools/slurm-study: RESGEN_STOP_SECONDS is 'abc'; give the seconds before the time "
+				 "limit at which a run stops with its checkpoint, a whole number from 1 to 65535 (default "
+				 "300)\n");
+	assert_string_equal(sbatch_calls(), "");
+	/* a day, or 7 minutes against 300 s, leaves time */
+	assert_int_equal(slurm_study("SBATCH_TIMELIMIT=0:7:00", "submit", results, out, sizeof out, err, sizeof err), 0);
+	expect_in(sbatch_calls(), "--signal=B:USR1@300 ");
+}
+
+/* 9. make's check of a study's threads and ranks: one number, or one line
+ * naming the variable. */
+static void test_make_checks_the_study_numbers(void **unused)
+{
+	(void)unused;
+	static const char *const cases[][2] = {
+		{"STUDY_THREADS='2 4'", "STUDY_THREADS='2 4' is not what resgen accepts: use one whole number from 1 in "
+					"plain decimal, such as 2"},
+		{"STUDY_RANKS=0", "STUDY_RANKS='0' is not what resgen accepts: use one whole number from 1 in plain "
+				  "decimal, such as 2"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char command[1024], err[2048], expected[1024];
+		snprintf(command, sizeof command,
+			 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s study-submit S=tiny %s", cases[i][0]);
+		assert_int_equal(run(command, NULL, 0, err, sizeof err), 2);
+		snprintf(expected, sizeof expected, ": *** %s.  Stop.\n", cases[i][1]);
+		expect_in(err, expected);
+	}
+}
+
+/* slurm-task as Slurm starts it, for run 1 of the tiny study into
+ * results, under a prefix (flock holding a lock, say). */
+static int slurm_task(const char *prefix, const char *results, char *out, size_t out_size, char *err,
+		      size_t err_size)
+{
+	char command[4096];
+	snprintf(command, sizeof command,
+		 "env PATH=%s:$PATH SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_JOB_ID=79 %s tools/slurm-task \"$PWD/tools\" "
+		 "%s/bin/resgen tests/studies/tiny.yaml %s %s/bin/study/tiny %s",
+		 stub, prefix, build, plan, build, results);
+	return run(command, out, out_size, err, err_size);
+}
+
+/* 4. A task whose run another live task holds leaves it, in one line;
+ * 11. a task whose run-study refuses the study prints run-study's line
+ * alone. */
+static void test_slurm_task_runs_a_run_once_and_says_why_not(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400], lock[500], prefix[600], path[1024], expected[1024];
+	snprintf(results, sizeof results, "%s/task", scratch);
+	snprintf(path, sizeof path, "mkdir -p %s/slurm", results);
+	assert_int_equal(system(path), 0);
+	snprintf(lock, sizeof lock, "%s/slurm/original-seed1.lock", results);
+	write_text(lock, "job 6_1 on node9");
+	snprintf(prefix, sizeof prefix, "flock %s", lock);
+	assert_int_equal(slurm_task(prefix, results, out, sizeof out, err, sizeof err), 2);
+	expect_in(err, "slurm-task: run 1 (original, seed 1) is being run by another live task (job 6_1 on node9); "
+		       "this task (job 79_1 on ");
+	expect_in(err, ") leaves it to that one\n");
+	snprintf(path, sizeof path, "%s/original-seed1.starts", results);
+	assert_int_not_equal(access(path, F_OK), 0); /* no start recorded */
+
+	snprintf(path, sizeof path, "%s/original-seed1.done", results);
+	write_text(path, "another record\n");
+	assert_int_equal(slurm_task("", results, out, sizeof out, err, sizeof err), 2);
+	snprintf(expected, sizeof expected,
+		 "%s/original-seed1.*: 1 run(s) ended under another spec or options than the study's now; move their "
+		 "files away to run them again, or restore the study\n",
+		 results);
+	assert_string_equal(err, expected);
+}
+
+/* 13. The instruction check shows the program's name printable, as every
+ * other message does: an escape sequence or a newline in it reaches the
+ * terminal as \xNN, and the line stays one line. */
+static void test_instruction_check_shows_the_name_printable(void **unused)
+{
+	(void)unused;
+	const char *sanitize = getenv("SANITIZE"); /* no sanitizer under qemu-user */
+	if (sanitize && strcmp(sanitize, "1") == 0)
+		skip();
+	char command[1024], out[4096], err[4096];
+	snprintf(command, sizeof command, "qemu-x86_64 -cpu Nehalem -0 \"$(printf 'de\\033[31mmo\\nx')\" %s/bin/demo info",
+		 build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
+	expect_in(err, "de\\x1b[31mmo\\x0ax: this processor lacks avx, ");
+	assert_string_equal(strchr(err, '\n'), "\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slurm_study_stops_when_squeue_fails),
+		cmocka_unit_test(test_slurm_study_sees_a_requeue_under_way),
+		cmocka_unit_test(test_slurm_study_refuses_a_time_limit_inside_the_margin),
+		cmocka_unit_test(test_slurm_study_ignores_a_log_row_that_cannot_be_right),
+		cmocka_unit_test(test_make_checks_the_study_numbers),
+		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
+		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
+	};
+	command_only_some();
+	return cmocka_run_group_tests_name("hostile input, fourth round", tests, setup, NULL);
+}
