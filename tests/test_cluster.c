@@ -343,7 +343,8 @@ static void test_cluster_keeps_submissions_apart(void **unused)
 	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 0 in Slurm's queue, 4 to submit\nsubmitted job ");
 	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 4 in Slurm's queue, 0 to submit\nnothing to submit\n");
 	wait_for_file(pause); /* run 1 at iteration 25; the others wait behind it */
-	assert_int_equal(run("squeue -h -r -n resgen-tiny -o '%K %j' | sort", out, sizeof out, NULL, 0), 0);
+	const char *queue = "squeue -h -r -n resgen-tiny,resgen-tiny-report -o '%K %j' | sort";
+	assert_int_equal(run(queue, out, sizeof out, NULL, 0), 0);
 	assert_string_equal(out, "1 resgen-tiny\n2 resgen-tiny\n3 resgen-tiny\n4 resgen-tiny\nN/A resgen-tiny-report\n");
 
 	snprintf(clone, sizeof clone, "%s/O'Brien x';touch PWNED;'x", scratch);
@@ -356,7 +357,8 @@ static void test_cluster_keeps_submissions_apart(void **unused)
 	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 0 in Slurm's queue, 4 to submit\nsubmitted job ");
 	go_on(pause);
 	wait_for_study("tiny", 300);
-	snprintf(command, sizeof command, "cat %1$s/apart-other/slurm/report.out; ls %1$s/apart-other/report.md", scratch);
+	snprintf(command, sizeof command, "{ cat %1$s/apart-other/slurm/report.out && ls %1$s/apart-other/report.md; }",
+		 scratch);
 	if (run(command, out, sizeof out, err, sizeof err) != 0)
 		fail_msg("no report from the clone's submission:\n%s%s", out, err);
 	expect_in(out, "wrote ");
