@@ -380,19 +380,11 @@ static void test_study_report_equal_differences_admit_no_test(void **unused)
 	assert_non_null(strstr(report, "as 0 comparisons are made"));
 }
 
-/* Variants that differ in run-time train keys alone share the first's
- * binary, and the plan gives them those keys as settings; a variant whose
- * code differs (another ordering, or bn_sync) has its own; and a binary
- * whose network is its spec's reuses the spec's binary. */
-static void test_study_plan_shares_binaries_across_recipes(void **unused)
+/* The plan of the study text, which must hold each of count lines; the
+ * text from its first reuse line on, for a test to check. */
+static char *expect_plan(const char *text, const char *const *lines, size_t count)
 {
-	(void)unused;
-	write_text(scratch, "name: scratch-study\nbase: demo\nseeds: [1]\nvariants:\n"
-			    "  - {name: paper}\n"
-			    "  - {name: cosine, set: {train: {lr: {schedule: cosine, base: 0.2}, momentum: 0.8}}}\n"
-			    "  - {name: later, set: {train: {lr: {steps: [0.5, 0.9]}, iterations: 600, batch: 32}}}\n"
-			    "  - {name: original, set: {net: {ordering: original}, train: {weight_decay: 0.0005}}}\n"
-			    "  - {name: synced, set: {train: {bn_sync: true}}}\n");
+	write_text(scratch, text);
 	struct study *study = calloc(1, sizeof *study);
 	assert_non_null(study);
 	struct diag d = {{0}};
@@ -400,6 +392,24 @@ static void test_study_plan_shares_binaries_across_recipes(void **unused)
 		fail_msg("%s", d.text);
 	struct strbuf plan = {0};
 	study_plan_text(study, &plan);
+	for (size_t i = 0; i < count; i++)
+		if (!strstr(plan.text, lines[i]))
+			fail_msg("the plan lacks %s in:\n%s", lines[i], plan.text);
+	const char *reuse = strstr(plan.text, "\nreuse ");
+	char *reuses = strdup(reuse ? reuse : "");
+	strbuf_free(&plan);
+	study_free(study);
+	free(study);
+	return reuses;
+}
+
+/* Variants that differ in run-time train keys alone share the first's
+ * binary, and the plan gives them those keys as settings; a variant whose
+ * code differs (another ordering, or bn_sync) has its own; and a binary
+ * whose network is its spec's reuses the spec's binary. */
+static void test_study_plan_shares_binaries_across_recipes(void **unused)
+{
+	(void)unused;
 	const char *lines[] = {
 		"\nvariant paper 500 250 64 10000 paper\n",
 		"\nvariant cosine 500 250 64 10000 paper lr.base=0.2 lr.schedule=cosine momentum=0.8\n",
@@ -409,15 +419,16 @@ static void test_study_plan_shares_binaries_across_recipes(void **unused)
 		/* paper's network is demo's: make links build/bin/demo for it */
 		"\nreuse paper demo\n",
 	};
-	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-		if (!strstr(plan.text, lines[i]))
-			fail_msg("the plan lacks %s in:\n%s", lines[i], plan.text);
+	char *reuses = expect_plan("name: scratch-study\nbase: demo\nseeds: [1]\nvariants:\n"
+				   "  - {name: paper}\n"
+				   "  - {name: cosine, set: {train: {lr: {schedule: cosine, base: 0.2}, momentum: 0.8}}}\n"
+				   "  - {name: later, set: {train: {lr: {steps: [0.5, 0.9]}, iterations: 600, batch: 32}}}\n"
+				   "  - {name: original, set: {net: {ordering: original}, train: {weight_decay: 0.0005}}}\n"
+				   "  - {name: synced, set: {train: {bn_sync: true}}}\n",
+				   lines, sizeof lines / sizeof lines[0]);
 	/* and only paper's: the others compute other networks, or share paper's */
-	const char *reuse = strstr(plan.text, "\nreuse ");
-	assert_string_equal(reuse, "\nreuse paper demo\n");
-	strbuf_free(&plan);
-	study_free(study);
-	free(study);
+	assert_string_equal(reuses, "\nreuse paper demo\n");
+	free(reuses);
 }
 
 /* A variant that runs its spec's binary unchanged (a reuse line) is given
@@ -426,28 +437,16 @@ static void test_study_plan_shares_binaries_across_recipes(void **unused)
 static void test_study_plan_gives_a_reused_binary_the_study_recipe(void **unused)
 {
 	(void)unused;
-	write_text(scratch, "name: scratch-study\nbase: demo\nseeds: [1]\n"
-			    "set: {train: {iterations: 3000, eval_every: 1000}}\nvariants:\n"
-			    "  - {name: a}\n"
-			    "  - {name: b, set: {train: {lr: {steps: [2000, 2500]}}}}\n");
-	struct study *study = calloc(1, sizeof *study);
-	assert_non_null(study);
-	struct diag d = {{0}};
-	if (study_load(study, scratch, "specs", &d) != 0)
-		fail_msg("%s", d.text);
-	struct strbuf plan = {0};
-	study_plan_text(study, &plan);
 	const char *lines[] = {
 		"\nvariant a 3000 1000 64 10000 a iterations=3000 eval_every=1000\n",
 		"\nvariant b 3000 1000 64 10000 a lr.steps=[2000,2500] iterations=3000 eval_every=1000\n",
 		"\nreuse a demo\n",
 	};
-	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-		if (!strstr(plan.text, lines[i]))
-			fail_msg("the plan lacks %s in:\n%s", lines[i], plan.text);
-	strbuf_free(&plan);
-	study_free(study);
-	free(study);
+	free(expect_plan("name: scratch-study\nbase: demo\nseeds: [1]\n"
+			 "set: {train: {iterations: 3000, eval_every: 1000}}\nvariants:\n"
+			 "  - {name: a}\n"
+			 "  - {name: b, set: {train: {lr: {steps: [2000, 2500]}}}}\n",
+			 lines, sizeof lines / sizeof lines[0]));
 }
 
 /* Student's t against its tables, and the tests against p-values found by
