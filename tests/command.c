@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -79,3 +81,29 @@ bool same_file(const char *a, const char *b)
 	snprintf(command, sizeof command, "cmp -s '%s' '%s'", a, b);
 	return system(command) == 0;
 }
+
+int binary(const char *prefix, const char *name, const char *options, char *out, size_t out_size, char *err,
+	   size_t err_size)
+{
+	char command[4096];
+	snprintf(command, sizeof command, "%s %s/tests/bin/%s %s", prefix, build, name, options);
+	return run(command, out, out_size, err, err_size);
+}
+
+/* The bound is the soft one, which resgen lifts (a sanitized resgen maps
+ * terabytes of shadow memory). */
+int torch_tool(const char *arguments, char *out, size_t out_size, char *err, size_t err_size)
+{
+	char command[4096], resgen[400];
+	snprintf(resgen, sizeof resgen, "%s/resgen-unbounded", scratch);
+	if (access(resgen, X_OK) != 0) {
+		snprintf(command, sizeof command, "#!/bin/sh\nulimit -S -v unlimited\nexec %s/bin/resgen \"$@\"\n", build);
+		write_text(resgen, command);
+		assert_int_equal(chmod(resgen, 0755), 0);
+	}
+	snprintf(command, sizeof command,
+		 "(ulimit -S -v 8000000; RESGEN=%s exec timeout 60 /usr/bin/python3 tools/pytorch/resgen_torch.py %s)",
+		 resgen, arguments);
+	return run(command, out, out_size, err, err_size);
+}
+

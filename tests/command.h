@@ -28,6 +28,17 @@ void expect_in(const char *text, const char *needle);
 
 void write_text(const char *path, const char *text);
 
+/* A test binary (build/tests/bin/NAME: tiny-f32, fashion-tiny-f32...)
+ * with options, started by prefix (an environment, a loader; "" for
+ * none). */
+int binary(const char *prefix, const char *name, const char *options, char *out, size_t out_size, char *err,
+	   size_t err_size);
+
+/* tools/pytorch/resgen_torch.py with arguments, checking specs with this
+ * build's resgen, bounded in time and memory: a hang or a runaway
+ * allocation fails the test, not the machine. */
+int torch_tool(const char *arguments, char *out, size_t out_size, char *err, size_t err_size);
+
 /* Whether files a and b hold the same bytes. */
 bool same_file(const char *a, const char *b);
 

@@ -26,42 +26,12 @@ static int setup(void **unused)
 
 static bool exists(const char *path) { return access(path, F_OK) == 0; }
 
-/* A test binary (tiny-f32, tiny-f64, fashion-tiny-f32) with options,
- * started by prefix (an environment, a loader; "" for none). */
-static int binary(const char *prefix, const char *name, const char *options, char *out, size_t out_size, char *err,
-		  size_t err_size)
-{
-	char command[4096];
-	snprintf(command, sizeof command, "%s %s/tests/bin/%s %s", prefix, build, name, options);
-	return run(command, out, out_size, err, err_size);
-}
-
 /* make as a user runs it; the test's own make settings stay out. */
 static int make(const char *arguments, char *err, size_t err_size)
 {
 	char command[4096];
 	snprintf(command, sizeof command, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s %s", arguments);
 	return run(command, NULL, 0, err, err_size);
-}
-
-/* tools/pytorch/resgen_torch.py with arguments, checking specs with this
- * build's resgen, bounded in time and memory as a user's shell would not
- * be: a hang or a runaway allocation fails the test, not the machine. The
- * bound is the soft one, which resgen lifts (a sanitized resgen maps
- * terabytes of shadow memory). */
-static int torch_tool(const char *arguments, char *out, size_t out_size, char *err, size_t err_size)
-{
-	char command[4096], resgen[400];
-	snprintf(resgen, sizeof resgen, "%s/resgen-unbounded", scratch);
-	if (access(resgen, X_OK) != 0) {
-		snprintf(command, sizeof command, "#!/bin/sh\nulimit -S -v unlimited\nexec %s/bin/resgen \"$@\"\n", build);
-		write_text(resgen, command);
-		assert_int_equal(chmod(resgen, 0755), 0);
-	}
-	snprintf(command, sizeof command,
-		 "(ulimit -S -v 8000000; RESGEN=%s exec timeout 60 /usr/bin/python3 tools/pytorch/resgen_torch.py %s)",
-		 resgen, arguments);
-	return run(command, out, out_size, err, err_size);
 }
 
 /* One line on stderr, exactly expected. */

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "command.h"
+#include "tensor_file.h"
 
 static char stub[400], plan[400];
 
@@ -264,6 +265,157 @@ static void test_instruction_check_shows_the_name_printable(void **unused)
 	assert_string_equal(strchr(err, '\n'), "\n");
 }
 
+/* ---- 14, 15: what a weights file says of its input, and checkpoints ----- */
+
+/* fashion-tiny-f32 trained 4 steps: its weights (with their metadata) at
+ * weights, its checkpoint at checkpoint. */
+static void train_fashion_tiny(const char *weights, const char *checkpoint)
+{
+	char options[2048], err[4096];
+	snprintf(options, sizeof options,
+		 "train --iterations 4 --train-limit 200 --test-limit 50 --save-weights %s --checkpoint %s", weights,
+		 checkpoint);
+	if (binary("", "fashion-tiny-f32", options, NULL, 0, err, sizeof err) != 0)
+		fail_msg("training failed: %s", err);
+}
+
+/* The entry called name in f; its values replaced by count values. */
+static void replace_values(struct tensor_file *f, const char *name, const double *values, long count)
+{
+	for (int i = 0; i < f->count; i++)
+		if (strcmp(f->entries[i].name, name) == 0) {
+			free(f->entries[i].values);
+			f->entries[i].values = malloc((size_t)count * sizeof(double));
+			assert_non_null(f->entries[i].values);
+			memcpy(f->entries[i].values, values, (size_t)count * sizeof(double));
+			f->entries[i].count = count;
+			return;
+		}
+	fail_msg("no tensor %s", name);
+}
+
+/* Text as a tensor of bytes, as state.c stores it. */
+static long text_values(const char *text, double *values)
+{
+	long n = 0;
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		values[n++] = *c;
+	return n;
+}
+
+/* 14. Metadata that no run could have stored is refused by the binaries'
+ * evaluate and by the PyTorch tool's evaluate and export, in one line of
+ * the same words, and nothing is written; weights with none are
+ * normalised by the training images', and the binary says so. */
+static void test_forged_metadata_is_refused(void **unused)
+{
+	(void)unused;
+	char w[400], ckpt[400], bad[400], error[1024], options[2048], arguments[2048], err[4096], out[8192],
+		expected[2048], pt[400];
+	snprintf(w, sizeof w, "%s/meta.weights", scratch);
+	snprintf(ckpt, sizeof ckpt, "%s/meta.ckpt", scratch);
+	snprintf(bad, sizeof bad, "%s/forged.weights", scratch);
+	snprintf(pt, sizeof pt, "%s/forged.pt", scratch);
+	train_fashion_tiny(w, ckpt);
+	const char *forged = "; were these weights edited or damaged?";
+	double values[64];
+	static const struct {
+		const char *name;
+		const char *text;     /* the tensor's new bytes, or NULL for number */
+		double number;        /* its one value (a second, 0.3, for two) */
+		int two;              /* two values */
+		const char *message;  /* after "BAD: " */
+	} cases[] = {
+		{"meta/input_std", NULL, 0, 0,
+		 "meta/input_std value 0 is 0; a standard deviation of pixels in 0..1 units is above 0 and at most 0.5 "
+		 "(1 for images of one value)"},
+		{"meta/input_std", NULL, -0.3, 0,
+		 "meta/input_std value 0 is -0.3; a standard deviation of pixels in 0..1 units is above 0 and at most "
+		 "0.5 (1 for images of one value)"},
+		{"meta/input_mean", NULL, 7, 0, "meta/input_mean value 0 is 7; a mean of pixels in 0..1 units is from 0 to 1"},
+		{"meta/input_mean", NULL, 0.2, 1, "meta/input_mean has 2 values, but fashion-tiny takes 1 channel"},
+		{"meta/input_images", NULL, 2.5, 0,
+		 "meta/input_images is not a whole number of training images from 1 to 1000000000"},
+		{"meta/class_names", "a\nb\n", 0, 0,
+		 "meta/class_names holds another number of names, but fashion-tiny has 10 classes, a name each of 1 to "
+		 "63 printable characters"},
+		{"meta/data_set", "fashion\033[31m-mnist", 0, 0,
+		 "meta/data_set is not a data set's name (1 to 63 printable characters)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct tensor_file f;
+		assert_int_equal(tensor_file_load(&f, w, error, sizeof error), 0);
+		long count = 1;
+		values[0] = cases[i].number;
+		if (cases[i].text)
+			count = text_values(cases[i].text, values);
+		else if (cases[i].two)
+			values[count++] = 0.3;
+		replace_values(&f, cases[i].name, values, count);
+		assert_int_equal(tensor_file_save(&f, bad, error, sizeof error), 0);
+		tensor_file_free(&f);
+
+		snprintf(options, sizeof options, "evaluate --load-weights %s --test-limit 10", bad);
+		assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 2);
+		snprintf(expected, sizeof expected, "fashion-tiny: %s: %s%s\n", bad, cases[i].message, forged);
+		assert_string_equal(err, expected);
+
+		snprintf(arguments, sizeof arguments, "evaluate tests/specs/fashion-tiny.yaml %s --test-limit 10", bad);
+		assert_int_equal(torch_tool(arguments, NULL, 0, err, sizeof err), 2);
+		snprintf(expected, sizeof expected, "resgen_torch: %s: %s%s\n", bad, cases[i].message, forged);
+		assert_string_equal(err, expected);
+		snprintf(arguments, sizeof arguments, "export tests/specs/fashion-tiny.yaml %s %s --onnx %s.onnx", bad,
+			 pt, pt);
+		assert_int_equal(torch_tool(arguments, NULL, 0, err, sizeof err), 2);
+		assert_string_equal(err, expected);
+		assert_int_not_equal(access(pt, F_OK), 0);
+	}
+
+	/* weights that store no normalisation: the training images', said */
+	snprintf(options, sizeof options, "init --save-weights %s", bad);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
+	snprintf(options, sizeof options, "evaluate --load-weights %s --test-limit 10 --train-limit 200", bad);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "inputs normalised by the 200 training images' channel statistics, computed now (the weights "
+		       "store none)");
+}
+
+/* 15. The PyTorch tool evaluates a checkpoint as the binaries do (its
+ * weights, its seal checked), and refuses a damaged one. */
+static void test_torch_tool_evaluates_a_checkpoint(void **unused)
+{
+	(void)unused;
+	char w[400], ckpt[400], bad[400], options[2048], arguments[2048], err[4096], expected[1024];
+	static char out[16384], tool_out[16384];
+	snprintf(w, sizeof w, "%s/checkpoint.weights", scratch);
+	snprintf(ckpt, sizeof ckpt, "%s/checkpoint.ckpt", scratch);
+	snprintf(bad, sizeof bad, "%s/damaged.ckpt", scratch);
+	train_fashion_tiny(w, ckpt);
+	snprintf(options, sizeof options, "evaluate --load-weights %s --test-limit 100", ckpt);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 0);
+	snprintf(arguments, sizeof arguments, "evaluate tests/specs/fashion-tiny.yaml %s --test-limit 100", ckpt);
+	if (torch_tool(arguments, tool_out, sizeof tool_out, err, sizeof err) != 0)
+		fail_msg("resgen_torch refused the checkpoint: %s", err);
+	/* the same errors (the losses differ in float32's last digits) */
+	const char *line = strstr(out, "\nerror ");
+	assert_non_null(line);
+	size_t length = (size_t)(strstr(line, ", loss") - line);
+	char errors[256];
+	snprintf(errors, sizeof errors, "%.*s", (int)length, line);
+	expect_in(tool_out, errors);
+	expect_in(tool_out, "inputs normalised as the weights file says (the statistics of 200 training images)");
+
+	/* one byte changed inside: the seal does not match */
+	snprintf(arguments, sizeof arguments,
+		 "cp %1$s %2$s && printf '\\377' | dd of=%2$s bs=1 seek=100 conv=notrunc 2> /dev/null", ckpt, bad);
+	assert_int_equal(system(arguments), 0);
+	snprintf(arguments, sizeof arguments, "evaluate tests/specs/fashion-tiny.yaml %s --test-limit 10", bad);
+	assert_int_equal(torch_tool(arguments, NULL, 0, err, sizeof err), 2);
+	snprintf(expected, sizeof expected,
+		 "resgen_torch: %s: its checksum does not match its contents; the file is damaged\n", bad);
+	assert_string_equal(err, expected);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +426,8 @@ int main(void)
 		cmocka_unit_test(test_make_checks_the_study_numbers),
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
+		cmocka_unit_test(test_forged_metadata_is_refused),
+		cmocka_unit_test(test_torch_tool_evaluates_a_checkpoint),
 	};
 	command_only_some();
 	return cmocka_run_group_tests_name("hostile input, fourth round", tests, setup, NULL);

@@ -138,7 +138,14 @@ int evaluate_run(const struct run_options *o)
 	char weights[4 * PATH_MAX], normalised[160];
 	printable_text(weights, sizeof weights, o->load_weights);
 	long images = s.train.count;
-	bool stored = state_load_normalisation(o->load_weights, s.mean, s.std, &images);
+	char meta_error[PATH_MAX + 512];
+	int stored = state_load_normalisation(o->load_weights, s.mean, s.std, &images, meta_error, sizeof meta_error);
+	if (stored < 0) {
+		error_line("%s: %s\n", net_info.name, meta_error);
+		free(e.confusion);
+		session_free(&s);
+		return 2;
+	}
 	if (stored && o->train_limit && !train_split) {
 		error_line("%s: --train-limit: %s keeps the normalisation it was trained with (%ld training images), "
 			   "so the limit would change nothing on the test split; leave it out\n",
@@ -148,7 +155,7 @@ int evaluate_run(const struct run_options *o)
 		return 2;
 	}
 	snprintf(normalised, sizeof normalised, "inputs normalised by the %ld training images' channel statistics, %s",
-		 images, stored ? "as stored with the weights" : "as in training");
+		 images, stored ? "as stored with the weights" : "computed now (the weights store none)");
 	const char *set = o->synthetic ? "synthetic" : net_info.defaults.data_set;
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);

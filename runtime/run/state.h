@@ -51,8 +51,11 @@ int state_add_meta(struct tensor_file *f, const struct weights_meta *meta);
 /* The input's normalisation a weights file or checkpoint at path was
  * saved with (net_info.channels values each, and the images they were
  * taken over): 1, or 0 for a file that holds none (written before
- * resgen stored it, or by init). */
-int state_load_normalisation(const char *path, double *mean, double *std, long *images);
+ * resgen stored it, or by init), or -1 with one line in error for meta/
+ * tensors that no run could have stored (a zero or negative standard
+ * deviation, a count of values other than the channels', class names
+ * other than the classes', unprintable bytes): such a file is refused. */
+int state_load_normalisation(const char *path, double *mean, double *std, long *images, char *error, size_t size);
 
 /* Trained parameters and running statistics, by name, with meta (NULL:
  * none, as init's weights, which no data have met); loaded from a

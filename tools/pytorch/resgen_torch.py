@@ -94,15 +94,32 @@ def read_regular(path, max_bytes):
         return f.read(max_bytes + 1)
 
 
+def checksum(data):
+    """FNV-1a of 64 bits, resgen's seal of a checkpoint (runtime/shared/checksum.h)."""
+    h, prime, mask = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
+    for byte in data:
+        h = ((h ^ byte) * prime) & mask
+    return h
+
+
 def read_tensors(path, max_bytes=1 << 34):
-    """A resgen tensor file (runtime/run/tensor_file.h) of at most max_bytes
-    as {name: float64 array}, checked as the binaries check it: whole, each
-    name once, nothing after the last tensor, every value finite, no
-    running variance negative. Refused (one line) otherwise."""
+    """A resgen tensor file (runtime/run/tensor_file.h), or a checkpoint
+    (its seal checked), of at most max_bytes as {name: float64 array},
+    checked as the binaries check it (a checkpoint's run state left out):
+    whole, each name once, nothing after the last tensor, every value
+    finite, no running variance negative. Refused (one line) otherwise."""
     data = read_regular(path, max_bytes)
-    where = shown(path)
-    if len(data) < 12 or data[:8] != b"RESGENT1":
-        raise Refused(f"{where}: not a resgen tensor file (it should start with RESGENT1)")
+    where, run_state = shown(path), ()
+    if len(data) >= 20 and data[:8] == b"RESGENK1":
+        # a checkpoint: the same layout, sealed by the FNV-1a checksum of all
+        # before its last 8 bytes, checked first (runtime/run/tensor_file.c)
+        (sealed,) = struct.unpack_from("<Q", data, len(data) - 8)
+        if checksum(data[:-8]) != sealed:
+            raise Refused(f"{where}: its checksum does not match its contents; the file is damaged")
+        data, run_state = b"RESGENT1" + data[8:-8], ("checkpoint/", "velocity/")
+    elif len(data) < 12 or data[:8] != b"RESGENT1":
+        raise Refused(f"{where}: not a resgen tensor file or checkpoint (it should start with RESGENT1 or "
+                      "RESGENK1)")
     truncated = Refused(f"{where}: truncated; the file ends inside a tensor")
     (count,) = struct.unpack_from("<I", data, 8)
     at, tensors = 12, {}
@@ -135,7 +152,9 @@ def read_tensors(path, max_bytes=1 << 34):
         at += 8 * values
     if at != len(data):
         raise Refused(f"{where}: {len(data) - at} bytes after the last tensor; the file is damaged")
-    return tensors
+    # a checkpoint's run state beside its weights (its settings, data order
+    # and momenta) is not the network's
+    return {name: array for name, array in tensors.items() if not name.startswith(run_state)}
 
 
 class Spec:
@@ -354,20 +373,57 @@ def text_of(values):
     return bytes(int(v) for v in values if 0 <= v < 256).decode("utf-8", "replace")
 
 
-def read_meta(tensors):
+def read_meta(tensors, graph, path):
     """The meta/ tensors of a weights file, as net.meta holds them: {} for a
-    file that has none. They leave tensors."""
+    file that has none. They leave tensors. Refused, as the binaries refuse
+    them (runtime/run/state.c, check_meta), where no run could have stored
+    them: the channel statistics of pixels in 0..1 units (a mean from 0 to
+    1, a standard deviation above 0 and at most 0.5, or 1 for images of one
+    value), a whole number of images, a data set's name, a name a class."""
     stored = {name[5:]: tensors.pop(name) for name in [n for n in tensors if n.startswith("meta/")]}
-    meta = {}
-    if "input_mean" in stored and "input_std" in stored:
-        meta["input_mean"] = [float(v) for v in stored["input_mean"]]
-        meta["input_std"] = [float(v) for v in stored["input_std"]]
-    if "input_images" in stored and stored["input_images"].size == 1:
-        meta["input_images"] = int(stored["input_images"][0])
+    where, forged = shown(path), "; were these weights edited or damaged?"
+    normalisation = ("input_mean", "input_std", "input_images")
+    if not any(key in stored for key in normalisation):
+        return {}
+    for key in normalisation:
+        if key not in stored:
+            raise Refused(f"{where}: meta/{key} is missing beside the rest of the input's normalisation; a "
+                          "weights file holds all of meta/input_mean, input_std and input_images or none" + forged)
+    channels = graph.spec.input[0]
+    for key in normalisation[:2]:
+        if stored[key].size != channels:
+            raise Refused(f"{where}: meta/{key} has {stored[key].size} values, but {graph.spec.name} takes "
+                          f"{channels} channel{'' if channels == 1 else 's'}" + forged)
+    for c, (mean, std) in enumerate(zip(stored["input_mean"], stored["input_std"])):
+        if not 0 <= mean <= 1:
+            raise Refused(f"{where}: meta/input_mean value {c} is {mean:g}; a mean of pixels in 0..1 units is "
+                          "from 0 to 1" + forged)
+        if not (0 < std <= 0.5 or std == 1):
+            raise Refused(f"{where}: meta/input_std value {c} is {std:g}; a standard deviation of pixels in "
+                          "0..1 units is above 0 and at most 0.5 (1 for images of one value)" + forged)
+    images = stored["input_images"]
+    if not (images.size == 1 and 1 <= images[0] <= 1e9 and images[0] == math.floor(images[0])):
+        raise Refused(f"{where}: meta/input_images is not a whole number of training images from 1 to "
+                      "1000000000" + forged)
+
+    def printable(values, lines):
+        return all(v == math.floor(v) and (0x20 <= v < 0x7F or (lines and v == 10)) for v in values)
+    meta = {"input_mean": [float(v) for v in stored["input_mean"]],
+            "input_std": [float(v) for v in stored["input_std"]], "input_images": int(images[0])}
     if "data_set" in stored:
+        if not 1 <= stored["data_set"].size <= 63 or not printable(stored["data_set"], False):
+            raise Refused(f"{where}: meta/data_set is not a data set's name (1 to 63 printable characters)" + forged)
         meta["data_set"] = text_of(stored["data_set"])
     if "class_names" in stored:
-        meta["class_names"] = text_of(stored["class_names"]).split("\n")[:-1]
+        values = stored["class_names"]
+        names = text_of(values).split("\n")[:-1] if values.size and values[-1] == 10 else None
+        fits = printable(values, True) and names is not None and all(len(n) < 64 for n in names)
+        if not fits or len(names) != graph.spec.classes:
+            raise Refused(f"{where}: meta/class_names holds "
+                          f"{'another number of names' if fits else 'unprintable or overlong names'}, but "
+                          f"{graph.spec.name} has {graph.spec.classes} classes, a name each of 1 to 63 printable "
+                          "characters" + forged)
+        meta["class_names"] = names
     return meta
 
 
@@ -427,9 +483,10 @@ def load(spec_path, weights_path):
     before torch is imported."""
     check_spec(spec_path)
     graph = Graph(Spec(spec_path))
-    # room for a damaged file's extra bytes to be found and named
-    tensors = read_tensors(weights_path, 2 * weights_bytes(graph) + 65536)
-    meta = read_meta(tensors)
+    # room for a damaged file's extra bytes to be found and named, and for
+    # a checkpoint's momenta and data order
+    tensors = read_tensors(weights_path, 3 * weights_bytes(graph) + (64 << 20))
+    meta = read_meta(tensors, graph, weights_path)
     check_tensors(graph, tensors, weights_path)
     net = load_weights(network(graph), tensors)
     net.meta = meta
