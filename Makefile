@@ -136,7 +136,15 @@ RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARN
 OUT_OF_LINE ?= $(if $(filter 1,$(SANITIZE)),1,0)
 NET_BASE_CFLAGS := $(RUNTIME_CFLAGS) -g1
 NET_CFLAGS := $(NET_BASE_CFLAGS) $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF_LINE)
-LDFLAGS_ALL := -fopenmp $(SANITIZE_FLAGS)
+# libgomp, GCC's OpenMP runtime, is linked in whole and its entry points
+# exported, so that BLIS (Debian's is built with OpenMP) runs on the same
+# copy: the binary can then tell it how long its threads spin before they
+# sleep (threads.c, docs/shared-machine.md) without touching the
+# environment, which libgomp.so reads in its constructor before any of the
+# binary's code runs.
+OPENMP_LINK := -Wl,--whole-archive -l:libgomp.a -Wl,--no-whole-archive -Wl,--export-dynamic-symbol='omp_*' \
+	-Wl,--export-dynamic-symbol='GOMP_*'
+LDFLAGS_ALL := $(OPENMP_LINK) $(SANITIZE_FLAGS)
 RUNTIME_LIBS := -lblis -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen

@@ -1627,9 +1627,9 @@ static void test_resgen_refuses_networks_too_big_for_memory(void **unused)
  * times faster on a Zen 5). An Intel processor with AVX-512 must run the
  * skx kernels, whatever its name string says. */
 /* Threads that wait spin briefly, then sleep (runtime/parallel/threads.h): the
- * binary sets libgomp's GOMP_SPINCOUNT and starts again, unless the user
- * set it or OMP_WAIT_POLICY, and its machine line says which wait is in
- * force. The weights are the same bits whichever wait ran. */
+ * binary gives the libgomp linked into it the short spin, unless the user
+ * set GOMP_SPINCOUNT or OMP_WAIT_POLICY, and its machine line says which
+ * wait is in force. The weights are the same bits whichever wait ran. */
 static void test_binary_waits_briefly_unless_told(void **unused)
 {
 	(void)unused;

@@ -54,8 +54,10 @@ static void expect_printable(const char *text)
 static const char loader[] = "/lib64/ld-linux-x86-64.so.2";
 
 /* Through the dynamic loader the binary trains, and its first argument is
- * never taken for a program; libgomp reads the short spin once, in the
- * one process (OMP_DISPLAY_ENV prints what it read, once per start). */
+ * never taken for a program; the short spin is in force (the machine line
+ * reads it back from the libgomp the binary runs on), and libgomp, which
+ * prints what it read of the environment (OMP_DISPLAY_ENV), read the
+ * user's: no GOMP_SPINCOUNT. */
 static void test_binary_runs_as_itself_through_the_loader(void **unused)
 {
 	(void)unused;
@@ -67,10 +69,8 @@ static void test_binary_runs_as_itself_through_the_loader(void **unused)
 				sizeof out, err, sizeof err),
 			 0);
 	expect_in(out, "; threads wait: spin 1000, then sleep; ");
-	const char *first = strstr(err, "GOMP_SPINCOUNT = '1000'");
-	assert_non_null(first);
-	assert_null(strstr(first + 1, "GOMP_SPINCOUNT = "));
-	assert_null(strstr(err, "GOMP_SPINCOUNT = '300000'"));
+	expect_in(err, "OPENMP DISPLAY ENVIRONMENT BEGIN");
+	assert_null(strstr(err, "GOMP_SPINCOUNT = '1000'"));
 	/* the program's first argument is a command to it, not a program */
 	snprintf(pwned, sizeof pwned, "%s/PWNED", scratch);
 	snprintf(options, sizeof options, "/usr/bin/touch %s", pwned);

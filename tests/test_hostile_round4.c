@@ -265,6 +265,35 @@ static void test_instruction_check_shows_the_name_printable(void **unused)
 	assert_string_equal(strchr(err, '\n'), "\n");
 }
 
+/* 12. Every library's constructor, and every later reader, sees the
+ * user's environment as the user gave it: a preloaded library looks at
+ * it as it loads and as the process ends. */
+static void test_constructors_see_the_users_environment(void **unused)
+{
+	(void)unused;
+	const char *sanitize = getenv("SANITIZE"); /* ASan's runtime must load first */
+	if (sanitize && strcmp(sanitize, "1") == 0)
+		skip();
+	char source[400], shim[400], command[4096], out[8192], err[8192];
+	snprintf(source, sizeof source, "%s/shim.c", scratch);
+	snprintf(shim, sizeof shim, "%s/shim.so", scratch);
+	write_text(source,
+		   "#include <stdio.h>\n#include <stdlib.h>\nextern char **environ;\n"
+		   "static void look(const char *when)\n{\n\tint n = 0;\n\tfor (char **e = environ; *e; e++)\n\t\tn++;\n"
+		   "\tconst char *names[] = {\"PATH\", \"PROBE\", \"GOMP_SPINCOUNT\"};\n\tfprintf(stderr, \"shim %s:\", when);\n"
+		   "\tfor (int i = 0; i < 3; i++)\n\t\tfprintf(stderr, \" %s=%s\", names[i], getenv(names[i]) ? "
+		   "getenv(names[i]) : \"(unset)\");\n\tfprintf(stderr, \", %d variables\\n\", n);\n}\n"
+		   "__attribute__((constructor)) static void loading(void) { look(\"loading\"); }\n"
+		   "__attribute__((destructor)) static void ending(void) { look(\"ending\"); }\n");
+	snprintf(command, sizeof command, "cc -shared -fPIC -o %s %s", shim, source);
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
+	snprintf(command, sizeof command, "env -i PROBE=1 PATH=/usr/bin LD_PRELOAD=%s %s/tests/bin/tiny-f32 info", shim,
+		 build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	expect_in(err, "shim loading: PATH=/usr/bin PROBE=1 GOMP_SPINCOUNT=(unset), 3 variables\n");
+	expect_in(err, "shim ending: PATH=/usr/bin PROBE=1 GOMP_SPINCOUNT=(unset), 3 variables\n");
+}
+
 /* ---- 14, 15: what a weights file says of its input, and checkpoints ----- */
 
 /* fashion-tiny-f32 trained 4 steps: its weights (with their metadata) at
@@ -426,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_make_checks_the_study_numbers),
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
+		cmocka_unit_test(test_constructors_see_the_users_environment),
 		cmocka_unit_test(test_forged_metadata_is_refused),
 		cmocka_unit_test(test_torch_tool_evaluates_a_checkpoint),
 	};

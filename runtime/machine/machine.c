@@ -223,9 +223,17 @@ __attribute__((constructor)) static void choose_blis_kernels(void)
 		kernels = machine_has_skx_extensions() && family > 0x19 ? BLIS_ARCH_SKX : BLIS_ARCH_ZEN3;
 	if (kernels < 0)
 		return;
+	/* BLIS reads its choice from the environment only, once, as it first
+	 * runs: the variable is there for that read alone, every library's
+	 * constructor having run and no other code running, and gone before
+	 * main, so that no other code sees it. */
 	char id[16];
 	snprintf(id, sizeof id, "%d", kernels);
-	setenv("BLIS_ARCH_TYPE", id, 0);
+	if (setenv("BLIS_ARCH_TYPE", id, 0) != 0)
+		return;
+	bli_init();
+	(void)bli_arch_query_id();
+	unsetenv("BLIS_ARCH_TYPE");
 }
 
 /* The size of cache index i of cpu0 at *level and *bytes; 0 if there is no

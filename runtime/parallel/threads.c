@@ -1,7 +1,7 @@
 /* Who owns the cores and how their threads wait (threads.h): the
  * thread count and the kernels' shares, the team of each pass beside
  * other work (/proc/stat), the checks of OMP_NUM_THREADS and
- * RESGEN_TEAM, and libgomp's short spin, set before libgomp loads. */
+ * RESGEN_TEAM, and libgomp's short spin. */
 #include "threads.h"
 
 #include <dirent.h>
@@ -13,82 +13,44 @@
 #include <unistd.h>
 
 #include "gemm.h"
-#include "machine.h" /* MACHINE_BASELINE: the preinit function runs before the instructions are checked */
 #include "printable.h"
 #include "profile.h"
 
 /* libgomp reads its wait (GOMP_SPINCOUNT, OMP_WAIT_POLICY) once, in its
- * constructor, before any of the binary's own code runs but one: the
- * executable's preinit array, which glibc calls before every library's
- * constructor. glibc's own constructor then points the environment back
- * at the array the kernel laid out, so a setenv there is lost; what
- * reaches libgomp is that array's entries. So the preinit function lends
- * one entry's slot to GOMP_SPINCOUNT, and the binary's first constructor,
- * after every library's, gives it back and sets GOMP_SPINCOUNT as usual.
- * The entry lent is one no library of the binary reads as it loads. Both
- * functions run before the processor's instructions are checked
- * (machine.c), so they are compiled for the baseline. */
+ * constructor, and keeps the spin in gomp_spin_count_var, which every
+ * wait reads. The binaries link libgomp in (the Makefile's OPENMP_LINK),
+ * so that variable is theirs to set after every constructor has run and
+ * before any thread waits, and the environment stays the user's. A
+ * program linked with libgomp.so has no such variable (the weak
+ * reference is NULL): it waits as libgomp's own. */
+extern unsigned long long gomp_spin_count_var __attribute__((weak));
 
 static const char *user_wait_name, *user_wait_value; /* the user's, or NULL */
-static char **lent_slot, *lent_entry;                 /* the slot lent and its entry */
-static char spin_entry[] = "GOMP_SPINCOUNT=" THREADS_SPIN_COUNT;
 
-/* Whether entry (NAME=VALUE) names a variable the binary's libraries may
- * read in their constructors: OpenMP's, BLIS's, Open MPI's, the C
- * library's and the loader's. */
-MACHINE_BASELINE static int read_while_loading(const char *entry)
+/* The wait in force from now on: the user's, or a brief spin. */
+static void wait_briefly(void)
 {
-	static const char *const prefixes[] = {"OMP_", "GOMP_", "KMP_",	 "BLIS_", "OMPI_", "OPAL_", "PMIX_",
-					       "HWLOC_", "LD_", "GLIBC_", "MALLOC_", "LANG", "LC_", "TZ"};
-	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-		if (strncmp(entry, prefixes[i], strlen(prefixes[i])) == 0)
-			return 1;
-	return 0;
-}
-
-MACHINE_BASELINE static void wait_briefly_before_libgomp(int argc, char **argv, char **envp)
-{
-	(void)argc;
-	(void)argv;
-	static const char *const names[] = {"GOMP_SPINCOUNT=", "OMP_WAIT_POLICY="};
-	for (char **entry = envp; *entry; entry++) {
-		for (int i = 0; i < 2; i++)
-			if (!user_wait_name && strncmp(*entry, names[i], strlen(names[i])) == 0) {
-				user_wait_name = names[i];
-				user_wait_value = *entry + strlen(names[i]);
-			}
-		if (!read_while_loading(*entry))
-			lent_slot = entry; /* the last such */
-	}
-	if (user_wait_name || !lent_slot) {
-		lent_slot = NULL;
-		return;
-	}
-	lent_entry = *lent_slot;
-	*lent_slot = spin_entry;
-}
-
-__attribute__((section(".preinit_array"), used)) static void (*const wait_briefly)(int, char **, char **) =
-	wait_briefly_before_libgomp;
-
-/* The first of the binary's constructors: every library's have run. */
-__attribute__((constructor(101))) static void give_back_the_slot(void)
-{
-	if (!lent_slot)
-		return;
-	*lent_slot = lent_entry;
-	setenv("GOMP_SPINCOUNT", THREADS_SPIN_COUNT, 1);
+	static const char *const names[] = {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"};
+	for (int i = 0; i < 2 && !user_wait_name; i++)
+		if ((user_wait_value = getenv(names[i])))
+			user_wait_name = names[i];
+	if (!user_wait_name && &gomp_spin_count_var)
+		gomp_spin_count_var = THREADS_SPIN_COUNT;
 }
 
 const char *threads_wait(void)
 {
 	static char text[200];
-	if (!user_wait_name)
-		return lent_entry ? "spin " THREADS_SPIN_COUNT ", then sleep"
-				  : "libgomp's own (spin about 300000, then sleep): no variable of the environment could lend its place";
+	wait_briefly();
+	if (!user_wait_name && !&gomp_spin_count_var)
+		return "libgomp's own (spin about 300000, then sleep): this program links libgomp.so";
+	if (!user_wait_name) { /* the spin libgomp holds, read back */
+		snprintf(text, sizeof text, "spin %llu, then sleep", gomp_spin_count_var);
+		return text;
+	}
 	char shown[4 * 40 + 1];
 	printable_text(shown, sizeof shown, user_wait_value);
-	snprintf(text, sizeof text, "%s%s", user_wait_name, shown);
+	snprintf(text, sizeof text, "%s=%s", user_wait_name, shown);
 	return text;
 }
 
@@ -154,6 +116,7 @@ int threads_setup(int threads, int shares)
 	threads = thread_count(threads);
 	shares = shares > 0 ? shares : threads;
 	threads = threads < shares ? threads : shares;
+	wait_briefly();
 	omp_set_num_threads(threads);
 	omp_set_max_active_levels(1);
 	omp_set_dynamic(0);

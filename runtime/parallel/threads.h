@@ -13,13 +13,13 @@
  * machine the thread waited for may be the one the operating system set
  * aside; a waiter that spins through its time slice holds the core that
  * thread could run on (docs/shared-machine.md). */
-#define THREADS_SPIN_COUNT "1000"
+#define THREADS_SPIN_COUNT 1000
 
-/* Before any library's constructor runs (the binary's preinit array),
- * unless the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY, GOMP_SPINCOUNT is
- * set to THREADS_SPIN_COUNT, which libgomp then reads as it loads. Nothing
- * is executed again: the binary runs the same under ld.so, valgrind or a
- * launcher, and keeps its name. */
+/* threads_setup gives libgomp THREADS_SPIN_COUNT, unless the user set
+ * GOMP_SPINCOUNT or OMP_WAIT_POLICY, through the copy of libgomp linked
+ * into the binary: the environment is never changed, and nothing is
+ * executed again (the binary runs the same under ld.so, valgrind or a
+ * launcher, and keeps its name). */
 
 /* The wait in force, for a run's first lines: "spin 1000, then sleep"
  * or the user's variable, printable (\xNN for what is not). */
