@@ -305,6 +305,31 @@ static void test_slurm_task_requeues_only_a_run_that_made_progress(void **unused
 	}
 }
 
+/* Issue 77, item 1: every tool answers --help (exit 0, what it is for),
+ * and one given too few arguments says how to call it in one line. */
+static void test_every_tool_answers_help(void **unused)
+{
+	(void)unused;
+	static const char *const tools[][2] = {
+		{"tools/run-study", "Runs a study's (variant, seed) runs"},
+		{"tools/slurm-study", "A study's runs on a Slurm cluster"},
+		{"tools/slurm-task", "One task of a study's job array"},
+		{"tools/slurm-report", "A study's report job"},
+		{"tools/pytorch/resgen_torch.py", "usage: resgen_torch.py"},
+	};
+	char command[600], out[16384], err[4096];
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+		snprintf(command, sizeof command, "%s --help", tools[i][0]);
+		assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+		assert_int_equal(strncmp(out, tools[i][1], strlen(tools[i][1])), 0);
+		assert_string_equal(err, "");
+	}
+	assert_int_equal(run("tools/run-study --list", out, sizeof out, err, sizeof err), 2);
+	assert_string_equal(err, "usage: tools/run-study [--check | --list | --one N | --finish] RESGEN STUDY PLAN_DIR "
+				 "BIN_DIR RESULTS (make study, make study-status and tools/slurm-study call it; --help "
+				 "says more)\n");
+}
+
 /* 13. The instruction check shows the program's name printable, as every
  * other message does: an escape sequence or a newline in it reaches the
  * terminal as \xNN, and the line stays one line. */
@@ -514,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_make_checks_the_study_numbers),
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
+		cmocka_unit_test(test_every_tool_answers_help),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
 		cmocka_unit_test(test_constructors_see_the_users_environment),
 		cmocka_unit_test(test_forged_metadata_is_refused),

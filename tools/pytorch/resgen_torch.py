@@ -46,8 +46,14 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-import yaml
+try:
+    import numpy as np
+    import yaml
+except ImportError as missing:  # another Python than Debian's, which make deps equips
+    print(f"resgen_torch: this Python ({sys.executable}) lacks {missing.name}; run the tool as "
+          "tools/pytorch/resgen_torch.py, with Debian's /usr/bin/python3 (make deps installs python3-numpy and "
+          "python3-yaml)", file=sys.stderr)
+    sys.exit(2)
 
 
 class Refused(ValueError):
