@@ -330,6 +330,32 @@ static void test_every_tool_answers_help(void **unused)
 				 "says more)\n");
 }
 
+/* Issue 77, item 9: the predictions' probability columns are headed by
+ * the classes' names; a set without names keeps p0, p1... */
+static void test_predictions_are_headed_by_class_names(void **unused)
+{
+	(void)unused;
+	char options[1024], path[400], out[8192];
+	snprintf(path, sizeof path, "%s/predictions.csv", scratch);
+	snprintf(options, sizeof options, "init --save-weights %s/init.weights", scratch);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
+	snprintf(options, sizeof options, "evaluate --load-weights %s/init.weights --test-limit 3 --train-limit 100 "
+		 "--predictions %s", scratch, path);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
+	snprintf(options, sizeof options, "head -n 1 %s", path);
+	assert_int_equal(run(options, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "index,label,predicted,T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,"
+				 "Bag,Ankle boot\n");
+	snprintf(options, sizeof options, "init --save-weights %s/tiny.weights", scratch);
+	assert_int_equal(binary("", "tiny-f32", options, NULL, 0, NULL, 0), 0);
+	snprintf(options, sizeof options, "evaluate --synthetic --load-weights %s/tiny.weights --predictions %s",
+		 scratch, path);
+	assert_int_equal(binary("", "tiny-f32", options, NULL, 0, NULL, 0), 0);
+	snprintf(options, sizeof options, "head -n 1 %s", path);
+	assert_int_equal(run(options, out, sizeof out, NULL, 0), 0);
+	assert_int_equal(strncmp(out, "index,label,predicted,p0,p1,", 28), 0);
+}
+
 /* 13. The instruction check shows the program's name printable, as every
  * other message does: an escape sequence or a newline in it reaches the
  * terminal as \xNN, and the line stays one line. */
@@ -540,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
 		cmocka_unit_test(test_every_tool_answers_help),
+		cmocka_unit_test(test_predictions_are_headed_by_class_names),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
 		cmocka_unit_test(test_constructors_see_the_users_environment),
 		cmocka_unit_test(test_forged_metadata_is_refused),

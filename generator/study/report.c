@@ -446,12 +446,17 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 		      "(unequal variances, two-sided) and the paired t test over the seeds both ran. The reading "
 		      "takes the paired test where two seeds or more pair the runs, since a seed fixes the initial "
 		      "weights' draw and the data order for every variant alike (the difference and interval are "
-		      "then the paired ones), else Welch's; and, as %d comparisons are made, it holds their "
-		      "chance of any false \"lower\" or \"higher\" to 5%% with Holm's correction (the adjusted p). "
-		      "A difference whose adjusted p is 0.05 or more is within the noise of these seeds.\n\n"
-		      "| variant | difference | 95%% interval | Welch's t | paired t | reading: test, adjusted p |\n"
-		      "|---|---|---|---|---|---|\n",
-		      first, tests);
+		      "then the paired ones), else Welch's; ",
+		      first);
+	if (tests > 1)
+		strbuf_printf(md, "and, as %d comparisons are made, it holds their chance of any false \"lower\" or "
+			      "\"higher\" to 5%% with Holm's correction (the adjusted p). ", tests);
+	else
+		strbuf_printf(md, "%s comparison is made, so Holm's correction leaves its p as it is. ",
+			      tests == 1 ? "one" : "no");
+	strbuf_puts(md, "A difference whose adjusted p is 0.05 or more is within the noise of these seeds.\n\n"
+		    "| variant | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n"
+		    "|---|---|---|---|---|---|\n");
 	for (int v = 1, k = 0; v < count; v++) {
 		const char *name = study->variants[v].name;
 		const struct tested *t = &tested[v];

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,28 @@ static int write_confusion(const char *path, const long *confusion, const char *
 	return 0;
 }
 
+/* The predictions' header: a probability column a class, named by the
+ * class (p0, p1... where the set names none), quoted where CSV needs it. */
+static void write_predictions_header(FILE *out, const char *set, int classes)
+{
+	fprintf(out, "index,label,predicted");
+	for (int j = 0; j < classes; j++) {
+		char name[64], number[16];
+		data_class_name(set, classes, j, name, sizeof name);
+		snprintf(number, sizeof number, "%d", j);
+		if (strcmp(name, number) == 0) {
+			fprintf(out, ",p%d", j);
+			continue;
+		}
+		bool quoted = strpbrk(name, ",\"\r\n") || name[0] == ' ' || name[strlen(name) - 1] == ' ';
+		fputs(quoted ? ",\"" : ",", out);
+		for (const char *c = name; *c; c++)
+			fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, out);
+		fputs(quoted ? "\"" : "", out);
+	}
+	fputc('\n', out);
+}
+
 int evaluate_run(const struct run_options *o)
 {
 	struct session s;
@@ -173,10 +196,7 @@ int evaluate_run(const struct run_options *o)
 			return 1;
 		}
 		e.predictions = predictions.file;
-		fprintf(e.predictions, "index,label,predicted");
-		for (int j = 0; j < classes; j++)
-			fprintf(e.predictions, ",p%d", j);
-		fprintf(e.predictions, "\n");
+		write_predictions_header(e.predictions, set, classes);
 	}
 	evaluate_split(&s, split, &e);
 	double n = (double)e.images;

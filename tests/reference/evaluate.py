@@ -140,8 +140,9 @@ def main():
 
     with open(predictions_path) as file:
         header = file.readline().strip()
-    expect("the predictions' header", header,
-           "index,label,predicted," + ",".join(f"p{j}" for j in range(net.spec.classes)))
+    expect("the predictions' header", header, "index,label,predicted," + ",".join(FASHION_CLASSES))
+    import csv
+    expect("the predictions' header as a CSV reader takes it", next(csv.reader([header]))[3:], FASHION_CLASSES)
     rows = np.loadtxt(predictions_path, delimiter=",", skiprows=1)
     # the exported model alone: its state dict, its stored normalisation
     stored_inputs = resgen_torch.normalise(test_images[:TEST_LIMIT], stored_mean, stored_std)
