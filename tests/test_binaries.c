@@ -1241,7 +1241,7 @@ static void test_binary_options_belong_to_their_command(void **unused)
 		{"init --save-weights x --batch 8",
 		 "--batch is for train, step, gradflow, explain and evaluate, not for init"},
 		{"evaluate --split test", "evaluate needs --load-weights FILE, the weights to measure"},
-		{"evaluate --load-weights w --split validation", "--split needs train or test"},
+		{"evaluate --load-weights w --split held-out", "--split needs train, test or validation"},
 		{"train --confusion c.csv", "--confusion is for evaluate, not for train"},
 		{"evaluate --load-weights w --iterations 3", "--iterations is for train and gradflow, not for evaluate"},
 		{"step --dump x --csv y", "--csv is for gradflow, not for step"},

@@ -356,6 +356,51 @@ static void test_predictions_are_headed_by_class_names(void **unused)
 	assert_int_equal(strncmp(out, "index,label,predicted,p0,p1,", 28), 0);
 }
 
+/* Issue 77, item 9: evaluate measures the images a run held out with
+ * --validation N as the run measured them (its log's last val_error and
+ * val_loss), and refuses the one option without the other. */
+static void test_evaluate_measures_the_validation_split(void **unused)
+{
+	(void)unused;
+	char options[1024], weights[400], log[400], command[1024], out[8192], err[4096], expected[1024];
+	snprintf(weights, sizeof weights, "%s/validation.weights", scratch);
+	snprintf(log, sizeof log, "%s/validation.csv", scratch);
+	snprintf(options, sizeof options,
+		 "train --iterations 40 --train-limit 300 --test-limit 100 --validation 50 --log %s --save-weights %s", log,
+		 weights);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
+	/* the last row's val_loss and val_error, as evaluate prints them */
+	snprintf(command, sizeof command,
+		 "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } END { printf \"%%.2f%%%% (%%d of 50), top-5 "
+		 "\", 100 * $c[\"val_error\"], 50 * $c[\"val_error\"] + 0.5; printf \"%%.9f\", $c[\"val_loss\"] }' %s",
+		 log);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	char errors[128], loss[64];
+	const char *top5 = strstr(out, "top-5 ");
+	assert_non_null(top5);
+	snprintf(errors, sizeof errors, "error %.*s", (int)(top5 - out), out);
+	snprintf(loss, sizeof loss, "loss %.7s", top5 + 6);
+	snprintf(options, sizeof options, "evaluate --load-weights %s --split validation --validation 50 --train-limit 300",
+		 weights);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "on the validation (the last training images held out) split of fashion-mnist, 50 images");
+	expect_in(out, errors);
+	expect_in(out, loss);
+
+	snprintf(options, sizeof options, "evaluate --load-weights %s --split validation", weights);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, err, sizeof err), 2);
+	snprintf(expected, sizeof expected,
+		 "fashion-tiny: --split validation measures the training images a run held out with --validation N; give "
+		 "the run's --validation N (and its --train-limit, if it had one); see %s/tests/bin/fashion-tiny-f32 "
+		 "--help\n",
+		 build);
+	assert_string_equal(err, expected);
+	snprintf(options, sizeof options, "evaluate --load-weights %s --validation 50", weights);
+	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, err, sizeof err), 2);
+	expect_in(err, "fashion-tiny: --validation locates the images a run held out, which only --split validation "
+		       "measures; give --split validation, or leave --validation out; see ");
+}
+
 /* 13. The instruction check shows the program's name printable, as every
  * other message does: an escape sequence or a newline in it reaches the
  * terminal as \xNN, and the line stays one line. */
@@ -567,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
 		cmocka_unit_test(test_every_tool_answers_help),
 		cmocka_unit_test(test_predictions_are_headed_by_class_names),
+		cmocka_unit_test(test_evaluate_measures_the_validation_split),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
 		cmocka_unit_test(test_constructors_see_the_users_environment),
 		cmocka_unit_test(test_forged_metadata_is_refused),

@@ -150,8 +150,9 @@ int evaluate_run(const struct run_options *o)
 	if (status != 0)
 		return status;
 	int classes = net_info.classes;
-	bool train_split = o->split && strcmp(o->split, "train") == 0;
-	const struct dataset *split = train_split ? &s.train : &s.test;
+	bool train_split = o->split && strcmp(o->split, "train") == 0,
+	     validation_split = o->split && strcmp(o->split, "validation") == 0;
+	const struct dataset *split = train_split ? &s.train : validation_split ? &s.validation : &s.test;
 	struct evaluation e = {.confusion = calloc((size_t)classes * classes, sizeof(long))};
 	if (!e.confusion) {
 		error_line("%s: out of memory\n", net_info.name);
@@ -169,7 +170,7 @@ int evaluate_run(const struct run_options *o)
 		session_free(&s);
 		return 2;
 	}
-	if (stored && o->train_limit && !train_split) {
+	if (stored && o->train_limit && !train_split && !validation_split) {
 		error_line("%s: --train-limit: %s keeps the normalisation it was trained with (%ld training images), "
 			   "so the limit would change nothing on the test split; leave it out\n",
 			   net_info.name, weights, images);
@@ -183,7 +184,8 @@ int evaluate_run(const struct run_options *o)
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
 	printf("evaluate: %s on the %s split of %s, %ld images; %s; batch %d, %d thread%s, BLIS %s kernels\n",
-	       weights, train_split ? "training" : "test", o->synthetic ? "synthetic data" : set, split->count,
+	       weights, train_split ? "training" : validation_split ? "validation (the last training images held out)" : "test",
+	       o->synthetic ? "synthetic data" : set, split->count,
 	       normalised, o->batch, s.threads, s.threads == 1 ? "" : "s", gemm_kernels());
 	fflush(stdout);
 	struct file_replace predictions;

@@ -85,8 +85,8 @@ static void print_help(const char *program)
 	       "                               ||x_l||, ||x_l+1 - x_l|| (= ||F(x_l)|| for\n"
 	       "                               identity shortcut and after-addition),\n"
 	       "                               ||dL/dx_l|| and its ratio to ||dL/dx_L||\n"
-	       "       %s evaluate --load-weights FILE [--split train|test] [--confusion FILE.csv]\n"
-	       "                     [--predictions FILE.csv]\n"
+	       "       %s evaluate --load-weights FILE [--split train|test|validation] [--confusion FILE.csv]\n"
+	       "                     [--predictions FILE.csv] [--validation N]\n"
 	       "                               measure saved weights (a weights file, or a\n"
 	       "                               checkpoint's; BN by their running statistics):\n"
 	       "                               error, top-5 error where there are more than 5\n"
@@ -94,7 +94,11 @@ static void print_help(const char *program)
 	       "                               confusion matrix (CSV; make plot-confusion\n"
 	       "                               CONFUSION=FILE.csv draws it); --predictions:\n"
 	       "                               a row for each image (index, label, predicted\n"
-	       "                               class, each class's probability, p0, p1...).\n"
+	       "                               class, each class's probability, a column a\n"
+	       "                               class headed by its name). --split validation\n"
+	       "                               --validation N: the last N training images, as\n"
+	       "                               train --validation N held them out (with its\n"
+	       "                               --train-limit, if it had one).\n"
 	       "                               Inputs are normalised as the weights were\n"
 	       "                               trained, by the statistics they keep (older\n"
 	       "                               files: the training images', with the run's\n"
@@ -254,7 +258,7 @@ static const struct option options[] = {
 	{"--train-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(train_limit, sizeof(long)),
 	 SETTING_TRAIN_LIMIT},
 	{"--test-limit", TRAIN | GRADFLOW | EVALUATE, NUMBER, 1, 100000000, FIELD(test_limit, sizeof(long)), SETTING_TEST_LIMIT},
-	{"--validation", TRAIN, NUMBER, 1, 100000000, FIELD(validation, sizeof(long)), 0},
+	{"--validation", TRAIN | EVALUATE, NUMBER, 1, 100000000, FIELD(validation, sizeof(long)), 0},
 	{"--epochs", TRAIN, NUMBER, 1, RECIPE_EPOCHS_MAX, FIELD(epochs, sizeof(long)), 0},
 	{"--keep-best", TRAIN, TEXT, 0, 0, FIELD(keep_best, 0), 0},
 	{"--checkpoint", TRAIN, TEXT, 0, 0, FIELD(checkpoint_path, 0), 0},
@@ -557,8 +561,17 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		return bad(program, "gradflow", "needs --csv FILE");
 	if (*command == EVALUATE && !o->load_weights)
 		return bad(program, "evaluate", "needs --load-weights FILE, the weights to measure");
-	if (o->split && strcmp(o->split, "train") != 0 && strcmp(o->split, "test") != 0)
-		return bad(program, "--split", "needs train or test");
+	if (o->split && strcmp(o->split, "train") != 0 && strcmp(o->split, "test") != 0 &&
+	    strcmp(o->split, "validation") != 0)
+		return bad(program, "--split", "needs train, test or validation");
+	bool validation_split = o->split && strcmp(o->split, "validation") == 0;
+	if (*command == EVALUATE && validation_split && !o->validation)
+		return bad(program, "--split validation", "measures the training images a run held out with "
+							 "--validation N; give the run's --validation N (and its "
+							 "--train-limit, if it had one)");
+	if (*command == EVALUATE && o->validation && !validation_split)
+		return bad(program, "--validation", "locates the images a run held out, which only --split validation "
+						    "measures; give --split validation, or leave --validation out");
 	if (o->split && strcmp(o->split, "train") == 0 && (o->given & SETTING_TEST_LIMIT))
 		return bad(program, "--test-limit", "limits the test split, which --split train does not measure; "
 						    "give --train-limit N for the first N training images");
