@@ -294,12 +294,38 @@ static int run_study(const char *action, const char *path, const char *out_dir,
 		free(study);
 		return status;
 	}
-	/* Each network as check would see it: warnings said, memory checked. */
+	/* The plan's files: the variants' specs and the list of runs. */
+	int count = study->variant_count + 1;
+	struct strbuf *texts = NULL;
+	char (*names)[SPEC_NAME_MAX + 8] = NULL;
+	const char **name_list = NULL;
+	bool known = false; /* planned so before: its warnings were said then */
+	if (plan_it) {
+		texts = calloc((size_t)count, sizeof *texts);
+		names = calloc((size_t)count, sizeof *names);
+		name_list = calloc((size_t)count, sizeof *name_list);
+		if (!texts || !names || !name_list) {
+			fprintf(stderr, "resgen: out of memory planning %s\n", path);
+			status = 1;
+		}
+		for (int v = 0; status == 0 && v < study->variant_count; v++) {
+			study_variant_text(study, v, &texts[v]);
+			snprintf(names[v], sizeof names[v], "%s.yaml", study->variants[v].name);
+			name_list[v] = names[v];
+		}
+		if (status == 0) {
+			study_plan_text(study, &texts[count - 1]);
+			name_list[count - 1] = "plan";
+			known = texts_written(out_dir, name_list, texts, count);
+		}
+	}
+	/* Each network as check would see it: warnings said (once a plan),
+	 * memory checked. */
 	for (int v = 0; v < study->variant_count && status == 0; v++) {
 		struct spec *spec = &study->variants[v].spec;
 		struct diag warnings[1 + SPEC_MAX_LR_STEPS];
 		int warning_count = spec_warnings(spec, warnings, (int)(sizeof warnings / sizeof warnings[0]));
-		for (int i = 0; i < warning_count; i++)
+		for (int i = 0; i < warning_count && !known; i++)
 			fprintf(stderr, "%s (variant %s)\n", warnings[i].text, spec->name);
 		struct graph graph;
 		struct plan plan;
@@ -317,35 +343,15 @@ static int run_study(const char *action, const char *path, const char *out_dir,
 		if (status != 0)
 			fprintf(stderr, "%s\n", d.text);
 	}
-	if (status == 0 && plan_it) {
-		int count = study->variant_count + 1;
-		struct strbuf *texts = calloc((size_t)count, sizeof *texts);
-		char (*names)[SPEC_NAME_MAX + 8] = calloc((size_t)count, sizeof *names);
-		const char **name_list = calloc((size_t)count, sizeof *name_list);
-		if (!texts || !names || !name_list) {
-			fprintf(stderr, "resgen: out of memory planning %s\n", path);
-			status = 1;
-		}
-		for (int v = 0; status == 0 && v < study->variant_count; v++) {
-			const struct study_variant *variant = &study->variants[v];
-			study_variant_text(study, v, &texts[v]);
-			snprintf(names[v], sizeof names[v], "%s.yaml", variant->name);
-			name_list[v] = names[v];
-		}
-		if (status == 0) {
-			study_plan_text(study, &texts[count - 1]);
-			name_list[count - 1] = "plan";
-			if (write_texts(out_dir, name_list, texts, count, true, &d) != 0) {
-				fprintf(stderr, "%s\n", d.text);
-				status = 1;
-			}
-		}
-		for (int i = 0; texts && i < count; i++)
-			strbuf_free(&texts[i]);
-		free(texts);
-		free(names);
-		free(name_list);
+	if (status == 0 && plan_it && write_texts(out_dir, name_list, texts, count, true, &d) != 0) {
+		fprintf(stderr, "%s\n", d.text);
+		status = 1;
 	}
+	for (int i = 0; texts && i < count; i++)
+		strbuf_free(&texts[i]);
+	free(texts);
+	free(names);
+	free(name_list);
 	study_free(study);
 	free(study);
 	return status;

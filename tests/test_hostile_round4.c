@@ -401,6 +401,28 @@ static void test_evaluate_measures_the_validation_split(void **unused)
 		       "measures; give --split validation, or leave --validation out; see ");
 }
 
+/* Issue 77, item 9: a study's warnings are said when it is planned anew,
+ * not again by every make study-status that plans it unchanged. */
+static void test_study_warnings_are_said_once(void **unused)
+{
+	(void)unused;
+	char study[400], command[1024], err[4096];
+	snprintf(study, sizeof study, "%s/warned.yaml", scratch);
+	static const char warning[] = "specs/demo.yaml:15:62: warning: the schedule is cosine, which falls from lr.base "
+				      "to 0 over the run: lr.steps and lr.gamma are set aside (variant cosine)\n";
+	const char *seeds[] = {"[1]", "[1]", "[1, 2]"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(command, sizeof command,
+			 "name: warned\nbase: demo\nseeds: %s\nvariants:\n  - {name: cosine, set: {train: {lr: {schedule: "
+			 "cosine}}}}\n",
+			 seeds[i]);
+		write_text(study, command);
+		snprintf(command, sizeof command, "%s/bin/resgen study plan %s -o %s/warned-plan", build, study, scratch);
+		assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
+		assert_string_equal(err, i == 1 ? "" : warning); /* planned anew, planned so before, changed */
+	}
+}
+
 /* 13. The instruction check shows the program's name printable, as every
  * other message does: an escape sequence or a newline in it reaches the
  * terminal as \xNN, and the line stays one line. */
@@ -613,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_every_tool_answers_help),
 		cmocka_unit_test(test_predictions_are_headed_by_class_names),
 		cmocka_unit_test(test_evaluate_measures_the_validation_split),
+		cmocka_unit_test(test_study_warnings_are_said_once),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
 		cmocka_unit_test(test_constructors_see_the_users_environment),
 		cmocka_unit_test(test_forged_metadata_is_refused),

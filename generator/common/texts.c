@@ -46,6 +46,17 @@ static bool holds(const char *path, const struct strbuf *text)
 	return same;
 }
 
+bool texts_written(const char *dir, const char *const *names, const struct strbuf *texts, int count)
+{
+	for (int i = 0; i < count; i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		if (!holds(path, &texts[i]))
+			return false;
+	}
+	return true;
+}
+
 int write_texts(const char *dir, const char *const *names, struct strbuf *texts, int count,
 		bool keep_same, struct diag *d)
 {

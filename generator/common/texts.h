@@ -19,4 +19,7 @@ int make_dirs(const char *dir, struct diag *d);
 int write_texts(const char *dir, const char *const *names, struct strbuf *texts, int count,
 		bool keep_same, struct diag *d);
 
+/* Whether every dir/names[i] already holds texts[i]: written before. */
+bool texts_written(const char *dir, const char *const *names, const struct strbuf *texts, int count);
+
 #endif
