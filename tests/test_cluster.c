@@ -357,11 +357,14 @@ static void test_cluster_keeps_submissions_apart(void **unused)
 	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 0 in Slurm's queue, 4 to submit\nsubmitted job ");
 	go_on(pause);
 	wait_for_study("tiny", 300);
-	snprintf(command, sizeof command, "{ cat %1$s/apart-other/slurm/report.out && ls %1$s/apart-other/report.md; }",
+	snprintf(command, sizeof command, "{ cat %1$s/apart-other/slurm/report.out && cat %1$s/apart-other/report.md; }",
 		 scratch);
 	if (run(command, out, sizeof out, err, sizeof err) != 0)
 		fail_msg("no report from the clone's submission:\n%s%s", out, err);
 	expect_in(out, "wrote ");
+	/* and the report says who wrote it */
+	expect_in(out, "written by Slurm's report job ");
+	expect_in(out, " of `make study-submit STUDY=tests/studies/tiny.yaml RESULTS=");
 	assert_int_not_equal(access("PWNED", F_OK), 0);
 	snprintf(command, sizeof command, "%s/PWNED", scratch);
 	assert_int_not_equal(access(command, F_OK), 0);

@@ -384,6 +384,18 @@ static void test_study_report_equal_differences_admit_no_test(void **unused)
 			     "spread |";
 	if (!strstr(report, needle))
 		fail_msg("report.md lacks: %s\n%s", needle, report);
+	/* written by make study unless the tools say who */
+	char expected[512];
+	snprintf(expected, sizeof expected, "written by `make study STUDY=tests/studies/tiny.yaml RESULTS=%s`: 2 variants",
+		 results);
+	if (!strstr(report, expected))
+		fail_msg("report.md lacks: %s\n%s", expected, report);
+	setenv("RESGEN_REPORT_WRITER", "Slurm's report job 12 of `make study-submit S=tiny`", 1);
+	report = tiny_report_text(results);
+	unsetenv("RESGEN_REPORT_WRITER");
+	assert_non_null(strstr(report, "written by Slurm's report job 12 of `make study-submit S=tiny`: 2 variants"));
+	assert_non_null(strstr(report, "- This report: written by Slurm's report job 12 of `make study-submit S=tiny`, "
+				       "resgen "));
 	/* and counts no comparison for Holm's correction */
 	assert_non_null(strstr(report, "else Welch's; no comparison is made, so Holm's correction leaves its p as "
 				   "it is."));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "file_replace.h"
+#include "printable.h"
 #include "statistics.h"
 #include "strbuf.h"
 #include "texts.h"
@@ -509,19 +510,45 @@ static double run_seconds_max(const struct run *runs, int total)
  * the report, and of the runs as their output says), the machine, the
  * date, and each run's time in one unit; and a note where the runs of one
  * variant, which do the same work, took unequal times: a busy machine. */
+/* The make command that runs the study (target "study") or another target
+ * of it, with the variables it was given. */
+static void study_command(const struct study *study, const char *results, const char *target, char *out,
+			  size_t size)
+{
+	char expected[PATH_MAX], results_default[PATH_MAX];
+	snprintf(expected, sizeof expected, "specs/studies/%s.yaml", study->name);
+	snprintf(results_default, sizeof results_default, "results/%s", study->name);
+	if (strcmp(study->path, expected) == 0)
+		snprintf(out, size, "make %s S=%s", target, study->name);
+	else
+		snprintf(out, size, "make %s STUDY=%s", target, study->path);
+	if (strcmp(results, results_default) != 0)
+		snprintf(out + strlen(out), size - strlen(out), " RESULTS=%s", results);
+}
+
+/* Who wrote the report, as the tools say (RESGEN_REPORT_WRITER: `make
+ * study ...`, `make study-report ...`, or Slurm's report job N of `make
+ * study-submit ...`), printable; else the command resgen study report
+ * was run for, make study's. */
+static void report_writer(const struct study *study, const char *results, char *out, size_t size)
+{
+	const char *told = getenv("RESGEN_REPORT_WRITER");
+	if (told && told[0]) {
+		printable_text(out, size, told);
+		return;
+	}
+	char command[PATH_MAX * 2 + 64];
+	study_command(study, results, "study", command, sizeof command);
+	snprintf(out, size, "`%s`", command);
+}
+
 static void write_provenance(struct strbuf *md, const struct study *study, const char *results,
 			     const struct run *runs)
 {
 	int count = study->variant_count, seeds = study->seed_count, total = count * seeds;
-	char command[PATH_MAX * 2 + 64], expected[PATH_MAX], results_default[PATH_MAX];
-	snprintf(expected, sizeof expected, "specs/studies/%s.yaml", study->name);
-	snprintf(results_default, sizeof results_default, "results/%s", study->name);
-	if (strcmp(study->path, expected) == 0)
-		snprintf(command, sizeof command, "make study S=%s", study->name);
-	else
-		snprintf(command, sizeof command, "make study STUDY=%s", study->path);
-	if (strcmp(results, results_default) != 0)
-		snprintf(command + strlen(command), sizeof command - strlen(command), " RESULTS=%s", results);
+	char command[PATH_MAX * 2 + 64], writer[PATH_MAX * 3];
+	study_command(study, results, "study", command, sizeof command);
+	report_writer(study, results, writer, sizeof writer);
 	time_t now = time(NULL);
 	char date[32];
 	strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -530,9 +557,9 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 	const char *version = getenv("RESGEN_VERSION") && getenv("RESGEN_VERSION")[0] ? getenv("RESGEN_VERSION")
 										       : "unknown";
 	strbuf_printf(md, "## How it was made\n\n- Command: `%s` (it resumes what is unfinished, then writes "
-		      "this report; rerun it to reproduce or extend the study).\n- This report: resgen %s%s, "
-		      "written %s.\n",
-		      command, version, strstr(version, "-dirty") ? " (its tree was modified)" : "", date);
+		      "this report; rerun it to reproduce or extend the study).\n- This report: written by %s, "
+		      "resgen %s%s, %s.\n",
+		      command, writer, version, strstr(version, "-dirty") ? " (its tree was modified)" : "", date);
 	/* what the runs' output recorded: the same for all, or "varied" */
 	const char *what[4] = {"resgen", "processor", "BLIS kernels", "started"};
 	for (int k = 0; k < 4; k++) {
@@ -657,9 +684,11 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		}
 	struct strbuf *md = &texts[0], *errors = &texts[1];
 	const char *title = study->title[0] ? study->title : study->name;
-	strbuf_printf(md, "# %s\n\nThe study `%s` (%s), written by `make study`: %d variants x %d "
+	char writer[PATH_MAX * 3];
+	report_writer(study, results, writer, sizeof writer);
+	strbuf_printf(md, "# %s\n\nThe study `%s` (%s), written by %s: %d variants x %d "
 		      "seeds, %d of %d runs finished",
-		      title, study->name, study->path, count, seeds, finished, count * seeds);
+		      title, study->name, study->path, writer, count, seeds, finished, count * seeds);
 	if (diverged > 0)
 		strbuf_printf(md, ", %d diverged", diverged);
 	if (present > finished + diverged)
