@@ -10,7 +10,7 @@
 #   gradflow log10 ||dL/dx_l|| / ||dL/dx_L|| against the unit l, at
 #            initialisation (dashed) and after training (solid)
 # tools/run-study runs it with
-#   gnuplot -c tools/plot-study.gp results/NAME 'a b c' 3
+#   gnuplot -c tools/plot-study.gp results/NAME 'a b c' 3 '1 3'
 # The folder comes as an argument, never as code; one that starts with '<'
 # (to gnuplot, a command's output) is refused. Variant names are the study
 # reader's words (a-z, 0-9, '-').
@@ -18,6 +18,7 @@ dir = ARG1
 do for [f in 'dir'] { if (value(f)[1:1] eq '<') { print value(f).': not a path this script takes'; exit status 2 } }
 variants = ARG2
 seeds = int(ARG3)
+trained = ARG4 # the variants (their numbers) whose trained gradient flow exists
 n = words(variants)
 # the scripts' folder, from the path gnuplot was given this one by
 load ARG0[1:strlen(ARG0) - strlen('plot-study.gp')].'colours.gp'
@@ -112,7 +113,8 @@ do for [kind in 'pngcairo svg'] {
 	set key outside right top noenhanced
 	plot for [i=1:n] dir.'/gradflow/'.word(variants, i).'-init.csv' using 2:(log10($7)) every ::1 \
 		with lines dashtype 2 linecolor i title word(variants, i).' at initialisation', \
-		for [i=1:n] dir.'/gradflow/'.word(variants, i).'-trained.csv' using 2:(log10($7)) every ::1 \
-		with lines linewidth 1.5 linecolor i title word(variants, i).' trained'
+		for [k=1:words(trained)] dir.'/gradflow/'.word(variants, int(word(trained, k))).'-trained.csv' \
+		using 2:(log10($7)) every ::1 with lines linewidth 1.5 linecolor int(word(trained, k)) \
+		title word(variants, int(word(trained, k))).' trained'
 	unset output
 }
