@@ -111,10 +111,16 @@ do for [kind in 'pngcairo svg'] {
 	set xlabel 'unit l (input side on the left)'
 	set ylabel 'log10 ||dL/dx_l|| / ||dL/dx_L||'
 	set key outside right top noenhanced
-	plot for [i=1:n] dir.'/gradflow/'.word(variants, i).'-init.csv' using 2:(log10($7)) every ::1 \
-		with lines dashtype 2 linecolor i title word(variants, i).' at initialisation', \
-		for [k=1:words(trained)] dir.'/gradflow/'.word(variants, int(word(trained, k))).'-trained.csv' \
-		using 2:(log10($7)) every ::1 with lines linewidth 1.5 linecolor int(word(trained, k)) \
-		title word(variants, int(word(trained, k))).' trained'
+	# (an empty iteration still has its expressions read: one plot each way)
+	if (words(trained) > 0) {
+		plot for [i=1:n] dir.'/gradflow/'.word(variants, i).'-init.csv' using 2:(log10($7)) every ::1 \
+			with lines dashtype 2 linecolor i title word(variants, i).' at initialisation', \
+			for [k=1:words(trained)] dir.'/gradflow/'.word(variants, int(word(trained, k))).'-trained.csv' \
+			using 2:(log10($7)) every ::1 with lines linewidth 1.5 linecolor int(word(trained, k)) \
+			title word(variants, int(word(trained, k))).' trained'
+	} else {
+		plot for [i=1:n] dir.'/gradflow/'.word(variants, i).'-init.csv' using 2:(log10($7)) every ::1 \
+			with lines dashtype 2 linecolor i title word(variants, i).' at initialisation'
+	}
 	unset output
 }
