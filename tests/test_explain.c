@@ -67,6 +67,21 @@ static void test_explain_prints_every_convolution(void **unused)
 	assert_int_equal(lines_starting(out, "    streams  "), 2 * convolutions);
 	expect_in(out, "stem_conv: 3x3 convolution, stride 1, 3 -> ");
 	assert_int_equal(lines_holding(out, "forced by RESGEN_CHOICES"), 0);
+	/* the cores' cache as Linux says it (the highest level's sharers), and
+	 * the round trip read against it (issue 77, item 8) */
+	char expected[512], sysfs[256];
+	assert_int_equal(run("for d in /sys/devices/system/cpu/cpu0/cache/index*; do echo \"$(cat $d/level) "
+			     "$(cat $d/shared_cpu_list)\"; done | sort -n | tail -n 1 | cut -d' ' -f2 | tr ',' '\\n' | "
+			     "awk -F- '{ n += ($2 == \"\" ? 1 : $2 - $1 + 1) } END { printf \"%d of the \", n }'; nproc",
+			     sysfs, sizeof sysfs, NULL, 0),
+			 0);
+	snprintf(expected, sizeof expected, "cores: cpu0's last-level cache is shared by %s", sysfs);
+	*strchr(expected, '\n') = '\0';
+	expect_in(out, expected);
+	assert_int_equal(lines_holding(out, ", as Linux says (a run measures") +
+				 lines_holding(out, ", slower than cores that share a cache: the machine may be busy") +
+				 lines_holding(out, ", as fast as cores that share a cache, though Linux says"),
+			 1);
 }
 
 /* The override forces what it names, and explain says so; what the kernels

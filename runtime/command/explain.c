@@ -2,7 +2,9 @@
  * and why. The choices are made once, from the shapes and the machine
  * (runtime/kernels/conv/choices.h, runtime/machine/machine.h), exactly as train
  * makes them; this prints them at the batch and thread count given. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "machine.h"
 #include "net_api.h"
@@ -26,12 +28,29 @@ int explain_run(const struct run_options *o)
 	else
 		printf(", last-level cache unknown (Linux does not say)\n");
 	if (threads > 1) {
+		/* the topology as Linux says it; the round trip only confirms it,
+		 * and a busy machine slows one */
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		int sharing = machine_last_level_sharing();
+		if (sharing > 0)
+			printf("cores: cpu0's last-level cache is shared by %d of the %ld CPUs online (Linux's sysfs): %s\n",
+			       sharing, online, sharing >= online ? "every core shares it" : "the cores have last-level "
+			       "caches of their own, one to a group");
+		else
+			printf("cores: Linux does not say which CPUs share the last-level cache\n");
 		machine_round_trip_ns(1, 0.1); /* wakes the threads: the pool's first start is not a round trip */
 		double trip = machine_round_trip_median(3, MACHINE_PROBE_TRIPS, 1e-3);
-		printf("threads: a cache line's round trip between threads 0 and 1 took %.0f ns: %s (measured again "
-		       "before each pass of a run, at most every %.1f s)\n",
-		       trip, trip > MACHINE_APART_NS ? "their cores have a last-level cache each" : "their cores share a cache",
-		       MACHINE_PROBE_SECONDS);
+		bool apart = trip > MACHINE_APART_NS;
+		const char *verdict = sharing <= 0 ? (apart ? ", as from cores with a last-level cache each"
+							 : ", as from cores that share a cache")
+				      : apart == (sharing < online) ? ", as Linux says"
+				      : apart ? ", slower than cores that share a cache: the machine may be busy, or the "
+						"threads were on cores apart"
+					      : ", as fast as cores that share a cache, though Linux says some do not: the "
+						"threads were on cores that share one";
+		printf("threads: a cache line's round trip between threads 0 and 1 took %.0f ns%s (a run measures it "
+		       "again before each pass, at most every %.1f s, and streams where it is slow)\n",
+		       trip, verdict, MACHINE_PROBE_SECONDS);
 	}
 	printf("RESGEN_CHOICES: %s\n", m->override_text && m->override_text[0] ? m->override_text
 										 : "unset (every choice by its rule)");

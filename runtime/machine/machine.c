@@ -283,6 +283,50 @@ size_t machine_last_level_bytes(void)
 	return bytes;
 }
 
+/* The number of CPUs in a Linux CPU list ("0-1,4,6-7"); 0 if unreadable. */
+static int cpu_list_count(const char *list)
+{
+	int count = 0;
+	for (const char *at = list; *at && *at != '\n';) {
+		char *end;
+		long first = strtol(at, &end, 10), last = first;
+		if (end == at || first < 0)
+			return 0;
+		if (*end == '-') {
+			at = end + 1;
+			last = strtol(at, &end, 10);
+			if (end == at || last < first)
+				return 0;
+		}
+		count += (int)(last - first + 1);
+		at = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',' && *end != '\n')
+			return 0;
+	}
+	return count;
+}
+
+int machine_last_level_sharing(void)
+{
+	int highest = 0, sharing = 0;
+	for (int i = 0; i < 16; i++) {
+		int level;
+		size_t size;
+		if (!cache_index(i, &level, &size) || level < highest)
+			continue;
+		char path[96], list[256] = "";
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(list, sizeof list, f))
+			sharing = cpu_list_count(list);
+		fclose(f);
+		highest = level;
+	}
+	return sharing;
+}
+
 /* Thread 1 says it is there by writing 2; thread 0, once it reads that,
  * starts the clock and writes odd counts from 3, thread 1 answering each
  * with the even one after it, and ends the exchange with -1. Thread 1

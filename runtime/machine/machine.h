@@ -79,6 +79,10 @@ bool machine_has_skx_extensions(void);
  * used: on a 2-core Zen 4 virtual machine it read 320 MiB for an L3 of
  * 32 MiB. */
 size_t machine_last_level_bytes(void);
+/* How many CPUs share cpu0's last-level cache, as Linux says
+ * (/sys/devices/system/cpu/cpu0/cache/indexN/shared_cpu_list); 0 if it
+ * does not say. */
+int machine_last_level_sharing(void);
 
 /* A cache line passed from thread 0 to thread 1 and back, trips times,
  * in ns a round trip: where their cores lie relative to each other's
