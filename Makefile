@@ -587,10 +587,11 @@ bench-march: $(foreach n,$(BENCH_MARCH_NAMES),$(BUILD)/bin/$(n))
 	@tests/run-bench-march $(BUILD) $(BUILD)/march-$(BENCH_MARCH) $(BENCH_MARCH) $(BENCH_ROUNDS) $(BENCH_MARCH_STEPS) \
 		$(BENCH_MARCH_NAMES)
 
-$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine/machine.c runtime/machine/machine.h runtime/machine/gemm.c runtime/machine/gemm.h runtime/machine/profile.h
+$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine/machine.c runtime/machine/machine.h runtime/machine/gemm.c runtime/machine/gemm.h runtime/machine/profile.h \
+		runtime/shared/printable.c runtime/shared/printable.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -O2 -march=$(MARCH) -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -Iruntime/machine -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
+	$(Q)$(CC) -O2 -march=$(MARCH) -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -Iruntime/machine -Iruntime/shared -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
 
 $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
