@@ -73,6 +73,19 @@ static const char *sbatch_calls(void)
 	return text;
 }
 
+/* tools/slurm-study status of results, with Slurm's queue holding the
+ * lines of queue ("ARRAY_JOB INDEX STATE NODE", as squeue -o '%F %K %T
+ * %N' prints them). */
+static int status_with_queue(const char *results, const char *queue, char *out, size_t out_size, char *err,
+			     size_t err_size)
+{
+	char path[500], environment[600];
+	snprintf(path, sizeof path, "%s/queue", scratch);
+	write_text(path, queue);
+	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", path);
+	return slurm_study(environment, "status", results, out, out_size, err, err_size);
+}
+
 /* A results folder that submitted job 77 (slurm/jobs), with run 1 started
  * once and stopped with a checkpoint. */
 static void results_of_job_77(const char *results)
@@ -117,16 +130,15 @@ static void test_slurm_study_sees_a_requeue_under_way(void **unused)
 {
 	(void)unused;
 	static char out[8192], err[4096];
-	char results[400], queue[500], environment[600];
+	char results[400], environment[600];
 	snprintf(results, sizeof results, "%s/requeue", scratch);
 	results_of_job_77(results);
-	snprintf(queue, sizeof queue, "%s/queue", scratch);
-	write_text(queue, "77 1 COMPLETING node1\n78 2 RUNNING node1\n");
-	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", queue);
-	assert_int_equal(slurm_study(environment, "status", results, out, sizeof out, err, sizeof err), 0);
+	const char *queue = "77 1 COMPLETING node1\n78 2 RUNNING node1\n";
+	assert_int_equal(status_with_queue(results, queue, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "\n1     original                 1      requeued   1 time(s), to resume from its checkpoint\n"
 		       "2     original                 2      new        not in Slurm's queue: make study-submit "
 		       "STUDY=tests/studies/tiny.yaml RESULTS=");
+	snprintf(environment, sizeof environment, "STUB_QUEUE=%s/queue", scratch); /* as status left it */
 	assert_int_equal(slurm_study(environment, "submit", results, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "tiny: 4 runs, 0 ended, 0 failed, 1 in Slurm's queue, 3 to submit\n");
 	expect_in(sbatch_calls(), " --array=2,3,4 ");
@@ -145,16 +157,13 @@ static void test_slurm_study_ignores_a_log_row_that_cannot_be_right(void **unuse
 {
 	(void)unused;
 	static char out[8192], err[4096];
-	char results[400], queue[500], environment[600], path[1024];
+	char results[400], path[1024];
 	snprintf(results, sizeof results, "%s/forged-log", scratch);
 	results_of_job_77(results);
 	snprintf(path, sizeof path, "%s/original-seed1.csv", results);
 	write_text(path, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
 			 "10,0.1,2.2,0.75,,,1e300,100\n");
-	snprintf(queue, sizeof queue, "%s/queue-running", scratch);
-	write_text(queue, "77 1 RUNNING node1\n");
-	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", queue);
-	assert_int_equal(slurm_study(environment, "status", results, out, sizeof out, err, sizeof err), 0);
+	assert_int_equal(status_with_queue(results, "77 1 RUNNING node1\n", out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "\n1     original                 1      running    on node1\n");
 	expect_in(out, "1 run(s) in Slurm's queue; expected finish: not known until every variant has logged a row\n");
 }

@@ -136,8 +136,11 @@ static void write_predictions_header(FILE *out, const char *set, int classes)
 		}
 		bool quoted = strpbrk(name, ",\"\r\n") || name[0] == ' ' || name[strlen(name) - 1] == ' ';
 		fputs(quoted ? ",\"" : ",", out);
-		for (const char *c = name; *c; c++)
-			fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, out);
+		for (const char *c = name; *c; c++) {
+			if (*c == '"')
+				fputc('"', out); /* a quote inside is doubled */
+			fputc(*c, out);
+		}
 		fputs(quoted ? "\"" : "", out);
 	}
 	fputc('\n', out);

@@ -41,13 +41,16 @@ int explain_run(const struct run_options *o)
 		machine_round_trip_ns(1, 0.1); /* wakes the threads: the pool's first start is not a round trip */
 		double trip = machine_round_trip_median(3, MACHINE_PROBE_TRIPS, 1e-3);
 		bool apart = trip > MACHINE_APART_NS;
-		const char *verdict = sharing <= 0 ? (apart ? ", as from cores with a last-level cache each"
-							 : ", as from cores that share a cache")
-				      : apart == (sharing < online) ? ", as Linux says"
-				      : apart ? ", slower than cores that share a cache: the machine may be busy, or the "
-						"threads were on cores apart"
-					      : ", as fast as cores that share a cache, though Linux says some do not: the "
-						"threads were on cores that share one";
+		const char *verdict = apart ? ", as from cores with a last-level cache each"
+					    : ", as from cores that share a cache";
+		if (sharing > 0 && apart == (sharing < online))
+			verdict = ", as Linux says";
+		else if (sharing > 0 && apart)
+			verdict = ", slower than cores that share a cache: the machine may be busy, or the threads "
+				  "were on cores apart";
+		else if (sharing > 0)
+			verdict = ", as fast as cores that share a cache, though Linux says some do not: the threads "
+				  "were on cores that share one";
 		printf("threads: a cache line's round trip between threads 0 and 1 took %.0f ns%s (a run measures it "
 		       "again before each pass, at most every %.1f s, and streams where it is slow)\n",
 		       trip, verdict, MACHINE_PROBE_SECONDS);

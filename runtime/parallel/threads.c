@@ -27,13 +27,19 @@ extern unsigned long long gomp_spin_count_var __attribute__((weak));
 
 static const char *user_wait_name, *user_wait_value; /* the user's, or NULL */
 
-/* The wait in force from now on: the user's, or a brief spin. */
-static void wait_briefly(void)
+/* The user's wait (GOMP_SPINCOUNT or OMP_WAIT_POLICY), if any. */
+static void read_user_wait(void)
 {
 	static const char *const names[] = {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"};
 	for (int i = 0; i < 2 && !user_wait_name; i++)
 		if ((user_wait_value = getenv(names[i])))
 			user_wait_name = names[i];
+}
+
+/* The wait in force from now on: the user's, or a brief spin. */
+static void wait_briefly(void)
+{
+	read_user_wait();
 	if (!user_wait_name && &gomp_spin_count_var)
 		gomp_spin_count_var = THREADS_SPIN_COUNT;
 }
@@ -41,7 +47,7 @@ static void wait_briefly(void)
 const char *threads_wait(void)
 {
 	static char text[200];
-	wait_briefly();
+	read_user_wait();
 	if (!user_wait_name && !&gomp_spin_count_var)
 		return "libgomp's own (spin about 300000, then sleep): this program links libgomp.so";
 	if (!user_wait_name) { /* the spin libgomp holds, read back */
