@@ -132,8 +132,12 @@ static int default_threads(void)
 	return cores > 0 ? (int)cores : 1;
 }
 
-/* A network whose binary could not allocate its memory at the spec's batch
- * is refused here, with the figure, rather than by the binary later. */
+/* A network whose binary could not allocate its memory for one image is
+ * refused here, with the figure, rather than by the binary later (-1, d
+ * the error). One that fits one image but not the spec's batch is
+ * warned of (1, d the warning): the code is the same at every batch, and
+ * a run takes a smaller --batch or spreads the batch over ranks, as the
+ * ImageNet networks of the paper were trained. */
 static int check_memory(const struct spec *spec, const struct plan *plan, enum dtype dtype,
 			double limit, struct diag *d)
 {
@@ -147,19 +151,22 @@ static int check_memory(const struct spec *spec, const struct plan *plan, enum d
 	double fixed = plan_memory(plan, 0, threads, real_size).total;
 	double per_image = (need - fixed) / spec->train.batch;
 	long fitting = limit > fixed ? (long)((limit - fixed) / per_image) : 0;
-	char advice[96];
-	if (fitting >= 1)
-		snprintf(advice, sizeof advice, "use a batch of at most %ld, fewer or narrower layers",
-			 fitting);
-	else
-		snprintf(advice, sizeof advice, "even batch 1 does not fit: use fewer or narrower layers");
-	return diag_at(d, spec_position_file(spec, spec->train.batch_at), spec->train.batch_at.line,
-		       spec->train.batch_at.column,
-		       "at batch %d this network needs %s of memory in %s, more than the %s "
-		       "allowed (this machine's memory, or --max-memory); %s, or pass "
-		       "--max-memory GIB",
-		       spec->train.batch, need_text, dtype == DTYPE_F64 ? "f64" : "f32", limit_text,
-		       advice);
+	const char *file = spec_position_file(spec, spec->train.batch_at);
+	int line = spec->train.batch_at.line, column = spec->train.batch_at.column;
+	const char *dtype_name = dtype == DTYPE_F64 ? "f64" : "f32";
+	if (fitting < 1)
+		return diag_at(d, file, line, column,
+			       "at batch %d this network needs %s of memory in %s, more than the %s "
+			       "allowed (this machine's memory, or --max-memory), and even one image does not "
+			       "fit: use fewer or narrower layers, or pass --max-memory GIB",
+			       spec->train.batch, need_text, dtype_name, limit_text);
+	long ranks = (spec->train.batch + fitting - 1) / fitting;
+	diag_at(d, file, line, column,
+		"warning: at batch %d this network needs %s of memory in %s, more than the %s allowed "
+		"(this machine's memory, or --max-memory); run it with --batch %ld at most, or spread the "
+		"batch over %ld or more ranks (mpirun), each holding its part",
+		spec->train.batch, need_text, dtype_name, limit_text, fitting, ranks);
+	return 1;
 }
 
 static void print_summary(const struct spec *spec, const struct graph *g, const struct plan *p)
@@ -334,8 +341,13 @@ static int run_study(const char *action, const char *path, const char *out_dir,
 		} else {
 			if (plan_build(&plan, &graph, &d) != 0)
 				status = 1;
-			else if (check_memory(spec, &plan, DTYPE_F32, max_memory, &d) != 0)
-				status = 2;
+			else {
+				int fits = check_memory(spec, &plan, DTYPE_F32, max_memory, &d);
+				if (fits < 0)
+					status = 2;
+				else if (fits > 0 && !known)
+					fprintf(stderr, "%s (variant %s)\n", d.text, spec->name);
+			}
 			if (status != 1)
 				plan_free(&plan);
 			graph_free(&graph);
@@ -441,11 +453,12 @@ int main(int argc, char **argv)
 		graph_free(&graph);
 		return 1;
 	}
-	int status = 0;
-	if (check_memory(&spec, &plan, dtype, max_memory, &d) != 0) {
+	int status = 0, fits = check_memory(&spec, &plan, dtype, max_memory, &d);
+	if (fits != 0)
 		fprintf(stderr, "%s\n", d.text);
+	if (fits < 0)
 		status = 2;
-	} else if (check)
+	else if (check)
 		status = 0;
 	else if (summary)
 		print_summary(&spec, &graph, &plan);

@@ -199,6 +199,48 @@ static void test_graph_parameter_counts_match_the_paper(void **unused)
 	}
 }
 
+/* Every trained parameter of g, BN's gamma and beta included. */
+static long trained_parameters(const struct graph *g)
+{
+	long total = 0;
+	for (int i = 0; i < g->param_count; i++)
+		total += g->params[i].trained ? g->params[i].count : 0;
+	return total;
+}
+
+/* The ImageNet networks count as torchvision's (the sum of numel() over
+ * resnet50().parameters(), and so on), to the parameter: 25,557,032 for
+ * ResNet-50 ("25.6M" in He et al. 2015's code and torchvision's table),
+ * 44,549,160 for ResNet-101 and 60,192,808 for ResNet-152. */
+static void test_graph_imagenet_networks_count_as_torchvision(void **unused)
+{
+	(void)unused;
+	struct {
+		const char *stages;
+		long parameters;
+	} nets[] = {{"[3, 4, 6, 3]", 25557032}, {"[3, 4, 23, 3]", 44549160}, {"[3, 8, 36, 3]", 60192808}};
+	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
+		FILE *file = fopen(scratch, "w");
+		assert_non_null(file);
+		fprintf(file, "name: t\ndata: {set: imagenet}\nnet: {unit: bottleneck, ordering: original, stem: imagenet, "
+			      "stages: %s, widths: [64, 128, 256, 512], shortcut_bn: true}\n",
+			nets[i].stages);
+		fclose(file);
+		struct spec spec;
+		struct graph g;
+		struct diag d = {{0}};
+		assert_int_equal(spec_load(&spec, scratch, &d), 0);
+		assert_int_equal(graph_build(&g, &spec, &d), 0);
+		assert_int_equal(trained_parameters(&g), nets[i].parameters);
+		/* the stem quarters the image: 56x56 into the first unit */
+		const struct group *first = group_named(&g, "stage1_unit01");
+		const struct tensor *in = &g.tensors[g.ops[first->first_op].inputs[0]];
+		assert_int_equal(in->shape.height, 56);
+		assert_int_equal(in->shape.channels, 64);
+		graph_free(&g);
+	}
+}
+
 static void test_graph_deep_net_needs_few_kernels(void **unused)
 {
 	(void)unused;
@@ -489,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_graph_shortcut_kinds_of_table_1),
 		cmocka_unit_test(test_graph_gate_reads_what_the_shortcut_reads),
 		cmocka_unit_test(test_graph_parameter_counts_match_the_paper),
+		cmocka_unit_test(test_graph_imagenet_networks_count_as_torchvision),
 		cmocka_unit_test(test_graph_deep_net_needs_few_kernels),
 		cmocka_unit_test(test_graph_units_tell_the_story_of_a_diff),
 		cmocka_unit_test(test_plan_additions_pass_gradients_in_one_slot),

@@ -236,14 +236,63 @@ static void test_spec_unknown_choice(void **unused)
 		     "relu-before-add, relu-only-preact or full-preact; did you mean 'full-preact'?");
 	expect_error("name: t\ndata:\n  set: cifar-10\n" VALID_NET,
 		     "3:8: 'set' is 'cifar-10', which is not one of cifar10, cifar100, fashion-mnist, "
-		     "mnist or synthetic; did you mean 'cifar10'?");
+		     "mnist, synthetic, imagenet or folder; did you mean 'cifar10'?");
+}
+
+/* The ImageNet networks: the stem, units given per stage, and folders of
+ * images as data, each wrong use named where it is. */
+static void test_spec_imagenet_networks(void **unused)
+{
+	(void)unused;
+	const char *resnet50 = "name: r50\ndata:\n  set: imagenet\nnet:\n  unit: bottleneck\n  ordering: original\n"
+			       "  stem: imagenet\n  stages: [3, 4, 6, 3]\n  widths: [64, 128, 256, 512]\n";
+	write_spec(resnet50);
+	struct spec spec;
+	struct diag d = {{0}};
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.net.depth, 50);
+	assert_int_equal(spec.net.units[2], 6);
+	assert_int_equal(spec.net.stem, STEM_IMAGENET);
+	assert_int_equal(spec.data.classes, 1000);
+	assert_int_equal(spec.data.height, 224);
+	assert_string_equal(spec.data.dir, "data/imagenet");
+	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n  depth: 20\n  stages: [3, 3, 3]\n",
+		     "8:11: 'net' has both 'depth' and 'stages'; give one: 'depth' for the formula of equal "
+		     "stages, 'stages' for the units of each");
+	expect_error(VALID_HEAD "net:\n  unit: bottleneck\n  ordering: original\n  stages: [3, 4, 6, 3]\n",
+		     "7:11: 'stages' gives 4 stages but the default widths [16, 32, 64] have 3; give one width a "
+		     "stage (ResNet-50: stages [3, 4, 6, 3], widths [64, 128, 256, 512])");
+	expect_error(VALID_HEAD "net:\n  unit: bottleneck\n  ordering: original\n  stages: [3, 0, 3]\n",
+		     "7:15: 'stages' is 0, out of range; it must be from 1 to 1202");
+	expect_error(VALID_HEAD "net:\n  unit: bottleneck\n  ordering: original\n  stages: [300, 100, 3]\n",
+		     "7:11: 'stages' makes a network of 1211 layers, deeper than resgen builds: at most 1202 "
+		     "(the paper's deepest network has 1001)");
+	expect_error(VALID_HEAD VALID_NET "  stem: imagenett\n",
+		     "8:9: 'stem' is 'imagenett', which is not one of cifar or imagenet; did you mean "
+		     "'imagenet'?");
+	expect_error("name: t\ndata:\n  set: cifar10\n  crop: 64\n" VALID_NET,
+		     "4:9: 'crop' is only for folders of images (imagenet, folder); cifar10 fixes its own shape "
+		     "and size");
+	expect_error("name: t\ndata:\n  set: imagenet\n  classes: 10\n" VALID_NET,
+		     "4:12: 'classes' is only for the synthetic and folder sets; imagenet fixes its classes; "
+		     "'crop' sets the input's size");
+	expect_error("name: t\ndata:\n  set: folder\n  classes: 5\n" VALID_NET,
+		     "3:3: 'data' is missing required key 'dir' (the folder that holds train/CLASS/ and "
+		     "val/CLASS/)");
+	expect_error("name: t\ndata:\n  set: folder\n  dir: photos\n" VALID_NET,
+		     "3:3: 'data' is missing required key 'classes'");
+	write_spec("name: t\ndata:\n  set: folder\n  dir: photos\n  classes: 5\n  crop: 64\n" VALID_NET);
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.data.classes, 5);
+	assert_int_equal(spec.data.width, 64);
 }
 
 static void test_spec_missing_required_key(void **unused)
 {
 	(void)unused;
 	expect_error(VALID_HEAD "net:\n  unit: basic\n  ordering: original\n",
-		     "5:3: 'net' is missing required key 'depth'");
+		     "5:3: 'net' is missing required key 'depth' (or 'stages': units per stage, such as "
+		     "[3, 4, 6, 3])");
 	expect_error("data:\n  set: cifar10\n" VALID_NET, "1:1: the spec is missing required key 'name'");
 	expect_error(VALID_HEAD "net:\n  unit: basic\n  depth: 20\n",
 		     "5:3: 'net' is missing required key 'ordering' (one of original, bn-after-add, "
@@ -417,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_spec_refuses_tags_and_directives),
 		cmocka_unit_test(test_spec_messages_echo_only_printable_text),
 		cmocka_unit_test(test_spec_refuses_networks_that_cannot_be),
+		cmocka_unit_test(test_spec_imagenet_networks),
 	};
 	return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
 }

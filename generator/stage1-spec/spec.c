@@ -17,28 +17,40 @@
 #include "check.h"
 #include "yaml_tree.h"
 
-static const char *const set_names[] = {"cifar10", "cifar100", "fashion-mnist", "mnist", "synthetic"};
+/* ILSVRC 2012's counts: 1,281,167 training images, 50,000 validation
+ * images (its val/ folder, the paper's test split). */
+static const struct data_set_info data_sets[SET_COUNT] = {
+	[SET_CIFAR10] = {"cifar10", "CIFAR-10", "data/cifar10", 3, 32, 10, 50000, 10000, false},
+	[SET_CIFAR100] = {"cifar100", "CIFAR-100", "data/cifar100", 3, 32, 100, 50000, 10000, false},
+	[SET_FASHION_MNIST] = {"fashion-mnist", "Fashion-MNIST", "/usr/share/datasets/fashion-mnist", 1, 28, 10,
+			       60000, 10000, false},
+	[SET_MNIST] = {"mnist", "MNIST", "/usr/share/datasets/mnist", 1, 28, 10, 60000, 10000, false},
+	[SET_SYNTHETIC] = {"synthetic", "synthetic data", "", 0, 0, 0, 0, 0, false},
+	[SET_IMAGENET] = {"imagenet", "ImageNet (ILSVRC 2012)", "data/imagenet", 3, 224, 1000, 1281167, 50000, true},
+	[SET_FOLDER] = {"folder", "a folder of images", "", 3, 224, 0, 0, 0, true},
+};
+static const char *const set_names[] = {"cifar10", "cifar100", "fashion-mnist", "mnist", "synthetic", "imagenet",
+					"folder"};
+
+const struct data_set_info *spec_set_info(enum data_set set) { return &data_sets[set]; }
 static const char *const unit_names[] = {"basic", "bottleneck", "one-layer"};
 static const char *const ordering_names[] = {"original", "bn-after-add", "relu-before-add",
 					     "relu-only-preact", "full-preact"};
 static const char *const shortcut_names[] = {"identity",        "scaling", "exclusive-gating",
 					     "shortcut-gating", "conv1x1", "dropout"};
 static const char *const projection_names[] = {"conv1x1", "zero-pad"};
+static const char *const stem_names[] = {"cifar", "imagenet"};
 
-const char *spec_set_name(enum data_set set) { return set_names[set]; }
+const char *spec_set_name(enum data_set set) { return data_sets[set].name; }
 const char *spec_unit_name(enum unit_kind unit) { return unit_names[unit]; }
 const char *spec_ordering_name(enum ordering ordering) { return ordering_names[ordering]; }
 const char *spec_shortcut_name(enum shortcut_kind shortcut) { return shortcut_names[shortcut]; }
 const char *spec_projection_name(enum projection_kind p) { return projection_names[p]; }
+const char *spec_stem_name(enum stem_kind stem) { return stem_names[stem]; }
 
 int spec_layers_per_unit(enum unit_kind unit)
 {
 	return unit == UNIT_BASIC ? 2 : unit == UNIT_BOTTLENECK ? 3 : 1;
-}
-
-int spec_units_per_stage(const struct spec *spec)
-{
-	return (spec->net.depth - 2) / (spec_layers_per_unit(spec->net.unit) * spec->net.stage_count);
 }
 
 static struct spec_position position_of(const struct ynode *node)
@@ -63,7 +75,7 @@ static int check_name(const struct checker *c, const struct ynode *root, struct 
 static int check_data(const struct checker *c, const struct ynode *root, struct spec *spec)
 {
 	static const char *const keys[] = {"set", "dir", "shape", "classes", "train_images",
-					   "test_images"};
+					   "test_images", "crop"};
 	const struct ynode *data;
 	if (require(c, root, "data", "the spec", &data) != 0 || expect_map(c, data, "data") != 0 ||
 	    check_keys(c, data, "'data'", keys, COUNT(keys)) != 0)
@@ -73,9 +85,8 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 		return -1;
 	spec->data.set = (enum data_set)set;
 
-	static const char *const default_dirs[] = {
-		"data/cifar10", "data/cifar100", "/usr/share/datasets/fashion-mnist",
-		"/usr/share/datasets/mnist", ""};
+	const struct data_set_info *info = &data_sets[set];
+	bool synthetic = spec->data.set == SET_SYNTHETIC, folder = spec->data.set == SET_FOLDER;
 	const struct ynode *dir = ynode_get(data, "dir");
 	if (dir) {
 		if (expect_scalar(c, dir, "dir", "a path") != 0)
@@ -86,37 +97,49 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 		if (strpbrk(dir->text, "\"\\\n"))
 			return error_at(c, dir, "'dir' must not contain quotes, backslashes or newlines");
 		snprintf(spec->data.dir, sizeof spec->data.dir, "%s", dir->text);
+	} else if (folder) {
+		return error_at(c, data,
+				"'data' is missing required key 'dir' (the folder that holds train/CLASS/ and "
+				"val/CLASS/)");
 	} else {
-		snprintf(spec->data.dir, sizeof spec->data.dir, "%s", default_dirs[set]);
+		snprintf(spec->data.dir, sizeof spec->data.dir, "%s", info->default_dir);
 	}
 
-	bool synthetic = spec->data.set == SET_SYNTHETIC;
-	static const char *const synthetic_keys[] = {"shape", "classes", "train_images", "test_images"};
-	for (int i = 0; i < COUNT(synthetic_keys); i++) {
-		const struct ynode *node = ynode_get(data, synthetic_keys[i]);
-		if (node && !synthetic)
-			return error_at(c, node,
-					"'%s' is only for the synthetic set; %s fixes its own "
-					"shape and size",
-					synthetic_keys[i], set_names[set]);
+	/* which keys a set takes beyond set and dir */
+	static const char *const own_keys[] = {"shape", "classes", "train_images", "test_images", "crop"};
+	const bool takes[][5] = {{true, true, true, true, false}, {false, true, false, false, true},
+				 {false, false, false, false, true}};
+	const bool *allowed = synthetic ? takes[0] : folder ? takes[1] : info->images_of_any_size ? takes[2] : NULL;
+	for (int i = 0; i < COUNT(own_keys); i++) {
+		const struct ynode *node = ynode_get(data, own_keys[i]);
+		if (node && !(allowed && allowed[i]))
+			return error_at(c, node, "'%s' is only for %s; %s %s", own_keys[i],
+					i == 4 ? "folders of images (imagenet, folder)"
+					: i == 1 ? "the synthetic and folder sets"
+						 : "the synthetic set",
+					set_names[set],
+					folder ? "takes 'classes' and 'crop', its images of any size"
+					: info->images_of_any_size ? "fixes its classes; 'crop' sets the input's size"
+								   : "fixes its own shape and size");
 	}
 	if (dir && synthetic)
 		return error_at(c, dir, "'dir' does not apply to the synthetic set, which is generated");
 
-	switch (spec->data.set) {
-	case SET_CIFAR10:
-	case SET_CIFAR100:
-		spec->data.channels = 3;
-		spec->data.height = spec->data.width = 32;
-		spec->data.classes = spec->data.set == SET_CIFAR10 ? 10 : 100;
-		break;
-	case SET_FASHION_MNIST:
-	case SET_MNIST:
-		spec->data.channels = 1;
-		spec->data.height = spec->data.width = 28;
-		spec->data.classes = 10;
-		break;
-	case SET_SYNTHETIC: {
+	spec->data.channels = info->channels;
+	spec->data.height = spec->data.width = info->size;
+	spec->data.classes = info->classes;
+	if (info->images_of_any_size) {
+		if (get_int(c, data, "crop", 16, 1024, info->size, &spec->data.crop) != 0)
+			return -1;
+		spec->data.height = spec->data.width = spec->data.crop;
+		if (folder) {
+			const struct ynode *classes;
+			if (require(c, data, "classes", "'data'", &classes) != 0 ||
+			    get_int(c, data, "classes", 2, 100000, 2, &spec->data.classes) != 0)
+				return -1;
+		}
+	}
+	if (synthetic) {
 		long shape[3] = {3, 32, 32};
 		int count = 3;
 		const struct ynode *node = ynode_get(data, "shape");
@@ -140,8 +163,6 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 				&spec->data.train_images) != 0 ||
 		    get_integer(c, data, "test_images", 1, 10000000, 2000, &spec->data.test_images) != 0)
 			return -1;
-		break;
-	}
 	}
 	return 0;
 }
@@ -197,23 +218,55 @@ static void nearest_depths(int per_depth, int depth, int *below, int *above)
 	*above = per_depth * (n + 1) + 2;
 }
 
-static int check_net(const struct checker *c, const struct ynode *root, struct spec *spec)
+/* 'stages': the units of each stage, one a width; depth follows. */
+static int check_stages(const struct checker *c, const struct ynode *stages, const struct ynode *widths,
+			struct spec *spec)
 {
-	static const char *const keys[] = {"unit",     "ordering", "depth",   "widths",     "shortcut",
-					   "scaling",  "gating",   "dropout", "shortcut_bn", "projection"};
-	const struct ynode *net;
-	if (require(c, root, "net", "the spec", &net) != 0 || expect_map(c, net, "net") != 0 ||
-	    check_keys(c, net, "'net'", keys, COUNT(keys)) != 0)
+	long units[SPEC_MAX_STAGES];
+	int count = 0;
+	if (get_integer_list(c, stages, "stages", 1, SPEC_MAX_DEPTH, SPEC_MAX_STAGES, units, &count) != 0)
 		return -1;
-	int unit, ordering, shortcut, projection;
+	if (count != spec->net.stage_count)
+		return error_at(c, stages,
+				"'stages' gives %d stages but %s %d; give one width a stage "
+				"(ResNet-50: stages [3, 4, 6, 3], widths [64, 128, 256, 512])",
+				count, widths ? "'widths' has" : "the default widths [16, 32, 64] have",
+				spec->net.stage_count);
+	long layers = 2;
+	for (int i = 0; i < count; i++) {
+		spec->net.units[i] = (int)units[i];
+		layers += spec_layers_per_unit(spec->net.unit) * units[i];
+	}
+	if (layers > SPEC_MAX_DEPTH)
+		return error_at(c, stages,
+				"'stages' makes a network of %ld layers, deeper than resgen builds: "
+				"at most %d (the paper's deepest network has 1001)",
+				layers, SPEC_MAX_DEPTH);
+	spec->net.depth = (int)layers;
+	spec->net.units_given = true;
+	return 0;
+}
+
+/* Everything of 'net' that fixes the network's shape: its kinds, widths,
+ * stem and units. */
+static int check_net_shape(const struct checker *c, const struct ynode *net, struct spec *spec)
+{
+	static const char *const keys[] = {"unit",    "ordering", "depth",       "stages",     "widths",
+					   "stem",    "shortcut", "scaling",     "gating",     "dropout",
+					   "shortcut_bn", "projection"};
+	if (expect_map(c, net, "net") != 0 || check_keys(c, net, "'net'", keys, COUNT(keys)) != 0)
+		return -1;
+	int unit, ordering, shortcut, projection, stem;
 	if (get_choice(c, net, "'net'", "unit", unit_names, COUNT(unit_names), 0, &unit) != 0 ||
 	    get_choice(c, net, "'net'", "ordering", ordering_names, COUNT(ordering_names), 0,
 		       &ordering) != 0 ||
 	    get_choice(c, net, NULL, "shortcut", shortcut_names, COUNT(shortcut_names),
 		       SHORTCUT_IDENTITY, &shortcut) != 0 ||
 	    get_choice(c, net, NULL, "projection", projection_names, COUNT(projection_names),
-		       PROJECTION_CONV1X1, &projection) != 0)
+		       PROJECTION_CONV1X1, &projection) != 0 ||
+	    get_choice(c, net, NULL, "stem", stem_names, COUNT(stem_names), STEM_CIFAR, &stem) != 0)
 		return -1;
+	spec->net.stem = (enum stem_kind)stem;
 	spec->net.unit = (enum unit_kind)unit;
 	spec->net.ordering = (enum ordering)ordering;
 	spec->net.shortcut = (enum shortcut_kind)shortcut;
@@ -231,9 +284,17 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 	for (int i = 0; i < stage_count; i++)
 		spec->net.widths[i] = (int)widths[i];
 
-	const struct ynode *depth;
-	if (require(c, net, "depth", "'net'", &depth) != 0)
-		return -1;
+	const struct ynode *depth = ynode_get(net, "depth"), *stages = ynode_get(net, "stages");
+	if (depth && stages)
+		return error_at(c, stages,
+				"'net' has both 'depth' and 'stages'; give one: 'depth' for the "
+				"formula of equal stages, 'stages' for the units of each");
+	if (stages)
+		return check_stages(c, stages, node, spec);
+	if (!depth)
+		return error_at(c, net,
+				"'net' is missing required key 'depth' (or 'stages': units per "
+				"stage, such as [3, 4, 6, 3])");
 	long value;
 	if (parse_integer(c, depth, "depth", 1, 1000000000, &value) != 0)
 		return -1;
@@ -257,10 +318,20 @@ static int check_net(const struct checker *c, const struct ynode *root, struct s
 				"'depth' %ld is not of the form %dn+2 for %s units in %d stages; %s",
 				value, per_depth, unit_names[unit], stage_count, nearest_text);
 	}
+	for (int i = 0; i < stage_count; i++)
+		spec->net.units[i] = (int)((value - 2) / per_depth);
+	return 0;
+}
+
+static int check_net(const struct checker *c, const struct ynode *root, struct spec *spec)
+{
+	const struct ynode *net;
+	if (require(c, root, "net", "the spec", &net) != 0 || check_net_shape(c, net, spec) != 0)
+		return -1;
 	if (spec->net.projection == PROJECTION_ZERO_PAD) {
 		int expand = spec->net.unit == UNIT_BOTTLENECK ? 4 : 1;
 		int previous = spec->net.widths[0]; /* the stem's width */
-		for (int i = 0; i < stage_count; i++) {
+		for (int i = 0; i < spec->net.stage_count; i++) {
 			if (spec->net.widths[i] * expand < previous)
 				return diag_at(c->d, spec_position_file(spec, spec->net.widths_at),
 					       spec->net.widths_at.line,
@@ -569,7 +640,15 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 		ordering_names[spec->net.ordering], spec->net.depth);
 	for (int i = 0; i < spec->net.stage_count; i++)
 		fprintf(out, "%s%d", i ? ", " : "", spec->net.widths[i]);
-	fprintf(out, "], shortcut %s", shortcut_names[spec->net.shortcut]);
+	fprintf(out, "]");
+	/* the CIFAR networks' lines as they always were */
+	for (int i = 0; spec->net.units_given && i < spec->net.stage_count; i++)
+		fprintf(out, "%s%d", i ? ", " : ", stages [", spec->net.units[i]);
+	if (spec->net.units_given)
+		fprintf(out, "]");
+	if (spec->net.stem != STEM_CIFAR)
+		fprintf(out, ", stem %s", stem_names[spec->net.stem]);
+	fprintf(out, ", shortcut %s", shortcut_names[spec->net.shortcut]);
 	if (spec->net.shortcut == SHORTCUT_SCALING)
 		fprintf(out, " (shortcut %s, branch %s)", real_text(a, spec->net.scale_shortcut),
 			real_text(b, spec->net.scale_branch));

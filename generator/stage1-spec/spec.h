@@ -21,7 +21,20 @@
  * typing mistakes, and depth 100000 would take hours to compile. */
 #define SPEC_MAX_DEPTH 1202
 
-enum data_set { SET_CIFAR10, SET_CIFAR100, SET_FASHION_MNIST, SET_MNIST, SET_SYNTHETIC };
+enum data_set { SET_CIFAR10, SET_CIFAR100, SET_FASHION_MNIST, SET_MNIST, SET_SYNTHETIC, SET_IMAGENET, SET_FOLDER,
+		SET_COUNT };
+
+/* What the spec, the studies and the reports know of a data set: one row
+ * a set. Sizes of 0 are the spec's to give (synthetic, folder). */
+struct data_set_info {
+	const char *name;        /* as a spec spells it */
+	const char *title;       /* as a report names it */
+	const char *default_dir; /* "" where there are no files, or the spec gives them */
+	int channels, size, classes; /* square inputs of size x size */
+	long train_images, test_images;
+	bool images_of_any_size; /* a folder of JPEG or PNG files, cropped to the input */
+};
+const struct data_set_info *spec_set_info(enum data_set set);
 enum unit_kind { UNIT_BASIC, UNIT_BOTTLENECK, UNIT_ONE_LAYER };
 enum ordering {
 	ORDER_ORIGINAL,         /* (a) conv-BN-ReLU-conv-BN, +, ReLU */
@@ -40,6 +53,10 @@ enum shortcut_kind {
 	SHORTCUT_DROPOUT,          /* non-inverted dropout of x */
 };
 enum projection_kind { PROJECTION_CONV1X1, PROJECTION_ZERO_PAD };
+/* The layers before the first unit: a 3x3 convolution, BN and ReLU (the
+ * CIFAR networks), or a 7x7 stride-2 convolution, BN, ReLU and a 3x3
+ * stride-2 max pooling (the ImageNet networks of He et al. 2015). */
+enum stem_kind { STEM_CIFAR, STEM_IMAGENET };
 
 struct spec_position {
 	const char *file; /* NULL: the spec's own path; else a study file,
@@ -55,6 +72,7 @@ struct spec {
 		char dir[SPEC_DIR_MAX]; /* the set's default when not given */
 		int channels, height, width, classes;
 		long train_images, test_images; /* synthetic only */
+		int crop; /* folders of images: the side of the square crop the network takes */
 	} data;
 	struct {
 		enum unit_kind unit;
@@ -62,6 +80,9 @@ struct spec {
 		int depth;
 		int stage_count;
 		int widths[SPEC_MAX_STAGES];
+		int units[SPEC_MAX_STAGES]; /* per stage: from depth's formula, or 'stages' */
+		bool units_given;           /* 'stages' written, not 'depth' */
+		enum stem_kind stem;
 		enum shortcut_kind shortcut;
 		double scale_shortcut, scale_branch; /* scaling */
 		double gate_bias;                    /* gating: b_g's initial value */
@@ -129,8 +150,8 @@ const char *spec_lr_step_text(char out[32], const struct spec *spec, int i);
 /* The iteration at which rate step i takes effect, in a run of iterations. */
 long spec_lr_step_at(const struct spec *spec, int i, long iterations);
 
-/* Units per stage: depth = layers_per_unit * stages * n + 2. */
-int spec_units_per_stage(const struct spec *spec);
+/* Weighted layers of one unit (3 in a bottleneck); depth = layers a unit
+ * times the units + 2. */
 int spec_layers_per_unit(enum unit_kind unit);
 
 /* The spelling of each enum value in a spec. */
@@ -139,6 +160,7 @@ const char *spec_unit_name(enum unit_kind unit);
 const char *spec_ordering_name(enum ordering ordering);
 const char *spec_shortcut_name(enum shortcut_kind shortcut);
 const char *spec_projection_name(enum projection_kind projection);
+const char *spec_stem_name(enum stem_kind stem);
 
 /* Writes every resolved value, one "key: value" per line, each line
  * starting with prefix; used for the comment atop emitted files. */

@@ -178,6 +178,23 @@ static int pad_shortcut(struct builder *b, int x, int channels, int stride)
 	return y;
 }
 
+/* kernel_size x kernel_size windows with stride, padded by kernel_size / 2
+ * on every side (padding never wins: it counts as minus infinity). */
+static int max_pool(struct builder *b, const char *name, int x, int kernel_size, int stride)
+{
+	struct shape in = shape_of(b, x);
+	int pad = kernel_size / 2;
+	struct shape out = {in.channels, (in.height + 2 * pad - kernel_size) / stride + 1,
+			    (in.width + 2 * pad - kernel_size) / stride + 1};
+	int y;
+	struct op *op = add_op(b, OP_MAX_POOL, name, x, -1, out, &y);
+	if (op) {
+		op->kernel_size = kernel_size;
+		op->stride = stride;
+	}
+	return y;
+}
+
 static int scale(struct builder *b, const char *name, int x, double factor)
 {
 	int y;
@@ -358,16 +375,23 @@ int graph_build(struct graph *g, const struct spec *spec, struct diag *d)
 	struct shape image = {spec->data.channels, spec->data.height, spec->data.width};
 	g->input = add_tensor(&b, "input", image, -1);
 
+	/* The stem: the ImageNet networks' quarters the image before the
+	 * first unit (He et al. 2015, Table 1). */
 	begin_group(&b, "stem", 0);
-	int x = conv(&b, "conv", g->input, spec->net.widths[0], 3, 1);
+	bool imagenet = spec->net.stem == STEM_IMAGENET;
+	int x = conv(&b, "conv", g->input, spec->net.widths[0], imagenet ? 7 : 3, imagenet ? 2 : 1);
 	x = relu_named(&b, "relu", batch_norm_named(&b, "bn", x));
+	if (imagenet)
+		x = max_pool(&b, "pool", x, 3, 2);
 
 	bool bottleneck = spec->net.unit == UNIT_BOTTLENECK;
-	int units = spec_units_per_stage(spec);
-	int digits = units >= 100 ? 3 : 2;
+	int most_units = 0;
+	for (int stage = 0; stage < spec->net.stage_count; stage++)
+		most_units = spec->net.units[stage] > most_units ? spec->net.units[stage] : most_units;
+	int digits = most_units >= 100 ? 3 : 2;
 	for (int stage = 1; stage <= spec->net.stage_count; stage++) {
 		int width = spec->net.widths[stage - 1];
-		for (int unit = 1; unit <= units; unit++) {
+		for (int unit = 1; unit <= spec->net.units[stage - 1]; unit++) {
 			char name[GRAPH_NAME_MAX];
 			snprintf(name, sizeof name, "stage%d_unit%0*d", stage, digits, unit);
 			begin_group(&b, name, stage);

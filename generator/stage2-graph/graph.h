@@ -30,6 +30,8 @@ enum op_kind {
 	OP_SCALE,      /* constant scaling of a shortcut or branch */
 	OP_GATED_ADD,  /* (1 - g) shortcut + (g or 1) branch, g = sigmoid(gate + bias) */
 	OP_DROPOUT,    /* non-inverted dropout */
+	OP_MAX_POOL,   /* the ImageNet stem's: 3x3, stride 2, padding 1; last, as the
+			  kinds' numbers are part of a network's identity */
 	OP_KIND_COUNT
 };
 

@@ -212,6 +212,25 @@ static void average_pool_name(struct shape in, struct shape out, const struct op
 	snprintf(name, size, "average_pool_%dx%dx%d", in.channels, in.height, in.width);
 }
 
+static double max_pool_flops(struct shape in, struct shape out, const struct op *op)
+{
+	(void)in;
+	return elements_of(out) * op->kernel_size * op->kernel_size;
+}
+
+static void max_pool_name(struct shape in, struct shape out, const struct op *op, char *name, size_t size)
+{
+	(void)out;
+	snprintf(name, size, "max_pool%dx%d_s%d_%dx%dx%d", op->kernel_size, op->kernel_size, op->stride, in.channels,
+		 in.height, in.width);
+}
+
+static void max_pool_values(struct shape in, struct shape out, const struct op *op, struct template_vars *v)
+{
+	template_set(v, "K", "%d", op->kernel_size);
+	resampling_values(in, out, op, v);
+}
+
 static bool always(const struct op *op)
 {
 	(void)op;
@@ -322,4 +341,6 @@ const struct op_kind_info op_kinds[OP_KIND_COUNT] = {
 			  .call_values = gated_add_call},
 	[OP_DROPOUT] = {"dropout", {NULL}, .flops = elementwise_flops,
 			.call_values = dropout_call},
+	[OP_MAX_POOL] = {"max_pool", {NULL}, .backward_reads_inputs = true, .flops = max_pool_flops,
+			 .kernel_name = max_pool_name, .kernel_values = max_pool_values, .call_values = plain_call},
 };

@@ -292,12 +292,7 @@ static void format_minutes(char *out, size_t size, double seconds)
 		snprintf(out, size, "%.1f h", seconds / 3600);
 }
 
-static const char *set_title(enum data_set set)
-{
-	static const char *const titles[] = {"CIFAR-10", "CIFAR-100", "Fashion-MNIST", "MNIST",
-					     "synthetic data"};
-	return titles[set];
-}
+static const char *set_title(enum data_set set) { return spec_set_info(set)->title; }
 
 static void write_budget(struct strbuf *md, const struct study *study)
 {
@@ -309,10 +304,12 @@ static void write_budget(struct strbuf *md, const struct study *study)
 		snprintf(limits + strlen(limits), sizeof limits - strlen(limits),
 			 ", evaluated on the first %ld test images", study->test_limit);
 	long images = study_train_images(study, 0);
-	strbuf_printf(md, "Budget: %s%s; %ld iterations at batch %d (%.1f epochs of %ld images), "
-		      "evaluated every %ld; seeds",
-		      set_title(spec->data.set), limits, spec->train.iterations, spec->train.batch,
-		      (double)spec->train.iterations * spec->train.batch / images, images,
+	char epochs[64] = "epochs: as many as the folder's images make";
+	if (images > 0)
+		snprintf(epochs, sizeof epochs, "%.1f epochs of %ld images",
+			 (double)spec->train.iterations * spec->train.batch / images, images);
+	strbuf_printf(md, "Budget: %s%s; %ld iterations at batch %d (%s), evaluated every %ld; seeds",
+		      set_title(spec->data.set), limits, spec->train.iterations, spec->train.batch, epochs,
 		      spec->train.eval_every);
 	for (int i = 0; i < study->seed_count; i++)
 		strbuf_printf(md, "%s %ld", i ? "," : "", study->seeds[i]);

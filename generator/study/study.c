@@ -356,16 +356,16 @@ void study_variant_text(const struct study *study, int v, struct strbuf *out)
 long study_train_images(const struct study *study, int v)
 {
 	const struct spec *spec = &study->variants[v].spec;
-	long images = spec->data.set == SET_SYNTHETIC                              ? spec->data.train_images
-		      : spec->data.set == SET_CIFAR10 || spec->data.set == SET_CIFAR100 ? 50000
-											: 60000;
+	long images = spec->data.set == SET_SYNTHETIC ? spec->data.train_images
+							: spec_set_info(spec->data.set)->train_images;
 	return study->train_limit && study->train_limit < images ? study->train_limit : images;
 }
 
 long study_test_images(const struct study *study, int v)
 {
 	const struct spec *spec = &study->variants[v].spec;
-	long images = spec->data.set == SET_SYNTHETIC ? spec->data.test_images : 10000;
+	long images = spec->data.set == SET_SYNTHETIC ? spec->data.test_images
+							: spec_set_info(spec->data.set)->test_images;
 	return study->test_limit && study->test_limit < images ? study->test_limit : images;
 }
 

@@ -58,6 +58,22 @@ def main():
                        list(UNITS).index(unit))
         if sum(coordinates) % 3 == 0:
             f32.append(name)
+    # The ImageNet stem (7x7 stride 2, BN, ReLU, 3x3 stride-2 max pooling)
+    # and units given per stage, four stages of their own counts: every
+    # ordering, bottleneck units as Table 5's, one of them basic.
+    for index, ordering in enumerate(ORDERINGS):
+        unit = "basic" if index == 2 else "bottleneck"
+        name = f"imagenet-{ordering}-{unit}"
+        text = (f"# PyTorch check: the ImageNet stem, {ordering}, {unit} units in four stages.\n"
+                f"name: ref-{name}\n"
+                f"data:\n  set: synthetic\n  shape: [3, 36, 36]\n  classes: 6\n"
+                f"  train_images: 6\n  test_images: 3\n"
+                f"net:\n  unit: {unit}\n  ordering: {ordering}\n  stem: imagenet\n"
+                f"  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n  shortcut_bn: {'true' if index % 2 == 0 else 'false'}\n"
+                f"train:\n  batch: 3\n{RECIPES[index % len(RECIPES)]}")
+        write(os.path.join(folder, name + ".yaml"), text)
+        if index % 2 == 0:
+            f32.append(name)
     write(os.path.join(folder, "f32.list"), "\n".join(f32) + "\n")
 
 

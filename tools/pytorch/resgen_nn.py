@@ -12,7 +12,7 @@ from torch import nn
 
 def parameter_free(op, x, graph, gate_bias=None):
     """The output of an op that holds no weights (relu, add, pad, scale,
-    gated_add with its gate's bias, pool) from its inputs x; None for the
+    gated_add with its gate's bias, pool, max_pool) from its inputs x; None for the
     others. Shared with the PyTorch check (tests/reference/)."""
     kind = op["kind"]
     if kind == "relu":
@@ -30,6 +30,8 @@ def parameter_free(op, x, graph, gate_bias=None):
         return (1 - g) * x[0] + (g if op["exclusive"] else 1) * x[1]
     if kind == "pool":
         return x[0].mean((2, 3))
+    if kind == "max_pool":
+        return F.max_pool2d(x[0], op["k"], op["stride"], op["k"] // 2)
     return None
 
 

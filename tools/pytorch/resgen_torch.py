@@ -188,8 +188,14 @@ class Spec:
             self.input = tuple(shape)
         self.unit = net["unit"]
         self.ordering = net["ordering"]
-        self.depth = net["depth"]
         self.widths = net.get("widths", [16, 32, 64])
+        self.stem = net.get("stem", "cifar")
+        if "stages" in net:  # units per stage; else depth's formula of equal stages
+            self.units = list(net["stages"])
+        else:
+            per_stage = (net["depth"] - 2) // (self.layers_per_unit() * len(self.widths))
+            self.units = [per_stage] * len(self.widths)
+        self.depth = self.layers_per_unit() * sum(self.units) + 2
         self.shortcut = net.get("shortcut", "identity")
         scaling = net.get("scaling", {}) or {}
         self.scale_shortcut = float(scaling.get("shortcut", 0.5))
@@ -326,12 +332,15 @@ class Graph:
     def build(self):
         s = self.spec
         self.begin("stem")
-        x = self.conv("conv", "input", s.widths[0], 3, 1)
+        imagenet = s.stem == "imagenet"  # 7x7 stride 2, BN, ReLU, 3x3 stride-2 max pooling
+        x = self.conv("conv", "input", s.widths[0], 7 if imagenet else 3, 2 if imagenet else 1)
         x = self.relu(self.bn(x, "bn"), "relu")
-        per_stage = (s.depth - 2) // (s.layers_per_unit() * len(s.widths))
-        digits = 3 if per_stage >= 100 else 2
+        if imagenet:
+            c, h, w = self.shapes[x]
+            x = self.op("max_pool", "pool", [x], (c, (h - 1) // 2 + 1, (w - 1) // 2 + 1), k=3, stride=2)
+        digits = 3 if max(s.units) >= 100 else 2
         for stage, width in enumerate(s.widths, 1):
-            for unit in range(1, per_stage + 1):
+            for unit in range(1, s.units[stage - 1] + 1):
                 self.begin(f"stage{stage}_unit{unit:0{digits}d}")
                 stride = 2 if stage > 1 and unit == 1 else 1
                 if s.unit == "bottleneck":
