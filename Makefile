@@ -48,6 +48,7 @@
 ##   make reference-binaries  the reference specs' binaries (test-reference's first step)
 ##   make reference-run    the PyTorch check of those binaries
 ##   make reference-evaluate  evaluate and the export against PyTorch
+##   make reference-torchvision  ResNet-50 against torchvision's resnet50
 ##   make fuzz             fuzz the spec, study and weights readers (FUZZ_SECONDS=600 in all)
 ##   make golden           refresh the golden copies of emitted code on purpose
 ##   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
@@ -85,7 +86,7 @@ endif
 # studies on a cluster (make study-submit) and the test cluster, and
 # qemu-user for the test of a binary on an older processor.
 PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
-	python3 python3-torch python3-numpy python3-yaml python3-onnx clang libfuzzer-14-dev gnuplot-nox \
+	python3 python3-torch python3-torchvision python3-numpy python3-yaml python3-onnx clang libfuzzer-14-dev gnuplot-nox \
 	openmpi-bin libopenmpi-dev slurm-wlm munge qemu-user
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

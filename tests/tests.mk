@@ -193,8 +193,17 @@ test-reference:
 	@$(MAKE) --no-print-directory $(SUB_JOBS) reference-binaries
 	@$(MAKE) --no-print-directory reference-run
 	@$(MAKE) --no-print-directory $(SUB_JOBS) reference-evaluate
+	@$(MAKE) --no-print-directory $(SUB_JOBS) reference-torchvision
 
 reference-binaries: $(REFERENCE_BINARIES)
+
+# ResNet-50 against torchvision's resnet50 (tests/reference/torchvision_check.py):
+# float64 steps with every gradient, the float32 export loaded outside the
+# repository, and torchvision's weights imported.
+reference-torchvision: $(TEST_BIN)/bin/resnet-50-small-f64 $(TEST_BIN)/bin/resnet-50-small-f32 $(RESGEN)
+	@echo "torchvision check: resnet-50-small against torchvision.models.resnet50 (tests/reference/torchvision_check.py)"
+	$(Q)RESGEN=$(RESGEN) /usr/bin/python3 tests/reference/torchvision_check.py $(BUILD)/reference tests/specs/resnet-50-small.yaml \
+		$(TEST_BIN)/bin/resnet-50-small-f64 $(TEST_BIN)/bin/resnet-50-small-f32
 
 # The binaries' evaluate and the export of tools/pytorch/ against PyTorch,
 # on real Fashion-MNIST (tests/reference/evaluate.py).

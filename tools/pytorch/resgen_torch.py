@@ -10,6 +10,13 @@ load a binary's weights file into it, and export it or measure it.
         "class_names"); with --onnx, the network in evaluation also as ONNX
         (checked with the onnx package), the same in its metadata, in float64
         or with --float32 in float32
+    resgen_torch.py export SPEC WEIGHTS OUT.pt --torchvision
+        for a network that is one of torchvision's ResNets (specs/resnet-50.yaml):
+        torchvision's own state dict, which torchvision.models.resnet50()
+        loads with load_state_dict as it is (float32)
+    resgen_torch.py import-torchvision SPEC SOURCE.pt OUT.weights
+        the other way: a state dict saved from torchvision's model as the
+        binary's weights file, with torchvision's ImageNet normalisation
     resgen_torch.py evaluate SPEC WEIGHTS [--data DIR] [--split train|test]
                              [--train-limit N] [--test-limit N] [--batch B]
         error, top-5 error, loss and the confusion matrix of the split, as the
@@ -176,6 +183,7 @@ class Spec:
         self.name = raw["name"]
         self.data_set = data["set"]
         self.data_dir = data.get("dir", {"cifar10": "data/cifar10", "cifar100": "data/cifar100",
+                                         "imagenet": "data/imagenet",
                                          "fashion-mnist": "/usr/share/datasets/fashion-mnist",
                                          "mnist": "/usr/share/datasets/mnist"}.get(data["set"]))
         shapes = {"cifar10": (3, 32, 32, 10), "cifar100": (3, 32, 32, 100),
@@ -183,6 +191,9 @@ class Spec:
         if data["set"] == "synthetic":
             c, h, w = data.get("shape", [3, 32, 32])
             self.input, self.classes = (c, h, w), data.get("classes", 10)
+        elif data["set"] in ("imagenet", "folder"):  # square crops of images of any size
+            crop = data.get("crop", 224)
+            self.input, self.classes = (3, crop, crop), data.get("classes", 1000)
         else:
             *shape, self.classes = shapes[data["set"]]
             self.input = tuple(shape)
@@ -468,6 +479,81 @@ def load_weights(net, tensors):
     return net
 
 
+def write_tensors(path, tensors):
+    """{name: float64 array} as a resgen tensor file (runtime/run/tensor_file.h),
+    written beside path and renamed over it."""
+    def write(to):
+        with open(to, "wb") as f:
+            f.write(b"RESGENT1" + struct.pack("<I", len(tensors)))
+            for name, values in tensors.items():
+                raw = name.encode()
+                values = np.ascontiguousarray(values, dtype="<f8").ravel()
+                f.write(struct.pack("<I", len(raw)) + raw + struct.pack("<Q", values.size) + values.tobytes())
+    replace(path, write)
+
+
+# ---- torchvision's ResNets: the same networks under other names ----
+
+# ImageNet's per-channel mean and standard deviation of pixels in 0..1
+# units, as torchvision's pretrained weights expect their inputs
+# normalised (its transforms.Normalize).
+IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+# ILSVRC 2012's training images
+IMAGENET_IMAGES = 1281167
+
+TORCHVISION_FIELDS = {"_weight": "weight", "_gamma": "weight", "_beta": "bias", "_running_mean": "running_mean",
+                      "_running_var": "running_var", "_bias": "bias"}
+
+
+def torchvision_names(graph):
+    """{resgen's tensor name: torchvision's state-dict key} for a network that
+    is one of torchvision's ResNets (resnet18 to resnet152): the ImageNet
+    stem, the original ordering, identity shortcuts with projections and
+    their BN where the shape changes (option B), widths 64 to 512 in four
+    stages. Refused, saying what differs, for any other."""
+    s = graph.spec
+    differs = [what for what, same in [
+        ("its stem is not the ImageNet one (net.stem: imagenet)", s.stem == "imagenet"),
+        ("its ordering is not the original one", s.ordering == "original"),
+        ("its units are not basic or bottleneck", s.unit in ("basic", "bottleneck")),
+        ("its shortcuts are not identities", s.shortcut == "identity"),
+        ("its projections are not 1x1 convolutions with BN (projection: conv1x1, shortcut_bn: true)",
+         s.projection == "conv1x1" and s.shortcut_bn),
+        ("its widths are not [64, 128, 256, 512]", list(s.widths) == [64, 128, 256, 512]),
+        ("its input is not 3 channels", s.input[0] == 3)] if not same]
+    if differs:
+        raise Refused(f"{s.name} is not one of torchvision's ResNets: {differs[0]}")
+    names = {}
+    for name, (key, _) in tensors_of(graph).items():
+        op = key.split(".")[1]
+        field = next(TORCHVISION_FIELDS[suffix] for suffix in TORCHVISION_FIELDS if name == op + suffix)
+        group, _, local = op.partition("_")
+        if group == "stem":
+            module = {"conv": "conv1", "bn": "bn1"}[local]
+        elif group == "head":
+            module = "fc"
+        else:
+            stage, unit = group.removeprefix("stage"), int(local.split("_")[0].removeprefix("unit"))
+            local = local.split("_", 1)[1]
+            module = f"layer{stage}.{unit - 1}." + {"shortcut_conv": "downsample.0",
+                                                      "shortcut_bn": "downsample.1"}.get(local, local)
+        names[name] = f"{module}.{field}"
+    return names
+
+
+def torchvision_state(net):
+    """net's weights (a ResgenNet of one of torchvision's ResNets) as
+    torchvision's state dict, in float32, BN's batch counts at 0."""
+    import torch
+    state, tensors = net.state_dict(), tensors_of(net.graph)
+    out = {}
+    for name, key in torchvision_names(net.graph).items():
+        out[key] = state[tensors[name][0]].detach().to(torch.float32).clone()
+        if key.endswith(".running_var"):
+            out[key.replace(".running_var", ".num_batches_tracked")] = torch.tensor(0, dtype=torch.long)
+    return out
+
+
 def check_spec(spec_path):
     """Refuses a spec that resgen refuses, with resgen's own line: its
     limits (depth, widths, memory, names) are the tool's. resgen is the
@@ -698,6 +784,59 @@ def export(net, output, onnx_path, float32=False):
               f"{'holds the normalisation and class names' if net.meta else 'holds neither'}")
 
 
+def export_torchvision(net, output):
+    """net's weights as torchvision's state dict: torchvision.models.resnet50()
+    (or whichever the network is) loads it with load_state_dict as it is."""
+    import torch
+    state = torchvision_state(net)
+    replace(output, lambda to: torch.save(state, to))
+    depth = net.spec.depth
+    said = (f"normalise its inputs by mean {list(net.meta['input_mean'])} and std {list(net.meta['input_std'])} "
+            "(pixels in 0..1 units)") if net.meta else "the weights file holds no normalisation"
+    print(f"wrote {shown(output)}: torchvision's state dict of {net.spec.name} (torchvision.models.resnet{depth}"
+          f"(num_classes={net.spec.classes}).load_state_dict(torch.load(FILE)), float32); {said}")
+
+
+def import_torchvision(spec_path, source, output):
+    """Weights saved from one of torchvision's ResNets (torch.save of its
+    state_dict()) as the weights file of spec_path's binary, with
+    torchvision's ImageNet normalisation stored beside them."""
+    check_spec(spec_path)
+    graph = Graph(Spec(spec_path))
+    names = torchvision_names(graph)
+    import torch
+    try:
+        state = torch.load(source, map_location="cpu")
+    except Exception as error:  # torch raises many kinds for a file that is not its own
+        raise Refused(f"{shown(source)}: not a file torch.save wrote ({shown(str(error).splitlines()[0])})")
+    if isinstance(state, dict) and "state_dict" in state:
+        state = state["state_dict"]
+    if not isinstance(state, dict):
+        raise Refused(f"{shown(source)}: holds no state dict")
+    tensors = {}
+    counts = tensors_of(graph)
+    for name, key in names.items():
+        if key not in state:
+            raise Refused(f"{shown(source)}: {key} is missing; it is not the state dict of torchvision's "
+                          f"resnet{graph.spec.depth}")
+        values = state[key].detach().to(torch.float64).numpy().ravel()
+        if values.size != counts[name][1]:
+            raise Refused(f"{shown(source)}: {key} has {values.size} values, but {graph.spec.name}'s {name} has "
+                          f"{counts[name][1]}; is it resnet{graph.spec.depth} with {graph.spec.classes} classes?")
+        tensors[name] = values
+    extra = sorted(k for k in state if k not in set(names.values()) and not k.endswith("num_batches_tracked"))
+    if extra:
+        raise Refused(f"{shown(source)}: {shown(extra[0])} is not one of resnet{graph.spec.depth}'s tensors")
+    tensors["meta/input_mean"] = np.array(IMAGENET_MEAN)
+    tensors["meta/input_std"] = np.array(IMAGENET_STD)
+    tensors["meta/input_images"] = np.array([IMAGENET_IMAGES], dtype=np.float64)
+    tensors["meta/data_set"] = np.frombuffer(b"imagenet", dtype=np.uint8).astype(np.float64)
+    write_tensors(output, tensors)
+    print(f"wrote {shown(output)}: {len(names)} tensors of {shown(source)} as {graph.spec.name}'s weights, "
+          f"normalised as torchvision's ImageNet weights expect: mean {list(IMAGENET_MEAN)}, std "
+          f"{list(IMAGENET_STD)} (pixels in 0..1 units)")
+
+
 def measure(net, o):
     data_dir = o.data or net.spec.data_dir
     train_images, train_labels = read_split(net.spec, data_dir, "train")
@@ -739,6 +878,14 @@ def main(arguments=None):
     export_command.add_argument("--onnx", metavar="FILE", help="the network in evaluation as ONNX too")
     export_command.add_argument("--float32", action="store_true",
                                 help="the ONNX model in float32 (default: float64, the weights' precision)")
+    export_command.add_argument("--torchvision", action="store_true",
+                                help="OUT.pt is torchvision's state dict (for networks that are one of its "
+                                "ResNets: torchvision.models.resnet50().load_state_dict(torch.load(OUT.pt)))")
+    import_command = commands.add_parser("import-torchvision", help="weights of one of torchvision's ResNets "
+                                         "as a binary's weights file")
+    import_command.add_argument("spec", help="the network's spec (such as specs/resnet-50.yaml)")
+    import_command.add_argument("source", help="torch.save(model.state_dict(), FILE) of torchvision's model")
+    import_command.add_argument("output", help="the weights file to write (NAME evaluate --load-weights FILE)")
     measure_command.add_argument("--data", metavar="DIR", help="data folder (default: the spec's)")
     measure_command.add_argument("--split", choices=["train", "test"], default="test")
     measure_command.add_argument("--train-limit", type=count, default=0, metavar="N",
@@ -748,6 +895,14 @@ def main(arguments=None):
     measure_command.add_argument("--batch", type=count, default=256, metavar="B")
     o = parser.parse_args(arguments)
     try:
+        if o.command == "import-torchvision":
+            for what, path in (("the spec", o.spec), ("SOURCE", o.source)):
+                if same_file(o.output, path):
+                    raise Refused(f"{shown(o.output)}: OUTPUT and {what} name one file; writing one would "
+                                  "destroy the other, so give another name")
+            check_output(o.output)
+            import_torchvision(o.spec, o.source, o.output)
+            return 0
         if o.command == "export":
             # every output apart from every input and from each other,
             # before any work, as the binaries check theirs
@@ -761,7 +916,11 @@ def main(arguments=None):
                                       "would destroy the other, so give another name")
                 check_output(path)
         net = load(o.spec, o.weights)
-        if o.command == "export":
+        if o.command == "export" and o.torchvision:
+            if o.onnx:
+                raise Refused("--torchvision writes torchvision's state dict alone; export ONNX in another run")
+            export_torchvision(net, o.output)
+        elif o.command == "export":
             export(net, o.output, o.onnx, o.float32)
         else:
             measure(net, o)
