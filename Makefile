@@ -85,7 +85,8 @@ endif
 # binaries' MPI flavour (build/bin/mpi/NAME), Slurm with munge for
 # studies on a cluster (make study-submit) and the test cluster, and
 # qemu-user for the test of a binary on an older processor.
-PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
+PACKAGES := gcc make libc6-dev libyaml-dev libblis-dev libcmocka-dev zlib1g-dev libturbojpeg0-dev libstb-dev \
+	dataset-fashion-mnist python3-pil \
 	python3 python3-torch python3-torchvision python3-numpy python3-yaml python3-onnx clang libfuzzer-14-dev gnuplot-nox \
 	openmpi-bin libopenmpi-dev slurm-wlm munge qemu-user
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -146,7 +147,7 @@ NET_CFLAGS := $(NET_BASE_CFLAGS) $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF
 OPENMP_LINK := -Wl,--whole-archive -l:libgomp.a -Wl,--no-whole-archive -Wl,--export-dynamic-symbol='omp_*' \
 	-Wl,--export-dynamic-symbol='GOMP_*'
 LDFLAGS_ALL := $(OPENMP_LINK) $(SANITIZE_FLAGS)
-RUNTIME_LIBS := -lblis -lz -lm
+RUNTIME_LIBS := -lblis -lturbojpeg -lstb -lz -lm
 
 RESGEN := $(BUILD)/bin/resgen
 # Builds use every core (JOBS): $(call sub_jobs,N) gives a sub-make -jN,
@@ -265,6 +266,10 @@ check-deps:
 	check BLIS /usr/include/x86_64-linux-gnu/blis.h libblis-dev; \
 	check cmocka /usr/include/cmocka.h libcmocka-dev; \
 	check zlib /usr/include/zlib.h zlib1g-dev; \
+	check libjpeg-turbo /usr/include/turbojpeg.h libturbojpeg0-dev; \
+	check stb /usr/include/stb/stb_image_resize.h libstb-dev; \
+	check torchvision /usr/lib/python3/dist-packages/torchvision python3-torchvision; \
+	check PIL /usr/lib/python3/dist-packages/PIL python3-pil; \
 	check OpenMP "$$($(CC) -print-file-name=libgomp.so)" gcc; \
 	check Fashion-MNIST /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz dataset-fashion-mnist; \
 	check PyTorch /usr/lib/python3/dist-packages/torch python3-torch; \

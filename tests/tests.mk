@@ -108,6 +108,15 @@ $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_roun
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lz -lm
 
+# Folders of images: the crops it draws (image_folder.o's own), and the
+# binaries on a generated folder.
+$(TEST_BIN)/test_images: tests/test_images.c tests/command.c tests/command.h $(BUILD)/obj/f64/image_folder.o \
+		$(BUILD)/obj/f64/resize.o $(BUILD)/obj/f64/rng.o $(BUILD)/obj/f64/printable.o $(BUILD)/obj/f64/tensor_file.o \
+		$(BUILD)/obj/f64/file_replace.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lturbojpeg -lstb -lz -lm
+
 $(TEST_BIN)/test_ranks: tests/test_ranks.c $(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -133,8 +142,9 @@ UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_temp
 	$(TEST_BIN)/test_file_replace
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 \
 	$(TEST_BIN)/test_hostile_round4 $(TEST_BIN)/test_explain \
-	$(TEST_BIN)/test_ranks
+	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
+	$(TEST_BIN)/bin/photos-f32 $(TEST_BIN)/bin/photos-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \
 	$(TEST_BIN)/bin/ranks-sync-f64 $(TEST_BIN)/bin/mpi/ranks-sync-f64 $(TEST_BIN)/bin/mpi/tiny-f64
 

@@ -113,6 +113,8 @@ static void print_help(const char *program)
 	printf("Options (defaults come from the spec this binary was generated from):\n"
 	       "  --data DIR           data folder (default %s)\n"
 	       "  --synthetic          generated data of the network's input shape instead\n"
+	       "  --skip-bad-images    a folder of images: leave out and count the files that\n"
+	       "                       cannot be decoded, rather than stop before training\n"
 	       "  --iterations N       SGD steps (default %ld)\n"
 	       "  --batch B            images per step (default %d)\n"
 	       "  --threads T          threads (default: OMP_NUM_THREADS, else every core this\n"
@@ -190,7 +192,11 @@ static void print_help(const char *program)
 	       "checkpoints and weights; --resume needs the same P. This flavour: %s.\n\n",
 	       d->bn_sync ? "true" : "false", ranks_flavour());
 	printf("Data: CIFAR-10/100 in their binary versions (data_batch_1.bin... or train.bin,\n"
-	       "test.bin), MNIST and Fashion-MNIST as IDX files, gzip-compressed or not.\n"
+	       "test.bin), MNIST and Fashion-MNIST as IDX files, gzip-compressed or not;\n"
+	       "ImageNet and any folder of images as DIR/train/CLASS/*.JPEG and\n"
+	       "DIR/val/CLASS/*.JPEG (JPEG or PNG, colour, grey or CMYK), each training image\n"
+	       "scaled to a shorter side drawn from [256, 480], cropped and flipped at random,\n"
+	       "each evaluation image scaled to 256 and center-cropped (sizes for a 224 crop).\n"
 	       "Weights files hold named float64 tensors (see runtime/run/tensor_file.h).\n"
 	       "RESGEN_CHOICES overrides the kernels' choices for experiments, as\n"
 	       "NAME=on|off|rule,... with NAME winograd, row_split, weight_split, swap or\n"
@@ -244,6 +250,7 @@ struct option {
 static const struct option options[] = {
 	{"--data", TRAIN | GRADFLOW | STEP | EVALUATE, TEXT, 0, 0, FIELD(data_dir, 0), 0},
 	{"--synthetic", TRAIN | GRADFLOW | STEP | EVALUATE, FLAG, 0, 0, FIELD(synthetic, 0), SETTING_SYNTHETIC},
+	{"--skip-bad-images", TRAIN | GRADFLOW | STEP | EVALUATE, FLAG, 0, 0, FIELD(skip_bad_images, 0), 0},
 	{"--iterations", TRAIN | GRADFLOW, NUMBER, 1, RECIPE_ITERATIONS_MAX, FIELD(iterations, sizeof(long)),
 	 SETTING_ITERATIONS},
 	{"--batch", TRAIN | GRADFLOW | STEP | EXPLAIN | EVALUATE, NUMBER, 1, RECIPE_BATCH_MAX,

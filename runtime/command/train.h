@@ -22,6 +22,7 @@ enum run_setting {
 struct run_options {
 	const char *data_dir;
 	bool synthetic;
+	bool skip_bad_images; /* a folder of images: leave out what cannot be decoded */
 	long iterations;
 	int batch;
 	int threads;

@@ -16,6 +16,7 @@
 
 #include "checksum.h"
 #include "file_replace.h"
+#include "image_folder.h"
 
 #define MAX_IMAGES 10000000L
 
@@ -34,14 +35,18 @@ void dataset_free(struct dataset *d)
 {
 	free(d->images);
 	free(d->labels);
+	image_folder_close(d->folder);
 	d->images = NULL;
 	d->labels = NULL;
+	d->folder = NULL;
 	d->count = 0;
 }
 
 uint64_t dataset_identity(const struct dataset *d, uint64_t hash)
 {
 	long shape[5] = {d->count, d->channels, d->height, d->width, d->classes};
+	if (d->folder) /* its files' names and sizes, not every pixel */
+		return image_folder_identity(d->folder, checksum_add(hash, shape, sizeof shape));
 	size_t pixels = (size_t)d->count * (size_t)d->channels * (size_t)d->height * (size_t)d->width;
 	hash = checksum_add(hash, shape, sizeof shape);
 	hash = checksum_add_words(hash, d->images, pixels);
@@ -377,6 +382,8 @@ static int load_cifar(const char *dir, bool hundred, struct dataset *train, stru
 
 int data_files(const char *set, const char *dir, char *paths, size_t size, int max)
 {
+	if (data_set_is_folder(set))
+		return 0; /* its images are too many to list; no output ends in .JPEG */
 	bool cifar10 = strcmp(set, "cifar10") == 0, cifar100 = strcmp(set, "cifar100") == 0;
 	int count = 0;
 	if (cifar10 || cifar100) {
@@ -394,12 +401,46 @@ int data_files(const char *set, const char *dir, char *paths, size_t size, int m
 	return count;
 }
 
-int data_load(const char *set, const char *dir, int channels, int height, int width, int classes,
+bool data_set_is_folder(const char *set) { return strcmp(set, "imagenet") == 0 || strcmp(set, "folder") == 0; }
+
+/* A split of a folder of images: the folder, and its labels. */
+static int open_folder(struct dataset *d, const char *dir, const char *split, int height, int classes,
+		       const struct dataset *train, bool skip_bad, struct data_error *error)
+{
+	if (image_folder_open(&d->folder, dir, split, classes, height, train ? train->folder : NULL, skip_bad,
+			      error->text, sizeof error->text) != 0)
+		return -1;
+	d->channels = 3;
+	d->height = d->width = height;
+	d->classes = classes;
+	d->count = image_folder_count(d->folder);
+	d->labels = malloc((size_t)d->count * sizeof *d->labels);
+	if (!d->labels)
+		return fail(error, "%s/%s: out of memory for %ld labels", dir, split, d->count);
+	for (long i = 0; i < d->count; i++)
+		d->labels[i] = (uint16_t)image_folder_label(d->folder, i);
+	return 0;
+}
+
+int data_load(const char *set, const char *dir, int channels, int height, int width, int classes, bool skip_bad,
 	      struct dataset *train, struct dataset *test, struct data_error *error)
 {
 	memset(train, 0, sizeof *train);
 	memset(test, 0, sizeof *test);
 	int status;
+	if (data_set_is_folder(set)) {
+		if (channels != 3 || height != width)
+			return fail(error, "%s: images are cropped to 3 x N x N, but this network expects %dx%dx%d", set,
+				    channels, height, width);
+		status = open_folder(train, dir, "train", height, classes, NULL, skip_bad, error);
+		if (status == 0)
+			status = open_folder(test, dir, "val", height, classes, train, skip_bad, error);
+		if (status != 0) {
+			dataset_free(train);
+			dataset_free(test);
+		}
+		return status;
+	}
 	bool cifar10 = strcmp(set, "cifar10") == 0, cifar100 = strcmp(set, "cifar100") == 0;
 	if (cifar10 || cifar100) {
 		if (channels != 3 || height != 32 || width != 32)
@@ -484,8 +525,18 @@ int data_synthetic(int channels, int height, int width, int classes, long train_
 
 /* ---- batches ------------------------------------------------------------ */
 
+/* ImageNet's per-channel statistics of pixels in 0..1 units, as the
+ * paper's code and torchvision normalise by: a folder's images are not
+ * all read to measure their own. */
+static const double imagenet_mean[3] = {0.485, 0.456, 0.406}, imagenet_std[3] = {0.229, 0.224, 0.225};
+
 void dataset_channel_stats(const struct dataset *d, double *mean, double *std)
 {
+	if (d->folder) {
+		memcpy(mean, imagenet_mean, sizeof imagenet_mean);
+		memcpy(std, imagenet_std, sizeof imagenet_std);
+		return;
+	}
 	long plane = (long)d->height * d->width;
 	for (int c = 0; c < d->channels; c++) {
 		double sum = 0, squares = 0;
@@ -517,9 +568,39 @@ static void augment_draw(const struct augment *augment, struct rng *rng, int *dy
 
 void data_skip_augment(const struct augment *augment, struct rng *rng, int n)
 {
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; augment && augment->keyed && i < n; i++)
+		rng_next(rng);
+	for (int i = 0; !(augment && augment->keyed) && i < n; i++) {
 		int dy, dx, flip;
 		augment_draw(augment, rng, &dy, &dx, &flip);
+	}
+}
+
+/* A batch of a folder of images: a key an image drawn in order, then the
+ * images decoded by the run's threads in any order. An image that cannot
+ * be decoded (the folder's check at opening passed it) holds the mean
+ * colour, and is said in a line of its own. */
+static void fill_from_folder(const struct dataset *d, const long *indices, int n, const double *mean, const double *std,
+			     const struct augment *augment, struct rng *rng, real *out, int *labels)
+{
+	uint64_t keys[n > 0 ? n : 1];
+	for (int i = 0; i < n; i++) {
+		keys[i] = augment ? rng_next(rng) : 0;
+		labels[i] = d->labels[indices[i]];
+	}
+	struct folder_augment drawn = {0};
+	if (augment)
+		drawn = (struct folder_augment){augment->shorter_min, augment->shorter_max, augment->aspect,
+						augment->flip != 0};
+	size_t image = (size_t)d->channels * d->height * d->width;
+	#pragma omp parallel for schedule(dynamic, 1)
+	for (int i = 0; i < n; i++) {
+		char error[1024];
+		if (image_folder_fill(d->folder, d->first + indices[i], augment ? &drawn : NULL, keys[i], mean, std,
+				      out + (size_t)i * image, error, sizeof error) != 0) {
+			#pragma omp critical(resgen_data_error)
+			fprintf(stderr, "%s; it held the mean colour in its batch\n", error);
+		}
 	}
 }
 
@@ -527,6 +608,10 @@ void data_fill_batch(const struct dataset *d, const long *indices, int n, const 
 		     const double *std, const struct augment *augment, struct rng *rng, real *out,
 		     int *labels)
 {
+	if (d->folder) {
+		fill_from_folder(d, indices, n, mean, std, augment, rng, out, labels);
+		return;
+	}
 	int C = d->channels, H = d->height, W = d->width;
 	for (int i = 0; i < n; i++) {
 		long index = indices[i];

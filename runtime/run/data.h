@@ -4,17 +4,25 @@
 #ifndef RESGEN_DATA_H
 #define RESGEN_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "real.h"
 #include "rng.h"
 
+struct image_folder;
+
 struct dataset {
 	int channels, height, width, classes;
 	long count;
-	uint8_t *images;  /* (count, C, H, W), 0..255 */
+	uint8_t *images;  /* (count, C, H, W), 0..255; NULL for a folder of images */
 	uint16_t *labels; /* count, each below classes */
+	/* A folder of images (image_folder.h), decoded as batches are filled,
+	 * and where this set's images start in it (a held-out part's); NULL
+	 * for the sets held in memory. */
+	struct image_folder *folder;
+	long first;
 };
 
 struct data_error {
@@ -23,9 +31,15 @@ struct data_error {
 
 /* Loads the train and test splits of set ("cifar10", "cifar100",
  * "fashion-mnist" or "mnist") from dir, and checks that the images are
- * channels x height x width with labels below classes. */
-int data_load(const char *set, const char *dir, int channels, int height, int width, int classes,
+ * channels x height x width with labels below classes; or opens the
+ * train/ and val/ folders of a folder of images ("imagenet", "folder"),
+ * every file checked (skip_bad: files that cannot be decoded are left out
+ * and counted, rather than refused). */
+int data_load(const char *set, const char *dir, int channels, int height, int width, int classes, bool skip_bad,
 	      struct dataset *train, struct dataset *test, struct data_error *error);
+
+/* Whether set is read from a folder of images. */
+bool data_set_is_folder(const char *set);
 
 /* A learnable synthetic set: one random prototype per class plus noise. */
 int data_synthetic(int channels, int height, int width, int classes, long train_count,
@@ -58,6 +72,12 @@ void dataset_channel_stats(const struct dataset *d, double *mean, double *std);
 struct augment {
 	int pad;  /* random crop from the image zero-padded by pad pixels */
 	int flip; /* random horizontal flip */
+	/* A folder of images: the scale augmentation's range of the shorter
+	 * side (image_folder.h), each image's draws from one key of the
+	 * generator */
+	bool keyed;
+	int shorter_min, shorter_max;
+	bool aspect;
 };
 
 /* Writes n images (the given indices) into out as (n, C, H, W) normalised

@@ -10,6 +10,7 @@
 
 #include "agreement.h"
 #include "checksum.h"
+#include "image_folder.h"
 #include "printable.h"
 #include "ranks.h"
 #include "recipe.h"
@@ -65,11 +66,18 @@ int session_open(struct session *s, const struct run_options *o)
 					&s->train, &s->test, &error);
 	} else {
 		status = data_load(d->data_set, o->data_dir, net_info.channels, net_info.height,
-				   net_info.width, net_info.classes, &s->train, &s->test, &error);
+				   net_info.width, net_info.classes, o->skip_bad_images, &s->train, &s->test, &error);
 	}
 	if (status != 0) {
 		shared_error("%s: %s\n", net_info.name, error.text);
 		return 2;
+	}
+	for (struct dataset *split = &s->train; split && split->folder; split = split == &s->train ? &s->test : NULL) {
+		const char *first;
+		long skipped = image_folder_skipped(split->folder, &first);
+		if (skipped > 0 && ranks_rank() == 0)
+			printf("data: left out %ld file%s that cannot be decoded (--skip-bad-images), the first %s\n",
+			       skipped, skipped == 1 ? "" : "s", first);
 	}
 	s->data_identity = dataset_identity(&s->test, dataset_identity(&s->train, CHECKSUM_BASIS));
 	if (o->train_limit > 0)
@@ -88,7 +96,10 @@ int session_open(struct session *s, const struct run_options *o)
 		s->validation.count = o->validation;
 		s->train.count -= o->validation;
 		size_t image = (size_t)s->train.channels * (size_t)s->train.height * (size_t)s->train.width;
-		s->validation.images += (size_t)s->train.count * image;
+		if (s->validation.folder)
+			s->validation.first += s->train.count;
+		else
+			s->validation.images += (size_t)s->train.count * image;
 		s->validation.labels += s->train.count;
 	}
 	if (o->batch > s->train.count) {

@@ -313,7 +313,11 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations)
 		}
 	}
 	fprintf(out, "; momentum %g, weight decay %g; augmentation: ", r->momentum, r->weight_decay);
-	if (r->augment_pad > 0)
+	bool folder = r->data_set && (strcmp(r->data_set, "imagenet") == 0 || strcmp(r->data_set, "folder") == 0);
+	if (folder) /* image_folder.h */
+		fprintf(out, "shorter side scaled to [256, 480] (for a 224 crop), random crop%s",
+			r->augment_flip ? ", random horizontal flip" : "");
+	else if (r->augment_pad > 0)
 		fprintf(out, "%d-pixel pad and random crop%s", r->augment_pad,
 			r->augment_flip ? ", random horizontal flip" : "");
 	else

@@ -1,0 +1,80 @@
+/* A folder of images as a data set, in the layout torchvision's
+ * ImageFolder reads: DIR/train/CLASS/NAME.JPEG and DIR/val/CLASS/NAME.JPEG, a
+ * folder a class, classes in the order of their names. JPEG files are
+ * decoded with libjpeg-turbo (grey and CMYK ones as colour; a PNG under
+ * any name by its signature, with stb_image), resized as Pillow's bilinear
+ * filter resizes (resize.h) and cropped as the paper's code did:
+ *
+ *   training    the shorter side resized to a size drawn from [256, 480]
+ *               (times crop / 224), a crop x crop square at a drawn place,
+ *               a drawn horizontal flip; or, with aspect, torchvision's
+ *               RandomResizedCrop (8% to 100% of the area, aspect ratio
+ *               3/4 to 4/3), as Table 5's last row
+ *   evaluation  the shorter side resized to 256 (times crop / 224), the
+ *               center crop x crop square: torchvision's Resize(256) +
+ *               CenterCrop(224)
+ *
+ * Every file is checked when the folder opens (its signature, its header
+ * and its end), so that a file that cannot be decoded stops the run
+ * before training with one line naming it, or, when the caller asks, is
+ * left out and counted. A training image's draws come from its key alone
+ * (one number of the run's generator an image), so any thread decodes any
+ * image. */
+#ifndef RESGEN_IMAGE_FOLDER_H
+#define RESGEN_IMAGE_FOLDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "real.h"
+
+struct image_folder;
+
+/* How a training image is cropped: the scale augmentation's range of the
+ * shorter side (for a 224 crop; scaled with the crop), or the aspect
+ * augmentation; and the flip. */
+struct folder_augment {
+	int shorter_min, shorter_max;
+	bool aspect;
+	bool flip;
+};
+
+/* Opens DIR/SPLIT ("train" or "val"): its class folders (exactly classes of
+ * them, or, given names, the same names), every image checked. skip_bad:
+ * leave out files that cannot be decoded, counting them, rather than
+ * refusing the folder. 0, or -1 with one line in error (size bytes). */
+int image_folder_open(struct image_folder **folder, const char *dir, const char *split, int classes, int crop,
+		      const struct image_folder *names, bool skip_bad, char *error, size_t size);
+void image_folder_close(struct image_folder *folder);
+
+long image_folder_count(const struct image_folder *folder);
+int image_folder_label(const struct image_folder *folder, long index);
+const char *image_folder_class(const struct image_folder *folder, int label);
+/* The files left out as undecodable, and the first of them ("" for none). */
+long image_folder_skipped(const struct image_folder *folder, const char **first);
+/* The folder's identity: each file's class, name and size. */
+uint64_t image_folder_identity(const struct image_folder *folder, uint64_t hash);
+
+/* Image index decoded and cropped into out (3, crop, crop), each channel
+ * pixel / 255 less mean, over std, rounded through float. augment NULL:
+ * evaluation's center crop; else the draws of key. 0, or -1 with one line
+ * in error (the image then holds zeros: the mean colour). Thread-safe. */
+int image_folder_fill(const struct image_folder *folder, long index, const struct folder_augment *augment,
+		      uint64_t key, const double *mean, const double *std, real *out, char *error, size_t size);
+
+/* The crop a key draws for an image of width x height (augment NULL:
+ * evaluation's): with the scale augmentation and in evaluation, the size
+ * the whole image is resized to and the crop x crop square (x, y) of that;
+ * with the aspect augmentation (resized 0 x 0), the part (x, y, width,
+ * height) of the source resized to the crop. And the flip. Exposed for
+ * the tests of the augmentation. */
+struct folder_crop {
+	int resized_width, resized_height;
+	int x, y, width, height;
+	bool flip;
+};
+void image_folder_draw(int width, int height, int crop, const struct folder_augment *augment, uint64_t key,
+		       struct folder_crop *out);
+
+#endif

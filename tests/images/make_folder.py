@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Writes a small folder of images in ImageFolder's layout, as ILSVRC 2012's
+are: DIR/train/CLASS/NAME.JPEG and DIR/val/CLASS/NAME.JPEG, JPEGs of varied
+sizes and aspect ratios, colour, grey and CMYK, and one PNG named .JPEG.
+Each class's images are a colour of its own with noise, so that a network
+learns them. With --bad, also DIR/bad/: a truncated JPEG and a text file
+named .JPEG, for the tests of files that cannot be decoded.
+
+    make_folder.py DIR [--classes C] [--train N] [--val N] [--seed S] [--bad]
+"""
+import argparse
+import os
+
+import numpy as np
+from PIL import Image
+
+
+def image(rng, colour, width, height):
+    base = np.array(colour, dtype=np.float64)[None, None, :]
+    noise = rng.normal(0, 40, (height, width, 3))
+    # a gradient, so that crops and flips change the pixels
+    ramp = np.linspace(-30, 30, width)[None, :, None]
+    return Image.fromarray(np.clip(base + noise + ramp, 0, 255).astype(np.uint8), "RGB")
+
+
+def write(rng, folder, name, picture, kind):
+    path = os.path.join(folder, name + ".JPEG")
+    if kind == "grey":
+        picture.convert("L").save(path, "JPEG", quality=90)
+    elif kind == "cmyk":
+        picture.convert("CMYK").save(path, "JPEG", quality=90)
+    elif kind == "png":  # ILSVRC 2012 has a PNG named .JPEG
+        picture.save(path, "PNG")
+    else:
+        picture.save(path, "JPEG", quality=90)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dir")
+    parser.add_argument("--classes", type=int, default=5)
+    parser.add_argument("--train", type=int, default=12, help="images a class in train/")
+    parser.add_argument("--val", type=int, default=4, help="images a class in val/")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--bad", action="store_true")
+    o = parser.parse_args()
+    rng = np.random.default_rng(o.seed)
+    colours = rng.uniform(40, 215, (o.classes, 3))
+    kinds = ["colour", "colour", "colour", "grey", "cmyk", "png"]
+    for split, count in (("train", o.train), ("val", o.val)):
+        for c in range(o.classes):
+            folder = os.path.join(o.dir, split, f"n{c:08d}")
+            os.makedirs(folder, exist_ok=True)
+            for i in range(count):
+                width, height = int(rng.integers(64, 400)), int(rng.integers(64, 400))
+                kind = kinds[(c * count + i) % len(kinds)]
+                write(rng, folder, f"{split}_{c}_{i}", image(rng, colours[c], width, height), kind)
+    if o.bad:
+        folder = os.path.join(o.dir, "bad")
+        os.makedirs(folder, exist_ok=True)
+        good = os.path.join(folder, "whole.JPEG")
+        image(rng, colours[0], 120, 90).save(good, "JPEG", quality=90)
+        data = open(good, "rb").read()
+        with open(os.path.join(folder, "truncated.JPEG"), "wb") as f:
+            f.write(data[: len(data) * 2 // 3])
+        with open(os.path.join(folder, "text.JPEG"), "w") as f:
+            f.write("not an image\n")
+
+
+if __name__ == "__main__":
+    main()

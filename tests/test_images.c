@@ -1,0 +1,182 @@
+/* Folders of images as data (runtime/run/image_folder.h): the crops and
+ * scales the augmentation draws, evaluation's crops against torchvision's
+ * (tests/images/check_crops.py), files that cannot be decoded, and a run
+ * on a generated folder that trains, evaluates and resumes bitwise. The
+ * folder is ImageFolder's layout of JPEGs of many sizes, colour, grey and
+ * CMYK, and a PNG named .JPEG (tests/images/make_folder.py). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "command.h"
+#include "image_folder.h"
+
+static char photos[400];
+
+static int setup(void **unused)
+{
+	(void)unused;
+	if (command_setup("images") != 0)
+		return -1;
+	snprintf(photos, sizeof photos, "%s/photos", scratch);
+	char command[1024];
+	snprintf(command, sizeof command,
+		 "/usr/bin/python3 tests/images/make_folder.py %s --classes 6 --train 10 --val 4 --bad", photos);
+	return system(command);
+}
+
+/* The paper's scale augmentation: the shorter side drawn from [256, 480]
+ * (for a 224 crop; scaled with it), the longer in proportion, a crop x
+ * crop square inside, both sides drawn across their range; evaluation's
+ * 256 and center; torchvision's RandomResizedCrop with aspect: a part of
+ * 8% to 100% of the area, of ratio 3/4 to 4/3, inside the image. Each
+ * draw follows its key alone. */
+static void test_folder_draws_the_papers_crops(void **unused)
+{
+	(void)unused;
+	struct folder_augment scale = {256, 480, false, true}, aspect = {256, 480, true, true};
+	int sizes[][2] = {{500, 375}, {375, 500}, {64, 400}, {1000, 1000}, {224, 300}};
+	for (int crop = 64; crop <= 224; crop += 160) {
+		int low = (int)lround(256.0 * crop / 224), high = (int)lround(480.0 * crop / 224);
+		int lowest = 1 << 30, highest = 0, flips = 0;
+		for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+			int w = sizes[s][0], h = sizes[s][1];
+			for (uint64_t key = 1; key <= 400; key++) {
+				struct folder_crop c, again;
+				image_folder_draw(w, h, crop, &scale, key, &c);
+				image_folder_draw(w, h, crop, &scale, key, &again);
+				assert_memory_equal(&c, &again, sizeof c);
+				int shorter = w < h ? c.resized_width : c.resized_height;
+				int longer = w < h ? c.resized_height : c.resized_width;
+				assert_true(shorter >= low && shorter <= high);
+				assert_int_equal(longer, (int)((long)shorter * (w < h ? h : w) / (w < h ? w : h)));
+				assert_true(c.x >= 0 && c.y >= 0 && c.x + crop <= c.resized_width && c.y + crop <= c.resized_height);
+				lowest = shorter < lowest ? shorter : lowest;
+				highest = shorter > highest ? shorter : highest;
+				flips += c.flip;
+
+				image_folder_draw(w, h, crop, &aspect, key, &c);
+				assert_true(c.x >= 0 && c.y >= 0 && c.x + c.width <= w && c.y + c.height <= h);
+				double area = (double)c.width * c.height / ((double)w * h), ratio = (double)c.width / c.height;
+				bool drawn = area >= 0.079 && area <= 1.0 && ratio >= 0.74 && ratio <= 1.36;
+				bool center = c.x == (w - c.width) / 2 && c.y == (h - c.height) / 2; /* the fallback */
+				assert_true(drawn || center);
+			}
+			struct folder_crop e;
+			image_folder_draw(w, h, crop, NULL, 0, &e);
+			assert_int_equal(w < h ? e.resized_width : e.resized_height, low);
+			assert_true(abs(2 * e.x - (e.resized_width - crop)) <= 1 && abs(2 * e.y - (e.resized_height - crop)) <= 1);
+			assert_false(e.flip);
+		}
+		assert_true(lowest <= low + 2 && highest >= high - 2); /* the whole range is drawn */
+		assert_true(flips > 800 && flips < 1200);              /* half of 2000 */
+	}
+}
+
+/* Evaluation's crop of every image (colour, grey, CMYK, a PNG named
+ * .JPEG) equals torchvision's Resize + CenterCrop of it, pixel for pixel. */
+static void test_folder_crops_equal_torchvisions(void **unused)
+{
+	(void)unused;
+	char command[1024], out[4096], err[4096];
+	snprintf(command, sizeof command, "/usr/bin/python3 tests/images/check_crops.py %s %s/tests/bin/photos-f64",
+		 photos, build);
+	int status = run(command, out, sizeof out, err, sizeof err);
+	if (status != 0)
+		print_error("%s%s", out, err);
+	assert_int_equal(status, 0);
+	expect_in(out, "crops of 60 images at 64x64 against torchvision's Resize + CenterCrop: largest difference 0 "
+		       "grey levels");
+}
+
+/* A file that cannot be decoded stops the run before training, with one
+ * line naming it; --skip-bad-images leaves it out and says so. */
+static void test_folder_refuses_files_it_cannot_decode(void **unused)
+{
+	(void)unused;
+	char command[4096], message[2048], out[8192], err[4096];
+	const char *cases[][2] = {
+		{"truncated.JPEG", "a JPEG without its end-of-image marker: truncated"},
+		{"text.JPEG", "neither a JPEG nor a PNG (it starts with bytes 6e 6f)"},
+	};
+	for (int i = 0; i < 2; i++) {
+		snprintf(command, sizeof command, "cp %s/bad/%s %s/train/n00000003/", photos, cases[i][0], photos);
+		assert_int_equal(system(command), 0);
+		snprintf(command, sizeof command, "%s/tests/bin/photos-f32 train --data %s --iterations 2", build, photos);
+		snprintf(message, sizeof message,
+			 "photos: %s/train/n00000003/%s: %s; it cannot be decoded (remove or replace it, or pass "
+			 "--skip-bad-images to leave it out)\n",
+			 photos, cases[i][0], cases[i][1]);
+		expect_failure(command, 2, message);
+		snprintf(command, sizeof command, "%s/tests/bin/photos-f32 train --data %s --iterations 2 --skip-bad-images",
+			 build, photos);
+		assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+		snprintf(message, sizeof message,
+			 "data: left out 1 file that cannot be decoded (--skip-bad-images), the first "
+			 "%s/train/n00000003/%s\n",
+			 photos, cases[i][0]);
+		expect_in(out, message);
+		expect_in(out, "data: folder, 60 training and 24 test images of 3x64x64");
+		snprintf(command, sizeof command, "rm %s/train/n00000003/%s", photos, cases[i][0]);
+		assert_int_equal(system(command), 0);
+	}
+	/* the network's classes against the folder's */
+	snprintf(command, sizeof command, "mkdir %s/train/n00000099 && %s/tests/bin/photos-f32 train --data %s", photos,
+		 build, photos);
+	snprintf(message, sizeof message,
+		 "photos: %s/train: 7 class folders, but this network has 6 classes; give the spec's data.classes the "
+		 "folder's count\n",
+		 photos);
+	expect_failure(command, 2, message);
+	snprintf(command, sizeof command, "rmdir %s/train/n00000099", photos);
+	assert_int_equal(system(command), 0);
+}
+
+/* The folder trains (its error falls below chance), evaluates with top-1
+ * and top-5 error, and a run stopped and resumed ends on the weights of
+ * the run never stopped, bit for bit: the data's order and each image's
+ * draws follow the seed. */
+static void test_folder_trains_evaluates_and_resumes_bitwise(void **unused)
+{
+	(void)unused;
+	char options[2048], out[16384], err[4096], a[400], b[400], checkpoint[400];
+	snprintf(a, sizeof a, "%s/whole.weights", scratch);
+	snprintf(b, sizeof b, "%s/resumed.weights", scratch);
+	snprintf(checkpoint, sizeof checkpoint, "%s/run.checkpoint", scratch);
+	snprintf(options, sizeof options, "train --data %s --iterations 40 --save-weights %s", photos, a);
+	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
+	char *last = strstr(out, "test error: ");
+	assert_non_null(last);
+	double error = atof(last + strlen("test error: "));
+	print_message("photos: test error %.2f%% after 40 iterations (chance: 83%%)\n", error);
+	assert_true(error < 60);
+	snprintf(options, sizeof options,
+		 "train --data %s --iterations 20 --checkpoint-every 20 --checkpoint %s", photos, checkpoint);
+	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
+	snprintf(options, sizeof options, "train --data %s --resume %s --iterations 40 --save-weights %s", photos,
+		 checkpoint, b);
+	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
+	assert_true(same_file(a, b));
+	snprintf(options, sizeof options, "evaluate --data %s --load-weights %s", photos, a);
+	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "of 24), top-5 error ");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_folder_draws_the_papers_crops),
+		cmocka_unit_test(test_folder_crops_equal_torchvisions),
+		cmocka_unit_test(test_folder_refuses_files_it_cannot_decode),
+		cmocka_unit_test(test_folder_trains_evaluates_and_resumes_bitwise),
+	};
+	command_only_some();
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
