@@ -545,11 +545,13 @@ $(foreach pair,$(study_reused),$(eval $(call reuse_binary,$(word 1,$(subst :, ,$
 # the timed steps: 4 unless set; fewer and the machine's noise shows).
 # PyTorch's tensors are channels-last, which oneDNN trained faster here;
 # BENCH_PYTORCH_LAYOUT=nchw times its default layout instead.
-BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001
+BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001 resnet-50
 BENCH_SCALING ?= preact-110
 BENCH_ROUNDS ?= 2
 BENCH_PYTORCH_LAYOUT ?= channels-last
 BENCH_BATCH_paper/t4-c10-preact-1001 := 16
+BENCH_BATCH_resnet-50 := 32
+BENCH_STEPS_resnet-50 := 3
 bench_batch = $(or $(BENCH_BATCH_$(1)),128)
 bench_steps = $(or $(BENCH_STEPS_$(1)),4)
 # Then BENCH_SHARED's networks beside BENCH_LOOPS busy loops each
@@ -561,13 +563,14 @@ BENCH_BATCH_demo := 64
 BENCH_STEPS_demo := 10
 
 # It writes results/speed/latest.md from the run (tests/bench-latest).
-bench: $(BUILD)/bench/fma-peak $(foreach n,$(sort $(BENCH) $(BENCH_SHARED)),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
+bench: $(BUILD)/bench/fma-peak $(BUILD)/bench/bench-loader $(BUILD)/bench/images/train $(foreach n,$(sort $(BENCH) $(BENCH_SHARED)),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
 	@{ PYTORCH_LAYOUT=$(BENCH_PYTORCH_LAYOUT) tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
 		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))); \
 		echo $$? >$(BUILD)/bench/status; } 2>&1 | tee $(BUILD)/bench/output.txt; exit $$(cat $(BUILD)/bench/status)
 	@$(if $(strip $(BENCH_SHARED)),{ tests/run-bench-shared $(BUILD) $(BENCH_ROUNDS) "$(BENCH_LOOPS)" \
 		$(BENCH_PYTORCH_LAYOUT) $(foreach n,$(BENCH_SHARED),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))); \
 		echo $$? >$(BUILD)/bench/status; } 2>&1 | tee -a $(BUILD)/bench/output.txt; exit $$(cat $(BUILD)/bench/status),:)
+	@$(BUILD)/bench/bench-loader $(BUILD)/bench/images 224 2000 | tee -a $(BUILD)/bench/output.txt
 	@tests/bench-latest $(BUILD) $(BUILD)/bench/output.txt '$(RESGEN_VERSION)'
 
 # make bench-mpi: one process of two threads against two ranks of one
@@ -592,6 +595,18 @@ bench-march: $(foreach n,$(BENCH_MARCH_NAMES),$(BUILD)/bin/$(n))
 	@mkdir -p $(BUILD)/bench
 	@tests/run-bench-march $(BUILD) $(BUILD)/march-$(BENCH_MARCH) $(BENCH_MARCH) $(BENCH_ROUNDS) $(BENCH_MARCH_STEPS) \
 		$(BENCH_MARCH_NAMES)
+
+# The data loader's rate on a generated folder of JPEGs of ImageNet's sizes.
+$(BUILD)/bench/bench-loader: tests/bench_loader.c $(BUILD)/obj/f32/image_folder.o $(BUILD)/obj/f32/resize.o \
+		$(BUILD)/obj/f32/rng.o $(BUILD)/obj/f32/printable.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) -lturbojpeg -lstb -lm
+
+$(BUILD)/bench/images/train: tests/images/make_folder.py
+	@mkdir -p $(@D)
+	$(call say,GEN,$(@D))
+	$(Q)rm -rf $(@D) && /usr/bin/python3 $< $(@D) --classes 10 --train 40 --val 1 --imagenet-sizes
 
 $(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine/machine.c runtime/machine/machine.h runtime/machine/gemm.c runtime/machine/gemm.h runtime/machine/profile.h \
 		runtime/shared/printable.c runtime/shared/printable.h

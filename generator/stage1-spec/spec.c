@@ -558,6 +558,12 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	    recipe_int(c, augment, "augment.pad", &spec->train.augment_pad) != 0 ||
 	    get_bool(c, augment, "flip", recipe_key("augment.flip")->fallback != 0, &spec->train.augment_flip) != 0)
 		return -1;
+	const struct ynode *pad = ynode_get(augment, "pad");
+	if (pad && data_sets[spec->data.set].images_of_any_size)
+		return error_at(c, pad,
+				"'pad' is for the sets held in memory; %s's images are scaled to a shorter side drawn "
+				"from [256, 480] and cropped (docs/imagenet.md), so leave it out",
+				set_names[spec->data.set]);
 	/* The binary draws each batch from the training set without repeats. */
 	if (spec->data.set == SET_SYNTHETIC && spec->train.batch > spec->data.train_images)
 		return error_at(c, batch_place,

@@ -59,8 +59,10 @@ int session_open(struct session *s, const struct run_options *o)
 	struct data_error error;
 	int status;
 	if (o->synthetic || strcmp(d->data_set, "synthetic") == 0) {
-		long train_count = d->train_images > 0 ? d->train_images : 10000;
-		long test_count = d->test_images > 0 ? d->test_images : 2000;
+		/* a folder's network takes large images: fewer of them */
+		bool large = data_set_is_folder(d->data_set);
+		long train_count = d->train_images > 0 ? d->train_images : large ? 1024 : 10000;
+		long test_count = d->test_images > 0 ? d->test_images : large ? 256 : 2000;
 		status = data_synthetic(net_info.channels, net_info.height, net_info.width,
 					net_info.classes, train_count, test_count, (uint64_t)o->seed,
 					&s->train, &s->test, &error);

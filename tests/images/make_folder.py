@@ -6,7 +6,7 @@ Each class's images are a colour of its own with noise, so that a network
 learns them. With --bad, also DIR/bad/: a truncated JPEG and a text file
 named .JPEG, for the tests of files that cannot be decoded.
 
-    make_folder.py DIR [--classes C] [--train N] [--val N] [--seed S] [--bad]
+    make_folder.py DIR [--classes C] [--train N] [--val N] [--seed S] [--bad] [--imagenet-sizes]
 """
 import argparse
 import os
@@ -43,6 +43,8 @@ def main():
     parser.add_argument("--val", type=int, default=4, help="images a class in val/")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bad", action="store_true")
+    parser.add_argument("--imagenet-sizes", action="store_true",
+                        help="images of ILSVRC 2012's typical sizes (about 500 x 375), for the loader's bench")
     o = parser.parse_args()
     rng = np.random.default_rng(o.seed)
     colours = rng.uniform(40, 215, (o.classes, 3))
@@ -53,6 +55,8 @@ def main():
             os.makedirs(folder, exist_ok=True)
             for i in range(count):
                 width, height = int(rng.integers(64, 400)), int(rng.integers(64, 400))
+                if o.imagenet_sizes:
+                    width, height = (500, 375) if i % 3 else (375, 500)
                 kind = kinds[(c * count + i) % len(kinds)]
                 write(rng, folder, f"{split}_{c}_{i}", image(rng, colours[c], width, height), kind)
     if o.bad:
