@@ -623,13 +623,14 @@ $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 # Under libFuzzer with ASan + UBSan, each from a corpus of the shipped
 # files: the spec loader, graph and plan (stages 1 to 3), and the study
 # reader with the plan and variant specs that make and run-study read;
-# then resgen_torch.py's weights reader against the binaries' (seeded by
+# the image files of a folder of images, decoded and cropped; then
+# resgen_torch.py's weights reader against the binaries' (seeded by
 # tiny-f64's initial weights; tests/fuzz/fuzz_weights.py). FUZZ_SECONDS
-# is the whole run's, split between the three; make test gives it 60
+# is the whole run's, split between the four; make test gives it 60
 # seconds.
 
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS := spec study
+FUZZ_TARGETS := spec study image
 FUZZ_SOURCES := $(filter-out generator/main.c generator/stage4-emit/emit.c,$(GENERATOR_SOURCES)) \
 	$(SHARED_RUNTIME:%=runtime/shared/%.c)
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror $(addprefix -I,$(GENERATOR_DIRS)) -Iruntime -Iruntime/shared \
@@ -639,6 +640,14 @@ $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(foreach d,$(GENERATO
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SOURCES) -lyaml -lm
+
+# The image reader: any bytes as a file of a folder of images, decoded and
+# cropped (tests/fuzz/fuzz_image.c), from small files of every kind.
+FUZZ_IMAGE_SOURCES := runtime/run/image_folder.c runtime/run/resize.c runtime/run/rng.c runtime/shared/printable.c
+$(BUILD)/fuzz/fuzz-image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SOURCES) runtime/run/image_folder.h runtime/run/resize.h
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)clang $(FUZZ_CFLAGS) -Iruntime/run -o $@ $< $(FUZZ_IMAGE_SOURCES) -lturbojpeg -lstb -lm
 
 FUZZ_SEEDS_spec := specs/*.yaml specs/paper/*.yaml tests/specs/*.yaml tests/specs/grad/*.yaml tests/golden/*.yaml
 FUZZ_SEEDS_study := specs/studies/*.yaml tests/studies/*.yaml
@@ -654,6 +663,7 @@ fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%) $(BUILD)/fuzz/tensor-check $(BUILD)
 	done
 	@cp $(FUZZ_SEEDS_spec) $(BUILD)/fuzz/spec/seeds/
 	@cp $(FUZZ_SEEDS_study) $(BUILD)/fuzz/study/seeds/
+	@/usr/bin/python3 tests/fuzz/image_seeds.py $(BUILD)/fuzz/image/seeds
 	@seconds=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS) weights) )); \
 	for t in $(FUZZ_TARGETS); do \
 	  echo "fuzzing the $$t reader for $$seconds s (log: $(BUILD)/fuzz/$$t/log)"; \

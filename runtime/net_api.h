@@ -71,6 +71,7 @@ struct net_defaults {
 	int lr_step_fractions; /* whether they are fractions */
 	double lr_gamma, momentum, weight_decay;
 	int augment_pad, augment_flip;
+	int augment_aspect; /* folders of images: RandomResizedCrop's crops rather than the scale augmentation */
 	long seed;
 	long eval_every;
 	int bn_sync; /* under mpirun: BN's statistics over the whole batch */

@@ -164,6 +164,11 @@ static void test_folder_trains_evaluates_and_resumes_bitwise(void **unused)
 		 checkpoint, b);
 	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
 	assert_true(same_file(a, b));
+	/* Table 5's last row: the aspect-ratio augmentation, set at run time */
+	snprintf(options, sizeof options, "train --data %s --iterations 4 --set augment.aspect=true", photos);
+	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "augmentation: random crops of 8% to 100% of the area and aspect ratio 3/4 to 4/3, scaled to the "
+		       "input, random horizontal flip");
 	snprintf(options, sizeof options, "evaluate --data %s --load-weights %s", photos, a);
 	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "of 24), top-5 error ");

@@ -284,6 +284,9 @@ static void test_spec_imagenet_networks(void **unused)
 	expect_error("name: t\ndata:\n  set: imagenet\n" VALID_NET "train:\n  augment: {pad: 4}\n",
 		     "9:18: 'pad' is for the sets held in memory; imagenet's images are scaled to a shorter side drawn "
 		     "from [256, 480] and cropped (docs/imagenet.md), so leave it out");
+	expect_error(VALID_HEAD VALID_NET "train:\n  augment: {aspect: true}\n",
+		     "9:21: 'aspect' is for folders of images (imagenet, folder), whose images come in any shape; "
+		     "cifar10's are padded and cropped ('pad')");
 	write_spec("name: t\ndata:\n  set: folder\n  dir: photos\n  classes: 5\n  crop: 64\n" VALID_NET);
 	assert_int_equal(spec_load(&spec, scratch, &d), 0);
 	assert_int_equal(spec.data.classes, 5);

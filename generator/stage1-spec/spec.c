@@ -491,6 +491,7 @@ void spec_recipe(const struct spec *spec, struct net_defaults *recipe)
 		.weight_decay = spec->train.weight_decay,
 		.augment_pad = spec->train.augment_pad,
 		.augment_flip = spec->train.augment_flip,
+		.augment_aspect = spec->train.augment_aspect,
 		.seed = spec->train.seed,
 		.eval_every = spec->train.eval_every,
 		.bn_sync = spec->train.bn_sync,
@@ -552,12 +553,20 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	static const struct ynode no_augment = {.kind = YNODE_MAP};
 	if (!augment)
 		augment = &no_augment;
-	static const char *const augment_keys[] = {"pad", "flip"};
+	static const char *const augment_keys[] = {"pad", "flip", "aspect"};
 	if (expect_map(c, augment, "augment") != 0 ||
 	    check_keys(c, augment, "'augment'", augment_keys, COUNT(augment_keys)) != 0 ||
 	    recipe_int(c, augment, "augment.pad", &spec->train.augment_pad) != 0 ||
 	    get_bool(c, augment, "flip", recipe_key("augment.flip")->fallback != 0, &spec->train.augment_flip) != 0)
 		return -1;
+	if (get_bool(c, augment, "aspect", false, &spec->train.augment_aspect) != 0)
+		return -1;
+	const struct ynode *aspect = ynode_get(augment, "aspect");
+	if (aspect && !data_sets[spec->data.set].images_of_any_size)
+		return error_at(c, aspect,
+				"'aspect' is for folders of images (imagenet, folder), whose images come in any "
+				"shape; %s's are padded and cropped ('pad')",
+				set_names[spec->data.set]);
 	const struct ynode *pad = ynode_get(augment, "pad");
 	if (pad && data_sets[spec->data.set].images_of_any_size)
 		return error_at(c, pad,
@@ -680,7 +689,7 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 	fprintf(out, "]\n");
 	if (spec->train.lr_schedule != LR_SCHEDULE_STEP) /* the step schedule's text as it always was */
 		fprintf(out, "%slr: schedule %s\n", p, lr_schedule_names[spec->train.lr_schedule]);
-	fprintf(out, "%saugment: pad %d, flip %s; eval_every %ld; bn_sync %s\n", p, spec->train.augment_pad,
-		spec->train.augment_flip ? "true" : "false", spec->train.eval_every,
-		spec->train.bn_sync ? "true" : "false");
+	fprintf(out, "%saugment: pad %d, flip %s%s; eval_every %ld; bn_sync %s\n", p, spec->train.augment_pad,
+		spec->train.augment_flip ? "true" : "false", spec->train.augment_aspect ? ", aspect true" : "",
+		spec->train.eval_every, spec->train.bn_sync ? "true" : "false");
 }

@@ -111,6 +111,7 @@ struct spec {
 		double weight_decay;
 		int augment_pad;
 		bool augment_flip;
+		bool augment_aspect; /* folders of images: RandomResizedCrop's crops */
 		long seed;
 		long eval_every;
 		/* under mpirun: BN's statistics over the whole batch (true) or

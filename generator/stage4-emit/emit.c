@@ -410,6 +410,7 @@ static void defaults_vars(const struct emitter *e, struct template_vars *v)
 	template_set(v, "WEIGHT_DECAY", "%s", real_text(number, s->train.weight_decay));
 	template_set(v, "AUGMENT_PAD", "%d", s->train.augment_pad);
 	template_set(v, "AUGMENT_FLIP", "%d", s->train.augment_flip ? 1 : 0);
+	template_set(v, "AUGMENT_ASPECT", "%d", s->train.augment_aspect ? 1 : 0);
 	template_set(v, "SEED", "%ld", s->train.seed);
 	template_set(v, "EVAL_EVERY", "%ld", s->train.eval_every);
 	template_set(v, "BN_SYNC", "%d", s->train.bn_sync ? 1 : 0);

@@ -376,7 +376,7 @@ static int open_run(struct training *t)
 	t->augment = (struct augment){.pad = o->recipe.augment_pad, .flip = o->recipe.augment_flip};
 	if (s->train.folder) /* the paper's scale augmentation, each image keyed */
 		t->augment = (struct augment){.flip = o->recipe.augment_flip, .keyed = true, .shorter_min = 256,
-					      .shorter_max = 480};
+					      .shorter_max = 480, .aspect = o->recipe.augment_aspect};
 	t->at.log_bytes = -1;
 	rng_seed(&t->at.rng, (uint64_t)o->seed, 0xba7c);
 	t->order = malloc((size_t)s->train.count * sizeof *t->order);

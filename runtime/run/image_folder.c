@@ -20,7 +20,10 @@
 #include "resize.h"
 #include "rng.h"
 
+/* ILSVRC 2012's largest images are below 40 million pixels; a header
+ * that claims more than 2^27 is taken for damage, not decoded. */
 enum { CLASS_MAX = 65535, SIDE_MAX = 32768 };
+#define PIXELS_MAX (1L << 27)
 /* The largest image file read whole: ILSVRC 2012's largest is 15 MB. */
 #define FILE_MAX (256L << 20)
 
@@ -235,8 +238,10 @@ static int probe(const unsigned char *data, long bytes, enum image_kind *kind, i
 			 bytes > 1 ? data[1] : 0);
 		return -1;
 	}
-	if (*width < 1 || *height < 1 || *width > SIDE_MAX || *height > SIDE_MAX) {
-		snprintf(error, size, "an image of %d x %d pixels; 1 to %d a side are read", *width, *height, SIDE_MAX);
+	if (*width < 1 || *height < 1 || *width > SIDE_MAX || *height > SIDE_MAX ||
+	    (long)*width * *height > PIXELS_MAX) {
+		snprintf(error, size, "an image of %d x %d pixels; this reader decodes 1 to %d a side, %ld in all",
+			 *width, *height, SIDE_MAX, PIXELS_MAX);
 		return -1;
 	}
 	return 0;
@@ -560,18 +565,12 @@ void image_folder_draw(int width, int height, int crop, const struct folder_augm
 	out->flip = augment && augment->flip && rng_below(&rng, 2);
 }
 
-int image_folder_fill(const struct image_folder *f, long index, const struct folder_augment *augment, uint64_t key,
-		      const double *mean, const double *std, real *out, char *error, size_t size)
+int image_bytes_fill(const unsigned char *data, long bytes, int crop, const struct folder_augment *augment,
+		     uint64_t key, const double *mean, const double *std, real *out, char *reason, size_t size)
 {
-	const struct image_file *file = &f->files[index];
-	int crop = f->crop;
-	char path[8192], reason[256] = "";
-	snprintf(path, sizeof path, "%s/%s", f->root, file->path);
-	long bytes = 0;
-	unsigned char *data = read_whole(path, &bytes, reason, sizeof reason);
 	enum image_kind kind;
 	int width = 0, height = 0;
-	int status = data ? probe(data, bytes, &kind, &width, &height, reason, sizeof reason) : -1;
+	int status = probe(data, bytes, &kind, &width, &height, reason, size);
 	unsigned char *pixels = NULL, *resized = NULL;
 	size_t origin = 0, stride = 0;
 	struct folder_crop c = {0};
@@ -589,7 +588,7 @@ int image_folder_fill(const struct image_folder *f, long index, const struct fol
 			}
 		}
 		int dw, dh;
-		pixels = decode(data, bytes, need_w, need_h, &dw, &dh, reason, sizeof reason);
+		pixels = decode(data, bytes, need_w, need_h, &dw, &dh, reason, size);
 		status = pixels ? 0 : -1;
 		if (status == 0) {
 			/* as torchvision: the whole image resized, then cropped
@@ -608,7 +607,7 @@ int image_folder_fill(const struct image_folder *f, long index, const struct fol
 			resized = malloc((size_t)3 * out_w * out_h);
 			if (!resized || resize_rgb(pixels + ((size_t)part_y * dw + part_x) * 3, part_w, part_h, (size_t)dw * 3,
 						   resized, out_w, out_h) != 0) {
-				snprintf(reason, sizeof reason, resized ? "cannot resize it" : "out of memory");
+				snprintf(reason, size, resized ? "cannot resize it" : "out of memory");
 				status = -1;
 			}
 			/* where the crop starts in resized, and its row stride */
@@ -626,12 +625,6 @@ int image_folder_fill(const struct image_folder *f, long index, const struct fol
 				out[ch * plane + (size_t)y * crop + x] = (real)(float)value;
 			}
 	}
-	if (status != 0) {
-		char shown[1024];
-		printable_text(shown, sizeof shown, path);
-		snprintf(error, size, "%s: %s", shown, reason);
-	}
-	free(data);
 	if (pixels) {
 		if (kind == KIND_PNG)
 			stbi_image_free(pixels);
@@ -639,5 +632,25 @@ int image_folder_fill(const struct image_folder *f, long index, const struct fol
 			free(pixels);
 	}
 	free(resized);
+	return status;
+}
+
+int image_folder_fill(const struct image_folder *f, long index, const struct folder_augment *augment, uint64_t key,
+		      const double *mean, const double *std, real *out, char *error, size_t size)
+{
+	char path[8192], reason[256] = "";
+	snprintf(path, sizeof path, "%s/%s", f->root, f->files[index].path);
+	long bytes = 0;
+	unsigned char *data = read_whole(path, &bytes, reason, sizeof reason);
+	int status = data ? image_bytes_fill(data, bytes, f->crop, augment, key, mean, std, out, reason, sizeof reason)
+			  : -1;
+	if (!data) /* the mean colour, as for an image that cannot be decoded */
+		memset(out, 0, (size_t)3 * f->crop * f->crop * sizeof *out);
+	if (status != 0) {
+		char shown[1024];
+		printable_text(shown, sizeof shown, path);
+		snprintf(error, size, "%s: %s", shown, reason);
+	}
+	free(data);
 	return status;
 }

@@ -63,6 +63,11 @@ uint64_t image_folder_identity(const struct image_folder *folder, uint64_t hash)
 int image_folder_fill(const struct image_folder *folder, long index, const struct folder_augment *augment,
 		      uint64_t key, const double *mean, const double *std, real *out, char *error, size_t size);
 
+/* The same for the bytes of one image file, cropped to crop x crop; why
+ * it failed in reason. For image_folder_fill and the fuzzer. */
+int image_bytes_fill(const unsigned char *data, long bytes, int crop, const struct folder_augment *augment,
+		     uint64_t key, const double *mean, const double *std, real *out, char *reason, size_t size);
+
 /* The crop a key draws for an image of width x height (augment NULL:
  * evaluation's): with the scale augmentation and in evaluation, the size
  * the whole image is resized to and the crop x crop square (x, y) of that;

@@ -28,6 +28,8 @@ const struct recipe_key recipe_keys[RECIPE_KEY_COUNT] = {
 	{"weight_decay", RECIPE_REAL, 0, 1, false, 0.0001, NULL, AT(weight_decay), 0, NULL},
 	{"augment.pad", RECIPE_INTEGER, 0, 16, false, 4, NULL, AT(augment_pad), sizeof(int), NULL},
 	{"augment.flip", RECIPE_BOOLEAN, 0, 0, false, true, NULL, AT(augment_flip), 0, NULL},
+	{"augment.aspect", RECIPE_BOOLEAN, 0, 0, false, false, "folders of images: true or false", AT(augment_aspect), 0,
+	 NULL},
 	{"iterations", RECIPE_OPTION, 1, RECIPE_ITERATIONS_MAX, false, 64000, NULL, AT(iterations), sizeof(long),
 	 "--iterations"},
 	{"batch", RECIPE_OPTION, 1, RECIPE_BATCH_MAX, false, 128, NULL, AT(batch), sizeof(int), "--batch"},
@@ -314,7 +316,10 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations)
 	}
 	fprintf(out, "; momentum %g, weight decay %g; augmentation: ", r->momentum, r->weight_decay);
 	bool folder = r->data_set && (strcmp(r->data_set, "imagenet") == 0 || strcmp(r->data_set, "folder") == 0);
-	if (folder) /* image_folder.h */
+	if (folder && r->augment_aspect) /* image_folder.h */
+		fprintf(out, "random crops of 8%% to 100%% of the area and aspect ratio 3/4 to 4/3, scaled to the input%s",
+			r->augment_flip ? ", random horizontal flip" : "");
+	else if (folder)
 		fprintf(out, "shorter side scaled to [256, 480] (for a 224 crop), random crop%s",
 			r->augment_flip ? ", random horizontal flip" : "");
 	else if (r->augment_pad > 0)
@@ -415,7 +420,7 @@ void recipe_pack(const struct net_defaults *r, double *v)
 {
 	double packed[12] = {r->lr_base,	r->lr_schedule, r->warmup_lr,	      (double)r->warmup_iterations,
 			     r->lr_step_count, r->lr_step_fractions, r->lr_gamma, r->momentum,
-			     r->weight_decay,	r->augment_pad, r->augment_flip, 0};
+			     r->weight_decay,	r->augment_pad, r->augment_flip, r->augment_aspect};
 	memcpy(v, packed, sizeof packed);
 	for (int i = 0; i < 16; i++)
 		v[12 + i] = i < r->lr_step_count ? r->lr_steps[i] : 0;
@@ -427,7 +432,8 @@ int recipe_unpack(struct net_defaults *r, const double *v)
 {
 	bool ok = v[0] > 0 && v[0] <= 10 && whole_in(v[1], 0, LR_SCHEDULE_COUNT - 1) && v[2] > 0 && v[2] <= 10 &&
 		  whole_in(v[3], 0, 1e9) && whole_in(v[4], 0, 16) && whole_in(v[5], 0, 1) && v[6] > 0 && v[6] <= 1 &&
-		  v[7] >= 0 && v[7] <= 0.999 && v[8] >= 0 && v[8] <= 1 && whole_in(v[9], 0, 16) && whole_in(v[10], 0, 1);
+		  v[7] >= 0 && v[7] <= 0.999 && v[8] >= 0 && v[8] <= 1 && whole_in(v[9], 0, 16) && whole_in(v[10], 0, 1) &&
+		  whole_in(v[11], 0, 1); /* 0 in checkpoints from before augment.aspect */
 	/* steps as the spec takes them: fractions in (0, 1), or whole
 	 * iterations from 1; increasing */
 	for (int i = 0; ok && i < (int)v[4]; i++)
@@ -446,6 +452,7 @@ int recipe_unpack(struct net_defaults *r, const double *v)
 	r->weight_decay = v[8];
 	r->augment_pad = (int)v[9];
 	r->augment_flip = (int)v[10];
+	r->augment_aspect = (int)v[11];
 	for (int i = 0; i < 16; i++)
 		r->lr_steps[i] = i < r->lr_step_count ? v[12 + i] : 0;
 	return 0;

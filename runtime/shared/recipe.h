@@ -31,7 +31,7 @@ struct recipe_key {
 	const char *option; /* OPTION: the binary's option it stands for (a run
 			     * reads it there, not from the recipe) */
 };
-enum { RECIPE_KEY_COUNT = 15 };
+enum { RECIPE_KEY_COUNT = 16 };
 extern const struct recipe_key recipe_keys[RECIPE_KEY_COUNT];
 /* The key called name; NULL: none. */
 const struct recipe_key *recipe_key(const char *name);

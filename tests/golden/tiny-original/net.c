@@ -250,6 +250,7 @@ const struct net_info net_info = {
 		.weight_decay = 0.0001,
 		.augment_pad = 4,
 		.augment_flip = 1,
+		.augment_aspect = 0,
 		.seed = 1,
 		.eval_every = 2000,
 		.bn_sync = 0,
