@@ -16,7 +16,10 @@ run's --train-limit, which evaluate then refuses as changing nothing). The expor
 dict gives the loaded module's logits, the .pt and the ONNX metadata hold
 the normalisation (the statistics PyTorch computes over the run's
 training images, to 1e-12: the sums' order differs) and the class names, and the ONNX files (float64, and
-float32 with --float32) pass onnx's checker with inputs of their type.
+float32 with --float32) pass onnx's checker with inputs of their type. The
+TorchScript export, loaded by a Python started outside the repository,
+gives the first 100 test images' probabilities of `evaluate --predictions`
+from their raw pixels, to 1e-6, with the class names.
 
     evaluate.py WORK_DIR SPEC F64_BINARY
 
@@ -35,7 +38,19 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "pytorch"))
 import resgen_torch  # noqa: E402
 
-TRAIN_LIMIT, TEST_LIMIT = 2000, 1500
+TRAIN_LIMIT, TEST_LIMIT, SCRIPTED = 2000, 1500, 100
+# What a user of the TorchScript export runs: torch alone, outside the
+# repository (argv: the module, raw images as .npy, where the
+# probabilities go; the class names beside them as .json).
+OUTSIDE = """
+import json, sys, numpy, torch
+files = {"class_names.json": ""}
+model = torch.jit.load(sys.argv[1], _extra_files=files)
+with torch.no_grad():
+    probabilities = model(torch.from_numpy(numpy.load(sys.argv[2]))).softmax(1)
+numpy.save(sys.argv[3], probabilities.numpy())
+json.dump(json.loads(files["class_names.json"]), open(sys.argv[3] + ".json", "w"))
+"""
 FASHION_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
                    "Ankle boot"]
 
@@ -44,7 +59,7 @@ def main():
     if len(sys.argv) != 4:
         print("usage: evaluate.py WORK_DIR SPEC F64_BINARY", file=sys.stderr)
         return 2
-    work = tempfile.mkdtemp(prefix="evaluate-", dir=sys.argv[1])
+    work = os.path.abspath(tempfile.mkdtemp(prefix="evaluate-", dir=sys.argv[1]))
     spec_path, binary = sys.argv[2], sys.argv[3]
     weights = os.path.join(work, "trained.weights")
     checkpoint = os.path.join(work, "trained.ckpt")
@@ -156,11 +171,30 @@ def main():
     if not worst <= 1e-9:
         failures.append(f"the predictions' probabilities differ from PyTorch's softmax by up to {worst:.3g}")
 
+    # The TorchScript export in a Python started outside the repository,
+    # with no path to it: raw test images in, the binary's predictions out.
+    scripted, raw, loaded = (os.path.join(work, name) for name in ("trained.ts", "raw.npy", "scripted.npy"))
+    subprocess.run(["/usr/bin/python3", resgen_torch.__file__, "export", spec_path, weights,
+                    os.path.join(work, "third.pt"), "--torchscript", scripted], check=True, stdout=subprocess.DEVNULL)
+    np.save(raw, test_images[:SCRIPTED])
+    outside = tempfile.mkdtemp(prefix="outside-")
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run(["/usr/bin/python3", "-c", OUTSIDE, scripted, raw, loaded], check=True, cwd=outside,
+                   env=environment)
+    os.rmdir(outside)
+    with open(loaded + ".json") as file:
+        expect("the TorchScript file's class names", json.load(file), FASHION_CLASSES)
+    scripted_worst = float(np.abs(np.load(loaded) - rows[:SCRIPTED, 3:]).max())
+    if not scripted_worst <= 1e-6:
+        failures.append(f"the TorchScript module's probabilities differ from evaluate --predictions by up to "
+                        f"{scripted_worst:.3g}")
+
 
     for line in failures:
         print("FAIL " + line)
     print(f"evaluate and export against PyTorch: {images} test images, {errors} errors, top-5 {top5}, "
-          f"loss {loss} (PyTorch {torch_loss:.10g}); predictions within {worst:.3g} of PyTorch's softmax")
+          f"loss {loss} (PyTorch {torch_loss:.10g}); predictions within {worst:.3g} of PyTorch's softmax; "
+          f"the TorchScript export's within {scripted_worst:.3g} on {SCRIPTED} images, outside the repository")
     print(f"evaluate: {0 if failures else 1} passed, {1 if failures else 0} failed")
     return 1 if failures else 0
 

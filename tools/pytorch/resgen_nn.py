@@ -35,6 +35,24 @@ def parameter_free(op, x, graph, gate_bias=None):
     return None
 
 
+class Standalone(nn.Module):
+    """A network with its input normalisation inside, for a TorchScript
+    export: forward takes raw images (N x C x H x W pixels, 0 to 255, of
+    any type) and returns the logits, normalising as the binaries do
+    (pixel / 255 less the mean, over the deviation, rounded to float32)."""
+
+    def __init__(self, net, mean, std):
+        super().__init__()
+        self.net = net
+        std = torch.tensor(std, dtype=torch.float64).view(1, -1, 1, 1)
+        self.register_buffer("scale", 1.0 / (255.0 * std))
+        self.register_buffer("shift", -torch.tensor(mean, dtype=torch.float64).view(1, -1, 1, 1) / std)
+
+    def forward(self, images):
+        x = images.to(torch.float64) * self.scale + self.shift
+        return self.net(x.to(torch.float32).to(torch.float64))
+
+
 class GateBias(nn.Module):
     """The bias of a gated shortcut's gate, one per channel."""
 

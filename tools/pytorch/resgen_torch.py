@@ -10,6 +10,11 @@ load a binary's weights file into it, and export it or measure it.
         "class_names"); with --onnx, the network in evaluation also as ONNX
         (checked with the onnx package), the same in its metadata, in float64
         or with --float32 in float32
+    resgen_torch.py export SPEC WEIGHTS OUT.pt --torchscript MODEL.ts
+        also the network as TorchScript, which torch.jit.load runs in any
+        Python with PyTorch (no resgen, no spec): raw images (N x C x H x W
+        pixels, 0 to 255) in, logits out, the stored normalisation applied
+        inside; class names, normalisation and spec as its extra files
     resgen_torch.py export SPEC WEIGHTS OUT.pt --torchvision
         for a network that is one of torchvision's ResNets (specs/resnet-50.yaml):
         torchvision's own state dict, which torchvision.models.resnet50()
@@ -784,6 +789,28 @@ def export(net, output, onnx_path, float32=False):
               f"{'holds the normalisation and class names' if net.meta else 'holds neither'}")
 
 
+def export_torchscript(net, spec_path, output):
+    """net, its normalisation inside, as a TorchScript module that
+    torch.jit.load runs in any Python with PyTorch: raw images in, logits
+    out; its class names, normalisation and spec in the file beside it."""
+    import torch
+    from resgen_nn import Standalone
+    module = Standalone(net, net.meta["input_mean"], net.meta["input_std"]).eval()
+    example = torch.zeros((1,) + net.spec.input, dtype=torch.uint8)
+    with torch.no_grad():
+        traced = torch.jit.trace(module, example, check_trace=False)
+    with open(spec_path, "rb") as f:
+        spec_text = f.read()
+    extra = {"class_names.json": json.dumps(net.meta.get("class_names", [str(i) for i in range(net.spec.classes)])),
+             "normalisation.json": json.dumps({key: net.meta[key] for key in ("input_mean", "input_std",
+                                                                             "input_images")}),
+             "spec.yaml": spec_text}
+    replace(output, lambda to: torch.jit.save(traced, to, _extra_files=extra))
+    print(f"wrote {shown(output)}: {net.spec.name} as TorchScript (float64), taking raw images of "
+          f"{'x'.join(map(str, net.spec.input))} pixels from 0 to 255 and normalising them inside; class names, "
+          "normalisation and spec in its extra files (class_names.json, normalisation.json, spec.yaml)")
+
+
 def export_torchvision(net, output):
     """net's weights as torchvision's state dict: torchvision.models.resnet50()
     (or whichever the network is) loads it with load_state_dict as it is."""
@@ -878,6 +905,9 @@ def main(arguments=None):
     export_command.add_argument("--onnx", metavar="FILE", help="the network in evaluation as ONNX too")
     export_command.add_argument("--float32", action="store_true",
                                 help="the ONNX model in float32 (default: float64, the weights' precision)")
+    export_command.add_argument("--torchscript", metavar="FILE",
+                                help="the network as TorchScript too, its normalisation inside: torch.jit.load(FILE) "
+                                "runs it on raw images in any Python with PyTorch")
     export_command.add_argument("--torchvision", action="store_true",
                                 help="OUT.pt is torchvision's state dict (for networks that are one of its "
                                 "ResNets: torchvision.models.resnet50().load_state_dict(torch.load(OUT.pt)))")
@@ -909,6 +939,8 @@ def main(arguments=None):
             named = [("the spec", o.spec), ("the weights", o.weights), ("OUT", o.output)]
             if o.onnx:
                 named.append(("--onnx", o.onnx))
+            if o.torchscript:
+                named.append(("--torchscript", o.torchscript))
             for i, (what, path) in enumerate(named[2:], 2):
                 for other_what, other in named[:i]:
                     if same_file(path, other):
@@ -921,7 +953,12 @@ def main(arguments=None):
                 raise Refused("--torchvision writes torchvision's state dict alone; export ONNX in another run")
             export_torchvision(net, o.output)
         elif o.command == "export":
+            if o.torchscript and not net.meta:
+                raise Refused(f"{shown(o.weights)}: --torchscript needs weights that keep their input normalisation "
+                              "(written by train, or a checkpoint; init's hold none)")
             export(net, o.output, o.onnx, o.float32)
+            if o.torchscript:
+                export_torchscript(net, o.spec, o.torchscript)
         else:
             measure(net, o)
     except Refused as error:
