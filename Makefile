@@ -29,6 +29,7 @@
 ##                         a run, or a rank of STUDY_RANKS); returns at once
 ##   make study-status S=NAME  each run's state and the study's expected finish
 ##   make study-report S=NAME  the report of the runs ended so far
+##   make study-cancel S=NAME  cancel its tasks in Slurm's queue (the runs keep their checkpoints)
 ##   make study-binaries STUDY=FILE  the study's binaries (make study builds them)
 ##
 ## Tests
@@ -233,7 +234,7 @@ $(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS,$(if $(call given,$(v)),$(if $(filte
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-binaries test test-plain test-programs test-programs-sanitize test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
+.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-cancel study-binaries reference-torchvision test test-plain test-programs test-programs-sanitize test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
 
 help:
@@ -490,7 +491,9 @@ study: $(RESGEN)
 # yet ended as a task of a job array (STUDY_THREADS cores each, all of
 # this machine's by default) and returns; make study-status lists the
 # runs; make study-report writes the report from the runs ended so far
-# (the array's last task has it written anyway). STUDY_RANKS=N splits
+# (the array's last task has it written anyway); make study-cancel
+# cancels the study's tasks in the queue, which keep their checkpoints
+# for a later submission to resume. STUDY_RANKS=N splits
 # each run over N MPI ranks of STUDY_THREADS cores each (the binaries'
 # Open MPI flavour, started by srun). tools/slurm-study, docs/cluster.md.
 STUDY_THREADS ?= $(shell nproc 2>/dev/null || echo 1)
@@ -510,6 +513,11 @@ study-status: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-status S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
 	@tools/slurm-study status $(study_arguments)
+
+study-cancel: $(RESGEN)
+	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-cancel S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }
+	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
+	@tools/slurm-study cancel $(study_arguments)
 
 study-report: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-report S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }

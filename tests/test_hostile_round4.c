@@ -40,7 +40,8 @@ static int setup(void **unused)
 		 "requeue) echo \"$*\" >> %1$s/scontrol.log ;; esac\\n' > scontrol && "
 		 "printf '#!/bin/sh\\nif [ -n \"$STUB_SQUEUE_FAILS\" ]; then echo \"$STUB_SQUEUE_FAILS\" >&2; exit 1; fi\\n"
 		 "cat \"${STUB_QUEUE:-/dev/null}\"\\n' > squeue && "
-		 "printf '#!/bin/sh\\necho \"$*\" >> %1$s/sbatch.log\\necho 77\\n' > sbatch && chmod +x scontrol squeue sbatch",
+		 "printf '#!/bin/sh\\necho \"$*\" >> %1$s/sbatch.log\\necho 77\\n' > sbatch && "
+		 "printf '#!/bin/sh\\necho \"$*\" >> %1$s/scancel.log\\n' > scancel && chmod +x scontrol squeue sbatch scancel",
 		 stub);
 	if (system(command) != 0)
 		return -1;
@@ -85,6 +86,11 @@ static int status_with_queue(const char *results, const char *queue, char *out, 
 	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", path);
 	return slurm_study(environment, "status", results, out, out_size, err, err_size);
 }
+
+/* 10. make study-cancel: the arrays and report jobs this results folder
+ * submitted, and no other, are cancelled; the runs keep their
+ * checkpoints. */
+static void test_study_cancel_cancels_this_folders_jobs(void **unused);
 
 /* A results folder that submitted job 77 (slurm/jobs), with run 1 started
  * once and stopped with a checkpoint. */
@@ -316,6 +322,37 @@ static void test_slurm_task_requeues_only_a_run_that_made_progress(void **unused
 
 /* Issue 77, item 1: every tool answers --help (exit 0, what it is for),
  * and one given too few arguments says how to call it in one line. */
+static void test_study_cancel_cancels_this_folders_jobs(void **unused)
+{
+	(void)unused;
+	char results[400], path[600], out[4096], err[4096], command[1024];
+	snprintf(results, sizeof results, "%s/cancelled", scratch);
+	results_of_job_77(results);
+	snprintf(path, sizeof path, "%s/slurm/reports", results);
+	write_text(path, "78\n");
+	snprintf(path, sizeof path, "%s/queue", scratch);
+	/* job 77's tasks, its report job 78, and another folder's job 90 */
+	write_text(path, "77 1 RUNNING node1\n77 2 PENDING (Priority)\n78 resgen-tiny-report\n90 3 PENDING none\n");
+	char environment[700];
+	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", path);
+	assert_int_equal(slurm_study(environment, "cancel", results, out, sizeof out, err, sizeof err), 0);
+	assert_string_equal(err, "");
+	snprintf(command, sizeof command,
+		 "tiny: cancelled jobs 77 78: 1 running task told to stop, writing checkpoints; 1 waiting task and the "
+		 "report job taken out of the queue\nthe runs keep their checkpoints: make study-submit "
+		 "STUDY=tests/studies/tiny.yaml RESULTS=%s resumes them\n",
+		 results);
+	assert_string_equal(out, command);
+	snprintf(command, sizeof command, "{ cat %1$s/scancel.log; rm -f %1$s/scancel.log; }", stub);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "77 78\n");
+	/* nothing left in the queue: nothing cancelled */
+	write_text(path, "");
+	assert_int_equal(slurm_study(environment, "cancel", results, out, sizeof out, err, sizeof err), 0);
+	snprintf(command, sizeof command, "tiny: nothing of %s is in Slurm's queue; nothing to cancel\n", results);
+	assert_string_equal(out, command);
+}
+
 static void test_every_tool_answers_help(void **unused)
 {
 	(void)unused;
@@ -642,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
 		cmocka_unit_test(test_every_tool_answers_help),
+		cmocka_unit_test(test_study_cancel_cancels_this_folders_jobs),
 		cmocka_unit_test(test_predictions_are_headed_by_class_names),
 		cmocka_unit_test(test_evaluate_measures_the_validation_split),
 		cmocka_unit_test(test_study_warnings_are_said_once),
