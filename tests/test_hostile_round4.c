@@ -171,7 +171,34 @@ static void test_slurm_study_ignores_a_log_row_that_cannot_be_right(void **unuse
 			 "10,0.1,2.2,0.75,,,1e300,100\n");
 	assert_int_equal(status_with_queue(results, "77 1 RUNNING node1\n", out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "\n1     original                 1      running    on node1\n");
-	expect_in(out, "1 run(s) in Slurm's queue; expected finish: not known until every variant has logged a row\n");
+	expect_in(out, "1 run(s) in Slurm's queue; expected finish: not known until a run has logged a row\n");
+}
+
+/* 77.4. The expected finish from the start: a variant none of whose runs
+ * has logged takes the rate of one that has, carried over by their FLOPs
+ * (resgen summary); a requeued run waiting says from which iteration it
+ * resumes. */
+static void test_slurm_study_expects_a_finish_from_the_start(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400], path[1024];
+	snprintf(results, sizeof results, "%s/early", scratch);
+	results_of_job_77(results);
+	snprintf(path, sizeof path, "%s/original-seed1.csv", results);
+	write_text(path, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
+			 "20,0.1,2.2,0.75,,,10,32\n");
+	snprintf(path, sizeof path, "%s/original-seed1.log", results);
+	write_text(path, "tiny: stopped by SIGTERM after iteration 20; resume with --resume x\n");
+	assert_int_equal(status_with_queue(results, "77 1 PENDING none\n77 3 PENDING none\n", out, sizeof out, err,
+					   sizeof err),
+			 0);
+	expect_in(out, "\n1     original                 1      requeued   1 time(s), to resume from its checkpoint at "
+		       "iteration 20\n");
+	expect_in(out, "\n3     full-preact              1      pending    in Slurm's queue\n");
+	expect_in(out, "2 run(s) in Slurm's queue; expected finish: about ");
+	expect_in(out, ", with 1 run(s) at once as now, from the runs' own rates, and for 1 variant(s) not yet logged "
+		       "from their FLOPs (resgen summary) at the rate of one that has\n");
 }
 
 /* 8. A time limit that leaves no time after the stop's margin, and a
@@ -675,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_study_sees_a_requeue_under_way),
 		cmocka_unit_test(test_slurm_study_refuses_a_time_limit_inside_the_margin),
 		cmocka_unit_test(test_slurm_study_ignores_a_log_row_that_cannot_be_right),
+		cmocka_unit_test(test_slurm_study_expects_a_finish_from_the_start),
 		cmocka_unit_test(test_make_checks_the_study_numbers),
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
