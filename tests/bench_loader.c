@@ -38,7 +38,7 @@ static int class_count(const char *dir)
 /* images decoded and augmented by threads, a second */
 static double rate(const struct image_folder *folder, int crop, long images, int threads, real *out)
 {
-	static const double mean[3] = {0.485, 0.456, 0.406}, std[3] = {0.229, 0.224, 0.225};
+	const double *mean = image_folder_mean, *std = image_folder_std;
 	struct folder_augment augment = {256, 480, false, true};
 	long count = image_folder_count(folder), failures = 0;
 	double start = now();

@@ -191,13 +191,17 @@ static void test_cluster_requeues_lose_nothing(void **unused)
 	snprintf(command, sizeof command, "scontrol requeue $(squeue -h -n resgen-long -o %%i | grep _)");
 	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
 	snprintf(arguments, sizeof arguments, "study-status STUDY=%s RESULTS=%s/long-cluster", study, scratch);
-	for (int i = 0; i < 100; i++) { /* the run stops, and waits to start again */
+	/* the run stops at 20 (its log says so once it has ended), and waits
+	 * to start again from there */
+	const char *requeued = "\n1     full-preact              1      requeued   1 time(s), to resume from its "
+			       "checkpoint at iteration 20\n";
+	for (int i = 0; i < 100; i++) {
 		assert_int_equal(make("", arguments, out, sizeof out, NULL, 0), 0);
-		if (strstr(out, "requeued   1 time(s)"))
+		if (strstr(out, requeued))
 			break;
 		nanosleep(&(struct timespec){0, 100000000}, NULL);
 	}
-	expect_in(out, "\n1     full-preact              1      requeued   1 time(s), to resume from its checkpoint\n");
+	expect_in(out, requeued);
 	wait_for_file(pause[1]); /* then the time limit's signal stops it at 40 */
 	snprintf(command, sizeof command, "scancel --batch --signal=USR1 $(squeue -h -n resgen-long -o %%i | grep _)");
 	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);

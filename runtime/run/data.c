@@ -525,16 +525,11 @@ int data_synthetic(int channels, int height, int width, int classes, long train_
 
 /* ---- batches ------------------------------------------------------------ */
 
-/* ImageNet's per-channel statistics of pixels in 0..1 units, as the
- * paper's code and torchvision normalise by: a folder's images are not
- * all read to measure their own. */
-static const double imagenet_mean[3] = {0.485, 0.456, 0.406}, imagenet_std[3] = {0.229, 0.224, 0.225};
-
 void dataset_channel_stats(const struct dataset *d, double *mean, double *std)
 {
 	if (d->folder) {
-		memcpy(mean, imagenet_mean, sizeof imagenet_mean);
-		memcpy(std, imagenet_std, sizeof imagenet_std);
+		memcpy(mean, image_folder_mean, sizeof image_folder_mean);
+		memcpy(std, image_folder_std, sizeof image_folder_std);
 		return;
 	}
 	long plane = (long)d->height * d->width;

@@ -43,6 +43,8 @@ struct image_folder {
 	char first_skipped[512];
 };
 
+const double image_folder_mean[3] = {0.485, 0.456, 0.406}, image_folder_std[3] = {0.229, 0.224, 0.225};
+
 long image_folder_count(const struct image_folder *f) { return f->count; }
 int image_folder_label(const struct image_folder *f, long index) { return f->files[index].label; }
 const char *image_folder_class(const struct image_folder *f, int label) { return f->class_names[label]; }

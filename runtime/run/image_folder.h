@@ -31,6 +31,12 @@
 
 struct image_folder;
 
+/* ImageNet's per-channel mean and standard deviation of pixels in 0..1
+ * units, by which the paper's code and torchvision normalise its images,
+ * and resgen a folder's (its images are not all read to measure their
+ * own). */
+extern const double image_folder_mean[3], image_folder_std[3];
+
 /* How a training image is cropped: the scale augmentation's range of the
  * shorter side (for a 224 crop; scaled with the crop), or the aspect
  * augmentation; and the flip. */

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum { CROP = 32 };
 	static real out[3 * CROP * CROP];
-	static const double mean[3] = {0.485, 0.456, 0.406}, std[3] = {0.229, 0.224, 0.225};
+	const double *mean = image_folder_mean, *std = image_folder_std;
 	struct folder_augment scale = {256, 480, false, true}, aspect = {256, 480, true, true};
 	const struct folder_augment *ways[] = {NULL, &scale, &aspect};
 	for (int i = 0; i < 3; i++) {
