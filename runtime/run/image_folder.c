@@ -260,7 +260,7 @@ static unsigned char *decode(const unsigned char *data, long bytes, int need_wid
 	if (probe(data, bytes, &kind, width, height, error, size) != 0)
 		return NULL;
 	if (kind == KIND_PNG) {
-		int w, h, channels;
+		int w = 0, h = 0, channels;
 		unsigned char *pixels = stbi_load_from_memory(data, (int)bytes, &w, &h, &channels, 3);
 		if (!pixels)
 			snprintf(error, size, "a PNG that cannot be decoded (%s)", stbi_failure_reason());
