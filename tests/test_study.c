@@ -470,6 +470,44 @@ static void test_study_plan_gives_a_reused_binary_the_study_recipe(void **unused
 			 lines, sizeof lines / sizeof lines[0]));
 }
 
+/* 77.3. Variants that differ in recipe alone: the report's table says how,
+ * in a column of its own, against the first variant's recipe. */
+static void test_study_report_names_each_variants_recipe(void **unused)
+{
+	(void)unused;
+	const char *results = "build/tests/scratch-recipes";
+	mkdir(results, 0777);
+	write_text(scratch, "name: recipes\nbase: demo\nseeds: [1]\nvariants:\n  - {name: paper}\n"
+			    "  - {name: cosine, set: {train: {lr: {schedule: cosine}}}}\n");
+	static const char log[] = "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
+				  "500,0.001,1.5,0.5,1.6,0.2,20.0,100\n";
+	const char *names[] = {"paper-seed1", "cosine-seed1"};
+	for (int i = 0; i < 2; i++) {
+		char path[256];
+		snprintf(path, sizeof path, "%s/%s.csv", results, names[i]);
+		write_text(path, log);
+		snprintf(path, sizeof path, "%s/%s.done", results, names[i]);
+		write_text(path, "");
+	}
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	assert_int_equal(study_load(study, scratch, "specs", &d), 0);
+	if (study_report(study, results, &d) != 0)
+		fail_msg("%s", d.text);
+	study_free(study);
+	free(study);
+	char path[256];
+	snprintf(path, sizeof path, "%s/report.md", results);
+	const char *report = read_text(path);
+	assert_non_null(strstr(report, "| variant | network | recipe, where it differs from the first variant's | median |"));
+	assert_non_null(strstr(report, "| paper | basic full-preact, depth 20, identity shortcut | the first | 20.00 |"));
+	assert_non_null(strstr(report, "| cosine | basic full-preact, depth 20, identity shortcut | lr.schedule=cosine | "
+				       "20.00 |"));
+	/* tiny's variants share a recipe: test_study_report_summarises_the_seeds
+	 * finds its rows without the column */
+}
+
 /* Student's t against its tables, and the tests against p-values found by
  * integrating the t density numerically (numpy, 4 million points). */
 static void test_statistics_match_known_values(void **unused)
@@ -504,6 +542,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_study_every_shipped_study_is_valid),
 		cmocka_unit_test(test_statistics_match_known_values),
+		cmocka_unit_test(test_study_report_names_each_variants_recipe),
 		cmocka_unit_test(test_study_plan_shares_binaries_across_recipes),
 		cmocka_unit_test(test_study_plan_gives_a_reused_binary_the_study_recipe),
 		cmocka_unit_test(test_study_overrides_land_in_order),

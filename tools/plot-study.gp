@@ -4,7 +4,7 @@
 #            error of every evaluation against iterations, as the paper's
 #            Figs. 1 and 6: the mean over the seeds as a line, their range
 #            shaded; the loss on a log scale where it spans a decade or
-#            more; the learning rate below
+#            more; each variant's learning rate below, in its colour
 #   errors   final test error per variant: each seed a point, the median
 #            with the seeds' range
 #   gradflow log10 ||dL/dx_l|| / ||dL/dx_L|| against the unit l, at
@@ -77,8 +77,12 @@ do for [kind in 'pngcairo svg'] {
 		set rmargin at screen left + 0.41
 		set tmargin at screen 0.25
 		set bmargin at screen 0.08
-		plot train(1) using 1:2 with fsteps linewidth 1.5 linecolor rgb '#404040' notitle, \
-			'' using (0):2:1:(0) every ::0::0 with vectors nohead linewidth 1.5 linecolor rgb '#404040' notitle
+		# each variant's own rate in its colour, the first the widest, so
+		# that variants of one schedule show as nested stripes and a
+		# variant of another schedule as a line of its own
+		plot for [i=1:n] train(i) using 1:2 with fsteps linewidth 1 + 2 * (n - i) linecolor i notitle, \
+			for [i=1:n] train(i) using (0):2:1:(0) every ::0::0 with vectors nohead \
+			linewidth 1 + 2 * (n - i) linecolor i notitle
 	}
 	unset multiplot
 	unset output

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "file_replace.h"
+#include "net_api.h"
 #include "printable.h"
+#include "recipe.h"
 #include "statistics.h"
 #include "strbuf.h"
 #include "texts.h"
@@ -338,6 +340,29 @@ static void write_network(struct strbuf *md, const struct spec *spec)
 		strbuf_printf(md, " (b_g %g)", spec->net.gate_bias);
 	else if (spec->net.shortcut == SHORTCUT_DROPOUT)
 		strbuf_printf(md, " (%g)", spec->net.dropout_rate);
+}
+
+/* The keys of variant v's recipe that differ from the first variant's, as
+ * --set takes them ("lr.schedule=cosine"), into out; "" where none does. */
+static void recipe_difference(const struct study *study, int v, char *out, size_t size)
+{
+	struct net_defaults base, own;
+	spec_recipe(&study->variants[0].spec, &base);
+	spec_recipe(&study->variants[v].spec, &own);
+	recipe_set_text(out, size, &own, recipe_differing(&own, &base), true);
+}
+
+/* Whether any variant's recipe differs from the first's: the variants'
+ * table then has a column that says how. */
+static bool recipes_differ(const struct study *study)
+{
+	char text[512];
+	for (int v = 1; v < study->variant_count; v++) {
+		recipe_difference(study, v, text, sizeof text);
+		if (text[0])
+			return true;
+	}
+	return false;
 }
 
 /* plot/train-VARIANT.dat and plot/test-VARIANT.dat: a series of each seed's
@@ -696,9 +721,13 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		    "a parameter non-finite, is listed but not counted); the paper's figure is for the "
 		    "row of its table the variant comes from (CIFAR-10, its depth and budget), "
 		    "beside which only the order of the variants compares.\n\n"
-		    "| variant | network | median | mean +- std | 95% interval of the mean | seeds | paper | "
-		    "time per run |\n"
-		    "|---|---|---|---|---|---|---|---|\n");
+		    "| variant | network | ");
+	bool recipe_column = recipes_differ(study);
+	if (recipe_column)
+		strbuf_puts(md, "recipe, where it differs from the first variant's | ");
+	strbuf_printf(md, "median | mean +- std | 95%% interval of the mean | seeds | paper | time per run |\n"
+		      "|---|---|---|---|---|---|---|---|%s\n",
+		      recipe_column ? "---|" : "");
 	strbuf_puts(errors, "# index variant median minimum maximum then each finished seed's "
 		    "error (%)\n");
 	for (int v = 0; v < count; v++) {
@@ -709,6 +738,11 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 		format_minutes(time_text, sizeof time_text, s.seconds);
 		strbuf_printf(md, "| %s | ", variant->name);
 		write_network(md, &variant->spec);
+		if (recipe_column) {
+			char difference[512];
+			recipe_difference(study, v, difference, sizeof difference);
+			strbuf_printf(md, " | %s", difference[0] ? difference : v == 0 ? "the first" : "the same");
+		}
 		double finals[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS];
 		long counts[STUDY_MAX_SEEDS];
 		bool done[STUDY_MAX_SEEDS];
