@@ -643,7 +643,8 @@ static void test_study_runs_resumes_and_reports(void **unused)
 	expect_in(out, ", df 1.0, p = ");
 	expect_in(out, "## How it was made\n\n- Command: `make study STUDY=tests/studies/tiny.yaml RESULTS=");
 	expect_in(out, " cores; 2 threads a run (from each run's output");
-	expect_in(out, "- Each run's wall time, from its start to its last evaluation (s):\n\n| variant | seed 1 | seed 2 |\n");
+	expect_in(out, "- Each run's compute time, the time of its starts to its last logged row (its log's `seconds`: a "
+		       "cluster's waits between requeues are not in it) (s):\n\n| variant | seed 1 | seed 2 |\n");
 	snprintf(command, sizeof command,
 		 "(cd %s/whole && for f in curves errors gradflow; do head -c 4 $f.png | od -An -c | "
 		 "tr -d ' \\n'; grep -c '<svg' $f.svg; done; ls gradflow specs)",

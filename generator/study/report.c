@@ -31,7 +31,7 @@ struct run {
 	bool present, finished, diverged; /* diverged: its loss or a parameter became non-finite */
 	struct series train; /* value: train_loss */
 	struct series test;  /* value: test_error, a fraction; the last is the final */
-	double seconds;      /* wall time when the last row was written */
+	double seconds;      /* compute time when the last row was written: its starts' time */
 	/* from its output (VARIANT-seedS.log): what ran it, where, when */
 	int threads, cores;
 	char kernels[32], processor[128], version[64], started[32];
@@ -631,7 +631,9 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 	double most = run_seconds_max(runs, total);
 	double unit = most >= 5400 ? 3600 : most >= 90 ? 60 : 1;
 	const char *unit_name = unit == 3600 ? "h" : unit == 60 ? "min" : "s";
-	strbuf_printf(md, "- Each run's wall time, from its start to its last evaluation (%s):\n\n| variant |", unit_name);
+	strbuf_printf(md, "- Each run's compute time, the time of its starts to its last logged row (its log's "
+		      "`seconds`: a cluster's waits between requeues are not in it) (%s):\n\n| variant |",
+		      unit_name);
 	for (int i = 0; i < seeds; i++)
 		strbuf_printf(md, " seed %ld |", study->seeds[i]);
 	strbuf_puts(md, "\n|---|");
@@ -725,7 +727,7 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 	bool recipe_column = recipes_differ(study);
 	if (recipe_column)
 		strbuf_puts(md, "recipe, where it differs from the first variant's | ");
-	strbuf_printf(md, "median | mean +- std | 95%% interval of the mean | seeds | paper | time per run |\n"
+	strbuf_printf(md, "median | mean +- std | 95%% interval of the mean | seeds | paper | compute time per run |\n"
 		      "|---|---|---|---|---|---|---|---|%s\n",
 		      recipe_column ? "---|" : "");
 	strbuf_puts(errors, "# index variant median minimum maximum then each finished seed's "
