@@ -525,7 +525,11 @@ def torchvision_names(graph):
         ("its projections are not 1x1 convolutions with BN (projection: conv1x1, shortcut_bn: true)",
          s.projection == "conv1x1" and s.shortcut_bn),
         ("its widths are not [64, 128, 256, 512]", list(s.widths) == [64, 128, 256, 512]),
-        ("its input is not 3 channels", s.input[0] == 3)] if not same]
+        ("its input is not 3 channels", s.input[0] == 3),
+        ("its units per stage are none of resnet18's to resnet152's ([2, 2, 2, 2] and [3, 4, 6, 3] of basic "
+         "units, [3, 4, 6, 3], [3, 4, 23, 3] and [3, 8, 36, 3] of bottlenecks)",
+         (s.unit, s.units) in (("basic", [2, 2, 2, 2]), ("basic", [3, 4, 6, 3]), ("bottleneck", [3, 4, 6, 3]),
+                               ("bottleneck", [3, 4, 23, 3]), ("bottleneck", [3, 8, 36, 3])))] if not same]
     if differs:
         raise Refused(f"{s.name} is not one of torchvision's ResNets: {differs[0]}")
     names = {}
