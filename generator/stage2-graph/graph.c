@@ -375,8 +375,8 @@ int graph_build(struct graph *g, const struct spec *spec, struct diag *d)
 	struct shape image = {spec->data.channels, spec->data.height, spec->data.width};
 	g->input = add_tensor(&b, "input", image, -1);
 
-	/* The stem: the ImageNet networks' quarters the image before the
-	 * first unit (He et al. 2015, Table 1). */
+	/* The stem; the ImageNet one (He et al. 2015, Table 1) quarters the
+	 * image's sides before the first unit. */
 	begin_group(&b, "stem", 0);
 	bool imagenet = spec->net.stem == STEM_IMAGENET;
 	int x = conv(&b, "conv", g->input, spec->net.widths[0], imagenet ? 7 : 3, imagenet ? 2 : 1);
