@@ -606,7 +606,7 @@ bench-march: $(foreach n,$(BENCH_MARCH_NAMES),$(BUILD)/bin/$(n))
 
 # The data loader's rate on a generated folder of JPEGs of ImageNet's sizes.
 $(BUILD)/bench/bench-loader: tests/bench_loader.c $(BUILD)/obj/f32/image_folder.o $(BUILD)/obj/f32/resize.o \
-		$(BUILD)/obj/f32/rng.o $(BUILD)/obj/f32/printable.o
+		$(BUILD)/obj/f32/rng.o $(BUILD)/obj/f32/printable.o $(BUILD)/obj/f32/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) -lturbojpeg -lstb -lm
@@ -651,7 +651,8 @@ $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(foreach d,$(GENERATO
 
 # The image reader: any bytes as a file of a folder of images, decoded and
 # cropped (tests/fuzz/fuzz_image.c), from small files of every kind.
-FUZZ_IMAGE_SOURCES := runtime/run/image_folder.c runtime/run/resize.c runtime/run/rng.c runtime/shared/printable.c
+FUZZ_IMAGE_SOURCES := runtime/run/image_folder.c runtime/run/resize.c runtime/run/rng.c runtime/shared/printable.c \
+	runtime/shared/file_replace.c
 $(BUILD)/fuzz/fuzz-image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SOURCES) runtime/run/image_folder.h runtime/run/resize.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

@@ -16,6 +16,7 @@
 #include <turbojpeg.h>
 
 #include "checksum.h"
+#include "file_replace.h"
 #include "printable.h"
 #include "resize.h"
 #include "rng.h"
@@ -158,47 +159,54 @@ enum image_kind { KIND_JPEG, KIND_PNG };
 
 static const unsigned char png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-/* The whole of path, at most FILE_MAX bytes, into a new buffer. */
-static unsigned char *read_whole(const char *path, long *bytes, char *error, size_t size)
+/* Up to head bytes of path's start and tail bytes of its end, in a new
+ * buffer one after the other (the whole file where it is no longer than
+ * both): a header and an end are what a check needs, and the whole file is
+ * what decoding needs (head FILE_MAX, tail 0). *length: the buffer's
+ * bytes, *partial: whether it is less than the file. NULL with why in
+ * error. */
+static unsigned char *read_ends(const char *path, long head, long tail, long *length, bool *partial, char *error,
+				size_t size)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		snprintf(error, size, "cannot open: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	char message[1024];
+	long total = 0;
+	FILE *file = file_open_regular(path, &total, message, sizeof message);
+	if (!file) { /* its line names the path, which the caller names */
+		size_t named = strlen(path);
+		snprintf(error, size, "%.180s", strncmp(message, path, named) == 0 ? message + named + 2 : message);
 		return NULL;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > FILE_MAX) {
-		snprintf(error, size, !S_ISREG(st.st_mode) ? "not a regular file"
-				      : st.st_size <= 0   ? "empty: 0 bytes"
-							  : "%ld bytes, more than an image file of this reader (%ld)",
-			 (long)st.st_size, FILE_MAX);
-		close(fd);
+	if (total <= 0 || total > FILE_MAX) {
+		if (total <= 0)
+			snprintf(error, size, "empty: 0 bytes");
+		else
+			snprintf(error, size, "%ld bytes, more than an image file of this reader (%ld)", total, FILE_MAX);
+		fclose(file);
 		return NULL;
 	}
-	unsigned char *data = malloc((size_t)st.st_size);
-	long done = 0;
-	while (data && done < st.st_size) {
-		ssize_t got = read(fd, data + done, (size_t)(st.st_size - done));
-		if (got <= 0) {
-			snprintf(error, size, "cannot read: %s", got < 0 ? strerror(errno) : "it ended early");
-			free(data);
-			data = NULL;
-		}
-		done += got > 0 ? got : 0;
+	*partial = total > head + tail;
+	*length = *partial ? head + tail : total;
+	unsigned char *data = malloc((size_t)*length);
+	bool read = data && fread(data, 1, (size_t)(*partial ? head : total), file) == (size_t)(*partial ? head : total) &&
+		    (!*partial || (fseek(file, total - tail, SEEK_SET) == 0 &&
+				   fread(data + head, 1, (size_t)tail, file) == (size_t)tail));
+	if (!data)
+		snprintf(error, size, "out of memory for %ld bytes", *length);
+	else if (!read)
+		snprintf(error, size, "cannot read: %s", ferror(file) ? strerror(errno) : "it ended early");
+	if (!read) {
+		free(data);
+		data = NULL;
 	}
-	if (!data && done == 0 && error[0] == '\0')
-		snprintf(error, size, "out of memory for %ld bytes", (long)st.st_size);
-	close(fd);
-	*bytes = st.st_size;
+	fclose(file);
 	return data;
 }
 
-/* What a file holds and how big its image is, from its bytes: its
- * signature, its header, and its end (a JPEG's end-of-image marker among
- * its last bytes, a PNG's IEND chunk), so that a truncated file is found
- * before training. 0, or -1 with why in error. */
+/* What a file holds and how big its image is, from its bytes (the whole
+ * file, or its start and its end, read_ends): its signature, its header,
+ * and its end (a JPEG's end-of-image marker among its last bytes, a PNG's
+ * IEND chunk), so that a truncated file is found before training. 0, or
+ * -1 with why in error. */
 static int probe(const unsigned char *data, long bytes, enum image_kind *kind, int *width, int *height, char *error,
 		 size_t size)
 {
@@ -249,16 +257,13 @@ static int probe(const unsigned char *data, long bytes, enum image_kind *kind, i
 	return 0;
 }
 
-/* The image as 8-bit RGB, width x height, decoded at the smallest of
- * libjpeg-turbo's scales that keeps at least need_width x need_height
- * pixels (1 x 1: any; the full size where need is 0). A new buffer, or
- * NULL with why in error. */
-static unsigned char *decode(const unsigned char *data, long bytes, int need_width, int need_height, int *width,
-			     int *height, char *error, size_t size)
+/* The whole file's image (its kind as probe found it) as 8-bit RGB,
+ * width x height, decoded at the smallest of libjpeg-turbo's scales that
+ * keeps at least need_width x need_height pixels (the full size where
+ * need is 0). A new buffer, or NULL with why in error. */
+static unsigned char *decode(const unsigned char *data, long bytes, enum image_kind kind, int need_width,
+			     int need_height, int *width, int *height, char *error, size_t size)
 {
-	enum image_kind kind;
-	if (probe(data, bytes, &kind, width, height, error, size) != 0)
-		return NULL;
 	if (kind == KIND_PNG) {
 		int w = 0, h = 0, channels;
 		unsigned char *pixels = stbi_load_from_memory(data, (int)bytes, &w, &h, &channels, 3);
@@ -324,6 +329,31 @@ static unsigned char *decode(const unsigned char *data, long bytes, int need_wid
 	return pixels;
 }
 
+/* The start and end of a file that a check reads: a JPEG's header within
+ * its first 64 KiB (a file whose header lies further is read whole), its
+ * end-of-image marker within its last 4 KiB. */
+enum { CHECK_HEAD = 64 << 10, CHECK_TAIL = 4 << 10 };
+
+/* Whether path holds an image this reader decodes, from its start and end
+ * alone (the whole file where its header lies further): 0, or -1 with why
+ * in reason. */
+static int check_file(const char *path, char *reason, size_t size)
+{
+	long length = 0;
+	bool partial = false;
+	unsigned char *data = read_ends(path, CHECK_HEAD, CHECK_TAIL, &length, &partial, reason, size);
+	enum image_kind kind;
+	int width, height;
+	int status = data ? probe(data, length, &kind, &width, &height, reason, size) : -1;
+	free(data);
+	if (status != 0 && partial) {
+		data = read_ends(path, FILE_MAX, 0, &length, &partial, reason, size);
+		status = data ? probe(data, length, &kind, &width, &height, reason, size) : -1;
+		free(data);
+	}
+	return status;
+}
+
 /* ---- opening ------------------------------------------------------------ */
 
 static int refuse(char *error, size_t size, const char *path, const char *why)
@@ -367,12 +397,7 @@ static int check_files(struct image_folder *f, bool skip_bad, char *error, size_
 	for (long i = 0; i < f->count; i++) {
 		char path[8192], reason[200] = "";
 		snprintf(path, sizeof path, "%s/%s", f->root, f->files[i].path);
-		long bytes = 0;
-		unsigned char *data = read_whole(path, &bytes, reason, sizeof reason);
-		enum image_kind kind;
-		int width, height;
-		failures[i] = !data || probe(data, bytes, &kind, &width, &height, reason, sizeof reason) != 0;
-		free(data);
+		failures[i] = check_file(path, reason, sizeof reason) != 0;
 		if (failures[i] && !skip_bad)
 			snprintf(why[i], sizeof why[i], "%s", reason);
 	}
@@ -590,7 +615,7 @@ int image_bytes_fill(const unsigned char *data, long bytes, int crop, const stru
 			}
 		}
 		int dw, dh;
-		pixels = decode(data, bytes, need_w, need_h, &dw, &dh, reason, size);
+		pixels = decode(data, bytes, kind, need_w, need_h, &dw, &dh, reason, size);
 		status = pixels ? 0 : -1;
 		if (status == 0) {
 			/* as torchvision: the whole image resized, then cropped
@@ -643,7 +668,8 @@ int image_folder_fill(const struct image_folder *f, long index, const struct fol
 	char path[8192], reason[256] = "";
 	snprintf(path, sizeof path, "%s/%s", f->root, f->files[index].path);
 	long bytes = 0;
-	unsigned char *data = read_whole(path, &bytes, reason, sizeof reason);
+	bool partial;
+	unsigned char *data = read_ends(path, FILE_MAX, 0, &bytes, &partial, reason, sizeof reason);
 	int status = data ? image_bytes_fill(data, bytes, f->crop, augment, key, mean, std, out, reason, sizeof reason)
 			  : -1;
 	if (!data) /* the mean colour, as for an image that cannot be decoded */
