@@ -33,7 +33,7 @@ import torchvision
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "pytorch"))
 from resgen_torch import Graph, Spec, read_tensors, torchvision_names, write_tensors  # noqa: E402
-from reference import relative  # noqa: E402  (the PyTorch check's measure: the norms' ratio, floored)
+from reference import relative, run_binary  # noqa: E402  (the PyTorch check's measure and step dump)
 
 TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "pytorch", "resgen_torch.py")
 # f64: as reference.py's. f32: float32 rounds at 6e-8; 50 layers of sums in
@@ -54,12 +54,6 @@ class Comparison:
             self.failures.append(f"{what} differs from torchvision by {error:.3g} (tolerance {tolerance:.0e})")
 
 
-def step_dump(binary, weights, dump, steps):
-    subprocess.run([binary, "step", "--load-weights", weights, "--steps", str(steps), "--dump", dump],
-                   check=True, stdout=subprocess.DEVNULL)
-    return read_tensors(dump)
-
-
 def resnet(graph, dtype):
     depth = graph.spec.depth
     return getattr(torchvision.models, f"resnet{depth}")(num_classes=graph.spec.classes).to(dtype)
@@ -76,7 +70,7 @@ def float64_steps(graph, names, f64, work, compare):
     spec = graph.spec
     weights = os.path.join(work, "init.weights")
     subprocess.run([f64, "init", "--save-weights", weights], check=True, stdout=subprocess.DEVNULL)
-    dump = step_dump(f64, weights, os.path.join(work, "f64.dump"), STEPS)
+    dump = run_binary(f64, weights, os.path.join(work, "f64.dump"), STEPS)
     model = resnet(graph, torch.float64)
     load(model, names, read_tensors(weights))
     model.train()
@@ -129,7 +123,7 @@ def float32_export(graph, spec_path, f32, work, compare):
     trained = os.path.join(work, "trained.weights")
     subprocess.run([f32, "train", "--iterations", "3", "--save-weights", trained], check=True,
                    stdout=subprocess.DEVNULL)
-    dump = step_dump(f32, trained, os.path.join(work, "f32.dump"), 1)
+    dump = run_binary(f32, trained, os.path.join(work, "f32.dump"), 1)
     # the weights the dump's evaluation used, with the run's normalisation
     tensors = read_tensors(trained)
     after = {name: dump["after/" + name] for name in tensors if not name.startswith("meta/")}
@@ -162,7 +156,7 @@ def torchvision_import(graph, spec_path, f64, work, compare):
     torch.save(model.state_dict(), source)
     subprocess.run([sys.executable, TOOL, "import-torchvision", spec_path, source, weights], check=True,
                    stdout=subprocess.DEVNULL)
-    dump = step_dump(f64, weights, os.path.join(work, "imported.dump"), 1)
+    dump = run_binary(f64, weights, os.path.join(work, "imported.dump"), 1)
     n = len(dump["labels"])
     model = model.double().train()
     with torch.no_grad():
