@@ -17,22 +17,6 @@
 #include "check.h"
 #include "yaml_tree.h"
 
-/* ILSVRC 2012's counts: 1,281,167 training images, 50,000 validation
- * images (its val/ folder, the paper's test split). */
-static const struct data_set_info data_sets[SET_COUNT] = {
-	[SET_CIFAR10] = {"cifar10", "CIFAR-10", "data/cifar10", 3, 32, 10, 50000, 10000, false},
-	[SET_CIFAR100] = {"cifar100", "CIFAR-100", "data/cifar100", 3, 32, 100, 50000, 10000, false},
-	[SET_FASHION_MNIST] = {"fashion-mnist", "Fashion-MNIST", "/usr/share/datasets/fashion-mnist", 1, 28, 10,
-			       60000, 10000, false},
-	[SET_MNIST] = {"mnist", "MNIST", "/usr/share/datasets/mnist", 1, 28, 10, 60000, 10000, false},
-	[SET_SYNTHETIC] = {"synthetic", "synthetic data", "", 0, 0, 0, 0, 0, false},
-	[SET_IMAGENET] = {"imagenet", "ImageNet (ILSVRC 2012)", "data/imagenet", 3, 224, 1000, 1281167, 50000, true},
-	[SET_FOLDER] = {"folder", "a folder of images", "", 3, 224, 0, 0, 0, true},
-};
-static const char *const set_names[] = {"cifar10", "cifar100", "fashion-mnist", "mnist", "synthetic", "imagenet",
-					"folder"};
-
-const struct data_set_info *spec_set_info(enum data_set set) { return &data_sets[set]; }
 static const char *const unit_names[] = {"basic", "bottleneck", "one-layer"};
 static const char *const ordering_names[] = {"original", "bn-after-add", "relu-before-add",
 					     "relu-only-preact", "full-preact"};
@@ -81,7 +65,7 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 	    check_keys(c, data, "'data'", keys, COUNT(keys)) != 0)
 		return -1;
 	int set;
-	if (get_choice(c, data, "'data'", "set", set_names, COUNT(set_names), 0, &set) != 0)
+	if (get_choice(c, data, "'data'", "set", data_set_names, SET_COUNT, 0, &set) != 0)
 		return -1;
 	spec->data.set = (enum data_set)set;
 
@@ -117,7 +101,7 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 					i == 4 ? "folders of images (imagenet, folder)"
 					: i == 1 ? "the synthetic and folder sets"
 						 : "the synthetic set",
-					set_names[set],
+					data_set_names[set],
 					folder ? "takes 'classes' and 'crop', its images of any size"
 					: info->images_of_any_size ? "fixes its classes; 'crop' sets the input's size"
 								   : "fixes its own shape and size");
@@ -566,13 +550,13 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 		return error_at(c, aspect,
 				"'aspect' is for folders of images (imagenet, folder), whose images come in any "
 				"shape; %s's are padded and cropped ('pad')",
-				set_names[spec->data.set]);
+				data_set_names[spec->data.set]);
 	const struct ynode *pad = ynode_get(augment, "pad");
 	if (pad && data_sets[spec->data.set].images_of_any_size)
 		return error_at(c, pad,
 				"'pad' is for the sets held in memory; %s's images are scaled to a shorter side drawn "
 				"from [256, 480] and cropped (docs/imagenet.md), so leave it out",
-				set_names[spec->data.set]);
+				data_set_names[spec->data.set]);
 	/* The binary draws each batch from the training set without repeats. */
 	if (spec->data.set == SET_SYNTHETIC && spec->train.batch > spec->data.train_images)
 		return error_at(c, batch_place,
@@ -643,7 +627,7 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 	const char *p = prefix;
 	char a[32], b[32], g[32];
 	fprintf(out, "%sname: %s\n", p, spec->name);
-	fprintf(out, "%sdata: set %s", p, set_names[spec->data.set]);
+	fprintf(out, "%sdata: set %s", p, data_set_names[spec->data.set]);
 	if (spec->data.set == SET_SYNTHETIC)
 		fprintf(out, ", shape [%d, %d, %d], classes %d, train_images %ld, test_images %ld\n",
 			spec->data.channels, spec->data.height, spec->data.width, spec->data.classes,

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "data_sets.h"
 #include "diag.h"
 #include "schedule.h"
 #include "yaml_tree.h"
@@ -21,20 +22,6 @@
  * typing mistakes, and depth 100000 would take hours to compile. */
 #define SPEC_MAX_DEPTH 1202
 
-enum data_set { SET_CIFAR10, SET_CIFAR100, SET_FASHION_MNIST, SET_MNIST, SET_SYNTHETIC, SET_IMAGENET, SET_FOLDER,
-		SET_COUNT };
-
-/* What the spec, the studies and the reports know of a data set: one row
- * a set. Sizes of 0 are the spec's to give (synthetic, folder). */
-struct data_set_info {
-	const char *name;        /* as a spec spells it */
-	const char *title;       /* as a report names it */
-	const char *default_dir; /* "" where there are no files, or the spec gives them */
-	int channels, size, classes; /* square inputs of size x size */
-	long train_images, test_images;
-	bool images_of_any_size; /* a folder of JPEG or PNG files, cropped to the input */
-};
-const struct data_set_info *spec_set_info(enum data_set set);
 enum unit_kind { UNIT_BASIC, UNIT_BOTTLENECK, UNIT_ONE_LAYER };
 enum ordering {
 	ORDER_ORIGINAL,         /* (a) conv-BN-ReLU-conv-BN, +, ReLU */

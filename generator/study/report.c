@@ -294,7 +294,7 @@ static void format_minutes(char *out, size_t size, double seconds)
 		snprintf(out, size, "%.1f h", seconds / 3600);
 }
 
-static const char *set_title(enum data_set set) { return spec_set_info(set)->title; }
+static const char *set_title(enum data_set set) { return data_sets[set].title; }
 
 static void write_budget(struct strbuf *md, const struct study *study)
 {

@@ -357,7 +357,7 @@ long study_train_images(const struct study *study, int v)
 {
 	const struct spec *spec = &study->variants[v].spec;
 	long images = spec->data.set == SET_SYNTHETIC ? spec->data.train_images
-							: spec_set_info(spec->data.set)->train_images;
+							: data_sets[spec->data.set].train_images;
 	return study->train_limit && study->train_limit < images ? study->train_limit : images;
 }
 
@@ -365,7 +365,7 @@ long study_test_images(const struct study *study, int v)
 {
 	const struct spec *spec = &study->variants[v].spec;
 	long images = spec->data.set == SET_SYNTHETIC ? spec->data.test_images
-							: spec_set_info(spec->data.set)->test_images;
+							: data_sets[spec->data.set].test_images;
 	return study->test_limit && study->test_limit < images ? study->test_limit : images;
 }
 

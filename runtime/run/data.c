@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "checksum.h"
+#include "data_sets.h"
 #include "file_replace.h"
 #include "image_folder.h"
 
@@ -401,7 +402,11 @@ int data_files(const char *set, const char *dir, char *paths, size_t size, int m
 	return count;
 }
 
-bool data_set_is_folder(const char *set) { return strcmp(set, "imagenet") == 0 || strcmp(set, "folder") == 0; }
+bool data_set_is_folder(const char *set)
+{
+	const struct data_set_info *info = data_set_named(set);
+	return info && info->images_of_any_size;
+}
 
 /* A split of a folder of images: the folder, and its labels. */
 static int open_folder(struct dataset *d, const char *dir, const char *split, int height, int classes,

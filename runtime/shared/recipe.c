@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data_sets.h"
 #include "nearest.h"
 #include "plain_number.h"
 #include "real_text.h"
@@ -315,7 +316,8 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations)
 		}
 	}
 	fprintf(out, "; momentum %g, weight decay %g; augmentation: ", r->momentum, r->weight_decay);
-	bool folder = r->data_set && (strcmp(r->data_set, "imagenet") == 0 || strcmp(r->data_set, "folder") == 0);
+	const struct data_set_info *set = data_set_named(r->data_set);
+	bool folder = set && set->images_of_any_size;
 	if (folder && r->augment_aspect) /* image_folder.h */
 		fprintf(out, "random crops of 8%% to 100%% of the area and aspect ratio 3/4 to 4/3, scaled to the input%s",
 			r->augment_flip ? ", random horizontal flip" : "");
