@@ -650,7 +650,8 @@ $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(foreach d,$(GENERATO
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SOURCES) -lyaml -lm
 
 # The image reader: any bytes as a file of a folder of images, decoded and
-# cropped (tests/fuzz/fuzz_image.c), from small files of every kind.
+# cropped (tests/fuzz/fuzz_image.c), from small files of every kind and
+# the inputs that once failed it (tests/fuzz/image-crashes/).
 FUZZ_IMAGE_SOURCES := runtime/run/image_folder.c runtime/run/resize.c runtime/run/rng.c runtime/shared/printable.c \
 	runtime/shared/file_replace.c
 $(BUILD)/fuzz/fuzz-image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SOURCES) runtime/run/image_folder.h runtime/run/resize.h
@@ -673,6 +674,7 @@ fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%) $(BUILD)/fuzz/tensor-check $(BUILD)
 	@cp $(FUZZ_SEEDS_spec) $(BUILD)/fuzz/spec/seeds/
 	@cp $(FUZZ_SEEDS_study) $(BUILD)/fuzz/study/seeds/
 	@/usr/bin/python3 tests/fuzz/image_seeds.py $(BUILD)/fuzz/image/seeds
+	@cp tests/fuzz/image-crashes/* $(BUILD)/fuzz/image/seeds/
 	@seconds=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS) weights) )); \
 	for t in $(FUZZ_TARGETS); do \
 	  echo "fuzzing the $$t reader for $$seconds s (log: $(BUILD)/fuzz/$$t/log)"; \

@@ -226,7 +226,9 @@ static int probe(const unsigned char *data, long bytes, enum image_kind *kind, i
 	} else if (bytes >= 4 && data[0] == 0xff && data[1] == 0xd8) {
 		*kind = KIND_JPEG;
 		tjhandle tj = tjInitDecompress();
-		int w, h, subsampling, colourspace;
+		/* a stream of tables alone passes without an image's sizes:
+		 * they stay 0, which the check below refuses */
+		int w = 0, h = 0, subsampling = -1, colourspace = -1;
 		int failed = !tj || tjDecompressHeader3(tj, data, (unsigned long)bytes, &w, &h, &subsampling, &colourspace);
 		if (failed)
 			snprintf(error, size, "a JPEG whose header cannot be read (%s)", tj ? tjGetErrorStr2(tj) : "no memory");
@@ -278,8 +280,13 @@ static unsigned char *decode(const unsigned char *data, long bytes, enum image_k
 		snprintf(error, size, "cannot start libjpeg-turbo");
 		return NULL;
 	}
-	int w, h, subsampling, colourspace;
-	tjDecompressHeader3(tj, data, (unsigned long)bytes, &w, &h, &subsampling, &colourspace);
+	int w = 0, h = 0, subsampling = -1, colourspace = -1;
+	if (tjDecompressHeader3(tj, data, (unsigned long)bytes, &w, &h, &subsampling, &colourspace) != 0 || w < 1 ||
+	    h < 1) { /* probe passed these bytes: a safeguard */
+		snprintf(error, size, "a JPEG whose header cannot be read (%s)", tjGetErrorStr2(tj));
+		tjDestroy(tj);
+		return NULL;
+	}
 	/* the smallest scale that keeps what the crop needs */
 	int factors_count;
 	tjscalingfactor *factors = tjGetScalingFactors(&factors_count), best = {1, 1};
