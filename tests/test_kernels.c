@@ -724,10 +724,13 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 }
 
 /* The choices conv_choose makes for known shapes and micro-kernels, each
- * worked out by hand from the rules of kernels/conv/choices.h: zen3's
- * (and haswell's) f32 kernel of 6 x 16, row-stored blocks, so channels
- * take panels of 6 and pixels of 16; skx's of 32 x 12, column-stored, so
- * channels take 12 and pixels 32. */
+ * worked out by hand from the rules of kernels/conv/choices.h. The
+ * algorithm follows the shape alone, its steps counted in the rule's blocks
+ * of 32 x 12 (skx's f32 kernel, column-stored: channels take panels of 12
+ * and pixels of 32) whatever the kernel; what changes no bits (Winograd's
+ * group, the sides of a 1x1 weight gradient) follows the kernel: zen3's
+ * (and haswell's) f32 kernel of 6 x 16, row-stored blocks, so channels take
+ * panels of 6 and pixels of 16, or skx's. */
 static const struct gemm_micro zen3_f32 = {6, 16, 1}, skx_f32 = {32, 12, 0};
 static const struct choice_override by_rule = {-1, -1, -1, -1, -1};
 
@@ -737,14 +740,23 @@ static struct conv_shape tiled(struct conv_shape s)
 	return s;
 }
 
+/* The same algorithm for every pass on either kernel. */
+static void assert_same_algorithm(struct conv_choices a, struct conv_choices b)
+{
+	assert_int_equal(a.forward.method, b.forward.method);
+	assert_int_equal(a.data.method, b.data.method);
+	assert_int_equal(a.weight.method, b.weight.method);
+}
+
 static void test_conv_choices_follow_the_rules(void **unused)
 {
 	(void)unused;
 	const size_t cache = (size_t)32 << 20;
-	/* preact-110's 16 -> 16 at 32x32: F(4x4), 64 tiles an image fill 4
-	 * panels of 16; its weight gradient by Winograd, estimated 1.25 x 36
-	 * places x 3 blocks x (64 + 8) = 9720 steps against the patches'
-	 * 3 x 9 x 1024 = 27648 and the row split's 1.1 x 24 x 1088 */
+	/* preact-110's 16 -> 16 at 32x32: F(4x4), 64 tiles an image fill 2 of
+	 * the rule's panels of 32 (and 4 of zen3's 16); its weight gradient by
+	 * Winograd, estimated 1.25 x 36 places x 2 blocks x (64 + 8) = 6480
+	 * steps against the patches' 2 x 5 x 1024 = 10240 and the row split's
+	 * 1.1 x 8 x 1088 */
 	struct conv_shape s = tiled((struct conv_shape){16, 32, 32, 16, 32, 32, 3, 1, 0});
 	assert_int_equal(s.tile, 4);
 	struct conv_choices c = conv_choose(s, &zen3_f32, cache, by_rule);
@@ -754,16 +766,18 @@ static void test_conv_choices_follow_the_rules(void **unused)
 	assert_int_equal(c.forward.panels, 4);
 	assert_int_equal(c.data.method, CONV_WINOGRAD);
 	assert_int_equal(c.weight.method, CONV_WEIGHT_WINOGRAD);
-	assert_true(c.weight.winograd == 9720 && c.weight.patches == 27648);
-	assert_true(fabs(c.weight.split - 1.1 * 24 * 1088) < 1e-6);
+	assert_true(c.weight.winograd == 6480 && c.weight.patches == 10240);
+	assert_true(fabs(c.weight.split - 1.1 * 8 * 1088) < 1e-6);
 	assert_false(c.forward.forced || c.weight.forced);
-	/* without Winograd, the row split's 8 x 68 x 48 = 26112 steps are not
-	 * a tenth fewer than the direct convolution's 3 x 64 x 144 = 27648 */
+	assert_same_algorithm(c, conv_choose(s, &skx_f32, cache, by_rule));
+	/* without Winograd, the row split's 4 x 34 x 48 = 6528 steps are a
+	 * tenth fewer than the direct convolution's 2 x 32 x 144 = 9216, on
+	 * zen3's kernel too (which counts 26112 against 27648) */
 	c = conv_choose(s, &zen3_f32, cache, (struct choice_override){0, -1, -1, -1, -1});
-	assert_int_equal(c.forward.method, CONV_PLAIN);
-	assert_true(c.forward.direct == 27648 && c.forward.split == 26112);
+	assert_int_equal(c.forward.method, CONV_ROW_SPLIT);
+	assert_true(c.forward.direct == 9216 && c.forward.split == 6528);
 	assert_true(c.forward.forced);
-	assert_int_equal(c.weight.method, CONV_WEIGHT_PATCHES);
+	assert_int_equal(c.weight.method, CONV_WEIGHT_SPLIT);
 
 	/* 64 channels at 8x8: 4 tiles of 4 x 4 an image, grouped to fill a
 	 * panel: 4 images on zen3's 16 pixels, 8 (the most) on skx's 32 */
@@ -791,6 +805,8 @@ static void test_conv_choices_follow_the_rules(void **unused)
 	c = conv_choose(tiled((struct conv_shape){16, 7, 7, 16, 7, 7, 3, 1, 0}), &skx_f32, cache, by_rule);
 	assert_int_equal(c.forward.method, CONV_ROW_SPLIT);
 	assert_true(c.forward.split == 384 && c.forward.direct == 576);
+	/* and on zen3's, whatever its own count (8 x 4 x 48 = 1536 against 3 x 4 x 144 = 1728) */
+	assert_same_algorithm(c, conv_choose(tiled((struct conv_shape){16, 7, 7, 16, 7, 7, 3, 1, 0}), &zen3_f32, cache, by_rule));
 
 	/* strided: the direct forward pass, the reference gradients */
 	c = conv_choose(tiled((struct conv_shape){16, 32, 32, 32, 16, 16, 3, 2, 0}), &zen3_f32, cache, by_rule);

@@ -61,8 +61,11 @@ int explain_run(const struct run_options *o)
 	       "(one image, or Winograd's group): each thread its own contiguous share first, then the\n"
 	       "others' unclaimed groups, from their last; each thread sums the weight gradient of its own\n"
 	       "share, and the shares are added in thread order. BN, ReLU, the additions and pooling split\n"
-	       "the images (or channels) evenly; BN's sums are added in image order. Steps count blocks of\n"
-	       "the micro-kernel, each a sum of that many products.\n\n");
+	       "the images (or channels) evenly; BN's sums are added in image order. The algorithms follow\n"
+	       "the shapes alone, so that every kind of node adds the same products in the same order: their\n"
+	       "steps count blocks of %d x %d outputs (BLIS's skx kernel's, whatever kernel runs), each a sum\n"
+	       "of that many products.\n\n",
+	       CONV_RULE_MR, CONV_RULE_NR);
 	net_explain(stdout, o->batch);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -15,6 +15,11 @@
  * operands leave room for it. */
 enum { GEMM_PANEL_MAX = 32 };
 
+/* The blocks a convolution's algorithm is chosen by (kernels/conv/choices.h),
+ * whatever kernel BLIS runs, in either precision: those of its skx f32
+ * kernel. */
+enum { CONV_RULE_MR = 32, CONV_RULE_NR = 12 };
+
 /* ---- batch normalisation -------------------------------------------------- */
 
 /* Per channel of one image: a value of the channel (the shift) and the

@@ -7,16 +7,35 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The products of every output in the same order on every kind of node:
+ * BLIS cuts k where its kernels' KC falls (256 for haswell's and zen3's,
+ * 384 for skx's f32), so k goes to it GEMM_K_CHUNK at a time, each chunk
+ * added into C; and its code for small matrices (sup), whose kernels and
+ * their order differ between its configurations, is never called. */
+enum { GEMM_K_CHUNK = 256 };
+
 void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, const real *a, int lda,
 	  const real *b, int ldb, real beta, real *c, int ldc)
 {
 	trans_t ta = transpose_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE;
 	trans_t tb = transpose_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE;
+	rntm_t rntm = BLIS_RNTM_INITIALIZER;
+	bli_rntm_init_from_global(&rntm);
+	bli_rntm_disable_l3_sup(&rntm);
+	for (int k0 = 0; k0 < k || k0 == 0; k0 += GEMM_K_CHUNK) {
+		int chunk = k - k0 < GEMM_K_CHUNK ? k - k0 : GEMM_K_CHUNK;
+		/* A's columns k0.., B's rows k0.., as stored */
+		const real *a0 = a + (transpose_a ? (size_t)k0 * lda : (size_t)k0);
+		const real *b0 = b + (transpose_b ? (size_t)k0 : (size_t)k0 * ldb);
+		real chunk_beta = k0 == 0 ? beta : 1;
 #ifdef RESGEN_F64
-	bli_dgemm(ta, tb, m, n, k, &alpha, (double *)a, lda, 1, (double *)b, ldb, 1, &beta, c, ldc, 1);
+		bli_dgemm_ex(ta, tb, m, n, chunk, &alpha, (double *)a0, lda, 1, (double *)b0, ldb, 1, &chunk_beta, c, ldc, 1,
+			     NULL, &rntm);
 #else
-	bli_sgemm(ta, tb, m, n, k, &alpha, (float *)a, lda, 1, (float *)b, ldb, 1, &beta, c, ldc, 1);
+		bli_sgemm_ex(ta, tb, m, n, chunk, &alpha, (float *)a0, lda, 1, (float *)b0, ldb, 1, &chunk_beta, c, ldc, 1,
+			     NULL, &rntm);
 #endif
+	}
 }
 
 /* The micro-kernel, found once. */

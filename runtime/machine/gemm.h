@@ -1,7 +1,9 @@
 /* The one door to BLIS. Row-major matrices, as the kernels store them:
  * C (m x n) = alpha op(A) op(B) + beta C, op(A) m x k, op(B) k x n, where
  * op transposes when asked; lda, ldb, ldc are the row strides of the
- * matrices as stored. beta = 0 overwrites C without reading it. */
+ * matrices as stored. beta = 0 overwrites C without reading it. Each
+ * output's products are added in the order of k, in chunks of a length
+ * fixed here, on every kind of node (gemm.c). */
 #ifndef RESGEN_GEMM_H
 #define RESGEN_GEMM_H
 
@@ -19,7 +21,10 @@ void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, con
  * groups of mr reals (group p holds column p of A) and B a panel of k
  * groups of nr reals (row p of B); both 64-byte aligned. prefers_rows: the
  * kernel writes row-stored C fastest, so m should run along C's rows.
- * GEMM_PANEL_MAX (kernels/sizes.h): the widest mr or nr a kernel may have. */
+ * GEMM_PANEL_MAX (kernels/sizes.h): the widest mr or nr a kernel may have.
+ * The kernels of haswell, zen3 and skx add each output's k products in
+ * order, one multiply-add at a time: whichever runs, a block's sums have
+ * the same bits (tests/test_isa.c). */
 struct gemm_micro {
 	int mr, nr;
 	int prefers_rows;

@@ -1,11 +1,14 @@
 /* Which algorithm each pass of a convolution runs, how its images are
  * grouped, and whether it streams its output past the caches: chosen once
- * per instance (conv_choose), from its shape and the machine
- * (runtime/machine/machine.h), into a struct conv_choices the kernels follow and
- * `NAME explain` prints (conv_explain). What the shape alone decides, the
- * Winograd tile, the generator emits as a constant of the shape
- * (CONV_TILE). The rules count micro-kernel steps: blocks of mr x nr
- * outputs, each a sum of k products, as BLIS's kernel computes them.
+ * per instance (conv_choose) into a struct conv_choices the kernels follow
+ * and `NAME explain` prints (conv_explain). What changes the result's bits,
+ * the algorithm (direct, row split, Winograd and its tile), follows from
+ * the shape alone, so that every kind of node computes the same sums; what
+ * changes only the speed (Winograd's group of images, the sides of a 1x1
+ * weight gradient, streaming) follows the machine (runtime/machine/machine.h).
+ * The rules count micro-kernel steps: blocks of mr x nr outputs, each a sum
+ * of k products, as BLIS's kernel computes them; the algorithm's rules count
+ * them in the blocks of one fixed kernel (conv_rule_micro).
  * docs/kernel-measurements.md gives the measurements behind each rule. */
 #ifndef RESGEN_KERNELS_CONV_CHOICES_H
 #define RESGEN_KERNELS_CONV_CHOICES_H
@@ -18,6 +21,12 @@
 KERNEL_HELPER int conv_channel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->mr : micro->nr; }
 KERNEL_HELPER int conv_pixel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->nr : micro->mr; }
 KERNEL_HELPER int conv_blocks(int rows, int width) { return (rows + width - 1) / width; }
+
+/* The blocks the algorithm's rules count in, whatever kernel BLIS runs
+ * (kernels/sizes.h), column-stored C preferred. Any BLIS kernel adds each
+ * output's k products in order (gemm.h), so the algorithm, not the
+ * kernel, sets the bits. */
+static const struct gemm_micro conv_rule_micro = {CONV_RULE_MR, CONV_RULE_NR, 0};
 
 KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 {
@@ -92,7 +101,7 @@ static struct conv_method_choice conv_method_choose(const struct gemm_micro *mic
 	if (!micro)
 		return c;
 	c.method = CONV_PLAIN;
-	int channel_width = conv_channel_width(micro), pixel_width = conv_pixel_width(micro);
+	int channel_width = conv_channel_width(&conv_rule_micro), pixel_width = conv_pixel_width(&conv_rule_micro);
 	int pixels = s.h_out * s.w_out;
 	c.direct = (double)conv_blocks(s.c_out, channel_width) * conv_blocks(pixels, pixel_width) * CONV_PATCH(s.c_in, s.k);
 	if (conv_winograd_applies(s)) {
@@ -101,8 +110,12 @@ static struct conv_method_choice conv_method_choose(const struct gemm_micro *mic
 		c.tiles = CONV_GROUP(tiles, pixel_width) * tiles;
 		c.panels = conv_blocks(c.tiles, pixel_width);
 		if (o.winograd == 1 || (o.winograd < 0 && c.tiles >= c.width && 2 * c.tiles >= c.panels * c.width)) {
+			/* the group, which changes no sum, fills the machine's panels */
 			c.method = CONV_WINOGRAD;
-			c.group = CONV_GROUP(tiles, pixel_width);
+			c.width = conv_pixel_width(micro);
+			c.group = CONV_GROUP(tiles, c.width);
+			c.tiles = c.group * tiles;
+			c.panels = conv_blocks(c.tiles, c.width);
 			c.forced = o.winograd == 1;
 			return c;
 		}
@@ -138,20 +151,25 @@ static struct conv_weight_choice conv_weight_choose(const struct gemm_micro *mic
 		c.forced = o.swap >= 0;
 		return c;
 	}
+	/* the algorithm, which sets the bits, by the rule's blocks (the
+	 * sides of a 1x1 one's, above, set only the speed) */
+	const struct gemm_micro *rule = &conv_rule_micro;
+	channel_width = conv_channel_width(rule);
+	pixel_width = conv_pixel_width(rule);
 	c.method = CONV_WEIGHT_PATCHES;
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	c.patches = (double)conv_blocks(s.c_out, channel_width) * conv_blocks(patch, pixel_width) * pixels;
 	if (!conv_weight_split_applies(s))
 		return c;
 	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;
-	int on_a = conv_blocks(rows, micro->mr) * conv_blocks(columns, micro->nr);
-	int on_b = conv_blocks(rows, micro->nr) * conv_blocks(columns, micro->mr);
+	int on_a = conv_blocks(rows, rule->mr) * conv_blocks(columns, rule->nr);
+	int on_b = conv_blocks(rows, rule->nr) * conv_blocks(columns, rule->mr);
 	c.split = 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels;
 	bool split = o.weight_split >= 0 ? o.weight_split : c.split < c.patches;
 	c.forced = o.weight_split >= 0;
 	if (conv_winograd_applies(s) && o.winograd != 0) {
-		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
-		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
+		int winograd_a = conv_blocks(s.c_out, rule->mr) * conv_blocks(s.c_in, rule->nr);
+		int winograd_b = conv_blocks(s.c_out, rule->nr) * conv_blocks(s.c_in, rule->mr);
 		c.winograd = 1.25 * CONV_PLACES(s.tile) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
 			     (CONV_TILES_OF(s.h_out, s.w_out, s.tile) + 8);
 		if (o.winograd == 1 || c.winograd < (split ? c.split : c.patches)) {
