@@ -11,7 +11,9 @@
 ##   make deps             install the Debian packages the project needs
 ##   make check-deps       say which of them are missing; fails if any is
 ##   make clean            remove build/ and generated/
-##   make ... MARCH=M      build for the instruction set M (build/march-M/)
+##   make ... MARCH=M      build everything for the instruction set M alone (build/march-M/);
+##                         the default, x86-64-v3 with avx2 and avx512 kernels chosen at
+##                         start, runs on every node at native speed, to the same bits
 ##   make ... V=1          show the commands, not one short line per file
 ##   make ... OUT_OF_LINE=1  networks call the kernels compiled once: quicker to compile, slower to run
 ##
@@ -42,6 +44,7 @@
 ##   make test-sanitize    the tests under AddressSanitizer + UBSan
 ##   make test-programs    build test-plain's programs and what they run, run none
 ##   make test-programs-sanitize  the same for test-sanitize
+##   make native-demo      the demo built for this machine alone (MARCH=native), for test_isa
 ##   make test-cluster     the study on a one-node Slurm the test starts and stops
 ##   make test-beside-cluster  what make test runs beside test-cluster: the PyTorch
 ##                         check and the sanitizer build
@@ -58,16 +61,25 @@
 ##   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
 ##   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
 ##                         cost of summing gradients (BENCH_MPI="NAME ...")
-##   make bench-march      a build for MARCH=x86-64-v3 against -march=native
+##   make bench-march      the default build (instruction sets chosen at run time) against MARCH=native
 ##
 ##   make help             this list
 
-# The instructions the runtime and the networks are compiled for: native
-# (this machine's), or a baseline that every node of a cluster has, such
-# as x86-64-v3 (AVX2 and FMA), in a build folder of its own
-# (docs/cluster.md). A binary refuses a processor that lacks one, in one line.
-MARCH ?= native
-BUILD ?= build$(if $(filter-out native,$(MARCH)),/march-$(MARCH))
+# The instructions the runtime and the networks are compiled for. By
+# default x86-64-v3 (AVX2 and FMA), with each network's hot code
+# (kernels.c) compiled once more for each instruction set of ISAS, the
+# best of which a run takes at start (runtime/machine/isa.h): one binary
+# for every node, as fast as a native one, computing the same bits on each
+# (docs/cluster.md). MARCH=native (this machine's) or another name gcc's
+# -march takes compiles everything, the hot code once, for that, in a
+# build folder of its own. A binary refuses a processor that lacks one of
+# its instructions, in one line.
+MARCH ?= x86-64-v3
+BUILD ?= build$(if $(filter-out x86-64-v3,$(MARCH)),/march-$(MARCH))
+ISAS := $(if $(filter x86-64-v3,$(MARCH)),avx2 avx512,march)
+ISA_FLAGS_avx2 := -march=x86-64-v3
+ISA_FLAGS_avx512 := -march=x86-64-v4
+ISA_FLAGS_march :=
 CC ?= gcc
 
 # Quiet by default: one line per file built; V=1 prints the commands.
@@ -124,7 +136,9 @@ RUNTIME_DIRS := runtime/command runtime/run runtime/parallel runtime/machine run
 # The generator sees runtime/shared/ and the root only: net_api.h, and the
 # kernels' size rules (kernels/sizes.h), which its plan sizes scratch by.
 GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime -Iruntime/shared $(addprefix -I,$(GENERATOR_DIRS))
-RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' $(WARNINGS) $(COMMON) -Iruntime \
+# -ffp-contract=fast (GNU C's default, pinned): every compilation, for
+# any instruction set, fuses a multiply and an add alike.
+RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' -ffp-contract=fast $(WARNINGS) $(COMMON) -Iruntime \
 	$(addprefix -I,$(RUNTIME_DIRS))
 # Emitted code (and test_kernels, which includes it). OUT_OF_LINE=1
 # compiles a network's instances to call the kernel library compiled once
@@ -234,7 +248,7 @@ $(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS,$(if $(call given,$(v)),$(if $(filte
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-cancel study-binaries reference-torchvision test test-plain test-programs test-programs-sanitize test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
+.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-cancel study-binaries reference-torchvision native-demo test test-plain test-programs test-programs-sanitize test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
 
 help:
@@ -328,10 +342,31 @@ net_compile = $(if $(filter -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS) $(1)),$(CC) $(NET
 	$(NET_CFLAGS) $(1) -flto -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.lto.o) && \
 	$(CC) $(filter-out -fopenmp,$(NET_CFLAGS)) $(1) -flto=auto -flinker-output=nolto-rel -r -nostdlib $(@:.o=.lto.o) -o $@ && \
 	rm -f $(@:.o=.lto.o))
-$(BUILD)/obj/net/%.o: $(EMITTED)/%/net.c
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(call net_compile,-I$(EMITTED)/$*)
+# A network's object is net.c's and kernels.c's, compiled once for each
+# instruction set of ISAS (each into its own table), side by side, then
+# joined into one relocatable object that every binary links as before:
+# $(call network_rules,OBJECT,PARTS,SOURCES,FLAGS) makes OBJECT (a
+# pattern, % the network) from PARTS/net.o and PARTS/kernels-ISA.o, of
+# SOURCES/net.c and SOURCES/kernels.c (patterns too), FLAGS added to each.
+define network_rules
+$(1): $(2)/net.o $(foreach isa,$(ISAS),$(2)/kernels-$(isa).o)
+	@mkdir -p $$(@D)
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) -r -nostdlib -o $$@ $$(filter %.o,$$^)
+$(2)/net.o: $(3)/net.c
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$<)
+	$$(Q)$$(call net_compile,$(4) -I$$(<D))
+$(foreach isa,$(ISAS),$(call kernels_rule,$(2),$(3),$(4),$(isa)))
+endef
+define kernels_rule
+$(1)/kernels-$(4).o: $(2)/net.c
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$(<D)/kernels.c@$(4))
+	$$(Q)$$(CC) $$(NET_CFLAGS) $(3) $$(ISA_FLAGS_$(4)) -DNET_KERNELS=net_kernels_$(4) -I$$(<D) -c $$(<D)/kernels.c -o $$@
+
+endef
+$(eval $(call network_rules,$(BUILD)/obj/net/%.o,$(BUILD)/obj/parts/net/%,$(EMITTED)/%,))
 
 # The kernel library's entry points, compiled once a build and flavour
 # (runtime/kernels/library.c) as the networks are (NET_CFLAGS): what
@@ -590,10 +625,10 @@ bench-mpi: $(foreach n,$(BENCH_MPI),$(BUILD)/bin/$(n) $(BUILD)/bin/mpi/$(n))
 	@mkdir -p $(BUILD)/bench
 	@tests/run-bench-mpi $(BUILD) $(BENCH_MPI_STEPS) $(BENCH_MPI)
 
-# make bench-march: what a portable build (BENCH_MARCH, docs/cluster.md)
-# costs against -march=native, with BLIS's own kernels and with the
-# haswell kernels every AVX2 node runs alike.
-BENCH_MARCH ?= x86-64-v3
+# make bench-march: what the default build (instruction sets chosen at
+# run time) costs against one for BENCH_MARCH (native: this machine's),
+# and its speed as an AVX2 node runs it (docs/cluster.md).
+BENCH_MARCH ?= native
 BENCH_MARCH_NAMES ?= preact-110
 BENCH_MARCH_STEPS ?= 4
 

@@ -38,8 +38,8 @@ static void compare_with_golden(const char *name)
 	snprintf(command, sizeof command, "rm -rf %s && %s/bin/resgen generate tests/golden/%s.yaml -o %s",
 		 out_dir, build, name, out_dir);
 	assert_int_equal(system(command), 0);
-	const char *files[] = {"net.c", "kernels.h", "arena.h"};
-	for (int i = 0; i < 3; i++) {
+	const char *files[] = {"net.c", "kernels.h", "kernel_table.h", "kernels.c", "arena.h"};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char golden_path[600], fresh_path[600];
 		snprintf(golden_path, sizeof golden_path, "tests/golden/%s/%s", name, files[i]);
 		snprintf(fresh_path, sizeof fresh_path, "%s/%s", out_dir, files[i]);

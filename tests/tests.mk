@@ -20,15 +20,8 @@ $(BUILD)/generated/%-f32/net.c: tests/specs/%.yaml $(RESGEN) $(TEMPLATES)
 	$(call say,GEN,$<)
 	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f32
 
-$(BUILD)/obj/tests/%-f64.o: $(BUILD)/generated/%-f64/net.c
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(call net_compile,-DRESGEN_F64 -I$(<D))
-
-$(BUILD)/obj/tests/%-f32.o: $(BUILD)/generated/%-f32/net.c
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(call net_compile,-I$(<D))
+$(eval $(call network_rules,$(BUILD)/obj/tests/%-f64.o,$(BUILD)/obj/parts/tests/%-f64,$(BUILD)/generated/%-f64,-DRESGEN_F64))
+$(eval $(call network_rules,$(BUILD)/obj/tests/%-f32.o,$(BUILD)/obj/parts/tests/%-f32,$(BUILD)/generated/%-f32,))
 
 # The gradient checks' networks and test_kernels call the kernel library
 # compiled once (-DRESGEN_OUT_OF_LINE, linking kernel_library.o), as the
@@ -50,10 +43,8 @@ CHECK_NETS := ranks-sync tiny-cifar fashion-tiny
 $(foreach n,$(CHECK_NETS),$(BUILD)/obj/tests/$(n)-f32.o $(BUILD)/obj/tests/$(n)-f64.o) $(BUILD)/obj/tests/tiny-f64.o: \
 	NET_CFLAGS := $(CHECK_NET_CFLAGS)
 
-$(BUILD)/obj/tests/grad-%-f64.o: $(BUILD)/generated/grad-%-f64/net.c
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(CC) $(CHECK_NET_CFLAGS) -DRESGEN_F64 -I$(<D) -c $< -o $@
+$(eval $(call network_rules,$(BUILD)/obj/tests/grad-%-f64.o,$(BUILD)/obj/parts/tests/grad-%-f64,$(BUILD)/generated/grad-%-f64,-DRESGEN_F64))
+$(BUILD)/obj/tests/grad-%-f64.o: NET_CFLAGS := $(CHECK_NET_CFLAGS)
 
 $(TEST_BIN)/gradcheck-%: tests/test_gradcheck.c $(BUILD)/obj/tests/grad-%-f64.o $(RUNTIME_F64) $(KERNEL_LIBRARY_F64)
 	@mkdir -p $(@D)
@@ -102,7 +93,8 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 
 # The system tests: the binaries, resgen and make run as users run them.
 $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 $(TEST_BIN)/test_hostile_round4 \
-		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c tests/command.h \
+		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster $(TEST_BIN)/test_isa: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c \
+		tests/command.h \
 		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -190,12 +182,14 @@ $(BUILD)/generated/reference/%-f64/net.c: $(BUILD)/reference/specs/%.yaml $(RESG
 $(TEST_BIN)/reference/%-f64: $(BUILD)/generated/reference/%-f64/net.c $(BUILD)/obj/f64/main.o $(RUNTIME_F64) $(KERNEL_LIBRARY_F64)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(REFERENCE_CFLAGS) -DRESGEN_F64 -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+	$(Q)$(CC) $(REFERENCE_CFLAGS) -DRESGEN_F64 -DNET_KERNELS=net_kernels_march -I$(<D) -o $@ $(filter %.c %.o,$^) $(<D)/kernels.c \
+		$(LDFLAGS_ALL) $(RUNTIME_LIBS)
 
 $(TEST_BIN)/reference/%-f32: $(BUILD)/generated/reference/%-f32/net.c $(BUILD)/obj/f32/main.o $(RUNTIME_F32) $(KERNEL_LIBRARY_F32)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(REFERENCE_CFLAGS) -I$(<D) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+	$(Q)$(CC) $(REFERENCE_CFLAGS) -DNET_KERNELS=net_kernels_march -I$(<D) -o $@ $(filter %.c %.o,$^) $(<D)/kernels.c \
+		$(LDFLAGS_ALL) $(RUNTIME_LIBS)
 
 test-reference:
 	@mkdir -p $(BUILD)/reference
@@ -276,9 +270,17 @@ test-cluster: $(TEST_BIN)/test_cluster $(RESGEN) $(TEST_BIN)/bin/tiny-f64
 test-sanitize:
 	@$(MAKE) --no-print-directory $(SUB_JOBS) test-plain $(SANITIZED)
 
-TEST_PROGRAMS := $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS)
+# The same bits on every path (test_isa): the default build's demo against
+# one for this machine alone. Not in the sanitizer's build, whose networks
+# call one kernel library, compiled once, on every path.
+NATIVE_DEMO := $(BUILD)/march-native/bin/demo
+ISA_TEST := $(if $(filter 1,$(SANITIZE)),,$(TEST_BIN)/test_isa)
+TEST_PROGRAMS := $(UNIT_TESTS) $(KERNEL_TESTS) $(GRADCHECKS) $(SYSTEM_TESTS) $(ISA_TEST)
 
-test-programs: $(TEST_PROGRAMS) $(SYSTEM_TEST_NEEDS)
+native-demo:
+	@$(MAKE) --no-print-directory MARCH=native BUILD=$(BUILD)/march-native $(NATIVE_DEMO)
+
+test-programs: $(TEST_PROGRAMS) $(SYSTEM_TEST_NEEDS) $(if $(ISA_TEST),native-demo)
 
 test-plain: test-programs
 	@BUILD=$(BUILD) tests/run-all $(TEST_PROGRAMS)
@@ -303,10 +305,7 @@ $(BUILD)/generated/dumps/%-f64/net.c: specs/%.yaml $(RESGEN) $(TEMPLATES)
 	$(call say,GEN,$<)
 	$(Q)$(RESGEN) generate $< -o $(@D) --dtype f64
 
-$(BUILD)/obj/dumps/%-f64.o: $(BUILD)/generated/dumps/%-f64/net.c
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(call net_compile,-DRESGEN_F64 -I$(<D))
+$(eval $(call network_rules,$(BUILD)/obj/dumps/%-f64.o,$(BUILD)/obj/parts/dumps/%-f64,$(BUILD)/generated/dumps/%-f64,-DRESGEN_F64))
 
 $(TEST_BIN)/dumps/%-f64: $(BUILD)/obj/dumps/%-f64.o $(BUILD)/obj/f64/main.o $(RUNTIME_F64)
 	@mkdir -p $(@D)

@@ -21,11 +21,13 @@ struct emitter {
 	const struct graph *g;
 	const struct spec *spec;
 	enum dtype dtype;
-	struct template net, kernels, arena;
+	struct template net, kernels, kernel_table, kernel_unit, arena;
 	struct template ops[OP_KIND_COUNT];
 	struct template fused[STEP_KIND_COUNT]; /* a fusion's; a single op's step: unused */
 	struct diag *d;
 	uint64_t identity; /* net_info.identity: network_identity */
+	/* kernels.c's calls that make and explain the choices (emit_net) */
+	struct strbuf choose, explain;
 };
 
 /* Text from outside (a path) as it may appear inside a comment of emitted
@@ -66,6 +68,12 @@ static int load_templates(struct emitter *e, const char *dir)
 	snprintf(path, sizeof path, "%s/kernels.h.tmpl", dir);
 	if (template_load(&e->kernels, path, e->d) != 0)
 		return -1;
+	snprintf(path, sizeof path, "%s/kernel_table.h.tmpl", dir);
+	if (template_load(&e->kernel_table, path, e->d) != 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/kernels.c.tmpl", dir);
+	if (template_load(&e->kernel_unit, path, e->d) != 0)
+		return -1;
 	snprintf(path, sizeof path, "%s/arena.h.tmpl", dir);
 	if (template_load(&e->arena, path, e->d) != 0)
 		return -1;
@@ -88,6 +96,8 @@ static void free_templates(struct emitter *e)
 {
 	template_free(&e->net);
 	template_free(&e->kernels);
+	template_free(&e->kernel_table);
+	template_free(&e->kernel_unit);
 	template_free(&e->arena);
 	for (int k = 0; k < OP_KIND_COUNT; k++)
 		template_free(&e->ops[k]);
@@ -146,10 +156,42 @@ static int render_block(const struct emitter *e, const struct template *t, const
 	return status;
 }
 
-static int emit_kernels(const struct emitter *e, struct strbuf *out)
+/* The functions an instance's text defines, each a line "static TYPE
+ * NAME(PARAMETERS)" with NAME starting with the instance's name: for each,
+ * its member of the table (kernel_table.h), the table's entry (kernels.c)
+ * and, for net.c, its name as that entry. */
+static void table_entries(const char *text, const char *kernel, struct strbuf *members, struct strbuf *redirects,
+			  struct strbuf *entries)
+{
+	size_t prefix = strlen(kernel);
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t length = end ? (size_t)(end - line) : strlen(line);
+		const char *paren = memchr(line, '(', length);
+		if (length > 7 && strncmp(line, "static ", 7) == 0 && paren && line[length - 1] == ')' &&
+		    !memchr(line, '=', length) && !memchr(line, ';', length)) {
+			const char *name = paren;
+			while (name > line && (name[-1] == '_' || (name[-1] >= 'a' && name[-1] <= 'z') ||
+					       (name[-1] >= 'A' && name[-1] <= 'Z') || (name[-1] >= '0' && name[-1] <= '9')))
+				name--;
+			int name_length = (int)(paren - name);
+			if ((size_t)name_length > prefix && strncmp(name, kernel, prefix) == 0 && name[prefix] == '_') {
+				strbuf_printf(members, "%.*s(*%.*s)%.*s;\n", (int)(name - line - 7), line + 7, name_length, name,
+					      (int)(line + length - paren), paren);
+				strbuf_printf(redirects, "#define %.*s (net_kernels->%.*s)\n", name_length, name, name_length, name);
+				strbuf_printf(entries, ".%.*s = %.*s,\n", name_length, name, name_length, name);
+			}
+		}
+		line += length + (end ? 1 : 0);
+	}
+}
+
+/* kernels.h (the instances), kernel_table.h (their table's type) and
+ * kernels.c (the unit compiled for each instruction set) into out[0..3). */
+static int emit_kernels(const struct emitter *e, struct strbuf out[3])
 {
 	const struct plan *p = e->plan;
-	struct strbuf body = {0};
+	struct strbuf includes = {0}, body = {0}, instance = {0}, members = {0}, redirects = {0}, entries = {0};
 	struct template_vars v = {0};
 	/* Each kind's helpers once, a fusion's and those of the ops it fuses,
 	 * and BN's for the kinds that call them: their parts of the kernel
@@ -170,27 +212,51 @@ static int emit_kernels(const struct emitter *e, struct strbuf *out)
 			used[OP_BATCH_NORM] = true;
 	int status = 0;
 	if (used[OP_BATCH_NORM]) /* first: others call them */
-		status = render(e, &e->ops[OP_BATCH_NORM], "common", &v, &body);
+		status = render(e, &e->ops[OP_BATCH_NORM], "common", &v, &includes);
 	for (int kind = 0; kind < OP_KIND_COUNT && status == 0; kind++)
 		if (used[kind] && kind != OP_BATCH_NORM)
-			status = render(e, &e->ops[kind], "common", &v, &body);
+			status = render(e, &e->ops[kind], "common", &v, &includes);
 	for (int step = 0; step < STEP_KIND_COUNT && status == 0; step++)
 		if (fused[step])
-			status = render(e, &e->fused[step], "common", &v, &body);
-	if (body.length > 0)
-		strbuf_puts(&body, "\n");
+			status = render(e, &e->fused[step], "common", &v, &includes);
+	if (includes.length > 0)
+		strbuf_printf(&body, "%s\n", strbuf_text(&includes));
 	for (int k = 0; k < p->kernel_count && status == 0; k++) {
 		kernel_vars(e, &p->kernels[k], &v);
-		status = render_block(e, kernel_template(e, &p->kernels[k]), "kernel", &v, &body);
+		strbuf_free(&instance);
+		status = render_block(e, kernel_template(e, &p->kernels[k]), "kernel", &v, &instance);
+		if (status == 0) {
+			strbuf_puts(&body, strbuf_text(&instance));
+			table_entries(strbuf_text(&instance), p->kernels[k].name, &members, &redirects, &entries);
+		}
 	}
 	if (status == 0) {
 		header_vars(e, &v);
 		template_set(&v, "KERNEL_COUNT", "%d", p->kernel_count);
 		template_set(&v, "OP_COUNT", "%d", e->g->op_count);
 		template_set(&v, "KERNELS", "%s", strbuf_text(&body));
-		status = render(e, &e->kernels, "file", &v, out);
+		status = render(e, &e->kernels, "file", &v, &out[0]);
 	}
+	if (status == 0) {
+		header_vars(e, &v);
+		template_set(&v, "INCLUDES", "%s", strbuf_text(&includes));
+		template_set(&v, "MEMBERS", "%s", strbuf_text(&members));
+		template_set(&v, "REDIRECTS", "%s", strbuf_text(&redirects));
+		status = render(e, &e->kernel_table, "file", &v, &out[1]);
+	}
+	if (status == 0) {
+		header_vars(e, &v);
+		template_set(&v, "CHOOSE_CALLS", "%s", strbuf_text(&e->choose));
+		template_set(&v, "EXPLAIN_CALLS", "%s", strbuf_text(&e->explain));
+		template_set(&v, "ENTRIES", "%s", strbuf_text(&entries));
+		status = render(e, &e->kernel_unit, "file", &v, &out[2]);
+	}
+	strbuf_free(&includes);
 	strbuf_free(&body);
+	strbuf_free(&instance);
+	strbuf_free(&members);
+	strbuf_free(&redirects);
+	strbuf_free(&entries);
 	return status;
 }
 
@@ -475,12 +541,11 @@ static void group_params(const struct emitter *e, const struct group *group, lon
 	*offset = first;
 }
 
-static int emit_net(const struct emitter *e, struct strbuf *out)
+static int emit_net(struct emitter *e, struct strbuf *out)
 {
 	const struct graph *g = e->g;
 	const struct spec *s = e->spec;
-	struct strbuf table = {0}, groups = {0}, group_table = {0}, forward = {0}, backward = {0},
-		      sgd = {0}, choose = {0}, explain = {0};
+	struct strbuf table = {0}, groups = {0}, group_table = {0}, forward = {0}, backward = {0}, sgd = {0};
 	struct template_vars v = {0};
 	int status = 0;
 	int *order = table_order(g);
@@ -505,7 +570,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	}
 	for (int i = 0; i < g->group_count && status == 0; i++) {
 		const struct group *group = &g->groups[i];
-		status = emit_group(e, group, &groups, &explain);
+		status = emit_group(e, group, &groups, &e->explain);
 		if (status == 0) {
 			template_set(&v, "GROUP", "%s", group->name);
 			status = render(e, &e->net, "forward_call", &v, &forward);
@@ -535,7 +600,7 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		if (!template_has_section(t, "choose"))
 			continue;
 		kernel_vars(e, &e->plan->kernels[k], &v);
-		status = render(e, t, "choose", &v, &choose);
+		status = render(e, t, "choose", &v, &e->choose);
 	}
 	char *values = NULL;
 	size_t values_length = 0;
@@ -584,8 +649,6 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "FORWARD_CALLS", "%s", strbuf_text(&forward));
 		template_set(&v, "BACKWARD_CALLS", "%s", strbuf_text(&backward));
 		template_set(&v, "SGD_CALLS", "%s", strbuf_text(&sgd));
-		template_set(&v, "CHOOSE_CALLS", "%s", strbuf_text(&choose));
-		template_set(&v, "EXPLAIN_CALLS", "%s", strbuf_text(&explain));
 		status = render(e, &e->net, "file", &v, out);
 	}
 	free(values);
@@ -596,8 +659,6 @@ static int emit_net(const struct emitter *e, struct strbuf *out)
 	strbuf_free(&forward);
 	strbuf_free(&backward);
 	strbuf_free(&sgd);
-	strbuf_free(&choose);
-	strbuf_free(&explain);
 	return status;
 }
 
@@ -627,8 +688,9 @@ int emit_network(const struct plan *plan, const char *templates_dir, const char 
 {
 	struct emitter e = {.plan = plan, .g = plan->graph, .spec = plan->graph->spec,
 			    .dtype = dtype, .d = d};
-	static const char *const names[] = {"net.c", "kernels.h", "arena.h"};
-	struct strbuf texts[3] = {{0}};
+	static const char *const names[] = {"net.c", "kernels.h", "kernel_table.h", "kernels.c", "arena.h"};
+	enum { TEXTS = sizeof names / sizeof names[0] };
+	struct strbuf texts[TEXTS] = {{0}};
 	int status = load_templates(&e, templates_dir);
 	if (status == 0)
 		status = network_identity(&e);
@@ -637,11 +699,13 @@ int emit_network(const struct plan *plan, const char *templates_dir, const char 
 	if (status == 0)
 		status = emit_kernels(&e, &texts[1]);
 	if (status == 0)
-		status = emit_arena(&e, &texts[2]);
+		status = emit_arena(&e, &texts[4]);
 	if (status == 0)
-		status = write_texts(out_dir, names, texts, 3, false, d);
-	for (int i = 0; i < 3; i++)
+		status = write_texts(out_dir, names, texts, TEXTS, false, d);
+	for (int i = 0; i < TEXTS; i++)
 		strbuf_free(&texts[i]);
+	strbuf_free(&e.choose);
+	strbuf_free(&e.explain);
 	free_templates(&e);
 	return status;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "isa.h"
 #include "machine.h"
 #include "net_api.h"
 #include "threads.h"
@@ -27,6 +28,7 @@ int explain_run(const struct run_options *o)
 		printf(", last-level cache %.0f MiB\n", (double)m->last_level_bytes / (1 << 20));
 	else
 		printf(", last-level cache unknown (Linux does not say)\n");
+	printf("instructions: resgen's kernels for %s; RESGEN_ISA=avx2 or avx512 forces one\n", isa_taken());
 	if (threads > 1) {
 		/* the topology as Linux says it; the round trip only confirms it,
 		 * and a busy machine slows one */

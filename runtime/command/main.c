@@ -202,6 +202,10 @@ static void print_help(const char *program)
 	       "NAME=on|off|rule,... with NAME winograd, row_split, weight_split, swap or\n"
 	       "stream (runtime/machine/machine.h); explain shows what it forced. RESGEN_TEAM=K runs\n"
 	       "every pass on K of the threads (runtime/parallel/threads.h), for experiments.\n"
+	       "RESGEN_ISA=avx2|avx512 forces the instruction set of resgen's kernels, which a\n"
+	       "binary of the default build otherwise takes at start (the widest the processor\n"
+	       "runs); every choice, with any BLIS kernels (BLIS_ARCH_TYPE), computes the same\n"
+	       "bits (docs/cluster.md). The machine line of train, and explain, say which.\n"
 	       "Exit status: 0 done, 1 input/output failure, 2 bad arguments, data or\n"
 	       "checkpoint, 3 diverged, 4 stopped by a signal after writing a checkpoint.\n");
 }
@@ -534,6 +538,7 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 			error_line("%s: %s\n", net_info.name, why);
 		return 2;
 	}
+	net_choose(); /* the instruction set (RESGEN_ISA refused here, exit 2) and the kernels' choices */
 
 	const struct net_defaults *d = &net_info.defaults;
 	*o = (struct run_options){

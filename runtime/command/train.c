@@ -20,6 +20,7 @@
 #include "evaluate.h"
 #include "gemm.h"
 #include "gradflow.h"
+#include "isa.h"
 #include "machine.h"
 #include "net_api.h"
 #include "printable.h"
@@ -278,8 +279,8 @@ static void describe_run(const struct run_options *o, int threads)
 	char others[64] = "";
 	if (busy >= 0)
 		snprintf(others, sizeof others, ", %d other task%s running at start", busy, busy == 1 ? "" : "s");
-	printf("machine: %s, %ld cores online%s; threads wait: %s; resgen %s; started %s\n", processor, cores, others,
-	       threads_wait(), resgen_version(), started);
+	printf("machine: %s, %ld cores online%s; threads wait: %s; kernels for %s; resgen %s; started %s\n", processor,
+	       cores, others, threads_wait(), isa_taken(), resgen_version(), started);
 	int team = threads_team_beside(threads, busy);
 	if (team < threads)
 		printf("note: %d other task%s running at start: while some cores are busy, each pass runs on as many "

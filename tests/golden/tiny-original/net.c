@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "arena.h"
-#include "kernels.h"
+#include "kernel_table.h"
 #include "net_api.h"
 #include "threads.h"
 
@@ -27,14 +27,14 @@ _Static_assert(sizeof(real) == sizeof(float), "tiny-original was generated for f
 #define VELOCITY(param) (s->velocity + PARAM_##param)
 #define BUFFER(param) (s->buffers + BUFFER_##param)
 #define STATS(op) (s->stats + STATS_##op)
-/* Where a convolution's backward reads dY (batch_norm_deferred, kernels.h):
+/* Where a convolution's backward reads dY (batch_norm_deferred, kernels/batch_norm.h):
  * stored, or computed from the BN after it that left it to the
  * convolution, with the gradient of BN's output (or of the ReLU after BN)
  * and BN's input */
 #define DY_STORED ((struct batch_norm_deferred){NULL, NULL, NULL, false})
 #define DY_FROM_BN(bn, gradient, in) ((struct batch_norm_deferred){GRAD(gradient), ACT(in), STATS(bn), false})
 #define DY_FROM_BN_RELU(bn, activated, in) ((struct batch_norm_deferred){GRAD(activated), ACT(in), STATS(bn), true})
-/* BN's sums of the batch's images (kernels.h), in the arena through forward */
+/* BN's sums of the batch's images (kernels/batch_norm.h), in the arena through forward */
 #define IMAGE_SUMS ((double *)(s->arena + (size_t)n * NET_SUMS_OFFSET))
 
 static const struct net_param params[] = {
@@ -257,23 +257,20 @@ const struct net_info net_info = {
 	},
 };
 
-/* Each convolution's choices (runtime/kernels/conv/choices.h), made once
- * from its shape and the machine (runtime/machine/machine.h): by the session
- * before any pass, else by the first call of net_forward or net_backward. */
+/* The kernels of the instruction set taken (isa_choose: the best this
+ * processor has of those kernels.c was compiled for, or RESGEN_ISA's), and
+ * each convolution's choices (runtime/kernels/conv/choices.h), made once
+ * from its shape and the machine (runtime/machine/machine.h): by the
+ * session before any pass, else by the first call of net_forward,
+ * net_backward or net_explain. */
 static bool net_chosen;
 
 void net_choose(void)
 {
-	const struct machine *m = machine();
-	conv3x3_s1_3x8x8_to_4_choices = conv_choose(conv3x3_s1_3x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
-	conv3x3_s1_4x8x8_to_4_choices = conv_choose(conv3x3_s1_4x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
-	bn_relu_conv3x3_s1_4x8x8_to_4_choices = conv_choose(bn_relu_conv3x3_s1_4x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
-	conv3x3_s2_4x8x8_to_8_choices = conv_choose(conv3x3_s2_4x8x8_to_8_shape, m->micro, m->last_level_bytes, m->override);
-	bn_relu_conv3x3_s1_8x4x4_to_8_choices = conv_choose(bn_relu_conv3x3_s1_8x4x4_to_8_shape, m->micro, m->last_level_bytes, m->override);
-	conv1x1_s2_4x8x8_to_8_choices = conv_choose(conv1x1_s2_4x8x8_to_8_shape, m->micro, m->last_level_bytes, m->override);
-	conv3x3_s2_8x4x4_to_16_choices = conv_choose(conv3x3_s2_8x4x4_to_16_shape, m->micro, m->last_level_bytes, m->override);
-	bn_relu_conv3x3_s1_16x2x2_to_16_choices = conv_choose(bn_relu_conv3x3_s1_16x2x2_to_16_shape, m->micro, m->last_level_bytes, m->override);
-	conv1x1_s2_8x4x4_to_16_choices = conv_choose(conv1x1_s2_8x4x4_to_16_shape, m->micro, m->last_level_bytes, m->override);
+	const void *const tables[ISA_COUNT] = {[ISA_MARCH] = &net_kernels_march, [ISA_AVX2] = &net_kernels_avx2,
+					       [ISA_AVX512] = &net_kernels_avx512};
+	net_kernels = tables[isa_choose(tables)];
+	net_kernels->choose(machine());
 	net_chosen = true;
 }
 
@@ -282,15 +279,7 @@ void net_explain(FILE *out, int n)
 {
 	if (!net_chosen)
 		net_choose();
-	conv_explain(out, "stem_conv", conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, n, false);
-	conv_explain(out, "stage1_unit01_conv1", conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, n, false);
-	conv_explain(out, "stage1_unit01_conv2", bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, n, false);
-	conv_explain(out, "stage2_unit01_conv1", conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, n, false);
-	conv_explain(out, "stage2_unit01_conv2", bn_relu_conv3x3_s1_8x4x4_to_8_shape, &bn_relu_conv3x3_s1_8x4x4_to_8_choices, n, false);
-	conv_explain(out, "stage2_unit01_shortcut_conv", conv1x1_s2_4x8x8_to_8_shape, &conv1x1_s2_4x8x8_to_8_choices, n, false);
-	conv_explain(out, "stage3_unit01_conv1", conv3x3_s2_8x4x4_to_16_shape, &conv3x3_s2_8x4x4_to_16_choices, n, false);
-	conv_explain(out, "stage3_unit01_conv2", bn_relu_conv3x3_s1_16x2x2_to_16_shape, &bn_relu_conv3x3_s1_16x2x2_to_16_choices, n, false);
-	conv_explain(out, "stage3_unit01_shortcut_conv", conv1x1_s2_8x4x4_to_16_shape, &conv1x1_s2_8x4x4_to_16_choices, n, false);
+	net_kernels->explain(out, n);
 }
 
 /* Before each pass, the team that runs it is chosen (threads_team), and

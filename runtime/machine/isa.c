@@ -1,0 +1,82 @@
+/* The instruction set a run takes (isa.h). */
+#include "isa.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+#include "printable.h"
+
+static const char *const isa_names[ISA_COUNT] = {"march", "avx2", "avx512"};
+static char taken[160];
+
+/* Whether the processor runs code compiled for isa (x86-64-v3, x86-64-v4). */
+static bool isa_supported(enum isa isa)
+{
+	__builtin_cpu_init();
+	bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+	if (isa == ISA_AVX512)
+		return avx2 && machine_has_skx_extensions();
+	return isa == ISA_AVX2 ? avx2 : true;
+}
+
+static void refuse(const char *why)
+{
+	fprintf(stderr, "%s: RESGEN_ISA: %s\n", program_invocation_short_name, why);
+	exit(2);
+}
+
+int isa_choose(const void *const tables[ISA_COUNT])
+{
+	const char *wanted = getenv("RESGEN_ISA");
+	char why[512], shown[64];
+	if (tables[ISA_MARCH]) {
+		if (wanted) {
+			printable_text(shown, sizeof shown, wanted);
+			snprintf(why, sizeof why,
+				 "'%s' cannot be chosen: this binary's kernels were compiled for one instruction set "
+				 "(MARCH=%s); the default build (MARCH unset) carries avx2 and avx512 and takes RESGEN_ISA",
+				 shown, machine_built_for());
+			refuse(why);
+		}
+		snprintf(taken, sizeof taken, "MARCH=%s (the build's one)", machine_built_for());
+		return ISA_MARCH;
+	}
+	char carried[64] = "";
+	for (int i = ISA_AVX2; i < ISA_COUNT; i++)
+		if (tables[i])
+			snprintf(carried + strlen(carried), sizeof carried - strlen(carried), "%s%s", carried[0] ? ", " : "",
+				 isa_names[i]);
+	if (wanted) {
+		int isa = ISA_AVX2;
+		while (isa < ISA_COUNT && strcmp(wanted, isa_names[isa]) != 0)
+			isa++;
+		printable_text(shown, sizeof shown, wanted);
+		if (isa == ISA_COUNT || !tables[isa]) {
+			snprintf(why, sizeof why, "'%s' is not an instruction set this binary carries; use one of %s, or unset it",
+				 shown, carried);
+			refuse(why);
+		}
+		if (!isa_supported((enum isa)isa)) {
+			char processor[128];
+			machine_processor(processor, sizeof processor);
+			snprintf(why, sizeof why, "this processor (%s) cannot run %s; use %s, or unset it", processor, shown,
+				 isa == ISA_AVX512 ? "avx2" : "another build");
+			refuse(why);
+		}
+		snprintf(taken, sizeof taken, "%s (of %s: RESGEN_ISA)", isa_names[isa], carried);
+		return isa;
+	}
+	for (int isa = ISA_COUNT - 1; isa > ISA_AVX2; isa--)
+		if (tables[isa] && isa_supported((enum isa)isa)) {
+			snprintf(taken, sizeof taken, "%s (of %s: the widest this processor runs)", isa_names[isa], carried);
+			return isa;
+		}
+	snprintf(taken, sizeof taken, "avx2 (of %s: the widest this processor runs)", carried);
+	return ISA_AVX2;
+}
+
+const char *isa_taken(void) { return taken; }
