@@ -78,7 +78,7 @@ MARCH ?= x86-64-v3
 BUILD ?= build$(if $(filter-out x86-64-v3,$(MARCH)),/march-$(MARCH))
 ISAS := $(if $(filter x86-64-v3,$(MARCH)),avx2 avx512,march)
 ISA_FLAGS_avx2 := -march=x86-64-v3
-ISA_FLAGS_avx512 := -march=x86-64-v4
+ISA_FLAGS_avx512 := -march=x86-64-v4 -mprefer-vector-width=512
 ISA_FLAGS_march :=
 CC ?= gcc
 
