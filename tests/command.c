@@ -82,6 +82,15 @@ bool same_file(const char *a, const char *b)
 	return system(command) == 0;
 }
 
+bool same_rows(const char *a, const char *b)
+{
+	char command[4096];
+	snprintf(command, sizeof command, "cmp -s <(cut -d, -f1-8 %s) <(cut -d, -f1-8 %s)", a, b);
+	char quoted[4200];
+	snprintf(quoted, sizeof quoted, "bash -c '%s'", command);
+	return system(quoted) == 0;
+}
+
 int binary(const char *prefix, const char *name, const char *options, char *out, size_t out_size, char *err,
 	   size_t err_size)
 {

@@ -42,4 +42,8 @@ int torch_tool(const char *arguments, char *out, size_t out_size, char *err, siz
 /* Whether files a and b hold the same bytes. */
 bool same_file(const char *a, const char *b);
 
+/* Whether two logs (--log) have the same rows, the timing columns
+ * (seconds and images/s) aside. */
+bool same_rows(const char *a, const char *b);
+
 #endif

@@ -1,6 +1,7 @@
 /* make bench: the machine's fused multiply-add limit in float32, measured
- * for the instruction set this build targets (-march=native: AVX-512 where
- * the machine has it, else AVX2), on every thread at once. Twelve
+ * for the widest instruction set this machine runs, as the default build's
+ * kernels take it (compiled -march=native: AVX-512 where the machine has
+ * it, else AVX2), on every thread at once. Twelve
  * independent accumulators per thread keep the FMA units busy whatever
  * their latency. Then the memory's bandwidth on every thread, as STREAM's
  * triad measures it (a = b + 3 c over arrays far larger than the caches),

@@ -269,17 +269,6 @@ static int run_tiny_on(int threads, const char *environment, const char *options
 
 static int run_tiny(const char *environment, const char *options) { return run_tiny_on(2, environment, options, NULL, 0); }
 
-/* Whether two logs have the same rows, the timing columns (seconds and
- * images/s) aside. */
-static bool same_rows(const char *a, const char *b)
-{
-	char command[4096];
-	snprintf(command, sizeof command, "cmp -s <(cut -d, -f1-8 %s) <(cut -d, -f1-8 %s)", a, b);
-	char quoted[4200];
-	snprintf(quoted, sizeof quoted, "bash -c '%s'", command);
-	return system(quoted) == 0;
-}
-
 /* Killed (SIGKILL) or stopped (SIGTERM) at several points, mid-interval,
  * right after an evaluation, right after a checkpoint, and twice in one
  * run, then resumed: the weights are bitwise and the log's rows exactly

@@ -48,22 +48,11 @@ static int demo(const struct path *p, const char *options, char *machine, size_t
 	return status;
 }
 
-/* Whether two logs have the same rows, the timing columns (seconds and
- * images/s) aside. */
-static bool same_rows(const char *a, const char *b)
+/* A file of the scratch folder: its path, in path. */
+static const char *in_scratch(char path[600], const char *name)
 {
-	char command[4096];
-	snprintf(command, sizeof command, "bash -c 'cmp -s <(cut -d, -f1-8 %s/%s) <(cut -d, -f1-8 %s/%s)'", scratch, a,
-		 scratch, b);
-	return system(command) == 0;
-}
-
-static bool same_weights(const char *a, const char *b)
-{
-	char first[600], second[600];
-	snprintf(first, sizeof first, "%s/%s", scratch, a);
-	snprintf(second, sizeof second, "%s/%s", scratch, b);
-	return same_file(first, second);
+	snprintf(path, 600, "%s/%s", scratch, name);
+	return path;
 }
 
 static char default_bin[400], native_bin[400];
@@ -108,19 +97,19 @@ static void test_every_path_gives_the_same_weights(void **unused)
 		print_message("this processor has no AVX-512: the default build runs avx2 here, so only the kernels of "
 			      "BLIS and the builds differ\n");
 	for (int i = 1; i < PATHS; i++) {
-		char a[16], b[16], la[16], lb[16];
-		snprintf(a, sizeof a, "w0");
-		snprintf(b, sizeof b, "w%d", i);
-		snprintf(la, sizeof la, "l0.csv");
-		snprintf(lb, sizeof lb, "l%d.csv", i);
-		if (!same_weights(a, b) || !same_rows(la, lb))
+		char weights[16], log[16], a[600], b[600], la[600], lb[600];
+		snprintf(weights, sizeof weights, "w%d", i);
+		snprintf(log, sizeof log, "l%d.csv", i);
+		if (!same_file(in_scratch(a, "w0"), in_scratch(b, weights)) ||
+		    !same_rows(in_scratch(la, "l0.csv"), in_scratch(lb, log)))
 			fail_msg("%s ends on other weights or log rows than %s", paths[i].name, paths[0].name);
 	}
 	/* the comparison can fail: another seed ends elsewhere */
 	char options[256], ignored[1024];
 	snprintf(options, sizeof options, "--iterations %d --seed 2 --save-weights seeded", ITERATIONS);
 	assert_int_equal(demo(&paths[0], options, ignored, sizeof ignored), 0);
-	assert_false(same_weights("w0", "seeded"));
+	char a[600], b[600];
+	assert_false(same_file(in_scratch(a, "w0"), in_scratch(b, "seeded")));
 }
 
 /* Half the run on one path, the rest resumed on the other: the weights of
@@ -141,7 +130,8 @@ static void test_a_run_resumes_on_another_path(void **unused)
 		assert_int_equal(demo(order[k][1], options, ignored, sizeof ignored), 0);
 		char resumed[32];
 		snprintf(resumed, sizeof resumed, "resumed%d", k);
-		if (!same_weights("whole", resumed))
+		char a[600], b[600];
+		if (!same_file(in_scratch(a, "whole"), in_scratch(b, resumed)))
 			fail_msg("started on %s and resumed on %s, the run ends elsewhere", order[k][0]->name, order[k][1]->name);
 	}
 }

@@ -2,6 +2,7 @@
  * templates/; this file only decides which section, with which values. */
 #include "emit.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -171,8 +172,7 @@ static void table_entries(const char *text, const char *kernel, struct strbuf *m
 		if (length > 7 && strncmp(line, "static ", 7) == 0 && paren && line[length - 1] == ')' &&
 		    !memchr(line, '=', length) && !memchr(line, ';', length)) {
 			const char *name = paren;
-			while (name > line && (name[-1] == '_' || (name[-1] >= 'a' && name[-1] <= 'z') ||
-					       (name[-1] >= 'A' && name[-1] <= 'Z') || (name[-1] >= '0' && name[-1] <= '9')))
+			while (name > line && (name[-1] == '_' || isalnum((unsigned char)name[-1])))
 				name--;
 			int name_length = (int)(paren - name);
 			if ((size_t)name_length > prefix && strncmp(name, kernel, prefix) == 0 && name[prefix] == '_') {

@@ -13,15 +13,10 @@
 static const char *const isa_names[ISA_COUNT] = {"march", "avx2", "avx512"};
 static char taken[160];
 
-/* Whether the processor runs code compiled for isa (x86-64-v3, x86-64-v4). */
-static bool isa_supported(enum isa isa)
-{
-	__builtin_cpu_init();
-	bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
-	if (isa == ISA_AVX512)
-		return avx2 && machine_has_skx_extensions();
-	return isa == ISA_AVX2 ? avx2 : true;
-}
+/* Whether the processor runs code compiled for isa: x86-64-v3's it runs,
+ * or the binary, compiled for it, would have been refused before main
+ * (machine.c); x86-64-v4's where it has AVX-512 F, CD, DQ, BW and VL. */
+static bool isa_supported(enum isa isa) { return isa != ISA_AVX512 || machine_has_skx_extensions(); }
 
 static void refuse(const char *why)
 {

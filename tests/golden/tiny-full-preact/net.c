@@ -262,11 +262,13 @@ const struct net_info net_info = {
  * each convolution's choices (runtime/kernels/conv/choices.h), made once
  * from its shape and the machine (runtime/machine/machine.h): by the
  * session before any pass, else by the first call of net_forward,
- * net_backward or net_explain. */
+ * net_backward or net_explain; once. */
 static bool net_chosen;
 
 void net_choose(void)
 {
+	if (net_chosen)
+		return;
 	const void *const tables[ISA_COUNT] = {[ISA_MARCH] = &net_kernels_march, [ISA_AVX2] = &net_kernels_avx2,
 					       [ISA_AVX512] = &net_kernels_avx512};
 	net_kernels = tables[isa_choose(tables)];
@@ -277,8 +279,7 @@ void net_choose(void)
 /* Every convolution's choices in forward order, at batch n. */
 void net_explain(FILE *out, int n)
 {
-	if (!net_chosen)
-		net_choose();
+	net_choose();
 	net_kernels->explain(out, n);
 }
 
@@ -288,8 +289,7 @@ void net_explain(FILE *out, int n)
  * backward pass, which runs group by group (groups[]). */
 void net_forward(struct net_state *s, int n)
 {
-	if (!net_chosen)
-		net_choose();
+	net_choose();
 	threads_team();
 	machine_check_placement();
 	stem_forward(s, n);
@@ -301,8 +301,7 @@ void net_forward(struct net_state *s, int n)
 
 void net_backward(struct net_state *s, int n)
 {
-	if (!net_chosen)
-		net_choose();
+	net_choose();
 	threads_team();
 	machine_check_placement();
 	head_backward(s, n);
