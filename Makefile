@@ -16,6 +16,8 @@
 ##                         start, runs on every node at native speed, to the same bits
 ##   make ... V=1          show the commands, not one short line per file
 ##   make ... OUT_OF_LINE=1  networks call the kernels compiled once: quicker to compile, slower to run
+##   make ... EVERY_ALGORITHM=1  every convolution algorithm compiled in (build/every-algorithm/),
+##                         for RESGEN_CHOICES to force one other than the rules'
 ##
 ## Using it
 ##   make demo             install what is missing, then train the demo spec
@@ -75,8 +77,15 @@
 # build folder of its own. A binary refuses a processor that lacks one of
 # its instructions, in one line.
 MARCH ?= x86-64-v3
-BUILD ?= build$(if $(filter-out x86-64-v3,$(MARCH)),/march-$(MARCH))
-ISAS := $(if $(filter x86-64-v3,$(MARCH)),avx2 avx512,march)
+# Each convolution compiles the algorithms its shape's rules choose alone
+# (runtime/kernels/sizes.h, CONV_FORWARD_RULE...), which halves a deep
+# network's compile time; EVERY_ALGORITHM=1 compiles every algorithm into
+# each, in a folder of its own, for RESGEN_CHOICES to force another
+# (docs/performance.md).
+EVERY_ALGORITHM ?= 0
+BUILD ?= build$(if $(filter-out x86-64-v3,$(MARCH)),/march-$(MARCH))$(if $(filter 1,$(EVERY_ALGORITHM)),/every-algorithm)
+# Widest first: make -j starts the longest compilation first.
+ISAS := $(if $(filter x86-64-v3,$(MARCH)),avx512 avx2,march)
 ISA_FLAGS_avx2 := -march=x86-64-v3
 ISA_FLAGS_avx512 := -march=x86-64-v4 -mprefer-vector-width=512
 ISA_FLAGS_march :=
@@ -152,7 +161,8 @@ RUNTIME_CFLAGS := $(OPTIMISE) -march=$(MARCH) -DRESGEN_MARCH='"$(MARCH)"' -ffp-c
 # object is compiled with, and the tests' networks out of line add to.
 OUT_OF_LINE ?= $(if $(filter 1,$(SANITIZE)),1,0)
 NET_BASE_CFLAGS := $(RUNTIME_CFLAGS) -g1
-NET_CFLAGS := $(NET_BASE_CFLAGS) $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF_LINE)
+NET_CFLAGS := $(NET_BASE_CFLAGS) $(if $(filter 1,$(OUT_OF_LINE)),-DRESGEN_OUT_OF_LINE) \
+	$(if $(filter 1,$(EVERY_ALGORITHM)),-DRESGEN_EVERY_ALGORITHM)
 # libgomp, GCC's OpenMP runtime, is linked in whole and its entry points
 # exported, so that BLIS (Debian's is built with OpenMP) runs on the same
 # copy: the binary can then tell it how long its threads spin before they
@@ -242,7 +252,7 @@ $(foreach v,MARCH BENCH_MARCH,$(if $(call given,$(v)),$(if $(and $($(v)),$(if $(
 	$(digit_chars) - _ .),,ok),$(if $(filter -%,$($(v))),,ok)),,$(error $(v)='$($(v))' is not an instruction set \
 	resgen builds for: use native, or a name gcc's -march takes, such as x86-64-v3))))
 $(foreach v,BUILD RESGEN_VERSION,$(if $(call given,$(v)),$(if $(call path_ok,$($(v))),,$(call bad_path,$(v),$($(v))))))
-$(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS,$(if $(call given,$(v)),$(if $(filter-out 0 1,$(subst $(space),@,$($(v)))),$(error \
+$(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS EVERY_ALGORITHM,$(if $(call given,$(v)),$(if $(filter-out 0 1,$(subst $(space),@,$($(v)))),$(error \
 	$(v)='$($(v))' is not a setting resgen's make knows: use 0 or 1))))
 # The plots' paths, where given or where a plot is made; GRADFLOW is a list.
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
@@ -349,7 +359,7 @@ net_compile = $(if $(filter -DRESGEN_OUT_OF_LINE,$(NET_CFLAGS) $(1)),$(CC) $(NET
 # pattern, % the network) from PARTS/net.o and PARTS/kernels-ISA.o, of
 # SOURCES/net.c and SOURCES/kernels.c (patterns too), FLAGS added to each.
 define network_rules
-$(1): $(2)/net.o $(foreach isa,$(ISAS),$(2)/kernels-$(isa).o)
+$(1): $(foreach isa,$(ISAS),$(2)/kernels-$(isa).o) $(2)/net.o
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
 	$$(Q)$$(CC) -r -nostdlib -o $$@ $$(filter %.o,$$^)

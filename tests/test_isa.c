@@ -78,6 +78,8 @@ static void test_every_path_gives_the_same_weights(void **unused)
 		{"the default build on BLIS's haswell kernels", "BLIS_ARCH_TYPE=3", default_bin},
 		{"the default build as an AVX2 node runs it", "RESGEN_ISA=avx2 BLIS_ARCH_TYPE=3", default_bin},
 		{"the native build", "", native_bin},
+		/* avx2's kernels under skx's (32 pixels wide): their copy of any width */
+		{"the default build's avx2 kernels on BLIS's own choice", "RESGEN_ISA=avx2", default_bin},
 	};
 	enum { PATHS = sizeof paths / sizeof paths[0] };
 	char machine[PATHS][1024];
@@ -136,11 +138,29 @@ static void test_a_run_resumes_on_another_path(void **unused)
 	}
 }
 
+/* The default build compiles each convolution's own algorithms alone: a
+ * RESGEN_CHOICES that would force another is refused in one line, before
+ * any work; one that changes no algorithm (streaming) runs. */
+static void test_a_forced_algorithm_is_refused(void **unused)
+{
+	(void)unused;
+	char command[1024], out[4096];
+	snprintf(command, sizeof command, "RESGEN_CHOICES=winograd=off %s/demo train --iterations 1", default_bin);
+	expect_failure(command, 2,
+		       "demo: RESGEN_CHOICES=winograd=off would change the algorithm of conv3x3_s1_1x28x28_to_16, whose "
+		       "code this build compiles for its rule alone; force algorithms in a build of every one (make "
+		       "EVERY_ALGORITHM=1, build/every-algorithm/), or unset it\n");
+	snprintf(command, sizeof command, "RESGEN_CHOICES=stream=on %s/demo explain", default_bin);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "(forced by RESGEN_CHOICES)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_path_gives_the_same_weights),
 		cmocka_unit_test(test_a_run_resumes_on_another_path),
+		cmocka_unit_test(test_a_forced_algorithm_is_refused),
 	};
 	command_only_some();
 	return cmocka_run_group_tests_name("isa", tests, setup, NULL);

@@ -112,6 +112,23 @@ static double difference(const real *a, const real *b, size_t count)
 	return worst / scale;
 }
 
+/* s with its tile and its algorithms, as the generator emits them. */
+static struct conv_shape tiled(struct conv_shape s)
+{
+	s.tile = CONV_TILE(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
+	s.forward = CONV_FORWARD_RULE(s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, s.k, s.stride);
+	s.data = CONV_DATA_RULE(s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, s.k, s.stride);
+	s.weight = CONV_WEIGHT_RULE(s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, s.k, s.stride);
+	return s;
+}
+
+/* The shape of those sizes, tiled. */
+static struct conv_shape conv_shape_of(int c_in, int h_in, int w_in, int c_out, int h_out, int w_out, int k, int stride)
+{
+	return tiled((struct conv_shape){.c_in = c_in, .h_in = h_in, .w_in = w_in, .c_out = c_out, .h_out = h_out,
+					 .w_out = w_out, .k = k, .stride = stride});
+}
+
 static struct conv_shape random_shape(void)
 {
 	struct conv_shape s;
@@ -524,14 +541,16 @@ static void test_conv_fast_matches_reference_on_shapes_of_sixteens(void **unused
 static void test_conv_fast_matches_reference_on_network_shapes(void **unused)
 {
 	(void)unused;
-	static const struct conv_shape shapes[] = {
-		{3, 32, 32, 16, 32, 32, 3, 1, 0},   {16, 32, 32, 16, 32, 32, 3, 1, 0}, {16, 32, 32, 32, 16, 16, 3, 2, 0},
-		{32, 16, 16, 32, 16, 16, 3, 1, 0}, {64, 8, 8, 64, 8, 8, 3, 1, 0},    {64, 32, 32, 16, 32, 32, 1, 1, 0},
-		{16, 32, 32, 64, 32, 32, 1, 1, 0}, {64, 32, 32, 128, 16, 16, 1, 2, 0}, {1, 28, 28, 16, 28, 28, 3, 1, 0},
-		{128, 16, 16, 32, 16, 16, 1, 1, 0}, {256, 8, 8, 64, 8, 8, 1, 1, 0}, /* 1x1 packed by panel, and whole */
+	static const int shapes[][8] = {
+		{3, 32, 32, 16, 32, 32, 3, 1},   {16, 32, 32, 16, 32, 32, 3, 1}, {16, 32, 32, 32, 16, 16, 3, 2},
+		{32, 16, 16, 32, 16, 16, 3, 1}, {64, 8, 8, 64, 8, 8, 3, 1},    {64, 32, 32, 16, 32, 32, 1, 1},
+		{16, 32, 32, 64, 32, 32, 1, 1}, {64, 32, 32, 128, 16, 16, 1, 2}, {1, 28, 28, 16, 28, 28, 3, 1},
+		{128, 16, 16, 32, 16, 16, 1, 1}, {256, 8, 8, 64, 8, 8, 1, 1}, /* 1x1 packed by panel, and whole */
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-		check_shape(shapes[i], 3);
+		check_shape(conv_shape_of(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], shapes[i][4], shapes[i][5],
+					  shapes[i][6], shapes[i][7]),
+			    3);
 }
 
 /* BN + ReLU as a fused step runs them, against the unfused ops: the
@@ -734,12 +753,6 @@ static void test_batch_norm_synced_across_identical_ranks_matches_one(void **unu
 static const struct gemm_micro zen3_f32 = {6, 16, 1}, skx_f32 = {32, 12, 0};
 static const struct choice_override by_rule = {-1, -1, -1, -1, -1};
 
-static struct conv_shape tiled(struct conv_shape s)
-{
-	s.tile = CONV_TILE(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
-	return s;
-}
-
 /* The same algorithm for every pass on either kernel. */
 static void assert_same_algorithm(struct conv_choices a, struct conv_choices b)
 {
@@ -757,7 +770,7 @@ static void test_conv_choices_follow_the_rules(void **unused)
 	 * Winograd, estimated 1.25 x 36 places x 2 blocks x (64 + 8) = 6480
 	 * steps against the patches' 2 x 5 x 1024 = 10240 and the row split's
 	 * 1.1 x 8 x 1088 */
-	struct conv_shape s = tiled((struct conv_shape){16, 32, 32, 16, 32, 32, 3, 1, 0});
+	struct conv_shape s = conv_shape_of(16, 32, 32, 16, 32, 32, 3, 1);
 	assert_int_equal(s.tile, 4);
 	struct conv_choices c = conv_choose(s, &zen3_f32, cache, by_rule);
 	assert_int_equal(c.forward.method, CONV_WINOGRAD);
@@ -781,7 +794,7 @@ static void test_conv_choices_follow_the_rules(void **unused)
 
 	/* 64 channels at 8x8: 4 tiles of 4 x 4 an image, grouped to fill a
 	 * panel: 4 images on zen3's 16 pixels, 8 (the most) on skx's 32 */
-	s = tiled((struct conv_shape){64, 8, 8, 64, 8, 8, 3, 1, 0});
+	s = conv_shape_of(64, 8, 8, 64, 8, 8, 3, 1);
 	assert_int_equal(conv_choose(s, &zen3_f32, cache, by_rule).forward.group, 4);
 	c = conv_choose(s, &skx_f32, cache, by_rule);
 	assert_int_equal(c.forward.method, CONV_WINOGRAD);
@@ -790,7 +803,7 @@ static void test_conv_choices_follow_the_rules(void **unused)
 
 	/* a 1x1 16 -> 64 weight gradient: on skx, 2 x 2 blocks swapped
 	 * against 6 x 1; on zen3, 11 x 1 against 4 x 3 swapped */
-	s = tiled((struct conv_shape){16, 32, 32, 64, 32, 32, 1, 1, 0});
+	s = conv_shape_of(16, 32, 32, 64, 32, 32, 1, 1);
 	c = conv_choose(s, &skx_f32, cache, by_rule);
 	assert_int_equal(c.weight.method, CONV_WEIGHT_1X1);
 	assert_true(c.weight.swapped);
@@ -802,27 +815,27 @@ static void test_conv_choices_follow_the_rules(void **unused)
 
 	/* 16 channels at 7x7 on skx (odd sides: no Winograd): the row split's
 	 * 4 x 2 x 48 = 384 steps against 2 x 2 x 144 = 576 */
-	c = conv_choose(tiled((struct conv_shape){16, 7, 7, 16, 7, 7, 3, 1, 0}), &skx_f32, cache, by_rule);
+	c = conv_choose(conv_shape_of(16, 7, 7, 16, 7, 7, 3, 1), &skx_f32, cache, by_rule);
 	assert_int_equal(c.forward.method, CONV_ROW_SPLIT);
 	assert_true(c.forward.split == 384 && c.forward.direct == 576);
 	/* and on zen3's, whatever its own count (8 x 4 x 48 = 1536 against 3 x 4 x 144 = 1728) */
-	assert_same_algorithm(c, conv_choose(tiled((struct conv_shape){16, 7, 7, 16, 7, 7, 3, 1, 0}), &zen3_f32, cache, by_rule));
+	assert_same_algorithm(c, conv_choose(conv_shape_of(16, 7, 7, 16, 7, 7, 3, 1), &zen3_f32, cache, by_rule));
 
 	/* strided: the direct forward pass, the reference gradients */
-	c = conv_choose(tiled((struct conv_shape){16, 32, 32, 32, 16, 16, 3, 2, 0}), &zen3_f32, cache, by_rule);
+	c = conv_choose(conv_shape_of(16, 32, 32, 32, 16, 16, 3, 2), &zen3_f32, cache, by_rule);
 	assert_int_equal(c.forward.method, CONV_PLAIN);
 	assert_int_equal(c.data.method, CONV_REFERENCE);
 	assert_int_equal(c.weight.method, CONV_WEIGHT_REFERENCE);
 
 	/* no usable micro-kernel: the reference kernels throughout */
-	c = conv_choose(tiled((struct conv_shape){16, 32, 32, 16, 32, 32, 3, 1, 0}), NULL, cache, by_rule);
+	c = conv_choose(conv_shape_of(16, 32, 32, 16, 32, 32, 3, 1), NULL, cache, by_rule);
 	assert_int_equal(c.forward.method, CONV_REFERENCE);
 	assert_int_equal(c.data.method, CONV_REFERENCE);
 	assert_int_equal(c.weight.method, CONV_WEIGHT_REFERENCE);
 
 	/* streaming: where a pass's tensors exceed the cache; the gradient
 	 * also where the threads are apart; forced either way */
-	s = tiled((struct conv_shape){16, 32, 32, 64, 32, 32, 1, 1, 0});
+	s = conv_shape_of(16, 32, 32, 64, 32, 32, 1, 1);
 	c = conv_choose(s, &zen3_f32, cache, by_rule);
 	size_t image = (size_t)(16 + 64) * 32 * 32;
 	assert_true(conv_streams(&c, 128 * image));  /* 40 MiB in f32 */
@@ -833,6 +846,46 @@ static void test_conv_choices_follow_the_rules(void **unused)
 	assert_true(conv_streams(&c, 1) && conv_streams_gradient(&c, 1));
 	c = conv_choose(s, &zen3_f32, cache, (struct choice_override){-1, -1, -1, -1, 0});
 	assert_false(conv_streams(&c, 128 * image) || conv_streams_gradient(&c, 128 * image));
+}
+
+/* The algorithms the generator compiles each instance for (the rules'
+ * constant expressions, kernels/sizes.h) are those conv_choose makes by
+ * rule, on either kind of kernel, over shapes of every kind the networks
+ * have; and an instance refuses a choice forced to another (conv_compiled),
+ * except in a build of every algorithm, as this test's is. */
+static void test_conv_rules_are_the_choices(void **unused)
+{
+	(void)unused;
+	static const int channels[] = {3, 16, 32, 64, 128, 256, 512};
+	static const int sides[] = {4, 7, 8, 14, 16, 28, 32, 56, 112};
+	static const int kernels[] = {1, 3, 7};
+	int checked = 0, algorithms[4] = {0}, weight_algorithms[5] = {0};
+	for (size_t a = 0; a < sizeof channels / sizeof *channels; a++)
+		for (size_t b = 0; b < sizeof channels / sizeof *channels; b++)
+			for (size_t h = 0; h < sizeof sides / sizeof *sides; h++)
+				for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
+					for (int stride = 1; stride <= 2; stride++) {
+						int side = sides[h], out = (side + stride - 1) / stride;
+						struct conv_shape s = conv_shape_of(
+							channels[a], side, side, channels[b], out, out, kernels[k], stride);
+						struct conv_choices c = conv_choose(s, &skx_f32, 0, by_rule);
+						assert_int_equal(c.forward.method, s.forward);
+						assert_int_equal(c.data.method, s.data);
+						assert_int_equal(c.weight.method, s.weight);
+						assert_same_algorithm(c, conv_choose(s, &zen3_f32, 0, by_rule));
+						const char *refused = NULL;
+						conv_compiled(&c, s, "rule", &refused);
+						assert_null(refused);
+						algorithms[s.forward]++;
+						weight_algorithms[s.weight]++;
+						checked++;
+					}
+	/* every algorithm is some shape's rule */
+	assert_true(algorithms[CONV_PLAIN] && algorithms[CONV_ROW_SPLIT] && algorithms[CONV_WINOGRAD]);
+	assert_true(weight_algorithms[CONV_WEIGHT_PATCHES] && weight_algorithms[CONV_WEIGHT_SPLIT] &&
+		    weight_algorithms[CONV_WEIGHT_WINOGRAD] && weight_algorithms[CONV_WEIGHT_1X1] &&
+		    weight_algorithms[CONV_WEIGHT_REFERENCE]);
+	assert_int_equal(checked, 7 * 7 * 9 * 3 * 2);
 }
 
 /* RESGEN_CHOICES as machine_override_parse reads it: NAME=on|off|rule by
@@ -907,6 +960,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
 		cmocka_unit_test(test_machine_round_trip),
 		cmocka_unit_test(test_conv_choices_follow_the_rules),
+		cmocka_unit_test(test_conv_rules_are_the_choices),
 		cmocka_unit_test(test_override_is_read_or_refused),
 	};
 	int failed = cmocka_run_group_tests_name(dtype, tests, NULL, NULL);

@@ -89,10 +89,25 @@ static int conv_tile(struct shape in, struct shape out, const struct op *op)
 	return CONV_TILE(op->kernel_size, op->stride, in.height, in.width, out.height, out.width);
 }
 
+/* Each pass's algorithm by the kernels' rules (runtime/kernels/sizes.h),
+ * named as the kernels name it: the instance compiles that one alone. */
+static void conv_algorithms(struct shape in, struct shape out, const struct op *op, struct template_vars *v)
+{
+	static const char *const methods[] = {"CONV_REFERENCE", "CONV_PLAIN", "CONV_ROW_SPLIT", "CONV_WINOGRAD"};
+	static const char *const weight_methods[] = {"CONV_WEIGHT_REFERENCE", "CONV_WEIGHT_PATCHES", "CONV_WEIGHT_1X1",
+						     "CONV_WEIGHT_SPLIT", "CONV_WEIGHT_WINOGRAD"};
+	long c_in = in.channels, h_in = in.height, w_in = in.width, c_out = out.channels, h_out = out.height,
+	     w_out = out.width, k = op->kernel_size, stride = op->stride;
+	template_set(v, "FORWARD", "%s", methods[CONV_FORWARD_RULE(c_in, h_in, w_in, c_out, h_out, w_out, k, stride)]);
+	template_set(v, "DATA", "%s", methods[CONV_DATA_RULE(c_in, h_in, w_in, c_out, h_out, w_out, k, stride)]);
+	template_set(v, "WEIGHT", "%s", weight_methods[CONV_WEIGHT_RULE(c_in, h_in, w_in, c_out, h_out, w_out, k, stride)]);
+}
+
 static void conv_values(struct shape in, struct shape out, const struct op *op, struct template_vars *v)
 {
 	template_set(v, "K", "%d", op->kernel_size);
 	template_set(v, "TILE", "%d", conv_tile(in, out, op));
+	conv_algorithms(in, out, op, v);
 	resampling_values(in, out, op, v);
 }
 

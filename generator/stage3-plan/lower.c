@@ -46,7 +46,7 @@ static struct step fuse(struct lowering *l, enum step_kind kind, int first)
 		if (f->gradient_not_stored >> k & 1)
 			l->gradient_stored[t] = false;
 	}
-	return (struct step){kind, first, f->op_count, first + f->kernel_at, false, -1, false};
+	return (struct step){kind, first, f->op_count, first + f->kernel_at, false, -1, false, -1};
 }
 
 /* Whether addition i can pass its output's gradient to its inputs by
@@ -205,6 +205,50 @@ static void defer_gradients(struct lowering *l, const int *readers)
 	}
 }
 
+/* The step whose backward reads tensor t first (the latest in forward
+ * order of those whose backward reads it), or -1. */
+static int first_backward_reader(const struct lowering *l, int t)
+{
+	const struct graph *g = l->graph;
+	int first = -1;
+	for (int i = 0; i < g->op_count; i++) {
+		const struct op *op = &g->ops[i];
+		bool reads = op->output == t && op_kinds[op->kind].backward_reads_output;
+		for (int k = 0; k < op->input_count; k++)
+			reads = reads || (op->inputs[k] == t && op_kinds[op->kind].backward_reads_inputs);
+		if (reads && l->step_of_op[i] > first)
+			first = l->step_of_op[i];
+	}
+	return first;
+}
+
+/* The sums computed again in backward (see lower.h): of a BN + ReLU + 1x1
+ * convolution + addition that reads nothing of its own output in backward
+ * (takes no BN's deferred gradient), whose shortcut is kept, read in
+ * backward by a later step; every RECOMPUTE_EVERY-th of them in forward
+ * order. */
+static void recompute_sums(struct lowering *l)
+{
+	const struct graph *g = l->graph;
+	int kept = 0; /* since the last one computed again */
+	for (int j = 0; j < l->step_count; j++) {
+		const struct step *step = &l->steps[j];
+		if (step->kind != STEP_BN_RELU_CONV || step->op_count != 4 || step->applies_for >= 0)
+			continue;
+		const struct op *conv = &g->ops[step->kernel_op], *add = &g->ops[step->first_op + 3];
+		int sum = add->output, shortcut = add->inputs[0] == conv->output ? add->inputs[1] : add->inputs[0];
+		int reader = first_backward_reader(l, sum);
+		if (conv->kernel_size != 1 || !l->stored[sum] || !l->stored[shortcut] || reader <= j || sum == g->logits)
+			continue;
+		/* one whose shortcut is computed again is kept: it is what that is computed from */
+		if (++kept < RECOMPUTE_EVERY || l->recomputed_before[shortcut] >= 0)
+			continue;
+		kept = 0;
+		l->recomputed_before[sum] = reader;
+		l->steps[reader].recompute = j;
+	}
+}
+
 int lower(struct lowering *l, const struct graph *g)
 {
 	memset(l, 0, sizeof *l);
@@ -216,10 +260,11 @@ int lower(struct lowering *l, const struct graph *g)
 	l->gradient_stored = malloc((size_t)tensors * sizeof *l->gradient_stored);
 	l->gradient_slot = malloc((size_t)tensors * sizeof *l->gradient_slot);
 	l->passes_gradient = calloc((size_t)(ops ? ops : 1), sizeof *l->passes_gradient);
+	l->recomputed_before = malloc((size_t)(tensors ? tensors : 1) * sizeof *l->recomputed_before);
 	int *readers = calloc((size_t)tensors, sizeof *readers);
 	int *last_reader = malloc((size_t)tensors * sizeof *last_reader);
 	if (!l->steps || !l->step_of_op || !l->stored || !l->gradient_stored || !l->gradient_slot ||
-	    !l->passes_gradient || !readers || !last_reader) {
+	    !l->passes_gradient || !l->recomputed_before || !readers || !last_reader) {
 		free(readers);
 		free(last_reader);
 		lowering_free(l);
@@ -228,6 +273,7 @@ int lower(struct lowering *l, const struct graph *g)
 	for (int t = 0; t < tensors; t++) {
 		l->stored[t] = l->gradient_stored[t] = true;
 		l->gradient_slot[t] = t;
+		l->recomputed_before[t] = -1;
 		last_reader[t] = -1;
 	}
 	for (int i = 0; i < ops; i++)
@@ -237,7 +283,7 @@ int lower(struct lowering *l, const struct graph *g)
 		}
 	for (int i = 0; i < ops;) {
 		struct step *step = &l->steps[l->step_count];
-		*step = (struct step){STEP_OP, i, 1, i, false, -1, false};
+		*step = (struct step){STEP_OP, i, 1, i, false, -1, false, -1};
 		for (int kind = 0; kind < STEP_KIND_COUNT; kind++)
 			if (fusions[kind].template_name && !fusions[kind].after_additions &&
 			    fusion_at(l, readers, i, &fusions[kind])) {
@@ -267,6 +313,7 @@ int lower(struct lowering *l, const struct graph *g)
 		l->steps[j].sums_for_next = op_kinds[kernel->kind].takes_next_sums &&
 					    op_kinds[bn->kind].takes_sums_given && bn->inputs[0] == result;
 	}
+	recompute_sums(l);
 	free(readers);
 	free(last_reader);
 	return 0;
@@ -280,5 +327,6 @@ void lowering_free(struct lowering *l)
 	free(l->gradient_stored);
 	free(l->gradient_slot);
 	free(l->passes_gradient);
+	free(l->recomputed_before);
 	memset(l, 0, sizeof *l);
 }

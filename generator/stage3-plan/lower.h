@@ -62,7 +62,18 @@
  * Where that can be done without a copy, the inputs' gradients share the
  * output gradient's slot and the backward does nothing: the gradient of a
  * pre-activation network's residual stream is then one buffer per stage,
- * which each unit's first op adds its part to. */
+ * which each unit's first op adds its part to.
+ *
+ * A sum that a 1x1 convolution's epilogue makes (a pre-activation
+ * bottleneck unit's output) is computed again in backward rather than kept
+ * through the step, for every RECOMPUTE_EVERY-th such sum whose shortcut
+ * is kept: freed after its last forward reader, it is made again, by the
+ * same call with BN's saved values (SUMS_SAVED), just before the backward
+ * of its last backward reader (the next unit's first step), from the
+ * convolution's input and the shortcut, both still kept for the unit's
+ * own backward. The same call on the same inputs gives the same bits; the
+ * convolution is about a quarter of the unit's forward work, and the sum two
+ * thirds of what the unit keeps. */
 #ifndef RESGEN_LOWER_H
 #define RESGEN_LOWER_H
 
@@ -86,6 +97,8 @@ struct step {
 				   which left it to this one (see above); -1: dY is stored */
 	bool leaves_gradient;   /* its BN's input gradient is left to the step that produced BN's
 				   input */
+	int recompute;          /* -1, or the step whose forward runs again just before this step's
+				   backward, its output freed after forward (see above) */
 };
 
 struct lowering {
@@ -98,7 +111,13 @@ struct lowering {
 	int *gradient_slot;     /* per tensor: the tensor whose gradient slot holds its gradient
 				   (itself, or the output of an addition that passes it on) */
 	bool *passes_gradient;  /* per op: an addition whose inputs' gradients are its output's */
+	int *recomputed_before; /* per tensor: -1, or the step before whose backward it is computed
+				   again (it is not kept from forward to then) */
 };
+
+/* One sum in this many that could be computed again in backward is (see
+ * above). */
+enum { RECOMPUTE_EVERY = 3 };
 
 int lower(struct lowering *l, const struct graph *g);
 void lowering_free(struct lowering *l);

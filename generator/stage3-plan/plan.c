@@ -15,6 +15,8 @@ struct interval {
 	long size;       /* reals per image, aligned */
 	long *offset;    /* where the result goes */
 	int order;       /* position in the table, to break ties */
+	long hole_start, hole_end; /* steps within, inclusive, when it holds nothing (a tensor computed
+				      again in backward: lower.h); none where hole_start > hole_end */
 };
 
 static long align(long reals) { return (reals + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
@@ -30,7 +32,8 @@ static int by_start(const void *a, const void *b)
 }
 
 /* First fit: each interval, in order of start, takes the lowest offset that
- * no overlapping, already placed interval occupies. */
+ * no overlapping, already placed interval occupies; one that lies within
+ * a placed interval's hole does not overlap it. */
 static long pack(struct interval *intervals, int count)
 {
 	qsort(intervals, (size_t)count, sizeof *intervals, by_start);
@@ -50,6 +53,8 @@ static long pack(struct interval *intervals, int count)
 		int position = 0;
 		for (; position < live_count; position++) {
 			const struct interval *placed = &intervals[live[position]];
+			if (next->start >= placed->hole_start && next->end <= placed->hole_end)
+				continue;
 			if (*placed->offset >= offset + next->size)
 				break;
 			if (*placed->offset + placed->size > offset)
@@ -153,15 +158,17 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	p->stats_offset = malloc((size_t)ops * sizeof(long));
 	struct interval *intervals = malloc(((size_t)tensors * 2 + 1) * sizeof *intervals);
 	long *last_use = malloc((size_t)tensors * sizeof(long));
+	long *forward_use = malloc((size_t)tensors * sizeof(long));
 	long *gradient_start = malloc((size_t)tensors * sizeof(long));
 	long *gradient_end = malloc((size_t)tensors * sizeof(long));
 	int *last_consumer = malloc((size_t)tensors * sizeof(int));
 	bool ok = p->activation_offset && p->gradient_offset && p->first_gradient_writer &&
-		  p->param_offset && p->stats_offset && intervals && last_use && gradient_start &&
+		  p->param_offset && p->stats_offset && intervals && last_use && forward_use && gradient_start &&
 		  gradient_end && last_consumer;
 	if (!ok || find_kernels(p, g) != 0) {
 		free(intervals);
 		free(last_use);
+		free(forward_use);
 		free(gradient_start);
 		free(gradient_end);
 		free(last_consumer);
@@ -175,7 +182,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 	long steps = l->step_count, backward_base = 2 * steps - 1;
 	for (int t = 0; t < tensors; t++) {
 		int producer = g->tensors[t].producer;
-		last_use[t] = producer < 0 ? -1 : l->step_of_op[producer];
+		last_use[t] = forward_use[t] = producer < 0 ? -1 : l->step_of_op[producer];
 		last_consumer[t] = -1;
 	}
 	for (int i = 0; i < ops; i++) {
@@ -186,6 +193,8 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 			long use = op_kinds[op->kind].backward_reads_inputs ? backward : forward;
 			if (use > last_use[t])
 				last_use[t] = use;
+			if (forward > forward_use[t])
+				forward_use[t] = forward;
 			last_consumer[t] = i;
 		}
 		if (op_kinds[op->kind].backward_reads_output && backward > last_use[op->output])
@@ -232,8 +241,10 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 		long produced = producer < 0 ? -1 : l->step_of_op[producer];
 		p->activation_offset[t] = -1;
 		if (l->stored[t]) {
-			intervals[count] = (struct interval){produced, last_use[t], size,
-							     &p->activation_offset[t], count};
+			/* computed again at its reader's backward: held nothing from after its last forward reader */
+			long again = l->recomputed_before[t] < 0 ? -1 : backward_base - l->recomputed_before[t];
+			intervals[count] = (struct interval){produced, last_use[t], size, &p->activation_offset[t], count,
+							     again < 0 ? 1 : forward_use[t] + 1, again < 0 ? 0 : again - 1};
 			count++;
 		}
 		p->gradient_offset[t] = -1;
@@ -241,7 +252,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 		if (last_consumer[t] < 0 || !l->gradient_stored[t] || gradient_slot(l, t) != t)
 			continue; /* the loss op's output, a gradient no kernel stores, or one in another's slot */
 		intervals[count] = (struct interval){gradient_start[t], gradient_end[t], size,
-						     &p->gradient_offset[t], count};
+						     &p->gradient_offset[t], count, 1, 0};
 		count++;
 	}
 	/* BN's sums per image: the forward pass's statistics, then, in
@@ -256,7 +267,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 			p->sums_per_image = max_of(p->sums_per_image, sums);
 		}
 	if (p->sums_per_image > 0) {
-		intervals[count] = (struct interval){0, end_of_step, p->sums_per_image, &p->sums_offset, count};
+		intervals[count] = (struct interval){0, end_of_step, p->sums_per_image, &p->sums_offset, count, 1, 0};
 		count++;
 	}
 	p->arena_per_image = pack(intervals, count);
@@ -265,6 +276,7 @@ int plan_build(struct plan *p, const struct graph *g, struct diag *d)
 			p->gradient_offset[t] = p->gradient_offset[gradient_slot(l, t)];
 	free(intervals);
 	free(last_use);
+	free(forward_use);
 	free(gradient_start);
 	free(gradient_end);
 	free(last_consumer);

@@ -410,7 +410,13 @@ static int emit_group(const struct emitter *e, const struct group *group, struct
 		status = render(e, t, step_values(e, j, PASS_FORWARD, &v), &v, &forward);
 	}
 	for (int j = last_step; j >= first_step && status == 0; j--) {
-		status = emit_zeroing(e, &l->steps[j], &backward);
+		int again = l->steps[j].recompute;
+		if (again >= 0) {
+			fusion_values(p, again, &v);
+			status = render(e, step_template(e, &l->steps[again]), "recompute", &v, &backward);
+		}
+		if (status == 0)
+			status = emit_zeroing(e, &l->steps[j], &backward);
 		if (status == 0)
 			status = render(e, step_template(e, &l->steps[j]), step_values(e, j, PASS_BACKWARD, &v), &v,
 					&backward);

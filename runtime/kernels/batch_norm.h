@@ -70,8 +70,10 @@ KERNEL_HELPER void batch_norm_sums(const real *x, const real *dy, real shift, bo
 }
 
 /* Whether BN's sums of each image are there already, taken by the
- * convolution before it as its epilogue, or BN takes them itself. */
-enum batch_norm_sums { SUMS_TO_TAKE, SUMS_TAKEN };
+ * convolution before it as its epilogue, or BN takes them itself; or
+ * (SUMS_SAVED, a fused step run again in backward: lower.h) BN's saved
+ * values are this step's already, and the step runs its convolution only. */
+enum batch_norm_sums { SUMS_TO_TAKE, SUMS_TAKEN, SUMS_SAVED };
 
 /* Per channel of one image, at sums + BATCH_NORM_IMAGE_SUMS * c: a value
  * of the channel (its first, the shift) and the sums over the image of

@@ -17,7 +17,8 @@ enum { GEMM_PANEL_MAX = 32 };
 
 /* The blocks a convolution's algorithm is chosen by (kernels/conv/choices.h),
  * whatever kernel BLIS runs, in either precision: those of its skx f32
- * kernel. */
+ * kernel. Any BLIS kernel adds each output's k products in order
+ * (gemm.h), so the algorithm, not the kernel, sets the bits. */
 enum { CONV_RULE_MR = 32, CONV_RULE_NR = 12 };
 
 /* ---- batch normalisation -------------------------------------------------- */
@@ -39,6 +40,13 @@ enum { BATCH_NORM_IMAGE_SUMS = 3 };
 	((k) == 3 && (stride) == 1 && (h_out) == (h_in) && (w_out) == (w_in) && (h_in) % 2 == 0 && (w_in) % 2 == 0)
 #define CONV_TILE(k, stride, h_in, w_in, h_out, w_out) \
 	(!CONV_WINOGRAD_APPLIES(k, stride, h_in, w_in, h_out, w_out) ? 0 : (h_out) % 4 == 0 && (w_out) % 4 == 0 ? 4 : 2)
+/* The row split (a k x k window as k rows of 1 x k) applies to a stride-1
+ * convolution wider than 1x1 that keeps the image's size; that of the
+ * weight gradient to one whose k is odd too. */
+#define CONV_ROW_SPLIT_APPLIES(k, stride, h_in, w_in, h_out, w_out) \
+	((k) != 1 && (stride) == 1 && (h_out) == (h_in) && (w_out) == (w_in))
+#define CONV_WEIGHT_SPLIT_APPLIES(k, stride, h_in, w_in, h_out, w_out) \
+	(CONV_ROW_SPLIT_APPLIES(k, stride, h_in, w_in, h_out, w_out) && (k) % 2 == 1)
 
 #define CONV_ALIGN(reals) (((reals) + 15) / 16 * 16)
 #define CONV_PATCH(c_in, k) ((c_in) * (k) * (k))
@@ -146,4 +154,74 @@ enum { BATCH_NORM_IMAGE_SUMS = 3 };
 	 CONV_MAX(CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k),                           \
 		  CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) +                           \
 			  CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k) + CONV_DEFERRED(c_out, h_out, w_out, k)))
+
+/* ---- the algorithm: what sets a convolution's sums -------------------------- */
+
+/* How the forward pass or the data gradient runs, and how the weight
+ * gradient does (kernels/conv/choices.h says each). */
+enum conv_method { CONV_REFERENCE, CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
+enum conv_weight_method { CONV_WEIGHT_REFERENCE, CONV_WEIGHT_PATCHES, CONV_WEIGHT_1X1, CONV_WEIGHT_SPLIT, CONV_WEIGHT_WINOGRAD };
+
+/* The rules, in micro-kernel steps (blocks of CONV_RULE_MR x CONV_RULE_NR
+ * outputs, each a sum of k products), channels along the NR side and
+ * pixels along the MR side (column-stored C). The algorithm follows from
+ * the shape alone: the generator compiles each instance for its own
+ * (generator/stage2-graph/ops.c), and conv_choose chooses by the same. */
+#define CONV_RULE_BLOCKS(rows, width) (((long long)(rows) + (width) - 1) / (width))
+#define CONV_RULE_MIN(a, b) ((a) < (b) ? (a) : (b))
+/* A product of rows x columns blocks, on whichever side takes fewer. */
+#define CONV_RULE_SIDES(rows, columns)                                                        \
+	CONV_RULE_MIN(CONV_RULE_BLOCKS(rows, CONV_RULE_MR) * CONV_RULE_BLOCKS(columns, CONV_RULE_NR), \
+		      CONV_RULE_BLOCKS(rows, CONV_RULE_NR) * CONV_RULE_BLOCKS(columns, CONV_RULE_MR))
+/* An image's steps: the direct convolution's; the row split's, before the
+ * tenth added for summing its rows. */
+#define CONV_DIRECT_STEPS(c_in, c_out, h_out, w_out, k) \
+	(CONV_RULE_BLOCKS(c_out, CONV_RULE_NR) * CONV_RULE_BLOCKS((h_out) * (w_out), CONV_RULE_MR) * CONV_PATCH(c_in, k))
+#define CONV_SPLIT_STEPS(c_in, h_in, c_out, w_out, k) \
+	(CONV_RULE_BLOCKS((c_out) * (k), CONV_RULE_NR) * CONV_RULE_BLOCKS(((h_in) + (k) - 1) * (w_out), CONV_RULE_MR) * (c_in) * (k))
+/* Winograd's tiles of a group of images at the rule's panel width, and
+ * whether they fill one panel at least and their panels half at least. */
+#define CONV_RULE_TILES(h_in, w_in, m) (CONV_GROUP(CONV_TILES_OF(h_in, w_in, m), CONV_RULE_MR) * CONV_TILES_OF(h_in, w_in, m))
+#define CONV_WINOGRAD_FILLS(tiles) \
+	((tiles) >= CONV_RULE_MR && 2 * (long long)(tiles) >= CONV_RULE_BLOCKS(tiles, CONV_RULE_MR) * CONV_RULE_MR)
+/* The forward pass's algorithm (the data gradient's: of the transposed
+ * shape, stride 1): Winograd's where it applies and fills its panels, else
+ * the row split where its steps, a tenth added, are fewer than the direct
+ * convolution's, else the direct convolution. */
+#define CONV_FORWARD_RULE(c_in, h_in, w_in, c_out, h_out, w_out, k, stride)                                                   \
+	(CONV_WINOGRAD_APPLIES(k, stride, h_in, w_in, h_out, w_out) &&                                                          \
+			 CONV_WINOGRAD_FILLS(CONV_RULE_TILES(h_in, w_in, CONV_TILE(k, stride, h_in, w_in, h_out, w_out)))       \
+		 ? CONV_WINOGRAD                                                                                                \
+	 : CONV_ROW_SPLIT_APPLIES(k, stride, h_in, w_in, h_out, w_out) &&                                                       \
+			 11 * CONV_SPLIT_STEPS(c_in, h_in, c_out, w_out, k) < 10 * CONV_DIRECT_STEPS(c_in, c_out, h_out, w_out, k) \
+		 ? CONV_ROW_SPLIT                                                                                               \
+		 : CONV_PLAIN)
+#define CONV_DATA_RULE(c_in, h_in, w_in, c_out, h_out, w_out, k, stride) \
+	((stride) != 1 ? CONV_REFERENCE : CONV_FORWARD_RULE(c_out, h_out, w_out, c_in, h_in, w_in, k, 1))
+/* The weight gradient's estimates, an image's steps: by the patches; by
+ * the row split, before its tenth more; by Winograd's tiles of m x m,
+ * each block's sum 8 steps longer for its load and store, before a
+ * quarter more for the transforms. */
+#define CONV_WEIGHT_PATCH_STEPS(c_in, c_out, h_out, w_out, k) \
+	(CONV_RULE_BLOCKS(c_out, CONV_RULE_NR) * CONV_RULE_BLOCKS(CONV_PATCH(c_in, k), CONV_RULE_MR) * (h_out) * (w_out))
+#define CONV_WEIGHT_SPLIT_STEPS(c_in, h_in, c_out, w_out, k) (CONV_RULE_SIDES((k) * (c_out), (k) * (c_in)) * ((h_in) + (k) - 1) * (w_out))
+#define CONV_WEIGHT_WINOGRAD_STEPS(c_in, c_out, h_out, w_out, m) \
+	(CONV_PLACES(m) * CONV_RULE_SIDES(c_out, c_in) * (CONV_TILES_OF(h_out, w_out, m) + 8))
+/* The weight gradient's algorithm: the reference where strided, the 1x1
+ * packing for a 1x1; else the fewest steps of the patches, the row split
+ * (where it applies) and Winograd's (where it applies), in twentieths. */
+#define CONV_WEIGHT_BEST_OF_TWO(c_in, h_in, c_out, w_out, k, h_out)                                      \
+	CONV_RULE_MIN(22 * CONV_WEIGHT_SPLIT_STEPS(c_in, h_in, c_out, w_out, k), \
+		      20 * CONV_WEIGHT_PATCH_STEPS(c_in, c_out, h_out, w_out, k))
+#define CONV_WEIGHT_RULE(c_in, h_in, w_in, c_out, h_out, w_out, k, stride)                                                        \
+	((stride) != 1 ? CONV_WEIGHT_REFERENCE                                                                                  \
+	 : (k) == 1    ? CONV_WEIGHT_1X1                                                                                        \
+	 : !CONV_WEIGHT_SPLIT_APPLIES(k, stride, h_in, w_in, h_out, w_out) ? CONV_WEIGHT_PATCHES                                 \
+	 : CONV_WINOGRAD_APPLIES(k, stride, h_in, w_in, h_out, w_out) &&                                                         \
+			 25 * CONV_WEIGHT_WINOGRAD_STEPS(c_in, c_out, h_out, w_out, CONV_TILE(k, stride, h_in, w_in, h_out, w_out)) < \
+				 CONV_WEIGHT_BEST_OF_TWO(c_in, h_in, c_out, w_out, k, h_out)                                      \
+		 ? CONV_WEIGHT_WINOGRAD                                                                                         \
+	 : 22 * CONV_WEIGHT_SPLIT_STEPS(c_in, h_in, c_out, w_out, k) < 20 * CONV_WEIGHT_PATCH_STEPS(c_in, c_out, h_out, w_out, k) \
+		 ? CONV_WEIGHT_SPLIT                                                                                            \
+		 : CONV_WEIGHT_PATCHES)
 #endif

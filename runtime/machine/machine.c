@@ -492,3 +492,14 @@ int machine_override_error(char *why, size_t why_size)
 	snprintf(why, why_size, "%s", override_why);
 	return -1;
 }
+
+void machine_refuse_algorithm(const char *instance)
+{
+	char shown[128];
+	printable_text(shown, sizeof shown, machine()->override_text ? machine()->override_text : "");
+	fprintf(stderr,
+		"%s: RESGEN_CHOICES=%s would change the algorithm of %s, whose code this build compiles for its rule "
+		"alone; force algorithms in a build of every one (make EVERY_ALGORITHM=1, build/every-algorithm/), or unset it\n",
+		program_invocation_short_name, shown, instance);
+	exit(2);
+}

@@ -65,6 +65,11 @@ const struct machine *machine(void);
 /* Where RESGEN_CHOICES is set and unreadable: writes why and returns -1. */
 int machine_override_error(char *why, size_t why_size);
 
+/* Where RESGEN_CHOICES forces an algorithm the instance named (a
+ * convolution of a network compiled for its rules alone: conv_compiled)
+ * has no code for: says so in one line and exits 2. */
+void machine_refuse_algorithm(const char *instance) __attribute__((noreturn));
+
 /* The processor's name as it gives it (CPUID's brand string), such as
  * "AMD EPYC 9R14 96-Core Processor". */
 void machine_processor(char *out, size_t size);

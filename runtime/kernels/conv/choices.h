@@ -8,7 +8,7 @@
  * weight gradient, streaming) follows the machine (runtime/machine/machine.h).
  * The rules count micro-kernel steps: blocks of mr x nr outputs, each a sum
  * of k products, as BLIS's kernel computes them; the algorithm's rules count
- * them in the blocks of one fixed kernel (conv_rule_micro).
+ * them in the blocks of one fixed kernel (kernels/sizes.h).
  * docs/kernel-measurements.md gives the measurements behind each rule. */
 #ifndef RESGEN_KERNELS_CONV_CHOICES_H
 #define RESGEN_KERNELS_CONV_CHOICES_H
@@ -22,28 +22,62 @@ KERNEL_HELPER int conv_channel_width(const struct gemm_micro *micro) { return mi
 KERNEL_HELPER int conv_pixel_width(const struct gemm_micro *micro) { return micro->prefers_rows ? micro->nr : micro->mr; }
 KERNEL_HELPER int conv_blocks(int rows, int width) { return (rows + width - 1) / width; }
 
-/* The blocks the algorithm's rules count in, whatever kernel BLIS runs
- * (kernels/sizes.h), column-stored C preferred. Any BLIS kernel adds each
- * output's k products in order (gemm.h), so the algorithm, not the
- * kernel, sets the bits. */
-static const struct gemm_micro conv_rule_micro = {CONV_RULE_MR, CONV_RULE_NR, 0};
+/* function(arguments..., width) with the micro-kernel's pixel panel width,
+ * passed as a constant when it is one the kernels BLIS runs on this
+ * instruction set have, so that the packing copies unroll: haswell's and
+ * zen3's (16 reals in f32, 8 in f64) everywhere, and skx's (32 and 16)
+ * where AVX-512 is compiled for. Each constant is another copy of the
+ * packing in every instance, which costs compile time
+ * (docs/kernel-measurements.md (CONV_WITH_PIXEL_WIDTH)); any other width
+ * (RESGEN_ISA=avx2 under skx's kernels, another BLIS's) runs the copy
+ * compiled once a unit with every size a variable, function_any_width
+ * (CONV_ANY_WIDTH): the same sums, more slowly. */
+#ifdef RESGEN_F64
+#define CONV_WIDE_PIXELS 16
+#define CONV_NARROW_PIXELS 8
+#else
+#define CONV_WIDE_PIXELS 32
+#define CONV_NARROW_PIXELS 16
+#endif
+#ifdef __AVX512F__
+#define CONV_WITH_WIDE_PIXELS(function, ...)             \
+	case CONV_WIDE_PIXELS:                           \
+		function(__VA_ARGS__, CONV_WIDE_PIXELS); \
+		break;
+#else
+#define CONV_WITH_WIDE_PIXELS(function, ...)
+#endif
+#define CONV_WITH_PIXEL_WIDTH(micro, function, ...)                                \
+	do {                                                                       \
+		switch (conv_pixel_width(micro)) {                                 \
+		case CONV_NARROW_PIXELS:                                           \
+			function(__VA_ARGS__, CONV_NARROW_PIXELS);                 \
+			break;                                                     \
+			CONV_WITH_WIDE_PIXELS(function, __VA_ARGS__)               \
+		default:                                                           \
+			function##_any_width(__VA_ARGS__, conv_pixel_width(micro)); \
+		}                                                                  \
+	} while (0)
+/* function_any_width, taking function's parameters and passing its
+ * arguments: not inlined or specialised to the shape (noipa). */
+#define CONV_ANY_WIDTH(function, parameters, arguments) \
+	static __attribute__((noipa, unused)) void function##_any_width parameters { function arguments; }
 
 KERNEL_HELPER bool conv_winograd_applies(struct conv_shape s)
 {
 	return CONV_WINOGRAD_APPLIES(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
 }
 
-/* Where the row splits apply: the forward pass's and data gradient's to a
- * stride-1 convolution wider than 1x1 that keeps the image's size, the
- * weight gradient's to one whose k is odd. The kernels test these beside
- * a choice (conv_method_of; conv_weight_plan): the shape is a constant
- * there, so each instance compiles only the methods its shape allows. */
+/* Where the row splits apply (kernels/sizes.h). */
 KERNEL_HELPER bool conv_row_split_applies(struct conv_shape s)
 {
-	return s.k != 1 && s.stride == 1 && s.h_out == s.h_in && s.w_out == s.w_in;
+	return CONV_ROW_SPLIT_APPLIES(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
 }
 
-KERNEL_HELPER bool conv_weight_split_applies(struct conv_shape s) { return conv_row_split_applies(s) && s.k % 2 == 1; }
+KERNEL_HELPER bool conv_weight_split_applies(struct conv_shape s)
+{
+	return CONV_WEIGHT_SPLIT_APPLIES(s.k, s.stride, s.h_in, s.w_in, s.h_out, s.w_out);
+}
 
 KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
 {
@@ -62,8 +96,6 @@ KERNEL_HELPER bool conv_winograd_tile_applies(struct conv_shape s, int m)
  *   and even sides, where a group of up to CONV_WINOGRAD_GROUP images'
  *   tiles fills a panel of pixels at least, and its panels half at least.
  * A group: the images run at once (Winograd's, to fill its panels), else 1. */
-enum conv_method { CONV_REFERENCE, CONV_PLAIN, CONV_ROW_SPLIT, CONV_WINOGRAD };
-
 struct conv_method_choice {
 	enum conv_method method;
 	int group;
@@ -76,8 +108,6 @@ struct conv_method_choice {
  * strided); a 1x1 one's dY . X^T, its operands' sides swapped where that
  * fills the blocks better; for a wider one, by the patches, the row split
  * or Winograd, whichever the step counts estimate fewest. */
-enum conv_weight_method { CONV_WEIGHT_REFERENCE, CONV_WEIGHT_PATCHES, CONV_WEIGHT_1X1, CONV_WEIGHT_SPLIT, CONV_WEIGHT_WINOGRAD };
-
 struct conv_weight_choice {
 	enum conv_weight_method method;
 	bool swapped;                    /* 1x1: dY's channels on the pixels' side */
@@ -101,15 +131,13 @@ static struct conv_method_choice conv_method_choose(const struct gemm_micro *mic
 	if (!micro)
 		return c;
 	c.method = CONV_PLAIN;
-	int channel_width = conv_channel_width(&conv_rule_micro), pixel_width = conv_pixel_width(&conv_rule_micro);
-	int pixels = s.h_out * s.w_out;
-	c.direct = (double)conv_blocks(s.c_out, channel_width) * conv_blocks(pixels, pixel_width) * CONV_PATCH(s.c_in, s.k);
+	c.direct = (double)CONV_DIRECT_STEPS(s.c_in, s.c_out, s.h_out, s.w_out, s.k);
 	if (conv_winograd_applies(s)) {
 		int tiles = CONV_TILES_OF(s.h_in, s.w_in, s.tile);
-		c.width = pixel_width;
-		c.tiles = CONV_GROUP(tiles, pixel_width) * tiles;
-		c.panels = conv_blocks(c.tiles, pixel_width);
-		if (o.winograd == 1 || (o.winograd < 0 && c.tiles >= c.width && 2 * c.tiles >= c.panels * c.width)) {
+		c.width = CONV_RULE_MR;
+		c.tiles = CONV_RULE_TILES(s.h_in, s.w_in, s.tile);
+		c.panels = conv_blocks(c.tiles, c.width);
+		if (o.winograd == 1 || (o.winograd < 0 && CONV_WINOGRAD_FILLS(c.tiles))) {
 			/* the group, which changes no sum, fills the machine's panels */
 			c.method = CONV_WINOGRAD;
 			c.width = conv_pixel_width(micro);
@@ -122,9 +150,9 @@ static struct conv_method_choice conv_method_choose(const struct gemm_micro *mic
 	}
 	if (!conv_row_split_applies(s))
 		return c;
-	int row_pixels = (s.h_in + s.k - 1) * s.w_out;
-	c.split = (double)conv_blocks(s.c_out * s.k, channel_width) * conv_blocks(row_pixels, pixel_width) * s.c_in * s.k;
-	bool split = o.row_split >= 0 ? o.row_split : c.split * 1.1 < c.direct;
+	long long split_steps = CONV_SPLIT_STEPS(s.c_in, s.h_in, s.c_out, s.w_out, s.k);
+	c.split = (double)split_steps;
+	bool split = o.row_split >= 0 ? o.row_split : 11 * split_steps < 10 * CONV_DIRECT_STEPS(s.c_in, s.c_out, s.h_out, s.w_out, s.k);
 	c.forced = o.row_split >= 0 || (o.winograd == 0 && conv_winograd_applies(s));
 	if (split)
 		c.method = CONV_ROW_SPLIT;
@@ -151,28 +179,22 @@ static struct conv_weight_choice conv_weight_choose(const struct gemm_micro *mic
 		c.forced = o.swap >= 0;
 		return c;
 	}
-	/* the algorithm, which sets the bits, by the rule's blocks (the
-	 * sides of a 1x1 one's, above, set only the speed) */
-	const struct gemm_micro *rule = &conv_rule_micro;
-	channel_width = conv_channel_width(rule);
-	pixel_width = conv_pixel_width(rule);
+	/* the algorithm, which sets the bits, by the rule's blocks
+	 * (kernels/sizes.h; the sides of a 1x1 one's, above, set only the
+	 * speed), compared in twentieths */
 	c.method = CONV_WEIGHT_PATCHES;
-	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
-	c.patches = (double)conv_blocks(s.c_out, channel_width) * conv_blocks(patch, pixel_width) * pixels;
+	long long patches = 20 * CONV_WEIGHT_PATCH_STEPS(s.c_in, s.c_out, s.h_out, s.w_out, s.k);
+	c.patches = patches / 20.0;
 	if (!conv_weight_split_applies(s))
 		return c;
-	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;
-	int on_a = conv_blocks(rows, rule->mr) * conv_blocks(columns, rule->nr);
-	int on_b = conv_blocks(rows, rule->nr) * conv_blocks(columns, rule->mr);
-	c.split = 1.1 * (on_a < on_b ? on_a : on_b) * row_pixels;
-	bool split = o.weight_split >= 0 ? o.weight_split : c.split < c.patches;
+	long long split_steps = 22 * CONV_WEIGHT_SPLIT_STEPS(s.c_in, s.h_in, s.c_out, s.w_out, s.k);
+	c.split = split_steps / 20.0;
+	bool split = o.weight_split >= 0 ? o.weight_split : split_steps < patches;
 	c.forced = o.weight_split >= 0;
 	if (conv_winograd_applies(s) && o.winograd != 0) {
-		int winograd_a = conv_blocks(s.c_out, rule->mr) * conv_blocks(s.c_in, rule->nr);
-		int winograd_b = conv_blocks(s.c_out, rule->nr) * conv_blocks(s.c_in, rule->mr);
-		c.winograd = 1.25 * CONV_PLACES(s.tile) * (winograd_a < winograd_b ? winograd_a : winograd_b) *
-			     (CONV_TILES_OF(s.h_out, s.w_out, s.tile) + 8);
-		if (o.winograd == 1 || c.winograd < (split ? c.split : c.patches)) {
+		long long winograd = 25 * CONV_WEIGHT_WINOGRAD_STEPS(s.c_in, s.c_out, s.h_out, s.w_out, s.tile);
+		c.winograd = winograd / 20.0;
+		if (o.winograd == 1 || winograd < (split ? split_steps : patches)) {
 			c.method = CONV_WEIGHT_WINOGRAD;
 			c.forced = o.winograd == 1;
 			return c;
@@ -184,23 +206,31 @@ static struct conv_weight_choice conv_weight_choose(const struct gemm_micro *mic
 	return c;
 }
 
-/* The method an instance of shape s runs: the one chosen, where the shape
- * allows it (always, for a choice of conv_method_choose), written so
- * that the compiler, with s a constant, keeps only the methods the shape
- * allows. */
-KERNEL_HELPER enum conv_method conv_method_of(struct conv_shape s, enum conv_method chosen)
+/* The algorithm an instance runs where its choice is not the reference:
+ * compiled for its shape (the default), its rule's, a constant of the
+ * shape (struct conv_shape), so that the instance compiles that
+ * algorithm's code alone (conv_compiled refuses a RESGEN_CHOICES that
+ * would force another); compiled for every algorithm (out of line, or
+ * RESGEN_EVERY_ALGORITHM: make EVERY_ALGORITHM=1), the one chosen. */
+#if defined(RESGEN_KERNEL_LIBRARY) || defined(RESGEN_OUT_OF_LINE) || defined(RESGEN_EVERY_ALGORITHM)
+#define CONV_EVERY_ALGORITHM 1
+#else
+#define CONV_EVERY_ALGORITHM 0
+#endif
+KERNEL_HELPER enum conv_method conv_method_of(enum conv_method rule, enum conv_method chosen)
 {
-	if (chosen == CONV_WINOGRAD)
-		return conv_winograd_applies(s) ? CONV_WINOGRAD : CONV_PLAIN;
-	if (chosen == CONV_ROW_SPLIT)
-		return conv_row_split_applies(s) ? CONV_ROW_SPLIT : CONV_PLAIN;
-	return chosen;
+	return CONV_EVERY_ALGORITHM ? chosen : rule;
+}
+
+KERNEL_HELPER enum conv_weight_method conv_weight_method_of(enum conv_weight_method rule, enum conv_weight_method chosen)
+{
+	return CONV_EVERY_ALGORITHM ? chosen : rule;
 }
 
 /* The data gradient's convolution: dY by W flipped, of the transposed shape. */
 KERNEL_HELPER struct conv_shape conv_transposed(struct conv_shape s)
 {
-	return (struct conv_shape){s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1, s.tile};
+	return (struct conv_shape){s.c_out, s.h_out, s.w_out, s.c_in, s.h_in, s.w_in, s.k, 1, s.tile, s.data, CONV_REFERENCE, CONV_WEIGHT_REFERENCE};
 }
 
 /* Every choice of an instance of shape s, on a machine whose micro-kernel
@@ -216,6 +246,20 @@ static struct conv_choices conv_choose(struct conv_shape s, const struct gemm_mi
 	c.stream = o.stream;
 	c.cache_bytes = cache_bytes;
 	return c;
+}
+
+/* Whether the instance name, of shape s, runs the choices c: compiled for
+ * its shape, only its rule's algorithm or the reference in each pass
+ * (conv_method_of). If not, *refused becomes name where it is NULL, and
+ * net_choose refuses the run in one line: a RESGEN_CHOICES that forces
+ * another algorithm needs a build with every one (make EVERY_ALGORITHM=1). */
+static void conv_compiled(const struct conv_choices *c, struct conv_shape s, const char *name, const char **refused)
+{
+	bool runs = (c->forward.method == CONV_REFERENCE || c->forward.method == s.forward) &&
+		    (c->data.method == CONV_REFERENCE || c->data.method == s.data) &&
+		    (c->weight.method == CONV_WEIGHT_REFERENCE || c->weight.method == s.weight);
+	if (!CONV_EVERY_ALGORITHM && !runs && !*refused)
+		*refused = name;
 }
 
 /* Whether a pass whose tensors, read and written over its n images, come

@@ -172,6 +172,7 @@ KERNEL_HELPER void conv_implicit_gemm_of(real *out, const real *padded, const re
 		}
 	}
 }
+CONV_ANY_WIDTH(conv_implicit_gemm_of, (real *out, const real *padded, const real *pre, const real *packed, real *panel, real *whole, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width), (out, padded, pre, packed, panel, whole, s, beta, micro, pixel_width))
 
 /* The row split of a stride-1 convolution that keeps the image's size:
  * with Y[(co, ky)] = sum over (ci, kx) of W[co][ci][ky][kx] X(ci, kx),
@@ -256,5 +257,6 @@ KERNEL_HELPER void conv_implicit_gemm_split_of(real *out, const real *padded, co
 		}
 	}
 }
+CONV_ANY_WIDTH(conv_implicit_gemm_split_of, (real *out, const real *padded, const real *packed, real *panel, real *rows, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width), (out, padded, packed, panel, rows, s, beta, micro, pixel_width))
 
 #endif

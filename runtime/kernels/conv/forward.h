@@ -20,33 +20,6 @@ KERNEL_HELPER void conv_pack_weights_for(real *packed, const real *weight, enum 
 		conv_pack_weights(packed, weight, channels, CONV_PATCH(inputs, s.k), width, flipped, s);
 }
 
-/* function(arguments..., width) with the micro-kernel's pixel panel width,
- * passed as a constant when it is one the machines have (skx's kernels and
- * haswell's: 32 and 16 reals in f32, 16 and 8 in f64), so that the packing
- * copies unroll; each constant is another copy of the packing in every
- * instance, which costs compile time (docs/kernel-measurements.md
- * (CONV_WITH_PIXEL_WIDTH)). */
-#ifdef RESGEN_F64
-#define CONV_WIDE_PIXELS 16
-#define CONV_NARROW_PIXELS 8
-#else
-#define CONV_WIDE_PIXELS 32
-#define CONV_NARROW_PIXELS 16
-#endif
-#define CONV_WITH_PIXEL_WIDTH(micro, function, ...)                          \
-	do {                                                                 \
-		switch (conv_pixel_width(micro)) {                           \
-		case CONV_NARROW_PIXELS:                                     \
-			function(__VA_ARGS__, CONV_NARROW_PIXELS);           \
-			break;                                               \
-		case CONV_WIDE_PIXELS:                                       \
-			function(__VA_ARGS__, CONV_WIDE_PIXELS);             \
-			break;                                               \
-		default:                                                     \
-			function(__VA_ARGS__, conv_pixel_width(micro));      \
-		}                                                            \
-	} while (0)
-
 /* The convolution of count consecutive images of in (a group: more than
  * one only for Winograd's: its choice's group) by method, the weights packed
  * for it, each image padded into padded in turn; pre, if not NULL: the
@@ -81,7 +54,7 @@ KERNEL_ENTRY(void, conv_forward, (real *out, const real *in, const real *weight,
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
-	enum conv_method method = conv_method_of(s, c->forward.method);
+	enum conv_method method = conv_method_of(s.forward, c->forward.method);
 	int group = method == CONV_WINOGRAD ? c->forward.group : 1; /* 1, a constant, where the shape allows no Winograd */
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);

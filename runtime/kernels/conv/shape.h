@@ -7,13 +7,17 @@
 #include "kernels/common.h"
 #include "kernels/batch_norm.h"
 
-/* A convolution's sizes, and the one choice its shape alone makes: tile,
+/* A convolution's sizes, and the choices its shape alone makes: tile,
  * the m x m output tiles of Winograd's F(m x m, 3 x 3) where it applies
- * (CONV_TILE), else 0. Every instance passes constants, which the
- * always-inlined helpers fold: each instance compiles one tile's
- * transforms only. */
+ * (CONV_TILE), else 0; and each pass's algorithm by the rules
+ * (CONV_FORWARD_RULE, CONV_DATA_RULE, CONV_WEIGHT_RULE), which set the
+ * sums' order. Every instance passes constants, which the always-inlined
+ * helpers fold: each instance compiles one tile's transforms and its own
+ * algorithms only (conv_method_of). */
 struct conv_shape {
 	int c_in, h_in, w_in, c_out, h_out, w_out, k, stride, tile;
+	enum conv_method forward, data;
+	enum conv_weight_method weight;
 };
 
 /* Where in a thread's scratch each part starts. */

@@ -136,6 +136,7 @@ KERNEL_HELPER void conv_weight_gradient_of(real *dweight, const real *gradient, 
 		}
 	}
 }
+CONV_ANY_WIDTH(conv_weight_gradient_of, (real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro, int pixel_width), (dweight, gradient, padded, panel, s, micro, pixel_width))
 
 KERNEL_HELPER void conv_weight_gradient(real *dweight, const real *gradient, const real *padded, real *panel, struct conv_shape s, const struct gemm_micro *micro)
 {
@@ -189,7 +190,8 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		w.own = swapped ? (struct conv_strides){1, s.c_out, 0, 0} : (struct conv_strides){s.c_in, 1, 0, 0};
 		return w;
 	}
-	if (conv_winograd_applies(s) && c->method == CONV_WEIGHT_WINOGRAD) {
+	enum conv_weight_method method = conv_weight_method_of(s.weight, c->method);
+	if (conv_winograd_applies(s) && method == CONV_WEIGHT_WINOGRAD) {
 		/* the products for each place of its tile, C_OUT on the A side or on the B side */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
 		int winograd_b = conv_blocks(s.c_out, micro->nr) * conv_blocks(s.c_in, micro->mr);
@@ -205,7 +207,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		w.own = (struct conv_strides){patch, s.k * s.k, s.k, 1};
 		return w;
 	}
-	if (!conv_weight_split_applies(s) || c->method != CONV_WEIGHT_SPLIT)
+	if (!conv_weight_split_applies(s) || method != CONV_WEIGHT_SPLIT)
 		return w;
 	/* dY's rows on the kernel's A side (mr wide) or on its B side */
 	int rows = s.k * s.c_out, columns = s.k * s.c_in, row_pixels = (s.h_in + s.k - 1) * s.w_out;

@@ -492,5 +492,6 @@ KERNEL_HELPER void conv_winograd_tiled(real *out, const real *in, const real *pr
 {
 	CONV_WITH_WINOGRAD_TILE(s, conv_winograd_of, out, in, pre, padded, packed, tiles_of, count, s, beta, micro, pixel_width);
 }
+CONV_ANY_WIDTH(conv_winograd_tiled, (real *out, const real *in, const real *pre, real *padded, const real *packed, real *tiles_of, int count, struct conv_shape s, real beta, const struct gemm_micro *micro, int pixel_width), (out, in, pre, padded, packed, tiles_of, count, s, beta, micro, pixel_width))
 
 #endif

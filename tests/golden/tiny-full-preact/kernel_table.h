@@ -25,8 +25,9 @@
 #include "kernels/loss.h"
 
 struct net_kernels {
-	/* each instance's choices, for the machine m; explain prints them */
-	void (*choose)(const struct machine *m);
+	/* each instance's choices, for the machine m (NULL, or the instance
+	 * whose code cannot run them); explain prints them */
+	const char *(*choose)(const struct machine *m);
 	void (*explain)(FILE *out, int n);
 	void (*conv3x3_s1_3x8x8_to_4_forward)(real *out, const real *in, const real *weight, int n, real *scratch, double *sums);
 	void (*conv3x3_s1_3x8x8_to_4_backward)(real *din, real *dweight, const real *dout, struct batch_norm_deferred deferred, const real *in, const real *weight, int n, real *scratch, enum gradient_write write);

@@ -21,8 +21,12 @@
 /* conv3x3_s1_3x8x8_to_4: (n, 3, 8, 8) -> (n, 4, 8, 8) */
 static const struct conv_shape conv3x3_s1_3x8x8_to_4_shape = {
 	.c_in = 3, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
+	.forward = CONV_WINOGRAD, .data = CONV_WINOGRAD, .weight = CONV_WEIGHT_PATCHES,
 };
 _Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "conv3x3_s1_3x8x8_to_4: Winograd's tile is not the library's rule");
+_Static_assert(CONV_WINOGRAD == CONV_FORWARD_RULE(3, 8, 8, 4, 8, 8, 3, 1), "conv3x3_s1_3x8x8_to_4: the forward algorithm is not the library's rule");
+_Static_assert(CONV_WINOGRAD == CONV_DATA_RULE(3, 8, 8, 4, 8, 8, 3, 1), "conv3x3_s1_3x8x8_to_4: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_PATCHES == CONV_WEIGHT_RULE(3, 8, 8, 4, 8, 8, 3, 1), "conv3x3_s1_3x8x8_to_4: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices conv3x3_s1_3x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(3, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_3x8x8_to_4: scratch too small");
 
@@ -71,8 +75,12 @@ static void bn_relu_4x8x8_backward(real *din, real *dgamma, real *dbeta, const r
 /* conv3x3_s1_4x8x8_to_4: (n, 4, 8, 8) -> (n, 4, 8, 8) */
 static const struct conv_shape conv3x3_s1_4x8x8_to_4_shape = {
 	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
+	.forward = CONV_WINOGRAD, .data = CONV_WINOGRAD, .weight = CONV_WEIGHT_SPLIT,
 };
 _Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "conv3x3_s1_4x8x8_to_4: Winograd's tile is not the library's rule");
+_Static_assert(CONV_WINOGRAD == CONV_FORWARD_RULE(4, 8, 8, 4, 8, 8, 3, 1), "conv3x3_s1_4x8x8_to_4: the forward algorithm is not the library's rule");
+_Static_assert(CONV_WINOGRAD == CONV_DATA_RULE(4, 8, 8, 4, 8, 8, 3, 1), "conv3x3_s1_4x8x8_to_4: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_SPLIT == CONV_WEIGHT_RULE(4, 8, 8, 4, 8, 8, 3, 1), "conv3x3_s1_4x8x8_to_4: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices conv3x3_s1_4x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s1_4x8x8_to_4: scratch too small");
 
@@ -107,19 +115,24 @@ static void conv3x3_s1_4x8x8_to_4_backward(real *din, real *dweight, const real 
 /* bn_relu_conv3x3_s1_4x8x8_to_4: BN and ReLU of (n, 4, 8, 8), then a convolution to (n, 4, 8, 8) */
 static const struct conv_shape bn_relu_conv3x3_s1_4x8x8_to_4_shape = {
 	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 4, .h_out = 8, .w_out = 8, .k = 3, .stride = 1, .tile = 4,
+	.forward = CONV_WINOGRAD, .data = CONV_WINOGRAD, .weight = CONV_WEIGHT_SPLIT,
 };
 _Static_assert(4 == CONV_TILE(3, 1, 8, 8, 8, 8), "bn_relu_conv3x3_s1_4x8x8_to_4: Winograd's tile is not the library's rule");
+_Static_assert(CONV_WINOGRAD == CONV_FORWARD_RULE(4, 8, 8, 4, 8, 8, 3, 1), "bn_relu_conv3x3_s1_4x8x8_to_4: the forward algorithm is not the library's rule");
+_Static_assert(CONV_WINOGRAD == CONV_DATA_RULE(4, 8, 8, 4, 8, 8, 3, 1), "bn_relu_conv3x3_s1_4x8x8_to_4: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_SPLIT == CONV_WEIGHT_RULE(4, 8, 8, 4, 8, 8, 3, 1), "bn_relu_conv3x3_s1_4x8x8_to_4: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices bn_relu_conv3x3_s1_4x8x8_to_4_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 4, 8, 8, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_4x8x8_to_4: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 4 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_4x8x8_to_4: no room for BN's sums");
 
 /* out = conv(relu(bn(in))), plus shortcut if not NULL; saved: BN's (mean,
  * 1/std, scale, shift), from its sums at sums (taken here first unless
- * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
- * of out there. */
+ * given is SUMS_TAKEN; kept as they are if SUMS_SAVED); then, if next_sums
+ * is not NULL, the next BN's sums of out there. */
 static void bn_relu_conv3x3_s1_4x8x8_to_4_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums, const struct net_ranks *ranks)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8, sums, given, ranks);
+	if (given != SUMS_SAVED)
+		batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 4, 8 * 8, sums, given, ranks);
 	double started = profile_clock();
 	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
@@ -160,8 +173,12 @@ static void bn_relu_conv3x3_s1_4x8x8_to_4_backward(real *din, real *dgamma, real
 /* conv3x3_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
 static const struct conv_shape conv3x3_s2_4x8x8_to_8_shape = {
 	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 2, .tile = 0,
+	.forward = CONV_PLAIN, .data = CONV_REFERENCE, .weight = CONV_WEIGHT_REFERENCE,
 };
 _Static_assert(0 == CONV_TILE(3, 2, 8, 8, 4, 4), "conv3x3_s2_4x8x8_to_8: Winograd's tile is not the library's rule");
+_Static_assert(CONV_PLAIN == CONV_FORWARD_RULE(4, 8, 8, 8, 4, 4, 3, 2), "conv3x3_s2_4x8x8_to_8: the forward algorithm is not the library's rule");
+_Static_assert(CONV_REFERENCE == CONV_DATA_RULE(4, 8, 8, 8, 4, 4, 3, 2), "conv3x3_s2_4x8x8_to_8: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_REFERENCE == CONV_WEIGHT_RULE(4, 8, 8, 8, 4, 4, 3, 2), "conv3x3_s2_4x8x8_to_8: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices conv3x3_s2_4x8x8_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_4x8x8_to_8: scratch too small");
 
@@ -196,19 +213,24 @@ static void conv3x3_s2_4x8x8_to_8_backward(real *din, real *dweight, const real 
 /* bn_relu_conv3x3_s1_8x4x4_to_8: BN and ReLU of (n, 8, 4, 4), then a convolution to (n, 8, 4, 4) */
 static const struct conv_shape bn_relu_conv3x3_s1_8x4x4_to_8_shape = {
 	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 8, .h_out = 4, .w_out = 4, .k = 3, .stride = 1, .tile = 4,
+	.forward = CONV_ROW_SPLIT, .data = CONV_ROW_SPLIT, .weight = CONV_WEIGHT_PATCHES,
 };
 _Static_assert(4 == CONV_TILE(3, 1, 4, 4, 4, 4), "bn_relu_conv3x3_s1_8x4x4_to_8: Winograd's tile is not the library's rule");
+_Static_assert(CONV_ROW_SPLIT == CONV_FORWARD_RULE(8, 4, 4, 8, 4, 4, 3, 1), "bn_relu_conv3x3_s1_8x4x4_to_8: the forward algorithm is not the library's rule");
+_Static_assert(CONV_ROW_SPLIT == CONV_DATA_RULE(8, 4, 4, 8, 4, 4, 3, 1), "bn_relu_conv3x3_s1_8x4x4_to_8: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_PATCHES == CONV_WEIGHT_RULE(8, 4, 4, 8, 4, 4, 3, 1), "bn_relu_conv3x3_s1_8x4x4_to_8: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices bn_relu_conv3x3_s1_8x4x4_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 8, 4, 4, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_8x4x4_to_8: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 8 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_8x4x4_to_8: no room for BN's sums");
 
 /* out = conv(relu(bn(in))), plus shortcut if not NULL; saved: BN's (mean,
  * 1/std, scale, shift), from its sums at sums (taken here first unless
- * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
- * of out there. */
+ * given is SUMS_TAKEN; kept as they are if SUMS_SAVED); then, if next_sums
+ * is not NULL, the next BN's sums of out there. */
 static void bn_relu_conv3x3_s1_8x4x4_to_8_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums, const struct net_ranks *ranks)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4, sums, given, ranks);
+	if (given != SUMS_SAVED)
+		batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 8, 4 * 4, sums, given, ranks);
 	double started = profile_clock();
 	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
@@ -249,8 +271,12 @@ static void bn_relu_conv3x3_s1_8x4x4_to_8_backward(real *din, real *dgamma, real
 /* conv1x1_s2_4x8x8_to_8: (n, 4, 8, 8) -> (n, 8, 4, 4) */
 static const struct conv_shape conv1x1_s2_4x8x8_to_8_shape = {
 	.c_in = 4, .h_in = 8, .w_in = 8, .c_out = 8, .h_out = 4, .w_out = 4, .k = 1, .stride = 2, .tile = 0,
+	.forward = CONV_PLAIN, .data = CONV_REFERENCE, .weight = CONV_WEIGHT_REFERENCE,
 };
 _Static_assert(0 == CONV_TILE(1, 2, 8, 8, 4, 4), "conv1x1_s2_4x8x8_to_8: Winograd's tile is not the library's rule");
+_Static_assert(CONV_PLAIN == CONV_FORWARD_RULE(4, 8, 8, 8, 4, 4, 1, 2), "conv1x1_s2_4x8x8_to_8: the forward algorithm is not the library's rule");
+_Static_assert(CONV_REFERENCE == CONV_DATA_RULE(4, 8, 8, 8, 4, 4, 1, 2), "conv1x1_s2_4x8x8_to_8: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_REFERENCE == CONV_WEIGHT_RULE(4, 8, 8, 8, 4, 4, 1, 2), "conv1x1_s2_4x8x8_to_8: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices conv1x1_s2_4x8x8_to_8_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(4, 8, 8, 8, 4, 4, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_4x8x8_to_8: scratch too small");
 
@@ -299,8 +325,12 @@ static void bn_relu_8x4x4_backward(real *din, real *dgamma, real *dbeta, const r
 /* conv3x3_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
 static const struct conv_shape conv3x3_s2_8x4x4_to_16_shape = {
 	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 2, .tile = 0,
+	.forward = CONV_PLAIN, .data = CONV_REFERENCE, .weight = CONV_WEIGHT_REFERENCE,
 };
 _Static_assert(0 == CONV_TILE(3, 2, 4, 4, 2, 2), "conv3x3_s2_8x4x4_to_16: Winograd's tile is not the library's rule");
+_Static_assert(CONV_PLAIN == CONV_FORWARD_RULE(8, 4, 4, 16, 2, 2, 3, 2), "conv3x3_s2_8x4x4_to_16: the forward algorithm is not the library's rule");
+_Static_assert(CONV_REFERENCE == CONV_DATA_RULE(8, 4, 4, 16, 2, 2, 3, 2), "conv3x3_s2_8x4x4_to_16: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_REFERENCE == CONV_WEIGHT_RULE(8, 4, 4, 16, 2, 2, 3, 2), "conv3x3_s2_8x4x4_to_16: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices conv3x3_s2_8x4x4_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "conv3x3_s2_8x4x4_to_16: scratch too small");
 
@@ -335,19 +365,24 @@ static void conv3x3_s2_8x4x4_to_16_backward(real *din, real *dweight, const real
 /* bn_relu_conv3x3_s1_16x2x2_to_16: BN and ReLU of (n, 16, 2, 2), then a convolution to (n, 16, 2, 2) */
 static const struct conv_shape bn_relu_conv3x3_s1_16x2x2_to_16_shape = {
 	.c_in = 16, .h_in = 2, .w_in = 2, .c_out = 16, .h_out = 2, .w_out = 2, .k = 3, .stride = 1, .tile = 2,
+	.forward = CONV_ROW_SPLIT, .data = CONV_ROW_SPLIT, .weight = CONV_WEIGHT_PATCHES,
 };
 _Static_assert(2 == CONV_TILE(3, 1, 2, 2, 2, 2), "bn_relu_conv3x3_s1_16x2x2_to_16: Winograd's tile is not the library's rule");
+_Static_assert(CONV_ROW_SPLIT == CONV_FORWARD_RULE(16, 2, 2, 16, 2, 2, 3, 1), "bn_relu_conv3x3_s1_16x2x2_to_16: the forward algorithm is not the library's rule");
+_Static_assert(CONV_ROW_SPLIT == CONV_DATA_RULE(16, 2, 2, 16, 2, 2, 3, 1), "bn_relu_conv3x3_s1_16x2x2_to_16: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_PATCHES == CONV_WEIGHT_RULE(16, 2, 2, 16, 2, 2, 3, 1), "bn_relu_conv3x3_s1_16x2x2_to_16: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices bn_relu_conv3x3_s1_16x2x2_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(16, 2, 2, 16, 2, 2, 3) <= NET_SCRATCH_PER_THREAD, "bn_relu_conv3x3_s1_16x2x2_to_16: scratch too small");
 _Static_assert(BATCH_NORM_IMAGE_SUMS * 16 * sizeof(double) <= NET_SUMS_PER_IMAGE * sizeof(real), "bn_relu_conv3x3_s1_16x2x2_to_16: no room for BN's sums");
 
 /* out = conv(relu(bn(in))), plus shortcut if not NULL; saved: BN's (mean,
  * 1/std, scale, shift), from its sums at sums (taken here first unless
- * given is SUMS_TAKEN); then, if next_sums is not NULL, the next BN's sums
- * of out there. */
+ * given is SUMS_TAKEN; kept as they are if SUMS_SAVED); then, if next_sums
+ * is not NULL, the next BN's sums of out there. */
 static void bn_relu_conv3x3_s1_16x2x2_to_16_forward(real *out, const real *in, const real *shortcut, const real *gamma, const real *beta, real *running_mean, real *running_var, real *saved, const real *weight, int n, int training, real *scratch, double *sums, enum batch_norm_sums given, double *next_sums, const struct net_ranks *ranks)
 {
-	batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2, sums, given, ranks);
+	if (given != SUMS_SAVED)
+		batch_norm_statistics(saved, in, gamma, beta, running_mean, running_var, n, training, 16, 2 * 2, sums, given, ranks);
 	double started = profile_clock();
 	int claims[CONV_CLAIMS(n)];
 	memset(claims, 0, sizeof claims);
@@ -388,8 +423,12 @@ static void bn_relu_conv3x3_s1_16x2x2_to_16_backward(real *din, real *dgamma, re
 /* conv1x1_s2_8x4x4_to_16: (n, 8, 4, 4) -> (n, 16, 2, 2) */
 static const struct conv_shape conv1x1_s2_8x4x4_to_16_shape = {
 	.c_in = 8, .h_in = 4, .w_in = 4, .c_out = 16, .h_out = 2, .w_out = 2, .k = 1, .stride = 2, .tile = 0,
+	.forward = CONV_PLAIN, .data = CONV_REFERENCE, .weight = CONV_WEIGHT_REFERENCE,
 };
 _Static_assert(0 == CONV_TILE(1, 2, 4, 4, 2, 2), "conv1x1_s2_8x4x4_to_16: Winograd's tile is not the library's rule");
+_Static_assert(CONV_PLAIN == CONV_FORWARD_RULE(8, 4, 4, 16, 2, 2, 1, 2), "conv1x1_s2_8x4x4_to_16: the forward algorithm is not the library's rule");
+_Static_assert(CONV_REFERENCE == CONV_DATA_RULE(8, 4, 4, 16, 2, 2, 1, 2), "conv1x1_s2_8x4x4_to_16: the data gradient's algorithm is not the library's rule");
+_Static_assert(CONV_WEIGHT_REFERENCE == CONV_WEIGHT_RULE(8, 4, 4, 16, 2, 2, 1, 2), "conv1x1_s2_8x4x4_to_16: the weight gradient's algorithm is not the library's rule");
 static struct conv_choices conv1x1_s2_8x4x4_to_16_choices; /* made once, by net_choose */
 _Static_assert(CONV_SCRATCH(8, 4, 4, 16, 2, 2, 1) <= NET_SCRATCH_PER_THREAD, "conv1x1_s2_8x4x4_to_16: scratch too small");
 

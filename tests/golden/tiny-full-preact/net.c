@@ -272,7 +272,9 @@ void net_choose(void)
 	const void *const tables[ISA_COUNT] = {[ISA_MARCH] = &net_kernels_march, [ISA_AVX2] = &net_kernels_avx2,
 					       [ISA_AVX512] = &net_kernels_avx512};
 	net_kernels = tables[isa_choose(tables)];
-	net_kernels->choose(machine());
+	const char *refused = net_kernels->choose(machine());
+	if (refused)
+		machine_refuse_algorithm(refused);
 	net_chosen = true;
 }
 

@@ -16,19 +16,31 @@
 #endif
 
 /* Each convolution's choices (runtime/kernels/conv/choices.h), made once,
- * from its shape and the machine m, by net_choose. */
-static void choose(const struct machine *m)
+ * from its shape and the machine m, by net_choose: NULL, or the first
+ * instance whose code cannot run them (conv_compiled). */
+static const char *choose(const struct machine *m)
 {
+	const char *refused = NULL;
 	(void)m;
 	conv3x3_s1_3x8x8_to_4_choices = conv_choose(conv3x3_s1_3x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&conv3x3_s1_3x8x8_to_4_choices, conv3x3_s1_3x8x8_to_4_shape, "conv3x3_s1_3x8x8_to_4", &refused);
 	conv3x3_s1_4x8x8_to_4_choices = conv_choose(conv3x3_s1_4x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&conv3x3_s1_4x8x8_to_4_choices, conv3x3_s1_4x8x8_to_4_shape, "conv3x3_s1_4x8x8_to_4", &refused);
 	bn_relu_conv3x3_s1_4x8x8_to_4_choices = conv_choose(bn_relu_conv3x3_s1_4x8x8_to_4_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&bn_relu_conv3x3_s1_4x8x8_to_4_choices, bn_relu_conv3x3_s1_4x8x8_to_4_shape, "bn_relu_conv3x3_s1_4x8x8_to_4", &refused);
 	conv3x3_s2_4x8x8_to_8_choices = conv_choose(conv3x3_s2_4x8x8_to_8_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&conv3x3_s2_4x8x8_to_8_choices, conv3x3_s2_4x8x8_to_8_shape, "conv3x3_s2_4x8x8_to_8", &refused);
 	bn_relu_conv3x3_s1_8x4x4_to_8_choices = conv_choose(bn_relu_conv3x3_s1_8x4x4_to_8_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&bn_relu_conv3x3_s1_8x4x4_to_8_choices, bn_relu_conv3x3_s1_8x4x4_to_8_shape, "bn_relu_conv3x3_s1_8x4x4_to_8", &refused);
 	conv1x1_s2_4x8x8_to_8_choices = conv_choose(conv1x1_s2_4x8x8_to_8_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&conv1x1_s2_4x8x8_to_8_choices, conv1x1_s2_4x8x8_to_8_shape, "conv1x1_s2_4x8x8_to_8", &refused);
 	conv3x3_s2_8x4x4_to_16_choices = conv_choose(conv3x3_s2_8x4x4_to_16_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&conv3x3_s2_8x4x4_to_16_choices, conv3x3_s2_8x4x4_to_16_shape, "conv3x3_s2_8x4x4_to_16", &refused);
 	bn_relu_conv3x3_s1_16x2x2_to_16_choices = conv_choose(bn_relu_conv3x3_s1_16x2x2_to_16_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&bn_relu_conv3x3_s1_16x2x2_to_16_choices, bn_relu_conv3x3_s1_16x2x2_to_16_shape, "bn_relu_conv3x3_s1_16x2x2_to_16", &refused);
 	conv1x1_s2_8x4x4_to_16_choices = conv_choose(conv1x1_s2_8x4x4_to_16_shape, m->micro, m->last_level_bytes, m->override);
+	conv_compiled(&conv1x1_s2_8x4x4_to_16_choices, conv1x1_s2_8x4x4_to_16_shape, "conv1x1_s2_8x4x4_to_16", &refused);
+	return refused;
 }
 
 /* Every convolution's choices in forward order, at batch n. */
