@@ -61,6 +61,10 @@ static long pack(struct interval *intervals, int count)
 				offset = *placed->offset + placed->size;
 		}
 		*next->offset = offset;
+		/* kept sorted by offset: a hole passed over may lie above it */
+		position = 0;
+		while (position < live_count && *intervals[live[position]].offset <= offset)
+			position++;
 		memmove(live + position + 1, live + position, (size_t)(live_count - position) * sizeof *live);
 		live[position] = i;
 		live_count++;
