@@ -78,9 +78,9 @@
 # its instructions, in one line.
 MARCH ?= x86-64-v3
 # Each convolution compiles the algorithms its shape's rules choose alone
-# (runtime/kernels/sizes.h, CONV_FORWARD_RULE...), which halves a deep
-# network's compile time; EVERY_ALGORITHM=1 compiles every algorithm into
-# each, in a folder of its own, for RESGEN_CHOICES to force another
+# (runtime/kernels/sizes.h, CONV_FORWARD_RULE...), which shortens a deep
+# network's compile time (docs/build.md); EVERY_ALGORITHM=1 compiles every
+# algorithm into each, in a folder of its own, for RESGEN_CHOICES to force another
 # (docs/performance.md).
 EVERY_ALGORITHM ?= 0
 BUILD ?= build$(if $(filter-out x86-64-v3,$(MARCH)),/march-$(MARCH))$(if $(filter 1,$(EVERY_ALGORITHM)),/every-algorithm)
