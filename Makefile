@@ -665,7 +665,7 @@ $(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine/machine.c runtime/mach
 		runtime/shared/printable.c runtime/shared/printable.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -O2 -march=native -ffp-contract=fast -fopenmp $(WARNINGS) -Iruntime -Iruntime/machine -Iruntime/shared -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
+	$(Q)$(CC) -O2 -march=native -ffp-contract=fast -fopenmp -D_GNU_SOURCE $(WARNINGS) -Iruntime -Iruntime/machine -Iruntime/shared -o $@ $(filter %.c,$^) $(RUNTIME_LIBS)
 
 $(BUILD)/bench/bench-%: tests/bench.c $(BUILD)/obj/net/%.o $(RUNTIME_F32)
 	@mkdir -p $(@D)
