@@ -28,7 +28,7 @@ struct conv_data_gradient {
  * time. */
 KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *weight, struct conv_shape s, const struct conv_choices *c, real *part, bool stream)
 {
-	enum conv_method method = conv_method_of(s.data, c->data.method);
+	enum conv_method method = CONV_ALGORITHM_OF(s.data, c->data.method);
 	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, method,
 				       method == CONV_WINOGRAD ? c->data.group : 1};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);

@@ -217,15 +217,7 @@ static struct conv_weight_choice conv_weight_choose(const struct gemm_micro *mic
 #else
 #define CONV_EVERY_ALGORITHM 0
 #endif
-KERNEL_HELPER enum conv_method conv_method_of(enum conv_method rule, enum conv_method chosen)
-{
-	return CONV_EVERY_ALGORITHM ? chosen : rule;
-}
-
-KERNEL_HELPER enum conv_weight_method conv_weight_method_of(enum conv_weight_method rule, enum conv_weight_method chosen)
-{
-	return CONV_EVERY_ALGORITHM ? chosen : rule;
-}
+#define CONV_ALGORITHM_OF(rule, chosen) (CONV_EVERY_ALGORITHM ? (chosen) : (rule))
 
 /* The data gradient's convolution: dY by W flipped, of the transposed shape. */
 KERNEL_HELPER struct conv_shape conv_transposed(struct conv_shape s)
@@ -250,7 +242,7 @@ static struct conv_choices conv_choose(struct conv_shape s, const struct gemm_mi
 
 /* Whether the instance name, of shape s, runs the choices c: compiled for
  * its shape, only its rule's algorithm or the reference in each pass
- * (conv_method_of). If not, *refused becomes name where it is NULL, and
+ * (CONV_ALGORITHM_OF). If not, *refused becomes name where it is NULL, and
  * net_choose refuses the run in one line: a RESGEN_CHOICES that forces
  * another algorithm needs a build with every one (make EVERY_ALGORITHM=1). */
 static void conv_compiled(const struct conv_choices *c, struct conv_shape s, const char *name, const char **refused)

@@ -54,7 +54,7 @@ KERNEL_ENTRY(void, conv_forward, (real *out, const real *in, const real *weight,
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
-	enum conv_method method = conv_method_of(s.forward, c->forward.method);
+	enum conv_method method = CONV_ALGORITHM_OF(s.forward, c->forward.method);
 	int group = method == CONV_WINOGRAD ? c->forward.group : 1; /* 1, a constant, where the shape allows no Winograd */
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);

@@ -13,7 +13,7 @@
  * (CONV_FORWARD_RULE, CONV_DATA_RULE, CONV_WEIGHT_RULE), which set the
  * sums' order. Every instance passes constants, which the always-inlined
  * helpers fold: each instance compiles one tile's transforms and its own
- * algorithms only (conv_method_of). */
+ * algorithms only (CONV_ALGORITHM_OF). */
 struct conv_shape {
 	int c_in, h_in, w_in, c_out, h_out, w_out, k, stride, tile;
 	enum conv_method forward, data;

@@ -190,7 +190,7 @@ KERNEL_HELPER struct conv_weight_plan conv_weight_plan(const struct gemm_micro *
 		w.own = swapped ? (struct conv_strides){1, s.c_out, 0, 0} : (struct conv_strides){s.c_in, 1, 0, 0};
 		return w;
 	}
-	enum conv_weight_method method = conv_weight_method_of(s.weight, c->method);
+	enum conv_weight_method method = CONV_ALGORITHM_OF(s.weight, c->method);
 	if (conv_winograd_applies(s) && method == CONV_WEIGHT_WINOGRAD) {
 		/* the products for each place of its tile, C_OUT on the A side or on the B side */
 		int winograd_a = conv_blocks(s.c_out, micro->mr) * conv_blocks(s.c_in, micro->nr);
