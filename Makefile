@@ -545,6 +545,7 @@ STUDY_THREADS ?= $(shell nproc 2>/dev/null || echo 1)
 STUDY_RANKS ?= 1
 $(call check_number,STUDY_THREADS STUDY_RANKS,1)
 study_bin = $(BUILD)/bin/$(if $(filter-out 1,$(STUDY_RANKS)),mpi/)study/$(STUDY_NAME)
+study_mpi_bin = $(BUILD)/bin/mpi/study/$(STUDY_NAME)
 study_arguments = '$(RESGEN)' '$(STUDY)' '$(BUILD)/study/$(STUDY_NAME)' '$(study_bin)' '$(RESULTS)'
 
 study-submit: $(RESGEN)
@@ -552,7 +553,8 @@ study-submit: $(RESGEN)
 	@$(RESGEN) study plan '$(STUDY)' -o '$(BUILD)/study/$(STUDY_NAME)'
 	@tools/run-study --check $(study_arguments)
 	@$(MAKE) --no-print-directory $(SUB_JOBS) study-binaries STUDY='$(STUDY)'
-	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/slurm-study submit $(STUDY_THREADS) $(STUDY_RANKS) $(study_arguments)
+	@RESGEN_VERSION='$(RESGEN_VERSION)' RESGEN_STUDY_MPI_BIN_DIR='$(study_mpi_bin)' \
+		tools/slurm-study submit $(STUDY_THREADS) $(STUDY_RANKS) $(study_arguments)
 
 study-status: $(RESGEN)
 	@[ -n "$(S)$(filter-out specs/studies/.yaml,$(STUDY))" ] || { echo "usage: make study-status S=NAME, or STUDY=FILE; RESULTS=DIR"; exit 2; }
@@ -570,9 +572,14 @@ study-report: $(RESGEN)
 	@RESGEN_VERSION='$(RESGEN_VERSION)' tools/run-study --finish $(study_arguments)
 
 # Each binary once: variants that differ in run-time settings alone share
-# one (the plan's sixth word), given --set; the MPI flavour for STUDY_RANKS.
-study-binaries: $(patsubst %,$(study_bin)/%,$(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
-	sed -n 's/^variant [^ ]* [^ ]* [^ ]* [^ ]* [^ ]* \([a-z0-9-]*\).*/\1/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null))))
+# one (the plan's sixth word), given --set; the MPI flavour for STUDY_RANKS,
+# and for the variants whose own ranks (the plan's resources lines) are
+# more than one.
+study_plan_words = $(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
+	awk '$(1)' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null)))
+study-binaries: $(patsubst %,$(study_bin)/%,$(call study_plan_words,$$1 == "variant" { print $$7 })) \
+	$(patsubst %,$(study_mpi_bin)/%,$(call study_plan_words,$$1 == "variant" { binary[$$2] = $$7 } \
+		$$1 == "resources" && $$4 != "-" && $$4 > 1 { print binary[$$2] }))
 
 # A binary whose network is its spec's (the plan's "reuse BINARY SPEC") is
 # that spec's binary, linked: a study of run-time settings compiles nothing
@@ -580,11 +587,11 @@ study-binaries: $(patsubst %,$(study_bin)/%,$(if $(filter study-binaries,$(MAKEC
 study_reused = $(if $(filter study-binaries,$(MAKECMDGOALS)),$(shell \
 	sed -n 's/^reuse \([a-z0-9-]*\) \([a-z0-9/-]*\)$$/\1:\2/p' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null))
 define reuse_binary
-$(study_bin)/$(1): $(BUILD)/bin/$(if $(filter-out 1,$(STUDY_RANKS)),mpi/)$(2)
+$(BUILD)/bin/$(3)study/$(STUDY_NAME)/$(1): $(BUILD)/bin/$(3)$(2)
 	@echo "  REUSE $$< as $$@ (the same network)"
 	$(Q)mkdir -p $$(@D) && ln -f $$< $$@ 2>/dev/null || cp -f $$< $$@
 endef
-$(foreach pair,$(study_reused),$(eval $(call reuse_binary,$(word 1,$(subst :, ,$(pair))),$(word 2,$(subst :, ,$(pair))))))
+$(foreach pair,$(study_reused),$(foreach flavour,/ mpi/,$(eval $(call reuse_binary,$(word 1,$(subst :, ,$(pair))),$(word 2,$(subst :, ,$(pair))),$(filter-out /,$(flavour))))))
 
 # ---- benchmark -----------------------------------------------------------------
 

@@ -201,6 +201,92 @@ static void test_slurm_study_expects_a_finish_from_the_start(void **unused)
 		       "from their FLOPs (resgen summary) at the rate of one that has\n");
 }
 
+/* 10. A variant's own threads, ranks and time limit (the study file's
+ * threads:, ranks:, time:): its runs go as an array of their own, ranks
+ * above 1 with the binaries' Open MPI flavour; the report waits for every
+ * array; a variant's time inside the stop's margin is refused. */
+static void test_slurm_study_gives_a_variant_its_own_task(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096], text[4096];
+	char dir[400], path[600], command[4096];
+	snprintf(dir, sizeof dir, "%s/own-task", scratch);
+	const char *variants[] = {
+		"  - {name: original, ranks: 2, set: {net: {ordering: original}}}\n"
+		"  - {name: full-preact, threads: 4, time: \"2:00:00\"}\n",
+		"  - {name: original, set: {net: {ordering: original}}}\n"
+		"  - {name: full-preact, time: 5}\n",
+	};
+	for (int i = 0; i < 2; i++) {
+		snprintf(command, sizeof command, "rm -rf %1$s && mkdir -p %1$s", dir);
+		assert_int_equal(system(command), 0);
+		snprintf(path, sizeof path, "%s/variants", dir);
+		write_text(path, variants[i]);
+		/* tiny's study with these variants */
+		snprintf(command, sizeof command, "{ sed '/^variants:/q' tests/studies/tiny.yaml; cat %1$s/variants; } "
+			 "> %1$s/tiny.yaml", dir);
+		assert_int_equal(system(command), 0);
+		snprintf(command, sizeof command,
+			 "%2$s/bin/resgen study plan %1$s/tiny.yaml -o %1$s/plan > /dev/null && env PATH=%3$s:$PATH "
+			 "RESGEN_STUDY_MPI_BIN_DIR=%1$s/mpi tools/slurm-study submit 2 1 %2$s/bin/resgen %1$s/tiny.yaml "
+			 "%1$s/plan %2$s/bin/study/tiny %1$s/results",
+			 dir, build, stub);
+		int status = run(command, out, sizeof out, err, sizeof err);
+		if (i == 1) {
+			assert_int_equal(status, 2);
+			expect_in(err, "tools/slurm-study: the time limit 5 of runs 3,4 (their variant's time in ");
+			expect_in(err, "leaves a run less than a minute before it must stop, 300 s before the limit "
+				       "(RESGEN_STOP_SECONDS); give a time of at least 6 minutes, or a smaller "
+				       "RESGEN_STOP_SECONDS\n");
+			assert_string_equal(sbatch_calls(), "");
+			break;
+		}
+		assert_int_equal(status, 0);
+		expect_in(out, "\nsubmitted job 77: 2 task(s), runs 1,2, 2 MPI ranks of 2 core(s) each\n"
+			       "submitted job 77: 2 task(s), runs 3,4, 4 core(s) each, time limit 2:00:00\n"
+			       "the report is job 77, after the last task of jobs 77 77\n");
+		const char *calls = sbatch_calls();
+		expect_in(calls, " --array=1,2 --cpus-per-task=2 --ntasks=2 --requeue ");
+		snprintf(text, sizeof text, " %s/plan %s/mpi %s/results\n", dir, dir, dir);
+		expect_in(calls, text);
+		expect_in(calls, " --array=3,4 --cpus-per-task=4 --ntasks=1 --time=2:00:00 --requeue ");
+		snprintf(text, sizeof text, " %s/plan %s/bin/study/tiny %s/results\n", dir, build, dir);
+		expect_in(calls, text);
+		expect_in(calls, " --dependency=afterany:77:77 ");
+	}
+}
+
+/* 4. Before any run has logged a row: the speed of a few synthetic steps
+ * of the variant of least work, measured at submission (here of a stand-in
+ * binary), carried over to each variant by its FLOPs. */
+static void test_slurm_study_expects_a_finish_before_any_row(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400], bins[400], command[4096];
+	snprintf(results, sizeof results, "%s/unlogged", scratch);
+	snprintf(bins, sizeof bins, "%s/unlogged-bins", scratch);
+	snprintf(command, sizeof command,
+		 "mkdir -p %1$s && ln -sf \"$(realpath %2$s/tests/bin/tiny-f32)\" %1$s/original && ln -sf "
+		 "\"$(realpath %2$s/tests/bin/tiny-f32)\" %1$s/full-preact && env PATH=%3$s:$PATH tools/slurm-study submit 2 1 %2$s/bin/resgen "
+		 "tests/studies/tiny.yaml %4$s %1$s %5$s",
+		 bins, build, stub, plan, results);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	sbatch_calls();
+	snprintf(command, sizeof command, "wc -w < %s/slurm/speed", results);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "5\n");
+	assert_int_equal(status_with_queue(results, "77 1 PENDING none\n77 2 PENDING none\n77 3 PENDING none\n"
+						    "77 4 PENDING none\n",
+					   out, sizeof out, err, sizeof err),
+			 0);
+	expect_in(out, "\n4 run(s) in Slurm's queue; expected finish: about ");
+	expect_in(out, ", with 1 run(s) at once as now, from the variants' FLOPs (resgen summary) at the speed of a "
+		       "step of ");
+	expect_in(out, " at submission (2 threads; a compute node may be faster or slower), since no run has logged "
+		       "a row\n");
+}
+
 /* 8. A time limit that leaves no time after the stop's margin, and a
  * margin that is not a number: one line each, naming them, before
  * anything is sent. */
@@ -701,8 +787,10 @@ int main(void)
 		cmocka_unit_test(test_slurm_study_stops_when_squeue_fails),
 		cmocka_unit_test(test_slurm_study_sees_a_requeue_under_way),
 		cmocka_unit_test(test_slurm_study_refuses_a_time_limit_inside_the_margin),
+		cmocka_unit_test(test_slurm_study_gives_a_variant_its_own_task),
 		cmocka_unit_test(test_slurm_study_ignores_a_log_row_that_cannot_be_right),
 		cmocka_unit_test(test_slurm_study_expects_a_finish_from_the_start),
+		cmocka_unit_test(test_slurm_study_expects_a_finish_before_any_row),
 		cmocka_unit_test(test_make_checks_the_study_numbers),
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),

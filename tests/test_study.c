@@ -390,9 +390,20 @@ static void test_study_report_equal_differences_admit_no_test(void **unused)
 		 results);
 	if (!strstr(report, expected))
 		fail_msg("report.md lacks: %s\n%s", expected, report);
+	/* a study sent to Slurm (its slurm/jobs) gives make study-submit as its command */
+	char jobs[600];
+	snprintf(jobs, sizeof jobs, "%s/slurm", results);
+	mkdir(jobs, 0755); /* (there from an earlier run of the test) */
+	strcat(jobs, "/jobs");
+	write_text(jobs, "12\n");
 	setenv("RESGEN_REPORT_WRITER", "Slurm's report job 12 of `make study-submit S=tiny`", 1);
 	report = tiny_report_text(results);
 	unsetenv("RESGEN_REPORT_WRITER");
+	snprintf(expected, sizeof expected, "- Command: `make study-submit STUDY=tests/studies/tiny.yaml RESULTS=%s` "
+		 "(it sends what is unfinished to Slurm, whose report job writes this report when the runs have ended; ",
+		 results);
+	if (!strstr(report, expected))
+		fail_msg("report.md lacks: %s\n%s", expected, report);
 	assert_non_null(strstr(report, "written by Slurm's report job 12 of `make study-submit S=tiny`: 2 variants"));
 	assert_non_null(strstr(report, "- This report: written by Slurm's report job 12 of `make study-submit S=tiny`, "
 				       "resgen "));
@@ -470,6 +481,32 @@ static void test_study_plan_gives_a_reused_binary_the_study_recipe(void **unused
 			 lines, sizeof lines / sizeof lines[0]));
 }
 
+/* 77.10. A variant's own cluster task: a resources line for each variant
+ * that names one, '-' for what the submission gives; and what is wrong
+ * with one, at its place. */
+static void test_study_plan_gives_a_variant_its_own_task(void **unused)
+{
+	(void)unused;
+	const char *lines[] = {
+		"\nvariant short 500 250 64 10000 short\n",
+		"\nresources deep 4 - 8:00:00\n",
+		"\nresources wide - 2 -\n",
+	};
+	free(expect_plan("name: scratch-study\nbase: demo\nseeds: [1]\nvariants:\n"
+				 "  - {name: short}\n"
+				 "  - {name: deep, threads: 4, time: \"8:00:00\", set: {net: {depth: 26}}}\n"
+				 "  - {name: wide, ranks: 2, set: {net: {depth: 32}}}\n",
+				 lines, sizeof lines / sizeof lines[0]));
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: demo, time: \"4h\"}]\n",
+		     "@:3:40: 'time' is '4h'; give a Slurm time limit above zero as sbatch --time takes it: "
+		     "minutes (90), hours:minutes:seconds (4:00:00) or days-hours (1-12)");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: demo, time: 0:00:00}]\n",
+		     "@:3:40: 'time' is '0:00:00'; give a Slurm time limit above zero as sbatch --time takes "
+		     "it: minutes (90), hours:minutes:seconds (4:00:00) or days-hours (1-12)");
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: demo, threads: 0}]\n",
+		     "@:3:43: 'threads' is 0, out of range; it must be from 1 to 1024");
+}
+
 /* 77.3. Variants that differ in recipe alone: the report's table says how,
  * in a column of its own, against the first variant's recipe. */
 static void test_study_report_names_each_variants_recipe(void **unused)
@@ -543,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_study_every_shipped_study_is_valid),
 		cmocka_unit_test(test_statistics_match_known_values),
 		cmocka_unit_test(test_study_report_names_each_variants_recipe),
+		cmocka_unit_test(test_study_plan_gives_a_variant_its_own_task),
 		cmocka_unit_test(test_study_plan_shares_binaries_across_recipes),
 		cmocka_unit_test(test_study_plan_gives_a_reused_binary_the_study_recipe),
 		cmocka_unit_test(test_study_overrides_land_in_order),

@@ -32,6 +32,7 @@ struct run {
 	struct series train; /* value: train_loss */
 	struct series test;  /* value: test_error, a fraction; the last is the final */
 	double seconds;      /* compute time when the last row was written: its starts' time */
+	double wall;         /* a cluster's run: its first start to its end, waits included; else 0 */
 	/* from its output (VARIANT-seedS.log): what ran it, where, when */
 	int threads, cores;
 	char kernels[32], processor[128], version[64], started[32];
@@ -519,13 +520,96 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 	free(tested);
 }
 
-static double run_seconds_max(const struct run *runs, int total)
+/* A run's compute time (wall false), or its wall time from its first
+ * start to its end (0 where the run did not record them). */
+static double run_time(const struct run *run, bool wall)
+{
+	return wall ? run->wall : run->seconds;
+}
+
+static double run_time_max(const struct run *runs, int total, bool wall)
 {
 	double most = 0;
 	for (int i = 0; i < total; i++)
-		if (runs[i].finished && runs[i].seconds > most)
-			most = runs[i].seconds;
+		if (runs[i].finished && run_time(&runs[i], wall) > most)
+			most = run_time(&runs[i], wall);
 	return most;
+}
+
+/* An ISO time as tools/slurm-task and tools/run-study write it
+ * (2026-11-29T11:28:50Z), in seconds since 1970; 0 if it is not one. */
+static double iso_seconds(const char *text)
+{
+	struct tm tm = {0};
+	const char *end = strptime(text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return end && (*end == '\0' || *end == ' ' || *end == '\n') ? (double)timegm(&tm) : 0;
+}
+
+/* The first word of a file's first line, read from a regular file. */
+static void first_word(const char *path, char *out, size_t size)
+{
+	char error[PATH_MAX + 128], line[128];
+	out[0] = '\0';
+	FILE *file = file_open_regular(path, NULL, error, sizeof error);
+	if (file && fgets(line, sizeof line, file))
+		snprintf(out, size, "%.*s", (int)strcspn(line, " \n"), line);
+	if (file)
+		fclose(file);
+}
+
+/* A cluster's run: from its first start (RUN.starts, written by
+ * tools/slurm-task) to its end (RUN.ended, by tools/run-study). */
+static double read_wall_time(const char *run_path)
+{
+	char path[PATH_MAX + 16], start[64], end[64];
+	snprintf(path, sizeof path, "%s.starts", run_path);
+	first_word(path, start, sizeof start);
+	snprintf(path, sizeof path, "%s.ended", run_path);
+	first_word(path, end, sizeof end);
+	double from = iso_seconds(start), to = iso_seconds(end);
+	return from > 0 && to >= from ? to - from : 0;
+}
+
+/* Each run's time in a table of variants by seeds, in one unit; the
+ * widest ratio of one variant's times, and that variant, in *widest and
+ * *widest_variant (-1: none above 1). */
+static void write_run_times(struct strbuf *md, const struct study *study, const struct run *runs, bool wall,
+			    const char *what, double *widest, int *widest_variant)
+{
+	int count = study->variant_count, seeds = study->seed_count;
+	double most = run_time_max(runs, count * seeds, wall);
+	double unit = most >= 5400 ? 3600 : most >= 90 ? 60 : 1;
+	strbuf_printf(md, "- %s (%s):\n\n| variant |", what, unit == 3600 ? "h" : unit == 60 ? "min" : "s");
+	for (int i = 0; i < seeds; i++)
+		strbuf_printf(md, " seed %ld |", study->seeds[i]);
+	strbuf_puts(md, "\n|---|");
+	for (int i = 0; i < seeds; i++)
+		strbuf_puts(md, "---|");
+	strbuf_puts(md, "\n");
+	*widest = 1;
+	*widest_variant = -1;
+	for (int v = 0; v < count; v++) {
+		double least = 0, longest = 0;
+		strbuf_printf(md, "| %s |", study->variants[v].name);
+		for (int i = 0; i < seeds; i++) {
+			const struct run *r = &runs[v * seeds + i];
+			double t = run_time(r, wall);
+			if (r->finished && (t > 0 || !wall))
+				strbuf_printf(md, " %.1f |", t / unit);
+			else
+				strbuf_puts(md, " - |");
+			if (r->finished && t > 0) {
+				least = least == 0 || t < least ? t : least;
+				longest = t > longest ? t : longest;
+			}
+		}
+		strbuf_puts(md, "\n");
+		if (least > 0 && longest / least > *widest) {
+			*widest = longest / least;
+			*widest_variant = v;
+		}
+	}
+	strbuf_puts(md, "\n");
 }
 
 /* How the report was made and on what: the command, resgen's version (of
@@ -568,8 +652,11 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 			     const struct run *runs)
 {
 	int count = study->variant_count, seeds = study->seed_count, total = count * seeds;
-	char command[PATH_MAX * 2 + 64], writer[PATH_MAX * 3];
-	study_command(study, results, "study", command, sizeof command);
+	char command[PATH_MAX * 2 + 64], writer[PATH_MAX * 3], jobs[PATH_MAX];
+	/* a study submitted to Slurm has its arrays' ids in slurm/jobs */
+	snprintf(jobs, sizeof jobs, "%s/slurm/jobs", results);
+	bool cluster = access(jobs, F_OK) == 0;
+	study_command(study, results, cluster ? "study-submit" : "study", command, sizeof command);
 	report_writer(study, results, writer, sizeof writer);
 	time_t now = time(NULL);
 	char date[32];
@@ -578,10 +665,13 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 	 * rebuilt at every commit, so it does not know one */
 	const char *version = getenv("RESGEN_VERSION") && getenv("RESGEN_VERSION")[0] ? getenv("RESGEN_VERSION")
 										       : "unknown";
-	strbuf_printf(md, "## How it was made\n\n- Command: `%s` (it resumes what is unfinished, then writes "
-		      "this report; rerun it to reproduce or extend the study).\n- This report: written by %s, "
-		      "resgen %s%s, %s.\n",
-		      command, writer, version, strstr(version, "-dirty") ? " (its tree was modified)" : "", date);
+	strbuf_printf(md, "## How it was made\n\n- Command: `%s` (it %s; rerun it to reproduce or extend the "
+		      "study).\n- This report: written by %s, resgen %s%s, %s.\n",
+		      command,
+		      cluster ? "sends what is unfinished to Slurm, whose report job writes this report when "
+				"the runs have ended"
+			      : "resumes what is unfinished, then writes this report",
+		      writer, version, strstr(version, "-dirty") ? " (its tree was modified)" : "", date);
 	/* what the runs' output recorded: the same for all, or "varied" */
 	const char *what[4] = {"resgen", "processor", "BLIS kernels", "started"};
 	for (int k = 0; k < 4; k++) {
@@ -628,41 +718,17 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 		strbuf_printf(md, "; %d thread%s a run", threads, threads == 1 ? "" : "s");
 	strbuf_puts(md, " (from each run's output, `VARIANT-seedS.log`; runs made before resgen wrote its "
 		    "version, the processor and the date there do not say them).\n");
-	double most = run_seconds_max(runs, total);
-	double unit = most >= 5400 ? 3600 : most >= 90 ? 60 : 1;
-	const char *unit_name = unit == 3600 ? "h" : unit == 60 ? "min" : "s";
-	strbuf_printf(md, "- Each run's compute time, the time of its starts to its last logged row (its log's "
-		      "`seconds`: a cluster's waits between requeues are not in it) (%s):\n\n| variant |",
-		      unit_name);
-	for (int i = 0; i < seeds; i++)
-		strbuf_printf(md, " seed %ld |", study->seeds[i]);
-	strbuf_puts(md, "\n|---|");
-	for (int i = 0; i < seeds; i++)
-		strbuf_puts(md, "---|");
-	strbuf_puts(md, "\n");
-	double widest = 1;
-	int widest_variant = -1;
-	for (int v = 0; v < count; v++) {
-		double least = 0, longest = 0;
-		strbuf_printf(md, "| %s |", study->variants[v].name);
-		for (int i = 0; i < seeds; i++) {
-			const struct run *r = &runs[v * seeds + i];
-			if (r->finished)
-				strbuf_printf(md, " %.1f |", r->seconds / unit);
-			else
-				strbuf_puts(md, " - |");
-			if (r->finished && r->seconds > 0) {
-				least = least == 0 || r->seconds < least ? r->seconds : least;
-				longest = r->seconds > longest ? r->seconds : longest;
-			}
-		}
-		strbuf_puts(md, "\n");
-		if (least > 0 && longest / least > widest) {
-			widest = longest / least;
-			widest_variant = v;
-		}
-	}
-	strbuf_puts(md, "\n");
+	double widest, wall_widest;
+	int widest_variant, wall_variant; /* waits make wall times unequal: no note of those */
+	write_run_times(md, study, runs, false,
+			"Each run's compute time, the time of its starts to its last logged row (its log's "
+			"`seconds`: a cluster's waits between requeues are not in it)",
+			&widest, &widest_variant);
+	if (run_time_max(runs, total, true) > 0)
+		write_run_times(md, study, runs, true,
+				"Each run's wall time, from its first start to its end (`VARIANT-seedS.starts` and "
+				"`.ended`): a cluster's run, its waits in Slurm's queue between requeues included",
+				&wall_widest, &wall_variant);
 	if (widest > 1.25)
 		strbuf_printf(md, "Note: the runs of one variant do the same work, yet `%s`'s took up to %.1f times "
 			      "as long as each other: the machine was busy during part of the study. The times "
@@ -696,6 +762,9 @@ int study_report(const struct study *study, const char *results, struct diag *d)
 			snprintf(path, sizeof path, "%s/%s-seed%ld.log", results, study->variants[v].name,
 				 study->seeds[s]);
 			read_output(run, path);
+			snprintf(path, sizeof path, "%s/%s-seed%ld", results, study->variants[v].name,
+				 study->seeds[s]);
+			run->wall = read_wall_time(path);
 			snprintf(path, sizeof path, "%s/%s-seed%ld.done", results, study->variants[v].name,
 				 study->seeds[s]);
 			run->finished = run->present && access(path, F_OK) == 0;

@@ -143,6 +143,63 @@ static int get_overrides(const struct checker *c, const struct ynode *map,
 	return 0;
 }
 
+/* A Slurm time limit as sbatch --time takes it: minutes, minutes:seconds,
+ * hours:minutes:seconds, days-hours, days-hours:minutes or
+ * days-hours:minutes:seconds; its seconds, or 0 when it is none of those. */
+static long slurm_seconds(const char *text)
+{
+	long field[4] = {0}, days = 0;
+	int count = 0;
+	bool dashed = false;
+	const char *p = text;
+	for (;;) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		long value = 0;
+		for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (digits == 6)
+				return 0;
+			value = value * 10 + (*p - '0');
+		}
+		if (*p == '-' && !dashed && count == 0) {
+			dashed = true;
+			days = value;
+			p++;
+			continue;
+		}
+		field[count++] = value;
+		if (*p == '\0')
+			break;
+		if (*p != ':' || count == 3)
+			return 0;
+		p++;
+	}
+	long seconds = dashed ? field[0] * 3600 + field[1] * 60 + field[2]
+		       : count == 1 ? field[0] * 60
+		       : count == 2 ? field[0] * 60 + field[1]
+				    : field[0] * 3600 + field[1] * 60 + field[2];
+	return days * 86400 + seconds;
+}
+
+/* A variant's own cluster task: threads, ranks and time limit. */
+static int get_resources(const struct checker *c, const struct ynode *map, struct study_variant *v)
+{
+	if (get_int(c, map, "threads", 1, STUDY_THREADS_MAX, 0, &v->threads) != 0 ||
+	    get_int(c, map, "ranks", 1, STUDY_RANKS_MAX, 0, &v->ranks) != 0)
+		return -1;
+	const struct ynode *time = ynode_get(map, "time");
+	if (!time)
+		return 0;
+	if (expect_scalar(c, time, "time", "a Slurm time limit such as 4:00:00") != 0)
+		return -1;
+	if (strlen(time->text) > STUDY_TIME_MAX || slurm_seconds(time->text) <= 0)
+		return error_at(c, time, "'time' is '%.40s'; give a Slurm time limit above zero as sbatch --time "
+				"takes it: minutes (90), hours:minutes:seconds (4:00:00) or days-hours (1-12)",
+				time->text);
+	snprintf(v->time, sizeof v->time, "%s", time->text);
+	return 0;
+}
+
 static int check_seeds(const struct checker *c, const struct ynode *root, struct study *study)
 {
 	const struct ynode *seeds;
@@ -163,7 +220,7 @@ static int check_variant(const struct checker *c, struct study *study, const str
 			 const char *base_name, const char *specs_dir, const struct ynode *study_set)
 {
 	struct study_variant *v = &study->variants[study->variant_count];
-	static const char *const keys[] = {"name", "spec", "set", "paper"};
+	static const char *const keys[] = {"name", "spec", "set", "paper", "threads", "ranks", "time"};
 	const struct ynode *name, *set, *spec = NULL;
 	if (expect_map(c, node, "variant") != 0 ||
 	    check_keys(c, node, "a variant", keys, COUNT(keys)) != 0 ||
@@ -171,7 +228,7 @@ static int check_variant(const struct checker *c, struct study *study, const str
 	    expect_scalar(c, name, "name", "a word such as a-original") != 0 ||
 	    check_word(c, name, "name", SPEC_NAME_MAX, "a-original", v->name) != 0 ||
 	    get_text(c, node, "paper", STUDY_PAPER_MAX, v->paper) != 0 ||
-	    get_overrides(c, node, &set) != 0)
+	    get_resources(c, node, v) != 0 || get_overrides(c, node, &set) != 0)
 		return -1;
 	for (int i = 0; i < study->variant_count; i++)
 		if (strcmp(study->variants[i].name, v->name) == 0)
@@ -468,6 +525,18 @@ void study_plan_text(const struct study *study, struct strbuf *out)
 		char settings[1024];
 		recipe_set_text(settings, sizeof settings, &own, recipe_differing(&own, &binary_own), true);
 		strbuf_printf(out, "%s%s\n", settings[0] ? " " : "", settings);
+	}
+	for (int v = 0; v < study->variant_count; v++) {
+		const struct study_variant *variant = &study->variants[v];
+		if (!variant->threads && !variant->ranks && !variant->time[0])
+			continue;
+		char threads[16] = "-", ranks[16] = "-";
+		if (variant->threads)
+			snprintf(threads, sizeof threads, "%d", variant->threads);
+		if (variant->ranks)
+			snprintf(ranks, sizeof ranks, "%d", variant->ranks);
+		strbuf_printf(out, "resources %s %s %s %s\n", variant->spec.name, threads, ranks,
+			      variant->time[0] ? variant->time : "-");
 	}
 	for (int v = 0; v < study->variant_count; v++)
 		if (binary_of(study, v) == v && runs_its_spec(study, v))

@@ -17,12 +17,18 @@
 #define STUDY_SPEC_NAME_MAX 96 /* paper/t2-a-original-110: a path under specs/ */
 #define STUDY_PAPER_MAX 64
 #define STUDY_TITLE_MAX 160
+#define STUDY_TIME_MAX 16     /* a Slurm time limit: 7-00:00:00 */
+#define STUDY_THREADS_MAX 1024
+#define STUDY_RANKS_MAX 1024
 
 struct study_variant {
 	char name[SPEC_NAME_MAX + 1];
 	char spec_name[STUDY_SPEC_NAME_MAX + 1]; /* the spec it starts from */
 	char spec_path[SPEC_PATH_MAX];
 	char paper[STUDY_PAPER_MAX + 1]; /* the paper's figure for this row, or "" */
+	/* a cluster's task for each of its runs: 0 or "" for the submission's */
+	int threads, ranks;
+	char time[STUDY_TIME_MAX + 1];
 	struct spec spec;                /* with the study's overrides, checked */
 	struct ytree base;               /* the spec's tree */
 	const struct ynode *root;        /* the spec's tree with the overrides */
@@ -67,7 +73,10 @@ long study_test_images(const struct study *study, int v);
  * whose binary make links in its place. The KEY=VALUE settings (--set)
  * are every run-time key in which the variant differs from the spec the
  * binary is built from (SPEC's, where it is reused): what the run trains
- * with is the plan's line, whichever binary runs it. */
+ * with is the plan's line, whichever binary runs it. A variant that
+ * names its own cluster task (threads, ranks, time) has a line "resources
+ * NAME THREADS RANKS TIME", '-' for what it leaves to the submission's
+ * (tools/slurm-study). */
 void study_plan_text(const struct study *study, struct strbuf *out);
 
 #endif
