@@ -378,6 +378,36 @@ static void test_cluster_keeps_submissions_apart(void **unused)
 	assert_string_equal(out, "4\n");
 }
 
+/* 77.10. A variant's own threads and time limit (the study file's
+ * threads:, time:): Slurm holds its runs' tasks with those, the others
+ * with the submission's; make study-cancel takes them all out. */
+static void test_cluster_gives_a_variant_its_own_task(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char dir[500], arguments[2048], command[2048];
+	snprintf(dir, sizeof dir, "%s/own-task", scratch);
+	snprintf(command, sizeof command,
+		 "mkdir -p %1$s && { sed '/^variants:/q' tests/studies/tiny.yaml; printf '%%s\\n' "
+		 "'  - {name: original, set: {net: {ordering: original}}}' '  - {name: full-preact, threads: 1, time: 20}'; "
+		 "} > %1$s/tiny.yaml",
+		 dir);
+	assert_int_equal(system(command), 0);
+	snprintf(arguments, sizeof arguments, "study-submit STUDY=%1$s/tiny.yaml RESULTS=%1$s/results", dir);
+	if (make("SBATCH_HOLD=1", arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("make study-submit failed:\n%s%s", out, err);
+	expect_in(out, ": 2 task(s), runs 1,2, 2 core(s) each\nsubmitted job ");
+	expect_in(out, ": 2 task(s), runs 3,4, 1 core(s) each, time limit 20\nthe report is job ");
+	/* index, cores and time limit of each task Slurm holds */
+	assert_int_equal(run("squeue -h -r -n resgen-tiny -o '%K %C %l' | sort", out, sizeof out, NULL, 0), 0);
+	expect_in(out, "3 1 20:00\n4 1 20:00\n");
+	assert_int_equal(strncmp(out, "1 2 ", 4), 0);
+	snprintf(arguments, sizeof arguments, "study-cancel STUDY=%1$s/tiny.yaml RESULTS=%1$s/results", dir);
+	assert_int_equal(make("", arguments, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "tiny: cancelled jobs ");
+	wait_for_study("tiny", 60);
+}
+
 /* Bad input: one line, exit 2, nothing queued. */
 static void test_cluster_refuses_bad_input(void **unused)
 {
@@ -424,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_runs_a_study_to_its_report),
 		cmocka_unit_test(test_cluster_reports_a_failed_run_once),
 		cmocka_unit_test(test_cluster_keeps_submissions_apart),
+		cmocka_unit_test(test_cluster_gives_a_variant_its_own_task),
 		cmocka_unit_test(test_cluster_requeues_lose_nothing),
 		cmocka_unit_test(test_cluster_runs_ranks_and_requeues_them),
 		cmocka_unit_test(test_cluster_node_death_loses_nothing),
