@@ -268,8 +268,8 @@ static void test_slurm_study_expects_a_finish_before_any_row(void **unused)
 	snprintf(bins, sizeof bins, "%s/unlogged-bins", scratch);
 	snprintf(command, sizeof command,
 		 "mkdir -p %1$s && ln -sf \"$(realpath %2$s/tests/bin/tiny-f32)\" %1$s/original && ln -sf "
-		 "\"$(realpath %2$s/tests/bin/tiny-f32)\" %1$s/full-preact && env PATH=%3$s:$PATH tools/slurm-study submit 2 1 %2$s/bin/resgen "
-		 "tests/studies/tiny.yaml %4$s %1$s %5$s",
+		 "\"$(realpath %2$s/tests/bin/tiny-f32)\" %1$s/full-preact && env PATH=%3$s:$PATH "
+		 "tools/slurm-study submit 2 1 %2$s/bin/resgen tests/studies/tiny.yaml %4$s %1$s %5$s",
 		 bins, build, stub, plan, results);
 	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
 	sbatch_calls();

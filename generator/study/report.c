@@ -572,7 +572,7 @@ static double read_wall_time(const char *run_path)
 
 /* Each run's time in a table of variants by seeds, in one unit; the
  * widest ratio of one variant's times, and that variant, in *widest and
- * *widest_variant (-1: none above 1). */
+ * *widest_variant (-1: none above 1), where they are given. */
 static void write_run_times(struct strbuf *md, const struct study *study, const struct run *runs, bool wall,
 			    const char *what, double *widest, int *widest_variant)
 {
@@ -586,8 +586,8 @@ static void write_run_times(struct strbuf *md, const struct study *study, const 
 	for (int i = 0; i < seeds; i++)
 		strbuf_puts(md, "---|");
 	strbuf_puts(md, "\n");
-	*widest = 1;
-	*widest_variant = -1;
+	double widest_ratio = 1;
+	int widest_at = -1;
 	for (int v = 0; v < count; v++) {
 		double least = 0, longest = 0;
 		strbuf_printf(md, "| %s |", study->variants[v].name);
@@ -604,12 +604,16 @@ static void write_run_times(struct strbuf *md, const struct study *study, const 
 			}
 		}
 		strbuf_puts(md, "\n");
-		if (least > 0 && longest / least > *widest) {
-			*widest = longest / least;
-			*widest_variant = v;
+		if (least > 0 && longest / least > widest_ratio) {
+			widest_ratio = longest / least;
+			widest_at = v;
 		}
 	}
 	strbuf_puts(md, "\n");
+	if (widest)
+		*widest = widest_ratio;
+	if (widest_variant)
+		*widest_variant = widest_at;
 }
 
 /* How the report was made and on what: the command, resgen's version (of
@@ -718,17 +722,18 @@ static void write_provenance(struct strbuf *md, const struct study *study, const
 		strbuf_printf(md, "; %d thread%s a run", threads, threads == 1 ? "" : "s");
 	strbuf_puts(md, " (from each run's output, `VARIANT-seedS.log`; runs made before resgen wrote its "
 		    "version, the processor and the date there do not say them).\n");
-	double widest, wall_widest;
-	int widest_variant, wall_variant; /* waits make wall times unequal: no note of those */
+	double widest;
+	int widest_variant;
 	write_run_times(md, study, runs, false,
 			"Each run's compute time, the time of its starts to its last logged row (its log's "
 			"`seconds`: a cluster's waits between requeues are not in it)",
 			&widest, &widest_variant);
+	/* (waits in the queue make wall times unequal: no note is drawn from them) */
 	if (run_time_max(runs, total, true) > 0)
 		write_run_times(md, study, runs, true,
 				"Each run's wall time, from its first start to its end (`VARIANT-seedS.starts` and "
 				"`.ended`): a cluster's run, its waits in Slurm's queue between requeues included",
-				&wall_widest, &wall_variant);
+				NULL, NULL);
 	if (widest > 1.25)
 		strbuf_printf(md, "Note: the runs of one variant do the same work, yet `%s`'s took up to %.1f times "
 			      "as long as each other: the machine was busy during part of the study. The times "
