@@ -575,10 +575,10 @@ study-report: $(RESGEN)
 # one (the plan's sixth word), given --set; the MPI flavour for STUDY_RANKS,
 # and for the variants whose own ranks (the plan's resources lines) are
 # more than one.
-study_plan_words = $(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
+study_plan_awk = $(if $(filter study-binaries,$(MAKECMDGOALS)),$(sort $(shell \
 	awk '$(1)' '$(BUILD)/study/$(STUDY_NAME)/plan' 2>/dev/null)))
-study-binaries: $(patsubst %,$(study_bin)/%,$(call study_plan_words,$$1 == "variant" { print $$7 })) \
-	$(patsubst %,$(study_mpi_bin)/%,$(call study_plan_words,$$1 == "variant" { binary[$$2] = $$7 } \
+study-binaries: $(patsubst %,$(study_bin)/%,$(call study_plan_awk,$$1 == "variant" { print $$7 })) \
+	$(patsubst %,$(study_mpi_bin)/%,$(call study_plan_awk,$$1 == "variant" { binary[$$2] = $$7 } \
 		$$1 == "resources" && $$4 != "-" && $$4 > 1 { print binary[$$2] }))
 
 # A binary whose network is its spec's (the plan's "reuse BINARY SPEC") is

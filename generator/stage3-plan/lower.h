@@ -69,7 +69,7 @@
  * through the step, for every RECOMPUTE_EVERY-th such sum whose shortcut
  * is kept: freed after its last forward reader, it is made again, by the
  * same call with BN's saved values (SUMS_SAVED), just before the backward
- * of its last backward reader (the next unit's first step), from the
+ * of the step whose backward reads it (the next unit's first step), from the
  * convolution's input and the shortcut, both still kept for the unit's
  * own backward. The same call on the same inputs gives the same bits; the
  * convolution is about a quarter of the unit's forward work, and the sum two

@@ -148,7 +148,7 @@ static int get_overrides(const struct checker *c, const struct ynode *map,
  * days-hours:minutes:seconds; its seconds, or 0 when it is none of those. */
 static long slurm_seconds(const char *text)
 {
-	long field[4] = {0}, days = 0;
+	long field[3] = {0}, days = 0;
 	int count = 0;
 	bool dashed = false;
 	const char *p = text;
