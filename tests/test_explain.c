@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -70,6 +71,12 @@ static void test_explain_prints_every_convolution(void **unused)
 	/* the cores' cache as Linux says it (the highest level's sharers), and
 	 * the round trip read against it (issue 77, item 8) */
 	char expected[512], sysfs[256];
+	if (access("/sys/devices/system/cpu/cpu0/cache", F_OK) != 0) {
+		/* some virtual machines' kernels say nothing of caches */
+		expect_in(out, "cores: Linux does not say which CPUs share the last-level cache\n");
+		expect_in(out, "threads: a cache line's round trip between threads 0 and 1 took ");
+		return;
+	}
 	assert_int_equal(run("for d in /sys/devices/system/cpu/cpu0/cache/index*; do echo \"$(cat $d/level) "
 			     "$(cat $d/shared_cpu_list)\"; done | sort -n | tail -n 1 | cut -d' ' -f2 | tr ',' '\\n' | "
 			     "awk -F- '{ n += ($2 == \"\" ? 1 : $2 - $1 + 1) } END { printf \"%d of the \", n }'; nproc",

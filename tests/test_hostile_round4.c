@@ -377,6 +377,41 @@ static void test_slurm_task_runs_a_run_once_and_says_why_not(void **unused)
 	assert_string_equal(err, expected);
 }
 
+/* Issue 84, item 3: a run's lock that is a symbolic link had the task's
+ * holder line written over its target. A lock that is not a regular file
+ * is refused, in one line, and nothing is written through it. */
+static void test_slurm_task_refuses_a_lock_that_is_a_link(void **unused)
+{
+	(void)unused;
+	static char out[8192], err[4096];
+	char results[400], lock[500], victim[500], command[2048], expected[2048], text[256];
+	snprintf(results, sizeof results, "%s/linked", scratch);
+	snprintf(lock, sizeof lock, "%s/slurm/original-seed1.lock", results);
+	snprintf(victim, sizeof victim, "%s/victim", scratch);
+	write_text(victim, "someone's own words\n");
+	snprintf(command, sizeof command, "mkdir -p %s/slurm && ln -s %s %s", results, victim, lock);
+	assert_int_equal(system(command), 0);
+	assert_int_equal(slurm_task("", results, out, sizeof out, err, sizeof err), 2);
+	snprintf(expected, sizeof expected,
+		 "slurm-task: %s is not a regular file (a link, folder or device); a run's lock must be one, and "
+		 "this task writes through none: remove it, then requeue the task\n",
+		 lock);
+	assert_string_equal(err, expected);
+	FILE *file = fopen(victim, "r");
+	assert_non_null(file);
+	size_t got = fread(text, 1, sizeof text - 1, file);
+	fclose(file);
+	text[got] = '\0';
+	assert_string_equal(text, "someone's own words\n");
+	/* a folder in its place, the same */
+	snprintf(command, sizeof command, "rm %1$s && mkdir %1$s", lock);
+	assert_int_equal(system(command), 0);
+	assert_int_equal(slurm_task("", results, out, sizeof out, err, sizeof err), 2);
+	assert_string_equal(err, expected);
+	snprintf(command, sizeof command, "%s/original-seed1.starts", results);
+	assert_int_not_equal(access(command, F_OK), 0); /* no start recorded */
+}
+
 /* 8. A task told that its time limit is near (USR1, as sbatch --signal
  * sends it) requeues a run that made progress since its start, and not
  * one that made none, which would only start and stop again. The run is
@@ -793,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_study_expects_a_finish_before_any_row),
 		cmocka_unit_test(test_make_checks_the_study_numbers),
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
+		cmocka_unit_test(test_slurm_task_refuses_a_lock_that_is_a_link),
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
 		cmocka_unit_test(test_every_tool_answers_help),
 		cmocka_unit_test(test_study_cancel_cancels_this_folders_jobs),

@@ -93,7 +93,7 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 
 # The system tests: the binaries, resgen and make run as users run them.
 $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 $(TEST_BIN)/test_hostile_round4 \
-		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster $(TEST_BIN)/test_isa: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c \
+		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster $(TEST_BIN)/test_isa $(TEST_BIN)/test_torch_tool: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c \
 		tests/command.h \
 		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
@@ -134,7 +134,7 @@ UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_temp
 	$(TEST_BIN)/test_file_replace
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 \
 	$(TEST_BIN)/test_hostile_round4 $(TEST_BIN)/test_explain \
-	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images
+	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/photos-f32 $(TEST_BIN)/bin/photos-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \

@@ -125,6 +125,8 @@ def main():
     printed_export += subprocess.run(["/usr/bin/python3", resgen_torch.__file__, "export", spec_path, weights,
                                       os.path.join(work, "again.pt"), "--onnx", onnx32_path, "--float32"],
                                      check=True, stdout=subprocess.PIPE, text=True).stdout
+    # the export this check wrote above, so trusted: its metadata's floats
+    # are more than PyTorch 1.13's weights-only reader takes
     saved = torch.load(exported)
     fresh = resgen_torch.network(resgen_torch.Graph(resgen_torch.Spec(spec_path)))
     fresh.load_state_dict(saved["state_dict"])

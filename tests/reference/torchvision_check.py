@@ -110,7 +110,7 @@ def float64_steps(graph, names, f64, work, compare):
 OUTSIDE = """
 import sys, numpy, torch, torchvision
 model = torchvision.models.resnet{depth}(num_classes={classes})
-model.load_state_dict(torch.load(sys.argv[1]))
+model.load_state_dict(torch.load(sys.argv[1], weights_only=True))
 model.eval()
 images = torch.from_numpy(numpy.load(sys.argv[2])).float()
 with torch.no_grad():

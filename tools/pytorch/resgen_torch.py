@@ -828,6 +828,58 @@ def export_torchvision(net, output):
           f"(num_classes={net.spec.classes}).load_state_dict(torch.load(FILE)), float32); {said}")
 
 
+def kind_of(value):
+    """What a state dict's entry is, in words, for a refusal."""
+    import torch
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of {str(value.dtype).removeprefix('torch.')}"
+    return f"a {type(value).__name__}"
+
+
+def load_state_dict(source):
+    """The dict of tensors torch.save wrote to source, read with PyTorch's
+    weights-only unpickler: tensors, numbers, strings and the containers
+    of a state dict, and nothing that runs code (an object whose unpickling
+    would call a function is refused before anything of it runs)."""
+    import pickle
+    import torch
+    try:
+        state = torch.load(source, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        said = (str(error).rpartition("WeightsUnpickler error: ")[2].splitlines() or ["not a state dict"])[0]
+        if said.startswith("Unsupported class "):
+            said = f"an object of {said.removeprefix('Unsupported class ')}"
+        elif said.startswith("Unsupported operand "):
+            said = f"a value other than a tensor, a whole number or a string: pickle opcode {said.split()[-1]}"
+        raise Refused(f"{shown(source)}: holds more than tensors ({shown(said)}); a file of weights is read "
+                      "for its tensors alone, and nothing in it was run")
+    except Exception as error:  # torch raises many kinds for a file that is not its own
+        lines = str(error).splitlines() or [type(error).__name__]
+        raise Refused(f"{shown(source)}: not a file torch.save wrote ({shown(lines[0])})")
+    if isinstance(state, dict) and "state_dict" in state:
+        state = state["state_dict"]
+    if not isinstance(state, dict):
+        raise Refused(f"{shown(source)}: holds no state dict")
+    return state
+
+
+def torchvision_shapes(graph):
+    """{resgen's tensor name: its shape in torchvision's state dict}: a
+    convolution's weight [out, in, k, k], the classifier's [classes, in],
+    the rest [channels]."""
+    shapes = {}
+    for op in graph.ops:
+        name, inputs, outputs = op["name"], graph.shapes[op["inputs"][0]][0], graph.shapes[op["name"]][0]
+        for suffix in NAMES.get(op["kind"], {}):
+            if suffix == "_weight" and op["kind"] == "conv":
+                shapes[name + suffix] = (outputs, inputs, op["k"], op["k"])
+            elif suffix == "_weight":
+                shapes[name + suffix] = (outputs, inputs)
+            else:
+                shapes[name + suffix] = (outputs,)
+    return shapes
+
+
 def import_torchvision(spec_path, source, output):
     """Weights saved from one of torchvision's ResNets (torch.save of its
     state_dict()) as the weights file of spec_path's binary, with
@@ -836,26 +888,32 @@ def import_torchvision(spec_path, source, output):
     graph = Graph(Spec(spec_path))
     names = torchvision_names(graph)
     import torch
-    try:
-        state = torch.load(source, map_location="cpu")
-    except Exception as error:  # torch raises many kinds for a file that is not its own
-        raise Refused(f"{shown(source)}: not a file torch.save wrote ({shown(str(error).splitlines()[0])})")
-    if isinstance(state, dict) and "state_dict" in state:
-        state = state["state_dict"]
-    if not isinstance(state, dict):
-        raise Refused(f"{shown(source)}: holds no state dict")
+    state = load_state_dict(source)
     tensors = {}
-    counts = tensors_of(graph)
+    shapes = torchvision_shapes(graph)
     for name, key in names.items():
         if key not in state:
             raise Refused(f"{shown(source)}: {key} is missing; it is not the state dict of torchvision's "
                           f"resnet{graph.spec.depth}")
-        values = state[key].detach().to(torch.float64).numpy().ravel()
-        if values.size != counts[name][1]:
-            raise Refused(f"{shown(source)}: {key} has {values.size} values, but {graph.spec.name}'s {name} has "
-                          f"{counts[name][1]}; is it resnet{graph.spec.depth} with {graph.spec.classes} classes?")
+        value = state[key]
+        if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+            raise Refused(f"{shown(source)}: {key} is {kind_of(value)}, not a tensor of floating-point numbers")
+        if tuple(value.shape) != shapes[name]:
+            raise Refused(f"{shown(source)}: {key} has the shape {list(value.shape)}, but {graph.spec.name}'s "
+                          f"{name} is {list(shapes[name])} in torchvision's layout; is it resnet{graph.spec.depth} "
+                          f"with {graph.spec.classes} classes, saved from torchvision's model?")
+        values = value.detach().to(torch.float64).numpy().ravel()
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            what = "NaN" if np.isnan(values[bad[0]]) else "infinite"
+            raise Refused(f"{shown(source)}: {key} value {bad[0]} is {what}; weights must be finite numbers")
+        if key.endswith(".running_var") and (values < 0).any():
+            j = int(np.flatnonzero(values < 0)[0])
+            raise Refused(f"{shown(source)}: {key} value {j} is {values[j]:g}; a running variance is never "
+                          "negative")
         tensors[name] = values
-    extra = sorted(k for k in state if k not in set(names.values()) and not k.endswith("num_batches_tracked"))
+    extra = sorted(str(k) for k in state if not isinstance(k, str) or
+                   (k not in set(names.values()) and not k.endswith("num_batches_tracked")))
     if extra:
         raise Refused(f"{shown(source)}: {shown(extra[0])} is not one of resnet{graph.spec.depth}'s tensors")
     tensors["meta/input_mean"] = np.array(IMAGENET_MEAN)
@@ -951,10 +1009,12 @@ def main(arguments=None):
                         raise Refused(f"{shown(path)}: {what} and {other_what} name one file; writing one "
                                       "would destroy the other, so give another name")
                 check_output(path)
+        if o.command == "export" and o.torchvision and (o.onnx or o.torchscript):
+            other = "--onnx" if o.onnx else "--torchscript"
+            raise Refused(f"--torchvision writes torchvision's state dict alone, not {other}'s file; export "
+                          f"{'ONNX' if o.onnx else 'TorchScript'} in another run, without --torchvision")
         net = load(o.spec, o.weights)
         if o.command == "export" and o.torchvision:
-            if o.onnx:
-                raise Refused("--torchvision writes torchvision's state dict alone; export ONNX in another run")
             export_torchvision(net, o.output)
         elif o.command == "export":
             if o.torchscript and not net.meta:
