@@ -408,6 +408,52 @@ static void test_cluster_gives_a_variant_its_own_task(void **unused)
 	wait_for_study("tiny", 60);
 }
 
+/* Issue 84, item 2: a job id recorded by a submission and given again by
+ * Slurm (its state reset) to another job of the user is not the study's:
+ * make study-cancel leaves it, and says why, whether its name differs (a
+ * record of before the submissions' marks, as results/cluster-fmnist
+ * ships) or only its mark (the study's name, another submission). */
+static void test_cluster_cancel_leaves_another_job_of_a_recorded_id(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char dir[500], path[600], arguments[2048], command[2048], other[64], same_name[64], expected[2048];
+	snprintf(dir, sizeof dir, "%s/reused-ids", scratch);
+	assert_int_equal(run("sbatch --parsable --hold -J someone-elses-work --wrap 'sleep 300' | tr -d '\\n'", other,
+			     sizeof other, NULL, 0),
+			 0);
+	assert_int_equal(run("sbatch --parsable --hold -J resgen-tiny --comment=resgen:0000000000000000 --wrap "
+			     "'sleep 300' | tr -d '\\n'",
+			     same_name, sizeof same_name, NULL, 0),
+			 0);
+	snprintf(command, sizeof command, "mkdir -p %s/results/slurm", dir);
+	assert_int_equal(system(command), 0);
+	snprintf(path, sizeof path, "%s/results/slurm/jobs", dir);
+	snprintf(command, sizeof command, "%s\n%s 0123456789abcdef\n", other, same_name);
+	write_text(path, command);
+	snprintf(arguments, sizeof arguments, "study-cancel STUDY=tests/studies/tiny.yaml RESULTS=%s/results", dir);
+	assert_int_equal(make("", arguments, out, sizeof out, err, sizeof err), 0);
+	/* (make may print a build of resgen before) */
+	snprintf(expected, sizeof expected,
+		 "tiny: left job %1$s is named someone-elses-work, not resgen-tiny: Slurm gave its id again, so it is "
+		 "another's; it was not cancelled\n"
+		 "tiny: left job %2$s is not the submission recorded in %3$s/results/slurm/jobs (its comment differs): "
+		 "Slurm gave its id again, so it is another's; it was not cancelled\n"
+		 "tiny: nothing of %3$s/results is in Slurm's queue; nothing to cancel\n",
+		 other, same_name, dir);
+	const char *said = strstr(out, "tiny: left job ");
+	assert_non_null(said);
+	assert_string_equal(said, expected);
+	/* both still held in the queue, then taken out by the test */
+	snprintf(command, sizeof command, "squeue -h -j %s,%s -o '%%i %%j' | sort", other, same_name);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	snprintf(expected, sizeof expected, "%s someone-elses-work\n%s resgen-tiny\n", other, same_name);
+	assert_string_equal(out, expected);
+	snprintf(command, sizeof command, "scancel %s %s", other, same_name);
+	assert_int_equal(system(command), 0);
+	wait_for_study("tiny", 60);
+}
+
 /* Bad input: one line, exit 2, nothing queued. */
 static void test_cluster_refuses_bad_input(void **unused)
 {
@@ -455,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_reports_a_failed_run_once),
 		cmocka_unit_test(test_cluster_keeps_submissions_apart),
 		cmocka_unit_test(test_cluster_gives_a_variant_its_own_task),
+		cmocka_unit_test(test_cluster_cancel_leaves_another_job_of_a_recorded_id),
 		cmocka_unit_test(test_cluster_requeues_lose_nothing),
 		cmocka_unit_test(test_cluster_runs_ranks_and_requeues_them),
 		cmocka_unit_test(test_cluster_node_death_loses_nothing),

@@ -39,7 +39,8 @@ static int setup(void **unused)
 		 "\"PartitionName=debug Default=YES DefaultTime=NONE MaxTime=UNLIMITED State=UP\" ;; "
 		 "requeue) echo \"$*\" >> %1$s/scontrol.log ;; esac\\n' > scontrol && "
 		 "printf '#!/bin/sh\\nif [ -n \"$STUB_SQUEUE_FAILS\" ]; then echo \"$STUB_SQUEUE_FAILS\" >&2; exit 1; fi\\n"
-		 "cat \"${STUB_QUEUE:-/dev/null}\"\\n' > squeue && "
+		 "case \" $* \" in *\" -r \"*) cat \"${STUB_QUEUE:-/dev/null}\" ;; "
+		 "*) cat \"${STUB_JOBS:-/dev/null}\" ;; esac\\n' > squeue && "
 		 "printf '#!/bin/sh\\necho \"$*\" >> %1$s/sbatch.log\\necho 77\\n' > sbatch && "
 		 "printf '#!/bin/sh\\necho \"$*\" >> %1$s/scancel.log\\n' > scancel && chmod +x scontrol squeue sbatch scancel",
 		 stub);
@@ -139,7 +140,7 @@ static void test_slurm_study_sees_a_requeue_under_way(void **unused)
 	char results[400], environment[600];
 	snprintf(results, sizeof results, "%s/requeue", scratch);
 	results_of_job_77(results);
-	const char *queue = "77 1 COMPLETING node1\n78 2 RUNNING node1\n";
+	const char *queue = "77 1 COMPLETING (null) node1\n78 2 RUNNING (null) node1\n";
 	assert_int_equal(status_with_queue(results, queue, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "\n1     original                 1      requeued   1 time(s), to resume from its checkpoint\n"
 		       "2     original                 2      new        not in Slurm's queue: make study-submit "
@@ -169,7 +170,7 @@ static void test_slurm_study_ignores_a_log_row_that_cannot_be_right(void **unuse
 	snprintf(path, sizeof path, "%s/original-seed1.csv", results);
 	write_text(path, "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
 			 "10,0.1,2.2,0.75,,,1e300,100\n");
-	assert_int_equal(status_with_queue(results, "77 1 RUNNING node1\n", out, sizeof out, err, sizeof err), 0);
+	assert_int_equal(status_with_queue(results, "77 1 RUNNING (null) node1\n", out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "\n1     original                 1      running    on node1\n");
 	expect_in(out, "1 run(s) in Slurm's queue; expected finish: not known until a run has logged a row\n");
 }
@@ -190,7 +191,7 @@ static void test_slurm_study_expects_a_finish_from_the_start(void **unused)
 			 "20,0.1,2.2,0.75,,,10,32\n");
 	snprintf(path, sizeof path, "%s/original-seed1.log", results);
 	write_text(path, "tiny: stopped by SIGTERM after iteration 20; resume with --resume x\n");
-	assert_int_equal(status_with_queue(results, "77 1 PENDING none\n77 3 PENDING none\n", out, sizeof out, err,
+	assert_int_equal(status_with_queue(results, "77 1 PENDING (null) none\n77 3 PENDING (null) none\n", out, sizeof out, err,
 					   sizeof err),
 			 0);
 	expect_in(out, "\n1     original                 1      requeued   1 time(s), to resume from its checkpoint at "
@@ -276,10 +277,14 @@ static void test_slurm_study_expects_a_finish_before_any_row(void **unused)
 	snprintf(command, sizeof command, "wc -w < %s/slurm/speed", results);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	assert_string_equal(out, "5\n");
-	assert_int_equal(status_with_queue(results, "77 1 PENDING none\n77 2 PENDING none\n77 3 PENDING none\n"
-						    "77 4 PENDING none\n",
-					   out, sizeof out, err, sizeof err),
-			 0);
+	/* the queue's tasks bear the submission's mark (slurm/jobs) */
+	char mark[64], queue[512];
+	snprintf(command, sizeof command, "cut -d' ' -f2 %s/slurm/jobs | tr -d '\\n'", results);
+	assert_int_equal(run(command, mark, sizeof mark, NULL, 0), 0);
+	assert_int_equal(strlen(mark), 16);
+	snprintf(queue, sizeof queue, "77 1 PENDING resgen:%1$s none\n77 2 PENDING resgen:%1$s none\n"
+		 "77 3 PENDING resgen:%1$s none\n77 4 PENDING resgen:%1$s none\n", mark);
+	assert_int_equal(status_with_queue(results, queue, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "\n4 run(s) in Slurm's queue; expected finish: about ");
 	expect_in(out, ", with 1 run(s) at once as now, from the variants' FLOPs (resgen summary) at the speed of a "
 		       "step of ");
@@ -473,16 +478,21 @@ static void test_slurm_task_requeues_only_a_run_that_made_progress(void **unused
 static void test_study_cancel_cancels_this_folders_jobs(void **unused)
 {
 	(void)unused;
-	char results[400], path[600], out[4096], err[4096], command[1024];
+	char results[400], path[600], out[4096], err[4096], command[2048];
 	snprintf(results, sizeof results, "%s/cancelled", scratch);
 	results_of_job_77(results);
 	snprintf(path, sizeof path, "%s/slurm/reports", results);
 	write_text(path, "78\n");
 	snprintf(path, sizeof path, "%s/queue", scratch);
 	/* job 77's tasks, its report job 78, and another folder's job 90 */
-	write_text(path, "77 1 RUNNING node1\n77 2 PENDING (Priority)\n78 resgen-tiny-report\n90 3 PENDING none\n");
-	char environment[700];
-	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", path);
+	write_text(path, "77 1 RUNNING (null) node1\n77 2 PENDING (null)\n90 3 PENDING (null) none\n");
+	/* the user's jobs: id, name, comment (squeue -o '%F %j %k') */
+	char jobs[500];
+	snprintf(jobs, sizeof jobs, "%s/jobs-queued", scratch);
+	write_text(jobs, "77 resgen-tiny (null)\n77 resgen-tiny (null)\n78 resgen-tiny-report (null)\n"
+			 "90 resgen-tiny (null)\n");
+	char environment[1400];
+	snprintf(environment, sizeof environment, "STUB_QUEUE=%s STUB_JOBS=%s", path, jobs);
 	assert_int_equal(slurm_study(environment, "cancel", results, out, sizeof out, err, sizeof err), 0);
 	assert_string_equal(err, "");
 	snprintf(command, sizeof command,
@@ -494,8 +504,26 @@ static void test_study_cancel_cancels_this_folders_jobs(void **unused)
 	snprintf(command, sizeof command, "{ cat %1$s/scancel.log; rm -f %1$s/scancel.log; }", stub);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	assert_string_equal(out, "77 78\n");
+	/* Issue 84, item 2: a recorded id that Slurm gave again, to a job of
+	 * another submission (its comment not the recorded mark), is left */
+	snprintf(command, sizeof command, "%s/slurm/jobs", results);
+	write_text(command, "77 0123456789abcdef\n");
+	write_text(jobs, "77 resgen-tiny resgen:fedcba9876543210\n78 resgen-tiny-report (null)\n");
+	assert_int_equal(slurm_study(environment, "cancel", results, out, sizeof out, err, sizeof err), 0);
+	snprintf(command, sizeof command,
+		 "tiny: left job 77 is not the submission recorded in %1$s/slurm/jobs (its comment differs): Slurm "
+		 "gave its id again, so it is another's; it was not cancelled\n"
+		 "tiny: cancelled job 78: 0 running tasks told to stop, writing checkpoints; 0 waiting tasks and the "
+		 "report job taken out of the queue\nthe runs keep their checkpoints: make study-submit "
+		 "STUDY=tests/studies/tiny.yaml RESULTS=%1$s resumes them\n",
+		 results);
+	assert_string_equal(out, command);
+	snprintf(command, sizeof command, "{ cat %1$s/scancel.log; rm -f %1$s/scancel.log; }", stub);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "78\n");
 	/* nothing left in the queue: nothing cancelled */
 	write_text(path, "");
+	write_text(jobs, "");
 	assert_int_equal(slurm_study(environment, "cancel", results, out, sizeof out, err, sizeof err), 0);
 	snprintf(command, sizeof command, "tiny: nothing of %s is in Slurm's queue; nothing to cancel\n", results);
 	assert_string_equal(out, command);
