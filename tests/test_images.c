@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -103,10 +106,16 @@ static void test_folder_refuses_files_it_cannot_decode(void **unused)
 	(void)unused;
 	char command[4096], message[2048], out[8192], err[4096];
 	const char *cases[][2] = {
-		{"truncated.JPEG", "a JPEG without its end-of-image marker: truncated"},
+		{"truncated.JPEG", "a JPEG whose data ends before its image does: truncated"},
 		{"text.JPEG", "neither a JPEG nor a PNG (it starts with bytes 6e 6f)"},
+		/* issue 84, item 4: found when the folder opens, as Pillow
+		 * refuses it, not fed as a blank image at every step */
+		{"bad-scan.JPEG", "a JPEG that cannot be decoded (Invalid component ID 119 in SOS)"},
+		/* item 7: Pillow clips it, so no crop would be torchvision's */
+		{"grey16.png", "a 16-bit greyscale PNG, which torchvision's loader (Pillow) clips to white where this "
+			       "reader would scale it (convert it to 8 bits)"},
 	};
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		snprintf(command, sizeof command, "cp %s/bad/%s %s/train/n00000003/", photos, cases[i][0], photos);
 		assert_int_equal(system(command), 0);
 		snprintf(command, sizeof command, "%s/tests/bin/photos-f32 train --data %s --iterations 2", build, photos);
@@ -137,6 +146,92 @@ static void test_folder_refuses_files_it_cannot_decode(void **unused)
 	expect_failure(command, 2, message);
 	snprintf(command, sizeof command, "rmdir %s/train/n00000099", photos);
 	assert_int_equal(system(command), 0);
+}
+
+/* Issue 84, items 4, 5 and 7: images Pillow decodes that are unusual, a
+ * JPEG with junk bytes before its end (libjpeg warns, and the decoder
+ * stopped there, feeding a blank image), images 3 pixels thin and a
+ * 16-bit colour PNG, are cropped as torchvision crops them, pixel for
+ * pixel. */
+static void test_folder_decodes_what_pillow_decodes(void **unused)
+{
+	(void)unused;
+	char command[2048], out[4096], err[4096];
+	snprintf(command, sizeof command,
+		 "/usr/bin/python3 tests/images/make_folder.py %1$s/odd --classes 6 --train 1 --val 1 --odd && "
+		 "/usr/bin/python3 tests/images/check_crops.py %1$s/odd %2$s/tests/bin/photos-f64",
+		 scratch, build);
+	int status = run(command, out, sizeof out, err, sizeof err);
+	if (status != 0)
+		print_error("%s%s", out, err);
+	assert_int_equal(status, 0);
+	expect_in(out, "crops of 10 images at 64x64 against torchvision's Resize + CenterCrop: largest difference 0 "
+		       "grey levels");
+}
+
+/* Item 5: a 1 x 32768 JPEG of 100 KB was resized whole to the drawn
+ * shorter side before cropping (256 x 8.4 million pixels in evaluation, up
+ * to 480 x 15.7 million in training at crop 224). Its crops now take the
+ * crop's memory: they are made within 256 MiB of address space. */
+static void test_a_thin_image_takes_the_crops_memory(void **unused)
+{
+	(void)unused;
+	char path[600];
+	snprintf(path, sizeof path, "%s/odd/thin.JPEG", scratch);
+	FILE *file = fopen(path, "rb");
+	assert_non_null(file);
+	static unsigned char data[1 << 20];
+	long bytes = (long)fread(data, 1, sizeof data, file);
+	fclose(file);
+	assert_true(bytes > 1000);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct rlimit limit = {256L << 20, 256L << 20};
+		setrlimit(RLIMIT_AS, &limit);
+		static real out[3 * 224 * 224];
+		struct folder_augment scale = {256, 480, false, true};
+		char reason[256];
+		double mean[3] = {0.5, 0.5, 0.5}, std[3] = {0.25, 0.25, 0.25};
+		int failed = image_bytes_fill(data, bytes, 224, NULL, 0, mean, std, out, reason, sizeof reason) != 0;
+		for (uint64_t key = 1; key <= 4 && !failed; key++)
+			failed = image_bytes_fill(data, bytes, 224, &scale, key, mean, std, out, reason, sizeof reason) != 0;
+		if (failed)
+			fprintf(stderr, "the thin image's crop failed: %s\n", reason);
+		_exit(failed);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Item 6: a resumed run noticed no image replaced by another of the same
+ * size (the fingerprint covered names and sizes); it covers the bytes. */
+static void test_resume_notices_an_image_replaced_by_one_of_its_size(void **unused)
+{
+	(void)unused;
+	char command[8192], checkpoint[400], out[16384], err[4096], image[600];
+	snprintf(checkpoint, sizeof checkpoint, "%s/replaced.checkpoint", scratch);
+	snprintf(command, sizeof command,
+		 "cp -r %1$s %2$s/replaced && %3$s/tests/bin/photos-f32 train --data %2$s/replaced --iterations 4 "
+		 "--checkpoint-every 2 --checkpoint %4$s > /dev/null",
+		 photos, scratch, build, checkpoint);
+	assert_int_equal(system(command), 0);
+	/* a black JPEG padded to the size of the first training image */
+	snprintf(image, sizeof image, "%s/replaced/train/n00000000/train_0_0.JPEG", scratch);
+	snprintf(command, sizeof command,
+		 "size=$(stat -c %%s %1$s) && /usr/bin/python3 -c \"import sys; from PIL import Image; "
+		 "Image.new('RGB', (80, 80)).save(sys.argv[1], 'JPEG')\" %1$s.new && "
+		 "head -c $((size - $(stat -c %%s %1$s.new))) /dev/zero >> %1$s.new && mv %1$s.new %1$s && "
+		 "test $(stat -c %%s %1$s) = $size",
+		 image);
+	assert_int_equal(system(command), 0);
+	snprintf(command, sizeof command, "%s/tests/bin/photos-f32 train --data %s/replaced --resume %s --iterations 6",
+		 build, scratch, checkpoint);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
+	expect_in(err, "other data");
+	assert_null(strstr(out, "resumed from"));
 }
 
 /* The folder trains (its error falls below chance), evaluates with top-1
@@ -180,6 +275,9 @@ int main(void)
 		cmocka_unit_test(test_folder_draws_the_papers_crops),
 		cmocka_unit_test(test_folder_crops_equal_torchvisions),
 		cmocka_unit_test(test_folder_refuses_files_it_cannot_decode),
+		cmocka_unit_test(test_folder_decodes_what_pillow_decodes),
+		cmocka_unit_test(test_a_thin_image_takes_the_crops_memory),
+		cmocka_unit_test(test_resume_notices_an_image_replaced_by_one_of_its_size),
 		cmocka_unit_test(test_folder_trains_evaluates_and_resumes_bitwise),
 	};
 	command_only_some();

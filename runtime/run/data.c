@@ -578,8 +578,8 @@ void data_skip_augment(const struct augment *augment, struct rng *rng, int n)
 
 /* A batch of a folder of images: a key an image drawn in order, then the
  * images decoded by the run's threads in any order. An image that cannot
- * be decoded (the folder's check at opening passed it) holds the mean
- * colour, and is said in a line of its own. */
+ * be decoded now (the folder's check at opening decoded it: it was changed
+ * or removed since) stops the run, which never trains on a blank image. */
 static void fill_from_folder(const struct dataset *d, const long *indices, int n, const double *mean, const double *std,
 			     const struct augment *augment, struct rng *rng, real *out, int *labels)
 {
@@ -593,14 +593,23 @@ static void fill_from_folder(const struct dataset *d, const long *indices, int n
 		drawn = (struct folder_augment){augment->shorter_min, augment->shorter_max, augment->aspect,
 						augment->flip != 0};
 	size_t image = (size_t)d->channels * d->height * d->width;
+	char first_error[1024] = "";
 	#pragma omp parallel for schedule(dynamic, 1)
 	for (int i = 0; i < n; i++) {
 		char error[1024];
 		if (image_folder_fill(d->folder, d->first + indices[i], augment ? &drawn : NULL, keys[i], mean, std,
 				      out + (size_t)i * image, error, sizeof error) != 0) {
 			#pragma omp critical(resgen_data_error)
-			fprintf(stderr, "%s; it held the mean colour in its batch\n", error);
+			if (!first_error[0])
+				snprintf(first_error, sizeof first_error, "%s", error);
 		}
+	}
+	if (first_error[0]) {
+		fprintf(stderr,
+			"%s; it was decoded when the folder opened, so it was changed or removed during the run; the run "
+			"stops rather than train on an image it cannot read (the last checkpoint is kept)\n",
+			first_error);
+		exit(1);
 	}
 }
 

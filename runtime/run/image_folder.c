@@ -31,6 +31,7 @@ enum { CLASS_MAX = 65535, SIDE_MAX = 32768 };
 struct image_file {
 	char *path; /* CLASS/FILE, under the split's folder */
 	long bytes;
+	uint64_t hash; /* of its bytes when the folder opened */
 	int label;
 };
 
@@ -63,6 +64,7 @@ uint64_t image_folder_identity(const struct image_folder *f, uint64_t hash)
 		hash = checksum_add(hash, &file->label, sizeof file->label);
 		hash = checksum_add(hash, file->path, strlen(file->path) + 1);
 		hash = checksum_add(hash, &file->bytes, sizeof file->bytes);
+		hash = checksum_add(hash, &file->hash, sizeof file->hash);
 	}
 	return hash;
 }
@@ -204,9 +206,8 @@ static unsigned char *read_ends(const char *path, long head, long tail, long *le
 
 /* What a file holds and how big its image is, from its bytes (the whole
  * file, or its start and its end, read_ends): its signature, its header,
- * and its end (a JPEG's end-of-image marker among its last bytes, a PNG's
- * IEND chunk), so that a truncated file is found before training. 0, or
- * -1 with why in error. */
+ * and a PNG's end (its IEND chunk; a truncated JPEG is found by decoding
+ * it, as Pillow finds it). 0, or -1 with why in error. */
 static int probe(const unsigned char *data, long bytes, enum image_kind *kind, int *width, int *height, char *error,
 		 size_t size)
 {
@@ -215,6 +216,14 @@ static int probe(const unsigned char *data, long bytes, enum image_kind *kind, i
 		int w, h, channels;
 		if (!stbi_info_from_memory(data, (int)bytes, &w, &h, &channels)) {
 			snprintf(error, size, "a PNG whose header cannot be read (%s)", stbi_failure_reason());
+			return -1;
+		}
+		/* Pillow opens a 16-bit grey PNG as 32-bit integers and clips
+		 * them to 255 in RGB, where stb_image scales them: no crop
+		 * would be torchvision's (16-bit colour is read alike by both) */
+		if (bytes >= 26 && memcmp(data + 12, "IHDR", 4) == 0 && data[24] == 16 && data[25] == 0) {
+			snprintf(error, size, "a 16-bit greyscale PNG, which torchvision's loader (Pillow) clips to white "
+					      "where this reader would scale it (convert it to 8 bits)");
 			return -1;
 		}
 		if (bytes < 20 || memcmp(data + bytes - 8, "IEND", 4) != 0) {
@@ -236,13 +245,6 @@ static int probe(const unsigned char *data, long bytes, enum image_kind *kind, i
 			tjDestroy(tj);
 		if (failed)
 			return -1;
-		bool ended = false;
-		for (long i = bytes - 2; i >= 2 && i >= bytes - 4096 && !ended; i--)
-			ended = data[i] == 0xff && data[i + 1] == 0xd9;
-		if (!ended) {
-			snprintf(error, size, "a JPEG without its end-of-image marker: truncated");
-			return -1;
-		}
 		*width = w;
 		*height = h;
 	} else {
@@ -309,10 +311,18 @@ static unsigned char *decode(const unsigned char *data, long bytes, enum image_k
 		return NULL;
 	}
 	/* libjpeg-turbo's defaults, as PIL decodes: the accurate integer DCT
-	 * and fancy upsampling */
-	if (tjDecompress2(tj, data, (unsigned long)bytes, pixels, *width, 0, *height, cmyk ? TJPF_CMYK : TJPF_RGB,
-			  TJFLAG_STOPONWARNING) != 0) {
-		snprintf(error, size, "a JPEG that cannot be decoded (%s)", tjGetErrorStr2(tj));
+	 * and fancy upsampling; and as PIL, past libjpeg's warnings (data
+	 * after a scan, corrupt entropy data), which decode on */
+	int failed = tjDecompress2(tj, data, (unsigned long)bytes, pixels, *width, 0, *height,
+				   cmyk ? TJPF_CMYK : TJPF_RGB, 0) != 0;
+	/* but data that ends before the image does, which Pillow refuses
+	 * ("image file is truncated") */
+	bool truncated = failed && strstr(tjGetErrorStr2(tj), "Premature end of JPEG file");
+	if (failed && (truncated || tjGetErrorCode(tj) != TJERR_WARNING)) {
+		if (truncated)
+			snprintf(error, size, "a JPEG whose data ends before its image does: truncated");
+		else
+			snprintf(error, size, "a JPEG that cannot be decoded (%s)", tjGetErrorStr2(tj));
 		free(pixels);
 		tjDestroy(tj);
 		return NULL;
@@ -336,28 +346,31 @@ static unsigned char *decode(const unsigned char *data, long bytes, enum image_k
 	return pixels;
 }
 
-/* The start and end of a file that a check reads: a JPEG's header within
- * its first 64 KiB (a file whose header lies further is read whole), its
- * end-of-image marker within its last 4 KiB. */
-enum { CHECK_HEAD = 64 << 10, CHECK_TAIL = 4 << 10 };
-
-/* Whether path holds an image this reader decodes, from its start and end
- * alone (the whole file where its header lies further): 0, or -1 with why
- * in reason. */
-static int check_file(const char *path, char *reason, size_t size)
+/* Whether path holds an image this reader decodes as Pillow does: the
+ * whole file read (its content hashed into *hash, for the folder's
+ * identity), its signature, header and end checked, and its image decoded
+ * (a JPEG at its smallest scale, which reads every marker and all the
+ * entropy-coded data as the full one does). 0, or -1 with why in
+ * reason. */
+static int check_file(const char *path, uint64_t *hash, char *reason, size_t size)
 {
 	long length = 0;
 	bool partial = false;
-	unsigned char *data = read_ends(path, CHECK_HEAD, CHECK_TAIL, &length, &partial, reason, size);
+	unsigned char *data = read_ends(path, FILE_MAX, 0, &length, &partial, reason, size);
 	enum image_kind kind;
 	int width, height;
 	int status = data ? probe(data, length, &kind, &width, &height, reason, size) : -1;
-	free(data);
-	if (status != 0 && partial) {
-		data = read_ends(path, FILE_MAX, 0, &length, &partial, reason, size);
-		status = data ? probe(data, length, &kind, &width, &height, reason, size) : -1;
-		free(data);
+	if (status == 0) {
+		*hash = checksum_add_words(CHECKSUM_BASIS, data, (size_t)length);
+		int dw, dh;
+		unsigned char *pixels = decode(data, length, kind, 1, 1, &dw, &dh, reason, size);
+		status = pixels ? 0 : -1;
+		if (kind == KIND_PNG)
+			stbi_image_free(pixels);
+		else
+			free(pixels);
 	}
+	free(data);
 	return status;
 }
 
@@ -384,7 +397,7 @@ static int add_file(struct image_folder *f, const char *path, long bytes, int la
 	char *copy = strdup(path);
 	if (!copy)
 		return -1;
-	f->files[f->count++] = (struct image_file){copy, bytes, label};
+	f->files[f->count++] = (struct image_file){copy, bytes, 0, label};
 	return 0;
 }
 
@@ -404,7 +417,7 @@ static int check_files(struct image_folder *f, bool skip_bad, char *error, size_
 	for (long i = 0; i < f->count; i++) {
 		char path[8192], reason[200] = "";
 		snprintf(path, sizeof path, "%s/%s", f->root, f->files[i].path);
-		failures[i] = check_file(path, reason, sizeof reason) != 0;
+		failures[i] = check_file(path, &f->files[i].hash, reason, sizeof reason) != 0;
 		if (failures[i] && !skip_bad)
 			snprintf(why[i], sizeof why[i], "%s", reason);
 	}
@@ -628,7 +641,7 @@ int image_bytes_fill(const unsigned char *data, long bytes, int crop, const stru
 			/* as torchvision: the whole image resized, then cropped
 			 * (scale augmentation, evaluation); or the part cropped,
 			 * then resized (aspect augmentation) */
-			int part_x = 0, part_y = 0, part_w = dw, part_h = dh, out_w = c.resized_width, out_h = c.resized_height;
+			int part_x = 0, part_y = 0, part_w = dw, part_h = dh;
 			if (!c.resized_width) {
 				part_x = (int)((long)c.x * dw / width);
 				part_y = (int)((long)c.y * dh / height);
@@ -636,17 +649,19 @@ int image_bytes_fill(const unsigned char *data, long bytes, int crop, const stru
 				part_h = (int)((long)c.height * dh / height);
 				part_w = part_w < 1 ? 1 : part_w;
 				part_h = part_h < 1 ? 1 : part_h;
-				out_w = out_h = crop;
 			}
-			resized = malloc((size_t)3 * out_w * out_h);
-			if (!resized || resize_rgb(pixels + ((size_t)part_y * dw + part_x) * 3, part_w, part_h, (size_t)dw * 3,
-						   resized, out_w, out_h) != 0) {
+			/* of the resized image, the crop alone is computed: the
+			 * same bytes, in the crop's memory however thin the image */
+			int out_w = c.resized_width ? c.resized_width : crop, out_h = c.resized_width ? c.resized_height : crop;
+			int x0 = c.resized_width ? c.x : 0, y0 = c.resized_width ? c.y : 0;
+			resized = malloc((size_t)3 * crop * crop);
+			if (!resized || resize_rgb_window(pixels + ((size_t)part_y * dw + part_x) * 3, part_w, part_h,
+							  (size_t)dw * 3, out_w, out_h, x0, y0, crop, crop, resized) != 0) {
 				snprintf(reason, size, resized ? "cannot resize it" : "out of memory");
 				status = -1;
 			}
-			/* where the crop starts in resized, and its row stride */
-			origin = c.resized_width ? ((size_t)c.y * out_w + c.x) * 3 : 0;
-			stride = (size_t)out_w * 3;
+			origin = 0;
+			stride = (size_t)crop * 3;
 		}
 	}
 	size_t plane = (size_t)crop * crop;

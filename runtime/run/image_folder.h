@@ -14,10 +14,13 @@
  *               center crop x crop square: torchvision's Resize(256) +
  *               CenterCrop(224)
  *
- * Every file is checked when the folder opens (its signature, its header
- * and its end), so that a file that cannot be decoded stops the run
- * before training with one line naming it, or, when the caller asks, is
- * left out and counted. A training image's draws come from its key alone
+ * Every file is read and decoded when the folder opens (a JPEG at its
+ * smallest scale), as Pillow decodes it (past libjpeg's warnings), so
+ * that a file that cannot be decoded stops the run before training with
+ * one line naming it, or, when the caller asks, is left out and counted;
+ * a 16-bit greyscale PNG, which Pillow clips, is refused so. The crop
+ * alone of a resized image is computed, so an image's memory is bounded
+ * by its decoded size and the crop's, however thin it is. A training image's draws come from its key alone
  * (one number of the run's generator an image), so any thread decodes any
  * image. */
 #ifndef RESGEN_IMAGE_FOLDER_H
@@ -59,13 +62,15 @@ int image_folder_label(const struct image_folder *folder, long index);
 const char *image_folder_class(const struct image_folder *folder, int label);
 /* The files left out as undecodable, and the first of them ("" for none). */
 long image_folder_skipped(const struct image_folder *folder, const char **first);
-/* The folder's identity: each file's class, name and size. */
+/* The folder's identity: each file's class, name, size and content (its
+ * bytes as read when the folder opened). */
 uint64_t image_folder_identity(const struct image_folder *folder, uint64_t hash);
 
 /* Image index decoded and cropped into out (3, crop, crop), each channel
  * pixel / 255 less mean, over std, rounded through float. augment NULL:
  * evaluation's center crop; else the draws of key. 0, or -1 with one line
- * in error (the image then holds zeros: the mean colour). Thread-safe. */
+ * in error (the image then holds zeros: the mean colour, which the
+ * caller must not train on). Thread-safe. */
 int image_folder_fill(const struct image_folder *folder, long index, const struct folder_augment *augment,
 		      uint64_t key, const double *mean, const double *std, real *out, char *error, size_t size);
 

@@ -17,4 +17,11 @@
 int resize_rgb(const unsigned char *in, int width, int height, size_t stride, unsigned char *out, int out_width,
 	       int out_height);
 
+/* The part (x0, y0, w, h) of that resize alone, into out (w x h, packed),
+ * the same bytes as the whole resize's there: the memory a crop takes is
+ * the crop's, whatever the resized image's size. 0, or -1 when out of
+ * memory or the part is not inside out_width x out_height. */
+int resize_rgb_window(const unsigned char *in, int width, int height, size_t stride, int out_width, int out_height,
+		      int x0, int y0, int w, int h, unsigned char *out);
+
 #endif
