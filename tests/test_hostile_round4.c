@@ -645,6 +645,42 @@ static void test_study_warnings_are_said_once(void **unused)
 	}
 }
 
+/* Issue 84, item 11: a BLIS_ARCH_TYPE that BLIS has no kernels for
+ * aborted the binary (134), and one this processor lacks the instructions
+ * for ended it on an illegal instruction (132). It is checked before BLIS
+ * reads it: one line naming it and the numbers that work here, exit 2;
+ * a number that works here runs. */
+static void test_blis_arch_type_is_checked_first(void **unused)
+{
+	(void)unused;
+	const char *values[] = {"99", "13", "24", "3x", "zen3", "", "-1"};
+	char command[1024], out[4096], err[4096], expected[256];
+	for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+		snprintf(command, sizeof command, "BLIS_ARCH_TYPE='%s' %s/tests/bin/tiny-f32 train --synthetic --iterations 1",
+			 values[i], build);
+		assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
+		snprintf(expected, sizeof expected,
+			 "tiny-f32: BLIS_ARCH_TYPE is '%s', not the number of a kernel set of BLIS that this processor "
+			 "runs; give one of ",
+			 values[i]);
+		assert_int_equal(strncmp(err, expected, strlen(expected)), 0);
+		expect_in(err, " (haswell), ");
+		assert_string_equal(strstr(err, ", or unset it"), ", or unset it for resgen's choice\n");
+		assert_string_equal(out, "");
+	}
+	/* knl's kernels need AVX-512 ER, which no processor since Knights Mill has */
+	if (run("grep -qw avx512er /proc/cpuinfo", NULL, 0, NULL, 0) != 0) {
+		snprintf(command, sizeof command, "BLIS_ARCH_TYPE=1 %s/tests/bin/tiny-f32 train --synthetic --iterations 1",
+			 build);
+		assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
+		expect_in(err, "tiny-f32: BLIS_ARCH_TYPE is '1', not the number");
+		assert_null(strstr(err, "1 (knl)"));
+	}
+	snprintf(command, sizeof command, "BLIS_ARCH_TYPE=3 %s/tests/bin/tiny-f32 train --synthetic --iterations 1", build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "BLIS haswell kernels");
+}
+
 /* 13. The instruction check shows the program's name printable, as every
  * other message does: an escape sequence or a newline in it reaches the
  * terminal as \xNN, and the line stays one line. */
@@ -864,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_evaluate_measures_the_validation_split),
 		cmocka_unit_test(test_study_warnings_are_said_once),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
+		cmocka_unit_test(test_blis_arch_type_is_checked_first),
 		cmocka_unit_test(test_constructors_see_the_users_environment),
 		cmocka_unit_test(test_forged_metadata_is_refused),
 		cmocka_unit_test(test_torch_tool_evaluates_a_checkpoint),

@@ -204,10 +204,72 @@ void machine_processor(char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)length, length ? at : "an unnamed processor");
 }
 
-__attribute__((constructor)) static void choose_blis_kernels(void)
+/* Whether this processor runs BLIS's kernel set called name, one of those
+ * Debian's BLIS 0.9 builds for x86-64 (the others, ARM's, POWER's and
+ * knc, are not in it: BLIS aborts on their numbers). */
+static bool blis_kernels_run_here(const char *name)
 {
+	__builtin_cpu_init();
+	if (strcmp(name, "skx") == 0)
+		return machine_has_skx_extensions();
+	if (strcmp(name, "knl") == 0)
+		return __builtin_cpu_supports("avx512er");
+	if (strcmp(name, "haswell") == 0 || strcmp(name, "zen") == 0 || strcmp(name, "zen2") == 0 ||
+	    strcmp(name, "zen3") == 0)
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	if (strcmp(name, "sandybridge") == 0)
+		return __builtin_cpu_supports("avx");
+	if (strcmp(name, "penryn") == 0)
+		return __builtin_cpu_supports("ssse3");
+	if (strcmp(name, "excavator") == 0 || strcmp(name, "steamroller") == 0 || strcmp(name, "piledriver") == 0 ||
+	    strcmp(name, "bulldozer") == 0)
+		return __builtin_cpu_supports("fma4");
+	return strcmp(name, "generic") == 0;
+}
+
+/* A user's BLIS_ARCH_TYPE, checked before BLIS reads it: BLIS aborts on a
+ * number it has no kernels for, and an illegal instruction ends a run
+ * given kernels this processor lacks (and it reads "3x" as 3, "zen3" as
+ * 0). A plain decimal number of a kernel set that runs here, or one line
+ * and exit 2. */
+static void check_blis_choice(const char *value, const char *program)
+{
+	int id = -1;
+	if (value[0] >= '0' && value[0] <= '9' && strlen(value) <= 3 && strspn(value, "0123456789") == strlen(value))
+		id = atoi(value);
+	if (id >= 0 && id < BLIS_NUM_ARCHS && blis_kernels_run_here(bli_arch_string((arch_t)id)))
+		return;
+	char works[512] = "", shown[128], line[1024];
+	size_t length = 0;
+	for (int i = 0; i < BLIS_NUM_ARCHS; i++)
+		if (blis_kernels_run_here(bli_arch_string((arch_t)i)))
+			length += (size_t)snprintf(works + length, sizeof works - length, "%s%d (%s)", length ? ", " : "",
+						   i, bli_arch_string((arch_t)i));
+	printable_text(shown, sizeof shown, value);
+	int written = snprintf(line, sizeof line,
+			       "%s: BLIS_ARCH_TYPE is '%.64s', not the number of a kernel set of BLIS that this processor "
+			       "runs; give one of %s, or unset it for resgen's choice\n",
+			       program, shown, works);
+	ssize_t ignored = write(2, line, written > 0 && (size_t)written < sizeof line ? (size_t)written : strlen(line));
+	(void)ignored;
+	_exit(2);
+}
+
+__attribute__((constructor)) static void choose_blis_kernels(int argc, char **argv, char **envp)
+{
+	(void)envp;
 	unsigned eax, ebx, ecx, edx;
-	if (getenv("BLIS_ARCH_TYPE") || !__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+	const char *chosen = getenv("BLIS_ARCH_TYPE");
+	if (chosen) {
+		const char *program = argc > 0 && argv[0] ? argv[0] : "resgen binary";
+		const char *base = strrchr(program, '/');
+		char name[101], shown[4 * sizeof name];
+		snprintf(name, sizeof name, "%s", base ? base + 1 : program);
+		printable_text(shown, sizeof shown, name);
+		check_blis_choice(chosen, shown);
+		return;
+	}
+	if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
 		return;
 	char vendor[13];
 	memcpy(vendor, &ebx, 4);
