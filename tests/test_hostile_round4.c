@@ -5,6 +5,7 @@
  * make variables of a study's submission; the tools that read weights.
  * Each case failed on the code before its fix. test_cluster.c tests the
  * rest on a real Slurm. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -645,6 +646,66 @@ static void test_study_warnings_are_said_once(void **unused)
 	}
 }
 
+/* Issue 84, item 12: the stop's hint said "resume with --resume C", and
+ * doing just that wrote no weights, no best weights and no log rows,
+ * silently. The hint is the whole command, outputs included, and a
+ * resume without them says what it will not write. */
+static void test_resume_hint_keeps_every_output(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[8192];
+	char command[4096], a[400], b[400];
+	snprintf(a, sizeof a, "%s/hint", scratch);
+	snprintf(command, sizeof command, "rm -rf %1$s && mkdir -p '%1$s/my run'", a);
+	assert_int_equal(system(command), 0);
+	/* the run never stopped, then the one stopped at 6 (SIGTERM = 15) */
+	snprintf(command, sizeof command,
+		 "(cd %1$s && %2$s/tests/bin/tiny-f32 train --synthetic --iterations 12 --eval-every 4 --log whole.csv "
+		 "--save-weights whole.w --keep-best whole-best.w)",
+		 a, realpath(build, b) ? b : build);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	snprintf(command, sizeof command,
+		 "(cd %1$s && RESGEN_TEST_RAISE=15@8 %2$s/tests/bin/tiny-f32 train --synthetic --iterations 12 "
+		 "--eval-every 4 --checkpoint 'my run/c.ckpt' --log log.csv --save-weights 'my run/w' --keep-best "
+		 "best.w)",
+		 a, b);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 4);
+	char expected[2048];
+	snprintf(expected, sizeof expected,
+		 "tiny: stopped by SIGTERM after iteration 8; resume with: %s/tests/bin/tiny-f32 train --resume 'my "
+		 "run/c.ckpt' --log log.csv --save-weights 'my run/w' --keep-best "
+		 "best.w\n",
+		 b);
+	const char *hint = strstr(err, "tiny: stopped by");
+	assert_non_null(hint);
+	assert_string_equal(hint, expected);
+	/* the hint as it is, run by the shell, ends where the run never stopped */
+	snprintf(command, sizeof command, "(cd %s && %.*s)", a, (int)strlen(strstr(expected, "with: ") + 7),
+		 strstr(expected, "with: ") + 6);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	assert_null(strstr(out, "note: this resume writes"));
+	char x[600], y[600];
+	snprintf(x, sizeof x, "%s/whole.w", a);
+	snprintf(y, sizeof y, "%s/my run/w", a);
+	assert_true(same_file(x, y));
+	snprintf(x, sizeof x, "%s/whole-best.w", a);
+	snprintf(y, sizeof y, "%s/best.w", a);
+	assert_true(same_file(x, y));
+	snprintf(x, sizeof x, "%s/whole.csv", a);
+	snprintf(y, sizeof y, "%s/log.csv", a);
+	assert_true(same_rows(x, y));
+	/* a resume without its outputs says what it will not write */
+	snprintf(command, sizeof command,
+		 "(cd %1$s && { RESGEN_TEST_RAISE=15@8 %2$s/tests/bin/tiny-f32 train --synthetic --iterations 12 "
+		 "--eval-every 4 --checkpoint again.ckpt > /dev/null 2>&1; %2$s/tests/bin/tiny-f32 train --resume "
+		 "again.ckpt; })",
+		 a, b);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "note: this resume writes no log rows (--log), no weights at the end (--save-weights), no best "
+		       "evaluation's weights (--keep-best): a checkpoint keeps the run's settings, "
+		       "not its outputs; give those the run had again to have them\n");
+}
+
 /* Issue 84, item 11: a BLIS_ARCH_TYPE that BLIS has no kernels for
  * aborted the binary (134), and one this processor lacks the instructions
  * for ended it on an illegal instruction (132). It is checked before BLIS
@@ -901,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_study_warnings_are_said_once),
 		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
 		cmocka_unit_test(test_blis_arch_type_is_checked_first),
+		cmocka_unit_test(test_resume_hint_keeps_every_output),
 		cmocka_unit_test(test_constructors_see_the_users_environment),
 		cmocka_unit_test(test_forged_metadata_is_refused),
 		cmocka_unit_test(test_torch_tool_evaluates_a_checkpoint),

@@ -463,6 +463,20 @@ static void describe_training(const struct training *t)
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->resume_path);
 		printf("resumed from %s after iteration %ld\n", shown, t->at.iteration);
+		/* a resume's outputs are its command line's (its checkpoint the
+		 * file resumed, unless given): what it lacks is said */
+		char missing[512] = "";
+		const char *outputs[][2] = {{o->log_path, "no log rows (--log)"},
+					    {o->save_weights, "no weights at the end (--save-weights)"},
+					    {o->keep_best, "no best evaluation's weights (--keep-best)"}};
+		for (size_t i = 0; i < sizeof outputs / sizeof *outputs; i++)
+			if (!outputs[i][0])
+				snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+					 missing[0] ? ", " : "", outputs[i][1]);
+		if (missing[0])
+			printf("note: this resume writes %s: a checkpoint keeps the run's settings, not its outputs; give "
+			       "those the run had again to have them\n",
+			       missing);
 	}
 	if (o->extends)
 		printf("extended from %ld to %ld iterations: the %ld done kept the rates of the %ld-iteration run; the "
@@ -658,6 +672,44 @@ static int log_row_and_evaluate(struct training *t, long it, double lr, double w
 	return 0;
 }
 
+/* text as one word of a shell's command line, printable: as it is where
+ * every byte is plain, else in single quotes. */
+static void add_word(char *line, size_t size, const char *option, const char *text)
+{
+	char shown[4 * PATH_MAX];
+	printable_text(shown, sizeof shown, text);
+	size_t length = strlen(line);
+	bool plain = shown[0] && strspn(shown, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=,:@%") ==
+						 strlen(shown);
+	length += (size_t)snprintf(line + length, length < size ? size - length : 0, " %s%s%s", option ? option : "",
+				   option ? " " : "", plain ? shown : "'");
+	for (const char *c = shown; !plain && *c && length + 5 < size; c++)
+		length += (size_t)snprintf(line + length, size - length, *c == '\'' ? "'\\''" : "%c", *c);
+	if (!plain && length + 2 < size)
+		snprintf(line + length, size - length, "'");
+}
+
+/* The command that resumes a stopped run with every output it was given:
+ * a resume takes its settings from the checkpoint, its outputs from the
+ * command line alone. */
+static void resume_command(const struct run_options *o, char *line, size_t size)
+{
+	line[0] = '\0';
+	add_word(line, size, NULL, program_invocation_name);
+	snprintf(line + strlen(line), size - strlen(line), " train");
+	add_word(line, size, "--resume", o->checkpoint_path); /* which it goes on writing */
+	if (o->data_dir && !o->synthetic && strcmp(o->data_dir, net_info.defaults.data_dir) != 0)
+		add_word(line, size, "--data", o->data_dir);
+	if (o->skip_bad_images)
+		snprintf(line + strlen(line), size - strlen(line), " --skip-bad-images");
+	if (o->log_path)
+		add_word(line, size, "--log", o->log_path);
+	if (o->save_weights)
+		add_word(line, size, "--save-weights", o->save_weights);
+	if (o->keep_best)
+		add_word(line, size, "--keep-best", o->keep_best);
+}
+
 /* After iteration it: the ranks' weights compared now and then, the
  * checkpoint when due, and a stop asked for by a signal (4). 0, or the
  * exit status. */
@@ -689,9 +741,12 @@ static int checkpoint_and_stop(struct training *t, long it)
 		return 0;
 	if (t->terminal)
 		fprintf(stderr, "\r%*s\r", 78, "");
-	if (t->writer)
-		error_line("%s: stopped by %s after iteration %ld; resume with --resume %s\n", net_info.name,
-			   stopped_by == SIGINT ? "SIGINT" : "SIGTERM", it + 1, o->checkpoint_path);
+	if (t->writer) {
+		static char command[8 * PATH_MAX];
+		resume_command(o, command, sizeof command);
+		error_line("%s: stopped by %s after iteration %ld; resume with:%s\n", net_info.name,
+			   stopped_by == SIGINT ? "SIGINT" : "SIGTERM", it + 1, command);
+	}
 	return ranks_agree_status(4);
 }
 
