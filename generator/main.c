@@ -186,7 +186,7 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	struct net_defaults recipe;
 	spec_recipe(spec, &recipe);
 	printf("training: batch %d, %ld iterations; ", spec->train.batch, spec->train.iterations);
-	recipe_describe(stdout, &recipe, spec->train.iterations);
+	recipe_describe(stdout, &recipe, spec->train.iterations, spec->data.height);
 	printf("\n\nactivations: each op's output at batch %d in float, counted once, as if all were kept\n",
 	       spec->train.batch);
 	printf("%-10s %7s %12s %14s %16s\n", "part", "layers", "parameters", "MFLOPs/image",

@@ -252,6 +252,9 @@ static void test_folder_trains_evaluates_and_resumes_bitwise(void **unused)
 	double error = atof(last + strlen("test error: "));
 	print_message("photos: test error %.2f%% after 40 iterations (chance: 83%%)\n", error);
 	assert_true(error < 60);
+	/* and the scale augmentation's range scaled to this 64 crop */
+	expect_in(out, "augmentation: shorter side scaled to [73, 137] (the paper's [256, 480] for a 224 crop, scaled to "
+		       "this 64 crop), random 64x64 crop, random horizontal flip");
 	snprintf(options, sizeof options,
 		 "train --data %s --iterations 20 --checkpoint-every 20 --checkpoint %s", photos, checkpoint);
 	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
@@ -267,12 +270,35 @@ static void test_folder_trains_evaluates_and_resumes_bitwise(void **unused)
 	snprintf(options, sizeof options, "evaluate --data %s --load-weights %s", photos, a);
 	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "of 24), top-5 error ");
+	/* issue 84, item 13: the words say what runs: ImageNet's fixed
+	 * normalisation, not the images' statistics */
+	expect_in(out, "; inputs normalised by ImageNet's channel mean and deviation (torchvision's), as stored with the "
+		       "weights; ");
+}
+
+/* Issue 84, item 13: resgen summary said "4-pixel pad and random crop"
+ * of every folder and ImageNet spec, which use the scale augmentation. */
+static void test_summary_says_the_folders_augmentation(void **unused)
+{
+	(void)unused;
+	char command[1024], out[16384];
+	snprintf(command, sizeof command, "%s/bin/resgen summary specs/resnet-50.yaml", build);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "augmentation: shorter side scaled to [256, 480], random 224x224 crop, random horizontal flip\n");
+	snprintf(command, sizeof command, "%s/bin/resgen summary tests/specs/photos.yaml", build);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "augmentation: shorter side scaled to [73, 137] (the paper's [256, 480] for a 224 crop, scaled to "
+		       "this 64 crop), random 64x64 crop, random horizontal flip\n");
+	snprintf(command, sizeof command, "%s/bin/resgen summary specs/preact-110.yaml", build);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "augmentation: 4-pixel pad and random crop, random horizontal flip\n");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folder_draws_the_papers_crops),
+		cmocka_unit_test(test_summary_says_the_folders_augmentation),
 		cmocka_unit_test(test_folder_crops_equal_torchvisions),
 		cmocka_unit_test(test_folder_refuses_files_it_cannot_decode),
 		cmocka_unit_test(test_folder_decodes_what_pillow_decodes),

@@ -143,6 +143,17 @@ static void test_export_refuses_torchvision_with_torchscript(void **unused)
 	assert_false(exists("r18.pt"));
 	assert_false(exists("r18.ts"));
 	assert_false(exists("r18.onnx"));
+
+	/* item 13: the export's note says the normalisation these weights
+	 * store is ImageNet's, not the statistics of training images */
+	snprintf(arguments, sizeof arguments, "export " SPEC " %1$s/r18.weights %1$s/r18.pt", scratch);
+	assert_int_equal(torch_tool(arguments, out, sizeof out, err, sizeof err), 0);
+	snprintf(arguments, sizeof arguments,
+		 "/usr/bin/python3 -c 'import sys, torch; print(torch.load(sys.argv[1])[\"normalisation\"])' %s/r18.pt",
+		 scratch);
+	assert_int_equal(run(arguments, out, sizeof out, err, sizeof err), 0);
+	assert_string_equal(out, "each channel of an image: pixel / 255, less input_mean, over input_std (ImageNet's "
+				 "channel mean and deviation, as torchvision normalises), rounded to float32\n");
 }
 
 int main(void)

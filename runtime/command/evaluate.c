@@ -12,6 +12,7 @@
 
 #include "file_replace.h"
 #include "gemm.h"
+#include "image_folder.h"
 #include "net_api.h"
 #include "printable.h"
 #include "ranks.h"
@@ -181,8 +182,17 @@ int evaluate_run(const struct run_options *o)
 		session_free(&s);
 		return 2;
 	}
-	snprintf(normalised, sizeof normalised, "inputs normalised by the %ld training images' channel statistics, %s",
-		 images, stored ? "as stored with the weights" : "computed now (the weights store none)");
+	/* a folder's runs, and torchvision's imported weights, store ImageNet's
+	 * fixed mean and deviation, not statistics of their images */
+	bool imagenet = stored && memcmp(s.mean, image_folder_mean, sizeof image_folder_mean) == 0 &&
+			memcmp(s.std, image_folder_std, sizeof image_folder_std) == 0;
+	if (imagenet)
+		snprintf(normalised, sizeof normalised,
+			 "inputs normalised by ImageNet's channel mean and deviation (torchvision's), as stored with the "
+			 "weights");
+	else
+		snprintf(normalised, sizeof normalised, "inputs normalised by the %ld training images' channel statistics, %s",
+			 images, stored ? "as stored with the weights" : "computed now (the weights store none)");
 	const char *set = o->synthetic ? "synthetic" : net_info.defaults.data_set;
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);

@@ -174,7 +174,7 @@ static void print_help(const char *program)
 	       d->data_dir[0] ? d->data_dir : "(none: synthetic)", d->iterations, d->batch, d->seed,
 	       d->eval_every);
 	printf("Recipe: ");
-	recipe_describe(stdout, d, d->iterations);
+	recipe_describe(stdout, d, d->iterations, net_info.height);
 	printf(".\n");
 	print_set_help();
 	printf("  --resume C --iterations N\n"

@@ -291,7 +291,7 @@ static void describe_run(const struct run_options *o, int threads)
 	struct net_defaults described = *r;
 	if (o->synthetic) /* generated images are padded and cropped, whatever the spec's set */
 		described.data_set = "synthetic";
-	recipe_describe(stdout, &described, o->iterations);
+	recipe_describe(stdout, &described, o->iterations, net_info.height);
 	char set[1024];
 	recipe_set_text(set, sizeof set, r, o->recipe_set, false);
 	printf("%s%s\n", set[0] ? "; --set " : "", set);

@@ -69,8 +69,9 @@ long recipe_step_at(const struct net_defaults *recipe, int i, long iterations);
 
 /* "lr 0.1 (0.01 for the first 400 iterations), times 0.1 at iterations
  * 32000 48000; momentum 0.9, weight decay 0.0001; augmentation: ..." for a
- * run of iterations, without a newline. */
-void recipe_describe(FILE *out, const struct net_defaults *recipe, long iterations);
+ * run of iterations on inputs crop pixels a side (a folder's crop, whose
+ * scale augmentation's range it scales), without a newline. */
+void recipe_describe(FILE *out, const struct net_defaults *recipe, long iterations, int crop);
 
 /* The keys set, as KEY=VALUE with the values as the recipe holds them
  * ("lr.base=0.05 lr.steps=[0.5,0.75]"); empty when none. options: the

@@ -757,15 +757,23 @@ def replace(path, write):
 
 
 # How the inputs are made from images, for whoever reads an export alone.
-NORMALISATION = ("each channel of an image: pixel / 255, less input_mean, over input_std (the statistics of "
-                 "input_images training images), rounded to float32")
+def normalisation(meta):
+    """How the inputs are made from images, for whoever reads an export
+    alone: ImageNet's fixed mean and deviation (a folder's runs and
+    torchvision's imported weights store them), or the statistics of the
+    run's training images."""
+    imagenet = [float(v) for v in meta.get("input_mean", ())] == list(IMAGENET_MEAN) and \
+        [float(v) for v in meta.get("input_std", ())] == list(IMAGENET_STD)
+    said = "ImageNet's channel mean and deviation, as torchvision normalises" if imagenet else \
+        "the statistics of input_images training images"
+    return f"each channel of an image: pixel / 255, less input_mean, over input_std ({said}), rounded to float32"
 
 
 def export(net, output, onnx_path, float32=False):
     import torch
     saved = {"state_dict": net.state_dict(), **net.meta}
     if net.meta:
-        saved["normalisation"] = NORMALISATION
+        saved["normalisation"] = normalisation(net.meta)
     replace(output, lambda to: torch.save(saved, to))
     said = "with its input normalisation and class names" if net.meta else \
         "without normalisation or class names (the weights file holds none: written by init, or by a resgen " \
@@ -782,7 +790,7 @@ def export(net, output, onnx_path, float32=False):
             torch.onnx.export(exported, example, to, input_names=["images"], output_names=["logits"],
                               dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}})
             model = onnx.load(to)
-            props = {"network": net.spec.name, "normalisation": NORMALISATION if net.meta else ""}
+            props = {"network": net.spec.name, "normalisation": normalisation(net.meta) if net.meta else ""}
             props.update({key: json.dumps(value) for key, value in net.meta.items()})
             onnx.helper.set_model_props(model, props)
             onnx.checker.check_model(model)
@@ -933,8 +941,12 @@ def measure(net, o):
         train_images, train_labels = train_images[:o.train_limit], train_labels[:o.train_limit]
     if "input_mean" in net.meta:
         mean, std = np.array(net.meta["input_mean"]), np.array(net.meta["input_std"])
-        print(f"inputs normalised as the weights file says (the statistics of {net.meta.get('input_images', '?')} "
-              "training images)")
+        if [float(v) for v in mean] == list(IMAGENET_MEAN) and [float(v) for v in std] == list(IMAGENET_STD):
+            print("inputs normalised as the weights file says (ImageNet's channel mean and deviation, as "
+                  "torchvision normalises)")
+        else:
+            print(f"inputs normalised as the weights file says (the statistics of "
+                  f"{net.meta.get('input_images', '?')} training images)")
     else:
         mean, std = channel_statistics(train_images)
         print(f"inputs normalised by the statistics of {len(train_images)} training images (the weights file "
