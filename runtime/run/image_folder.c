@@ -161,14 +161,9 @@ enum image_kind { KIND_JPEG, KIND_PNG };
 
 static const unsigned char png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-/* Up to head bytes of path's start and tail bytes of its end, in a new
- * buffer one after the other (the whole file where it is no longer than
- * both): a header and an end are what a check needs, and the whole file is
- * what decoding needs (head FILE_MAX, tail 0). *length: the buffer's
- * bytes, *partial: whether it is less than the file. NULL with why in
- * error. */
-static unsigned char *read_ends(const char *path, long head, long tail, long *length, bool *partial, char *error,
-				size_t size)
+/* The whole of path, at most FILE_MAX bytes, in a new buffer of *length
+ * bytes; NULL with why in error. */
+static unsigned char *read_whole(const char *path, long *length, char *error, size_t size)
 {
 	char message[1024];
 	long total = 0;
@@ -186,14 +181,11 @@ static unsigned char *read_ends(const char *path, long head, long tail, long *le
 		fclose(file);
 		return NULL;
 	}
-	*partial = total > head + tail;
-	*length = *partial ? head + tail : total;
-	unsigned char *data = malloc((size_t)*length);
-	bool read = data && fread(data, 1, (size_t)(*partial ? head : total), file) == (size_t)(*partial ? head : total) &&
-		    (!*partial || (fseek(file, total - tail, SEEK_SET) == 0 &&
-				   fread(data + head, 1, (size_t)tail, file) == (size_t)tail));
+	*length = total;
+	unsigned char *data = malloc((size_t)total);
+	bool read = data && fread(data, 1, (size_t)total, file) == (size_t)total;
 	if (!data)
-		snprintf(error, size, "out of memory for %ld bytes", *length);
+		snprintf(error, size, "out of memory for %ld bytes", total);
 	else if (!read)
 		snprintf(error, size, "cannot read: %s", ferror(file) ? strerror(errno) : "it ended early");
 	if (!read) {
@@ -204,10 +196,10 @@ static unsigned char *read_ends(const char *path, long head, long tail, long *le
 	return data;
 }
 
-/* What a file holds and how big its image is, from its bytes (the whole
- * file, or its start and its end, read_ends): its signature, its header,
- * and a PNG's end (its IEND chunk; a truncated JPEG is found by decoding
- * it, as Pillow finds it). 0, or -1 with why in error. */
+/* What a file holds and how big its image is, from its bytes: its
+ * signature, its header, and a PNG's end (its IEND chunk; a truncated
+ * JPEG is found by decoding it, as Pillow finds it). 0, or -1 with why in
+ * error. */
 static int probe(const unsigned char *data, long bytes, enum image_kind *kind, int *width, int *height, char *error,
 		 size_t size)
 {
@@ -355,8 +347,7 @@ static unsigned char *decode(const unsigned char *data, long bytes, enum image_k
 static int check_file(const char *path, uint64_t *hash, char *reason, size_t size)
 {
 	long length = 0;
-	bool partial = false;
-	unsigned char *data = read_ends(path, FILE_MAX, 0, &length, &partial, reason, size);
+	unsigned char *data = read_whole(path, &length, reason, size);
 	enum image_kind kind;
 	int width, height;
 	int status = data ? probe(data, length, &kind, &width, &height, reason, size) : -1;
@@ -690,8 +681,7 @@ int image_folder_fill(const struct image_folder *f, long index, const struct fol
 	char path[8192], reason[256] = "";
 	snprintf(path, sizeof path, "%s/%s", f->root, f->files[index].path);
 	long bytes = 0;
-	bool partial;
-	unsigned char *data = read_ends(path, FILE_MAX, 0, &bytes, &partial, reason, sizeof reason);
+	unsigned char *data = read_whole(path, &bytes, reason, sizeof reason);
 	int status = data ? image_bytes_fill(data, bytes, f->crop, augment, key, mean, std, out, reason, sizeof reason)
 			  : -1;
 	if (!data) /* the mean colour, as for an image that cannot be decoded */
