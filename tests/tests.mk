@@ -128,7 +128,14 @@ $(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/kernel_library.o
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function -o $@ $(filter %.c %.o,$^) \
 		$(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
 
-KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64
+# bf16 products summed in f32: every path this processor has against the
+# plain definition, bit for bit (runtime/machine/bf16.h).
+$(TEST_BIN)/test_bf16: tests/test_bf16.c $(BUILD)/obj/f32/bf16.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) -lcmocka -lm
+
+KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64 $(TEST_BIN)/test_bf16
 
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace

@@ -1,0 +1,451 @@
+/* bf16 products summed in f32 in a fixed order, natively or emulated:
+ * bf16.h. */
+#include "bf16.h"
+
+#include <cpuid.h>
+#include <immintrin.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+const char *const bf16_arithmetic_names[BF16_ARITHMETIC_COUNT] = {"tiles", "pairs"};
+const char *const bf16_path_names[BF16_PATH_COUNT] = {"portable", "avx512", "avx512-bf16", "amx"};
+
+uint16_t bf16_from_float(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, sizeof u);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)(u >> 16 | 0x40); /* a NaN, quiet */
+	u += 0x7fffu + (u >> 16 & 1);
+	return (uint16_t)(u >> 16);
+}
+
+float bf16_to_float(uint16_t b)
+{
+	uint32_t u = (uint32_t)b << 16;
+	float x;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
+
+/* The length K is padded to: a block of AMX's, or a pair. */
+static int padded_k(enum bf16_arithmetic arithmetic, int k)
+{
+	int unit = arithmetic == BF16_TILES ? 32 : 2;
+	return (k + unit - 1) / unit * unit;
+}
+
+/* ---- the processor ------------------------------------------------------ */
+
+static bool has_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f");
+}
+
+static bool has_avx512_bf16(void)
+{
+	unsigned eax, ebx, ecx, edx;
+	return has_avx512() && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax >> 5 & 1);
+}
+
+static bool has_amx(void)
+{
+	unsigned eax, ebx, ecx, edx;
+	return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 22 & 1) && (edx >> 24 & 1) && has_avx512();
+}
+
+/* Linux gives a process AMX's tile data (XFEATURE_XTILEDATA, 18) only when
+ * asked (ARCH_REQ_XCOMP_PERM, 0x1023), before the first tile instruction;
+ * asked once. */
+static int amx_granted = -1;
+
+static bool amx_grant(void)
+{
+	if (amx_granted < 0)
+		amx_granted = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+	return amx_granted;
+}
+
+bool bf16_path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, char *why, size_t size)
+{
+	const char *no = NULL;
+	switch (path) {
+	case BF16_PORTABLE:
+		break;
+	case BF16_AVX512:
+		if (!has_avx512())
+			no = "this processor lacks AVX-512";
+		break;
+	case BF16_AVX512_BF16:
+		if (arithmetic != BF16_PAIRS)
+			no = "vdpbf16ps sums in the pairs order alone";
+		else if (!has_avx512_bf16())
+			no = "this processor lacks AVX512-BF16";
+		break;
+	case BF16_AMX:
+		if (arithmetic != BF16_TILES)
+			no = "AMX sums in the tiles order alone";
+		else if (!has_amx())
+			no = "this processor lacks AMX (AMX-TILE and AMX-BF16)";
+		else if (!amx_grant())
+			no = "Linux refused this process AMX's tile data (arch_prctl ARCH_REQ_XCOMP_PERM)";
+		break;
+	default:
+		no = "no such path";
+	}
+	if (no && why)
+		snprintf(why, size, "%s", no);
+	return !no;
+}
+
+/* ---- scratch ------------------------------------------------------------- */
+
+/* Each thread's packed operands, kept between calls and grown as needed:
+ * a new buffer each call would cost more in page faults than the products
+ * (scratch slot 0 and 1: the operands, 2: C where it is padded). */
+static __thread struct {
+	void *memory;
+	size_t bytes;
+} scratch[3];
+
+static void *scratch_of(int slot, size_t bytes)
+{
+	bytes = (bytes + 63) / 64 * 64;
+	if (scratch[slot].bytes < bytes) {
+		void *bigger = aligned_alloc(64, bytes);
+		if (!bigger)
+			return NULL;
+		free(scratch[slot].memory);
+		scratch[slot].memory = bigger;
+		scratch[slot].bytes = bytes;
+	}
+	return scratch[slot].memory;
+}
+
+/* ---- DAZ and FTZ -------------------------------------------------------- */
+
+/* MXCSR's DAZ (bit 6) and FTZ (bit 15) set for the emulations, and the
+ * caller's MXCSR back after. The work between is a call the compiler
+ * cannot see into (noinline), so no arithmetic moves across the switch. */
+static unsigned flush_begin(void)
+{
+	unsigned old = _mm_getcsr();
+	_mm_setcsr(old | 0x8040u);
+	return old;
+}
+
+static void flush_end(unsigned old) { _mm_setcsr(old); }
+
+/* ---- the plain definition ---------------------------------------------- */
+
+/* Element e of row r of a matrix stored rows stride apart, 0 past its
+ * length (the padding). */
+static inline float at(const uint16_t *x, int stride, int r, int e, int length)
+{
+	return e < length ? bf16_to_float(x[(size_t)r * stride + e]) : 0.0f;
+}
+
+static inline float down(const uint16_t *x, int stride, int e, int c, int length)
+{
+	return e < length ? bf16_to_float(x[(size_t)e * stride + c]) : 0.0f;
+}
+
+__attribute__((noinline)) static void portable(enum bf16_arithmetic arithmetic, int m, int n, int k,
+					      const uint16_t *a, int lda, const uint16_t *b, int ldb, float *c,
+					      int ldc)
+{
+	int kp = padded_k(arithmetic, k);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			float sum = c[(size_t)i * ldc + j];
+			if (arithmetic == BF16_TILES) {
+				for (int block = 0; block < kp; block += 32) {
+					float te = 0.0f, to = 0.0f;
+					for (int p = 0; p < 32; p += 2) {
+						int e = block + p, o = e + 1;
+						te = fmaf(at(a, lda, i, e, k), down(b, ldb, e, j, k), te);
+						to = fmaf(at(a, lda, i, o, k), down(b, ldb, o, j, k), to);
+					}
+					sum = sum + (te + to);
+				}
+			} else {
+				for (int e = 0; e < kp; e += 2) {
+					int o = e + 1;
+					sum = fmaf(at(a, lda, i, o, k), down(b, ldb, o, j, k), sum);
+					sum = fmaf(at(a, lda, i, e, k), down(b, ldb, e, j, k), sum);
+				}
+			}
+			c[(size_t)i * ldc + j] = sum;
+		}
+}
+
+/* ---- AVX-512: f32 multiply-adds on widened operands --------------------- */
+
+/* A widened to f32, m x kp, and B widened, kp x np (np: n to 32), both
+ * zero-padded. */
+struct widened {
+	float *a, *b;
+	int kp, np;
+};
+
+static int widen(struct widened *w, int m, int n, int k, int kp, const uint16_t *a, int lda, const uint16_t *b,
+		 int ldb)
+{
+	w->kp = kp;
+	w->np = (n + 31) / 32 * 32;
+	w->a = scratch_of(0, (size_t)m * kp * sizeof(float));
+	w->b = scratch_of(1, (size_t)kp * w->np * sizeof(float));
+	if (!w->a || !w->b)
+		return -1;
+	for (int i = 0; i < m; i++) {
+		float *row = w->a + (size_t)i * kp;
+		const uint16_t *from = a + (size_t)i * lda;
+		for (int e = 0; e < k; e++)
+			row[e] = bf16_to_float(from[e]);
+		for (int e = k; e < kp; e++)
+			row[e] = 0.0f;
+	}
+	for (int e = 0; e < kp; e++) {
+		float *row = w->b + (size_t)e * w->np;
+		const uint16_t *from = b + (size_t)e * ldb;
+		int filled = e < k ? n : 0;
+		for (int j = 0; j < filled; j++)
+			row[j] = bf16_to_float(from[j]);
+		for (int j = filled; j < w->np; j++)
+			row[j] = 0.0f;
+	}
+	return 0;
+}
+
+/* rows rows of C (from row i) by 32 columns (from j; masks for the columns
+ * within n), in arithmetic's order: two vectors of 16 outputs a row, two
+ * chains each in the tiles order. */
+__attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
+	enum bf16_arithmetic arithmetic, const struct widened *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
+	float *c, int ldc, const int rows)
+{
+	__m512 sum[4][2];
+	for (int r = 0; r < rows; r++) {
+		sum[r][0] = _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j);
+		sum[r][1] = _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16);
+	}
+	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
+	size_t np = (size_t)w->np;
+	if (arithmetic == BF16_TILES) {
+		for (int block = 0; block < w->kp; block += 32) {
+			__m512 te[4][2], to[4][2];
+			for (int r = 0; r < rows; r++)
+				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm512_setzero_ps();
+			for (int p = block; p < block + 32; p += 2) {
+				__m512 be0 = _mm512_load_ps(b + p * np), be1 = _mm512_load_ps(b + p * np + 16);
+				__m512 bo0 = _mm512_load_ps(b + (p + 1) * np), bo1 = _mm512_load_ps(b + (p + 1) * np + 16);
+				for (int r = 0; r < rows; r++) {
+					__m512 ae = _mm512_set1_ps(a[(size_t)r * w->kp + p]);
+					__m512 ao = _mm512_set1_ps(a[(size_t)r * w->kp + p + 1]);
+					te[r][0] = _mm512_fmadd_ps(ae, be0, te[r][0]);
+					te[r][1] = _mm512_fmadd_ps(ae, be1, te[r][1]);
+					to[r][0] = _mm512_fmadd_ps(ao, bo0, to[r][0]);
+					to[r][1] = _mm512_fmadd_ps(ao, bo1, to[r][1]);
+				}
+			}
+			for (int r = 0; r < rows; r++) {
+				sum[r][0] = _mm512_add_ps(sum[r][0], _mm512_add_ps(te[r][0], to[r][0]));
+				sum[r][1] = _mm512_add_ps(sum[r][1], _mm512_add_ps(te[r][1], to[r][1]));
+			}
+		}
+	} else {
+		for (int e = 0; e < w->kp; e += 2) {
+			__m512 be0 = _mm512_load_ps(b + e * np), be1 = _mm512_load_ps(b + e * np + 16);
+			__m512 bo0 = _mm512_load_ps(b + (e + 1) * np), bo1 = _mm512_load_ps(b + (e + 1) * np + 16);
+			for (int r = 0; r < rows; r++) {
+				__m512 ae = _mm512_set1_ps(a[(size_t)r * w->kp + e]);
+				__m512 ao = _mm512_set1_ps(a[(size_t)r * w->kp + e + 1]);
+				sum[r][0] = _mm512_fmadd_ps(ao, bo0, sum[r][0]);
+				sum[r][1] = _mm512_fmadd_ps(ao, bo1, sum[r][1]);
+				sum[r][0] = _mm512_fmadd_ps(ae, be0, sum[r][0]);
+				sum[r][1] = _mm512_fmadd_ps(ae, be1, sum[r][1]);
+			}
+		}
+	}
+	for (int r = 0; r < rows; r++) {
+		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j, mask0, sum[r][0]);
+		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16, mask1, sum[r][1]);
+	}
+}
+
+static __mmask16 columns_mask(int left) { return (__mmask16)(left >= 16 ? 0xffff : left <= 0 ? 0 : (1u << left) - 1); }
+
+__attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithmetic arithmetic,
+								const struct widened *w, int m, int n, float *c, int ldc)
+{
+	for (int j = 0; j < n; j += 32) {
+		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
+		int i = 0;
+		for (; i + 4 <= m; i += 4)
+			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 4);
+		for (; i < m; i++)
+			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 1);
+	}
+}
+
+/* ---- AVX512-BF16: vdpbf16ps, the pairs order ---------------------------- */
+
+/* B as vdpbf16ps reads it: for each pair of rows (e, e + 1), np columns of
+ * the two values in one 32-bit word, row e's in the low half; zero-padded
+ * to kp rows and np columns. */
+static uint32_t *pair_rows(int n, int k, int kp, int np, const uint16_t *b, int ldb)
+{
+	uint32_t *out = scratch_of(1, (size_t)kp / 2 * np * sizeof *out);
+	if (!out)
+		return NULL;
+	for (int e = 0; e < kp; e += 2)
+		for (int j = 0; j < np; j++) {
+			uint32_t low = j < n && e < k ? b[(size_t)e * ldb + j] : 0;
+			uint32_t high = j < n && e + 1 < k ? b[(size_t)(e + 1) * ldb + j] : 0;
+			out[(size_t)e / 2 * np + j] = low | high << 16;
+		}
+	return out;
+}
+
+static inline uint32_t pair_of(const uint16_t *a, int lda, int i, int e, int k)
+{
+	uint32_t low = e < k ? a[(size_t)i * lda + e] : 0, high = e + 1 < k ? a[(size_t)i * lda + e + 1] : 0;
+	return low | high << 16;
+}
+
+/* rows rows (from i) by 32 columns (from j) of C, a pair of K a step. */
+__attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_block(
+	int i, int j, int k, int kp, const uint16_t *a, int lda, const uint32_t *pairs, int np, __mmask16 mask0,
+	__mmask16 mask1, float *c, int ldc, const int rows)
+{
+	__m512 sum[4][2];
+	for (int r = 0; r < rows; r++) {
+		sum[r][0] = _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j);
+		sum[r][1] = _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16);
+	}
+	for (int e = 0; e < kp; e += 2) {
+		const uint32_t *column = pairs + (size_t)e / 2 * np + j;
+		__m512bh b0 = (__m512bh)_mm512_load_si512(column), b1 = (__m512bh)_mm512_load_si512(column + 16);
+		for (int r = 0; r < rows; r++) {
+			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)pair_of(a, lda, i + r, e, k));
+			sum[r][0] = _mm512_dpbf16_ps(sum[r][0], pair, b0);
+			sum[r][1] = _mm512_dpbf16_ps(sum[r][1], pair, b1);
+		}
+	}
+	for (int r = 0; r < rows; r++) {
+		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j, mask0, sum[r][0]);
+		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16, mask1, sum[r][1]);
+	}
+}
+
+__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int k, int kp,
+										  const uint16_t *a, int lda,
+										  const uint32_t *pairs, int np, float *c,
+										  int ldc)
+{
+	for (int j = 0; j < n; j += 32) {
+		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
+		int i = 0;
+		for (; i + 4 <= m; i += 4)
+			avx512_bf16_block(i, j, k, kp, a, lda, pairs, np, mask0, mask1, c, ldc, 4);
+		for (; i < m; i++)
+			avx512_bf16_block(i, j, k, kp, a, lda, pairs, np, mask0, mask1, c, ldc, 1);
+	}
+}
+
+/* ---- AMX: tdpbf16ps, the tiles order ----------------------------------- */
+
+struct tile_config {
+	uint8_t palette, start_row, reserved[14];
+	uint16_t bytes_per_row[16];
+	uint8_t rows[16];
+} __attribute__((aligned(64)));
+
+/* C (mp x np, padded) += A (mp x kp, padded bf16) B (pairs of rows, as
+ * pair_rows lays them), 16 x 16 outputs a tile. */
+__attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(int mp, int np, int kp,
+										 const uint16_t *a, const uint32_t *pairs,
+										 float *c)
+{
+	struct tile_config config;
+	memset(&config, 0, sizeof config);
+	config.palette = 1;
+	for (int t = 0; t < 3; t++) {
+		config.bytes_per_row[t] = 64;
+		config.rows[t] = 16;
+	}
+	/* gcc 12 at -O2 can drop the stores above, which it does not see
+	 * ldtilecfg read */
+	__asm__ volatile("" : : "m"(config) : "memory");
+	_tile_loadconfig(&config);
+	for (int i = 0; i < mp; i += 16)
+		for (int j = 0; j < np; j += 16) {
+			_tile_loadd(0, c + (size_t)i * np + j, np * sizeof(float));
+			for (int block = 0; block < kp; block += 32) {
+				_tile_loadd(1, a + (size_t)i * kp + block, kp * sizeof(uint16_t));
+				_tile_loadd(2, pairs + (size_t)block / 2 * np + j, np * sizeof(uint32_t));
+				_tile_dpbf16ps(0, 1, 2);
+			}
+			_tile_stored(0, c + (size_t)i * np + j, np * sizeof(float));
+		}
+	_tile_release();
+}
+
+static int amx_gemm(int m, int n, int k, const uint16_t *a, int lda, const uint16_t *b, int ldb, float *c, int ldc)
+{
+	int kp = padded_k(BF16_TILES, k), mp = (m + 15) / 16 * 16, np = (n + 15) / 16 * 16;
+	uint16_t *ap = scratch_of(0, (size_t)mp * kp * sizeof *ap);
+	float *cp = scratch_of(2, (size_t)mp * np * sizeof *cp);
+	uint32_t *pairs = pair_rows(n, k, kp, np, b, ldb);
+	int status = ap && cp && pairs ? 0 : -1;
+	if (status == 0) {
+		for (int i = 0; i < mp; i++)
+			for (int e = 0; e < kp; e++)
+				ap[(size_t)i * kp + e] = i < m && e < k ? a[(size_t)i * lda + e] : 0;
+		for (int i = 0; i < mp; i++)
+			for (int j = 0; j < np; j++)
+				cp[(size_t)i * np + j] = i < m && j < n ? c[(size_t)i * ldc + j] : 0.0f;
+		amx(mp, np, kp, ap, pairs, cp);
+		for (int i = 0; i < m; i++)
+			memcpy(c + (size_t)i * ldc, cp + (size_t)i * np, (size_t)n * sizeof *c);
+	}
+	return status;
+}
+
+/* ---- the door ----------------------------------------------------------- */
+
+int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *a,
+	      int lda, const uint16_t *b, int ldb, float *c, int ldc)
+{
+	if (!bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 || k < 0)
+		return -1;
+	if (m == 0 || n == 0)
+		return 0;
+	int kp = padded_k(arithmetic, k), status = 0;
+	if (path == BF16_AMX)
+		return amx_gemm(m, n, k, a, lda, b, ldb, c, ldc);
+	if (path == BF16_AVX512_BF16) {
+		int np = (n + 31) / 32 * 32;
+		uint32_t *pairs = pair_rows(n, k, kp, np, b, ldb);
+		if (!pairs)
+			return -1;
+		avx512_bf16(m, n, k, kp, a, lda, pairs, np, c, ldc);
+		return 0;
+	}
+	unsigned mxcsr = flush_begin();
+	if (path == BF16_PORTABLE) {
+		portable(arithmetic, m, n, k, a, lda, b, ldb, c, ldc);
+	} else {
+		struct widened w;
+		status = widen(&w, m, n, k, kp, a, lda, b, ldb);
+		if (status == 0)
+			avx512(arithmetic, &w, m, n, c, ldc);
+	}
+	flush_end(mxcsr);
+	return status;
+}

@@ -1,0 +1,210 @@
+/* bf16 products summed in f32 (runtime/machine/bf16.h): rounding to bf16,
+ * each arithmetic's order on inputs worked by hand, and every path this
+ * processor has against the plain definition (the portable path), element
+ * by element and bit for bit, on inputs of varied exponents, subnormal
+ * inputs and results, ties and cancellation. A path the processor lacks is
+ * named and passed over (the AMX and AVX512-BF16 paths are checked where
+ * they exist). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bf16.h"
+
+static uint64_t state = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t next(void)
+{
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return (uint32_t)(state >> 16);
+}
+
+/* A bf16 of either sign: mostly normal numbers of exponents 2^-40 to 2^40
+ * (products and sums that cancel, round and tie), some near 2^-63 (their
+ * products below f32's normal range: flushed), some subnormal (read as
+ * zero), some zero. */
+static uint16_t value(void)
+{
+	uint32_t kind = next() % 16, sign = next() & 1, fraction = next() & 0x7f;
+	uint32_t exponent;
+	if (kind == 0)
+		return (uint16_t)(sign << 15); /* zero */
+	if (kind == 1)
+		exponent = 0; /* subnormal */
+	else if (kind == 2)
+		exponent = 127 - 63 + next() % 4;
+	else if (kind == 3)
+		fraction &= 0x70; /* few bits: exact sums and ties */
+	if (kind == 0 || kind == 1)
+		exponent = 0;
+	else if (kind != 2)
+		exponent = 127 - 40 + next() % 81;
+	if (kind == 1 && fraction == 0)
+		fraction = 1;
+	return (uint16_t)(sign << 15 | exponent << 7 | fraction);
+}
+
+static void test_rounding_to_bf16(void **unused)
+{
+	(void)unused;
+	const struct {
+		uint32_t in;
+		uint16_t out;
+	} cases[] = {
+		{0x3f800000, 0x3f80}, /* 1 */
+		{0x3f808000, 0x3f80}, /* 1 + 2^-8, a tie: to the even 1 */
+		{0x3f818000, 0x3f82}, /* 1 + 3 * 2^-8, a tie: to the even above */
+		{0x3f808001, 0x3f81}, /* above the tie */
+		{0x80000000, 0x8000}, /* -0 */
+		{0x00008000, 0x0000}, /* a subnormal's tie, to even */
+		{0x00018000, 0x0002},
+		{0x7f7fffff, 0x7f80}, /* the largest float: beyond bf16's, infinity */
+		{0xff800000, 0xff80}, /* -infinity */
+		{0x7fc00000, 0x7fc0}, /* a quiet NaN */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		float x;
+		memcpy(&x, &cases[i].in, sizeof x);
+		assert_int_equal(bf16_from_float(x), cases[i].out);
+	}
+	/* a signalling NaN stays a NaN */
+	uint32_t signalling = 0x7f800001;
+	float x;
+	memcpy(&x, &signalling, sizeof x);
+	assert_true(isnan(bf16_to_float(bf16_from_float(x))));
+	/* every bf16 comes back as itself */
+	for (uint32_t b = 0; b < 0x10000; b++)
+		if (!isnan(bf16_to_float((uint16_t)b)))
+			assert_int_equal(bf16_from_float(bf16_to_float((uint16_t)b)), b);
+}
+
+/* The orders by hand: c = 1 and two products of 2^-24. The tiles order
+ * sums the products in chains of their own, then adds their sum
+ * (2^-23, exact) to c: 1 + 2^-23. The pairs order adds each to c in turn,
+ * and 1 + 2^-24 is a tie that rounds to the even 1, twice: 1. */
+static void test_the_orders_by_hand(void **unused)
+{
+	(void)unused;
+	uint16_t a[2] = {bf16_from_float(0x1p-12f), bf16_from_float(0x1p-12f)};
+	uint16_t b[2] = {bf16_from_float(0x1p-12f), bf16_from_float(0x1p-12f)};
+	for (int path = 0; path < BF16_PATH_COUNT; path++)
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			if (!bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, NULL, 0))
+				continue;
+			float c = 1.0f;
+			assert_int_equal(bf16_gemm((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, 1, 1, 2, a, 2, b, 1,
+						   &c, 1),
+					 0);
+			assert_true(c == (arithmetic == BF16_TILES ? 1.0f + 0x1p-23f : 1.0f));
+		}
+	/* a subnormal input is read as zero; a subnormal product is flushed */
+	uint16_t tiny[2] = {0x0001, bf16_from_float(0x1p-70f)};
+	uint16_t one[2] = {bf16_from_float(1.0f), bf16_from_float(0x1p-70f)};
+	for (int path = 0; path < BF16_PATH_COUNT; path++)
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			if (!bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, NULL, 0))
+				continue;
+			float c = 0.0f;
+			assert_int_equal(bf16_gemm((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, 1, 1, 2, tiny, 2, one,
+						   1, &c, 1),
+					 0);
+			uint32_t bits;
+			memcpy(&bits, &c, sizeof bits);
+			assert_int_equal(bits, 0);
+		}
+}
+
+/* Every path of each arithmetic against the portable one, on shapes with
+ * edges in every direction (K not a whole block or pair, M and N not whole
+ * tiles), C starting from values of its own. */
+static void test_every_path_gives_the_definitions_bits(void **unused)
+{
+	(void)unused;
+	const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {16, 16, 32}, {17, 33, 65}, {40, 20, 100}, {5, 64, 288},
+				 {64, 48, 576}};
+	long compared[BF16_PATH_COUNT][BF16_ARITHMETIC_COUNT] = {{0}}, differing_orders = 0, outputs = 0;
+	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+		int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+		int lda = k + 3, ldb = n + 1, ldc = n + 2;
+		uint16_t *a = malloc((size_t)m * lda * sizeof *a), *b = malloc((size_t)k * ldb * sizeof *b);
+		float *start = malloc((size_t)m * ldc * sizeof *start), *want[BF16_ARITHMETIC_COUNT], *got;
+		for (int i = 0; i < m * lda; i++)
+			a[i] = value();
+		for (int i = 0; i < k * ldb; i++)
+			b[i] = value();
+		for (int i = 0; i < m * ldc; i++)
+			start[i] = (next() % 4 == 0) ? 0.0f : bf16_to_float(value()) * 3.0f;
+		got = malloc((size_t)m * ldc * sizeof *got);
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			want[arithmetic] = malloc((size_t)m * ldc * sizeof *want[arithmetic]);
+			memcpy(want[arithmetic], start, (size_t)m * ldc * sizeof *start);
+			assert_int_equal(bf16_gemm(BF16_PORTABLE, (enum bf16_arithmetic)arithmetic, m, n, k, a, lda, b, ldb,
+						   want[arithmetic], ldc),
+					 0);
+			for (int path = 1; path < BF16_PATH_COUNT; path++) {
+				if (!bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, NULL, 0))
+					continue;
+				memcpy(got, start, (size_t)m * ldc * sizeof *start);
+				assert_int_equal(bf16_gemm((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, m, n, k, a, lda,
+							   b, ldb, got, ldc),
+						 0);
+				for (int i = 0; i < m; i++)
+					for (int j = 0; j < ldc; j++) {
+						uint32_t x, y;
+						memcpy(&x, &got[i * ldc + j], 4);
+						memcpy(&y, &want[arithmetic][i * ldc + j], 4);
+						if (x != y)
+							fail_msg("%s, %s order, %dx%dx%d: C[%d][%d] is %a (0x%08x); the definition "
+								 "gives %a (0x%08x)",
+								 bf16_path_names[path], bf16_arithmetic_names[arithmetic], m, n, k, i,
+								 j, (double)got[i * ldc + j], x,
+								 (double)want[arithmetic][i * ldc + j], y);
+					}
+				compared[path][arithmetic] += (long)m * n;
+			}
+		}
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < n; j++) {
+				differing_orders += memcmp(&want[0][i * ldc + j], &want[1][i * ldc + j], 4) != 0;
+				outputs++;
+			}
+		free(a);
+		free(b);
+		free(start);
+		free(got);
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++)
+			free(want[arithmetic]);
+	}
+	for (int path = 1; path < BF16_PATH_COUNT; path++)
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			char why[200];
+			if (bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, why, sizeof why))
+				print_message("%s, %s order: %ld outputs, every one the definition's bits\n",
+					      bf16_path_names[path], bf16_arithmetic_names[arithmetic], compared[path][arithmetic]);
+			else
+				print_message("%s, %s order: not checked here (%s)\n", bf16_path_names[path],
+					      bf16_arithmetic_names[arithmetic], why);
+		}
+	print_message("the two orders differ on %ld of %ld outputs\n", differing_orders, outputs);
+	/* the orders are two arithmetics: they part on many outputs */
+	assert_true(differing_orders > outputs / 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rounding_to_bf16),
+		cmocka_unit_test(test_the_orders_by_hand),
+		cmocka_unit_test(test_every_path_gives_the_definitions_bits),
+	};
+	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
+}
