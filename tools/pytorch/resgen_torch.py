@@ -120,6 +120,19 @@ def checksum(data):
     return h
 
 
+def check_values(named, array, running_variance):
+    """Refuses what no weights hold, as the binaries refuse it: a value that
+    is NaN or infinite, or a running variance below zero. named says whose
+    values they are ("FILE: tensor NAME")."""
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        what = "NaN" if np.isnan(array[bad[0]]) else "infinite"
+        raise Refused(f"{named} value {bad[0]} is {what}; weights must be finite numbers")
+    if running_variance and (array < 0).any():
+        j = int(np.flatnonzero(array < 0)[0])
+        raise Refused(f"{named} value {j} is {array[j]:g}; a running variance is never negative")
+
+
 def read_tensors(path, max_bytes=1 << 34):
     """A resgen tensor file (runtime/run/tensor_file.h), or a checkpoint
     (its seal checked), of at most max_bytes as {name: float64 array},
@@ -158,14 +171,7 @@ def read_tensors(path, max_bytes=1 << 34):
         if name in tensors:
             raise Refused(f"{where}: tensor {shown(raw)} appears twice; a weights file names each tensor once")
         array = np.frombuffer(data, dtype="<f8", count=values, offset=at).astype(np.float64)
-        bad = np.flatnonzero(~np.isfinite(array))
-        if bad.size:
-            what = "is NaN" if np.isnan(array[bad[0]]) else "is infinite"
-            raise Refused(f"{where}: tensor {shown(raw)} value {bad[0]} {what}; weights must be finite numbers")
-        if name.endswith("_running_var") and (array < 0).any():
-            j = int(np.flatnonzero(array < 0)[0])
-            raise Refused(f"{where}: tensor {shown(raw)} value {j} is {array[j]:g}; a running variance is "
-                          "never negative")
+        check_values(f"{where}: tensor {shown(raw)}", array, name.endswith("_running_var"))
         tensors[name] = array
         at += 8 * values
     if at != len(data):
@@ -911,14 +917,7 @@ def import_torchvision(spec_path, source, output):
                           f"{name} is {list(shapes[name])} in torchvision's layout; is it resnet{graph.spec.depth} "
                           f"with {graph.spec.classes} classes, saved from torchvision's model?")
         values = value.detach().to(torch.float64).numpy().ravel()
-        bad = np.flatnonzero(~np.isfinite(values))
-        if bad.size:
-            what = "NaN" if np.isnan(values[bad[0]]) else "infinite"
-            raise Refused(f"{shown(source)}: {key} value {bad[0]} is {what}; weights must be finite numbers")
-        if key.endswith(".running_var") and (values < 0).any():
-            j = int(np.flatnonzero(values < 0)[0])
-            raise Refused(f"{shown(source)}: {key} value {j} is {values[j]:g}; a running variance is never "
-                          "negative")
+        check_values(f"{shown(source)}: {key}", values, key.endswith(".running_var"))
         tensors[name] = values
     extra = sorted(str(k) for k in state if not isinstance(k, str) or
                    (k not in set(names.values()) and not k.endswith("num_batches_tracked")))
