@@ -223,22 +223,19 @@ static int widen(struct widened *w, int m, int n, int k, int kp, const uint16_t 
 }
 
 /* rows rows of C (from row i) by 32 columns (from j; masks for the columns
- * within n), in arithmetic's order: two vectors of 16 outputs a row, two
- * chains each in the tiles order. */
+ * within n), in arithmetic's order: two vectors of 16 outputs a row. The
+ * tiles order keeps its two chains a block in registers and adds their
+ * sum to C, in memory, once a block; the pairs order keeps C in
+ * registers. */
 __attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
 	enum bf16_arithmetic arithmetic, const struct widened *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
 	float *c, int ldc, const int rows)
 {
-	__m512 sum[4][2];
-	for (int r = 0; r < rows; r++) {
-		sum[r][0] = _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j);
-		sum[r][1] = _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16);
-	}
 	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
 	size_t np = (size_t)w->np;
 	if (arithmetic == BF16_TILES) {
 		for (int block = 0; block < w->kp; block += 32) {
-			__m512 te[4][2], to[4][2];
+			__m512 te[6][2], to[6][2];
 			for (int r = 0; r < rows; r++)
 				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm512_setzero_ps();
 			for (int p = block; p < block + 32; p += 2) {
@@ -254,22 +251,29 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 				}
 			}
 			for (int r = 0; r < rows; r++) {
-				sum[r][0] = _mm512_add_ps(sum[r][0], _mm512_add_ps(te[r][0], to[r][0]));
-				sum[r][1] = _mm512_add_ps(sum[r][1], _mm512_add_ps(te[r][1], to[r][1]));
+				float *row = c + (size_t)(i + r) * ldc + j;
+				__m512 sum0 = _mm512_maskz_loadu_ps(mask0, row), sum1 = _mm512_maskz_loadu_ps(mask1, row + 16);
+				_mm512_mask_storeu_ps(row, mask0, _mm512_add_ps(sum0, _mm512_add_ps(te[r][0], to[r][0])));
+				_mm512_mask_storeu_ps(row + 16, mask1, _mm512_add_ps(sum1, _mm512_add_ps(te[r][1], to[r][1])));
 			}
 		}
-	} else {
-		for (int e = 0; e < w->kp; e += 2) {
-			__m512 be0 = _mm512_load_ps(b + e * np), be1 = _mm512_load_ps(b + e * np + 16);
-			__m512 bo0 = _mm512_load_ps(b + (e + 1) * np), bo1 = _mm512_load_ps(b + (e + 1) * np + 16);
-			for (int r = 0; r < rows; r++) {
-				__m512 ae = _mm512_set1_ps(a[(size_t)r * w->kp + e]);
-				__m512 ao = _mm512_set1_ps(a[(size_t)r * w->kp + e + 1]);
-				sum[r][0] = _mm512_fmadd_ps(ao, bo0, sum[r][0]);
-				sum[r][1] = _mm512_fmadd_ps(ao, bo1, sum[r][1]);
-				sum[r][0] = _mm512_fmadd_ps(ae, be0, sum[r][0]);
-				sum[r][1] = _mm512_fmadd_ps(ae, be1, sum[r][1]);
-			}
+		return;
+	}
+	__m512 sum[6][2];
+	for (int r = 0; r < rows; r++) {
+		sum[r][0] = _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j);
+		sum[r][1] = _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16);
+	}
+	for (int e = 0; e < w->kp; e += 2) {
+		__m512 be0 = _mm512_load_ps(b + e * np), be1 = _mm512_load_ps(b + e * np + 16);
+		__m512 bo0 = _mm512_load_ps(b + (e + 1) * np), bo1 = _mm512_load_ps(b + (e + 1) * np + 16);
+		for (int r = 0; r < rows; r++) {
+			__m512 ae = _mm512_set1_ps(a[(size_t)r * w->kp + e]);
+			__m512 ao = _mm512_set1_ps(a[(size_t)r * w->kp + e + 1]);
+			sum[r][0] = _mm512_fmadd_ps(ao, bo0, sum[r][0]);
+			sum[r][1] = _mm512_fmadd_ps(ao, bo1, sum[r][1]);
+			sum[r][0] = _mm512_fmadd_ps(ae, be0, sum[r][0]);
+			sum[r][1] = _mm512_fmadd_ps(ae, be1, sum[r][1]);
 		}
 	}
 	for (int r = 0; r < rows; r++) {
@@ -286,8 +290,8 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
 		int i = 0;
-		for (; i + 4 <= m; i += 4)
-			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 4);
+		for (; i + 6 <= m; i += 6)
+			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 6);
 		for (; i < m; i++)
 			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 1);
 	}
@@ -318,12 +322,13 @@ static inline uint32_t pair_of(const uint16_t *a, int lda, int i, int e, int k)
 	return low | high << 16;
 }
 
-/* rows rows (from i) by 32 columns (from j) of C, a pair of K a step. */
+/* rows rows (from i) by 32 columns (from j) of C, a pair of K a step; A's
+ * pairs as pair_of makes them, kp / 2 a row. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_block(
-	int i, int j, int k, int kp, const uint16_t *a, int lda, const uint32_t *pairs, int np, __mmask16 mask0,
-	__mmask16 mask1, float *c, int ldc, const int rows)
+	int i, int j, int kp, const uint32_t *a_pairs, const uint32_t *pairs, int np, __mmask16 mask0, __mmask16 mask1,
+	float *c, int ldc, const int rows)
 {
-	__m512 sum[4][2];
+	__m512 sum[6][2];
 	for (int r = 0; r < rows; r++) {
 		sum[r][0] = _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j);
 		sum[r][1] = _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16);
@@ -332,7 +337,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 		const uint32_t *column = pairs + (size_t)e / 2 * np + j;
 		__m512bh b0 = (__m512bh)_mm512_load_si512(column), b1 = (__m512bh)_mm512_load_si512(column + 16);
 		for (int r = 0; r < rows; r++) {
-			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)pair_of(a, lda, i + r, e, k));
+			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)a_pairs[(size_t)(i + r) * (kp / 2) + e / 2]);
 			sum[r][0] = _mm512_dpbf16_ps(sum[r][0], pair, b0);
 			sum[r][1] = _mm512_dpbf16_ps(sum[r][1], pair, b1);
 		}
@@ -343,18 +348,18 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 	}
 }
 
-__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int k, int kp,
-										  const uint16_t *a, int lda,
+__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int kp,
+										  const uint32_t *a_pairs,
 										  const uint32_t *pairs, int np, float *c,
 										  int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
 		int i = 0;
-		for (; i + 4 <= m; i += 4)
-			avx512_bf16_block(i, j, k, kp, a, lda, pairs, np, mask0, mask1, c, ldc, 4);
+		for (; i + 6 <= m; i += 6)
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 6);
 		for (; i < m; i++)
-			avx512_bf16_block(i, j, k, kp, a, lda, pairs, np, mask0, mask1, c, ldc, 1);
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 1);
 	}
 }
 
@@ -366,8 +371,10 @@ struct tile_config {
 	uint8_t rows[16];
 } __attribute__((aligned(64)));
 
-/* C (mp x np, padded) += A (mp x kp, padded bf16) B (pairs of rows, as
- * pair_rows lays them), 16 x 16 outputs a tile. */
+/* C (mp x np, padded to 32) += A (mp x kp, padded bf16) B (pairs of rows,
+ * as pair_rows lays them): 32 x 32 outputs at a time in four C tiles, so
+ * that each A and B tile loaded serves two products. Each C tile takes its
+ * K blocks in order, as the definition sums them. */
 __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(int mp, int np, int kp,
 										 const uint16_t *a, const uint32_t *pairs,
 										 float *c)
@@ -375,7 +382,7 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(i
 	struct tile_config config;
 	memset(&config, 0, sizeof config);
 	config.palette = 1;
-	for (int t = 0; t < 3; t++) {
+	for (int t = 0; t < 8; t++) {
 		config.bytes_per_row[t] = 64;
 		config.rows[t] = 16;
 	}
@@ -383,22 +390,37 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(i
 	 * ldtilecfg read */
 	__asm__ volatile("" : : "m"(config) : "memory");
 	_tile_loadconfig(&config);
-	for (int i = 0; i < mp; i += 16)
-		for (int j = 0; j < np; j += 16) {
-			_tile_loadd(0, c + (size_t)i * np + j, np * sizeof(float));
+	size_t c_row = (size_t)np * sizeof(float), a_row = (size_t)kp * sizeof(uint16_t), b_row = c_row;
+	for (int i = 0; i < mp; i += 32)
+		for (int j = 0; j < np; j += 32) {
+			float *c0 = c + (size_t)i * np + j, *c1 = c0 + (size_t)16 * np;
+			_tile_loadd(0, c0, c_row);
+			_tile_loadd(1, c0 + 16, c_row);
+			_tile_loadd(2, c1, c_row);
+			_tile_loadd(3, c1 + 16, c_row);
 			for (int block = 0; block < kp; block += 32) {
-				_tile_loadd(1, a + (size_t)i * kp + block, kp * sizeof(uint16_t));
-				_tile_loadd(2, pairs + (size_t)block / 2 * np + j, np * sizeof(uint32_t));
-				_tile_dpbf16ps(0, 1, 2);
+				const uint16_t *a0 = a + (size_t)i * kp + block;
+				const uint32_t *b0 = pairs + (size_t)block / 2 * np + j;
+				_tile_loadd(4, a0, a_row);
+				_tile_loadd(5, a0 + (size_t)16 * kp, a_row);
+				_tile_loadd(6, b0, b_row);
+				_tile_loadd(7, b0 + 16, b_row);
+				_tile_dpbf16ps(0, 4, 6);
+				_tile_dpbf16ps(1, 4, 7);
+				_tile_dpbf16ps(2, 5, 6);
+				_tile_dpbf16ps(3, 5, 7);
 			}
-			_tile_stored(0, c + (size_t)i * np + j, np * sizeof(float));
+			_tile_stored(0, c0, c_row);
+			_tile_stored(1, c0 + 16, c_row);
+			_tile_stored(2, c1, c_row);
+			_tile_stored(3, c1 + 16, c_row);
 		}
 	_tile_release();
 }
 
 static int amx_gemm(int m, int n, int k, const uint16_t *a, int lda, const uint16_t *b, int ldb, float *c, int ldc)
 {
-	int kp = padded_k(BF16_TILES, k), mp = (m + 15) / 16 * 16, np = (n + 15) / 16 * 16;
+	int kp = padded_k(BF16_TILES, k), mp = (m + 31) / 32 * 32, np = (n + 31) / 32 * 32;
 	uint16_t *ap = scratch_of(0, (size_t)mp * kp * sizeof *ap);
 	float *cp = scratch_of(2, (size_t)mp * np * sizeof *cp);
 	uint32_t *pairs = pair_rows(n, k, kp, np, b, ldb);
@@ -432,9 +454,13 @@ int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n
 	if (path == BF16_AVX512_BF16) {
 		int np = (n + 31) / 32 * 32;
 		uint32_t *pairs = pair_rows(n, k, kp, np, b, ldb);
-		if (!pairs)
+		uint32_t *a_pairs = scratch_of(0, (size_t)m * (kp / 2) * sizeof *a_pairs);
+		if (!pairs || !a_pairs)
 			return -1;
-		avx512_bf16(m, n, k, kp, a, lda, pairs, np, c, ldc);
+		for (int i = 0; i < m; i++)
+			for (int e = 0; e < kp; e += 2)
+				a_pairs[(size_t)i * (kp / 2) + e / 2] = pair_of(a, lda, i, e, k);
+		avx512_bf16(m, n, kp, a_pairs, pairs, np, c, ldc);
 		return 0;
 	}
 	unsigned mxcsr = flush_begin();
