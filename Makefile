@@ -64,6 +64,7 @@
 ##   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
 ##                         cost of summing gradients (BENCH_MPI="NAME ...")
 ##   make bench-march      the default build (instruction sets chosen at run time) against MARCH=native
+##   make bench-bf16       one thread's bf16 products (each path, both orders) against the f32 GEMM
 ##
 ##   make help             this list
 
@@ -258,7 +259,7 @@ $(foreach v,OUT_OF_LINE SANITIZE TEST_HOOKS EVERY_ALGORITHM,$(if $(call given,$(
 $(foreach v,LOG OUT GRADFLOW CONFUSION,$(if $(or $(filter command line,$(origin $(v))),$(filter plot%,$(MAKECMDGOALS))),$(if \
 	$(strip $(foreach f,$($(v)),$(if $(call path_ok,$(f)),,bad))),$(call bad_path,$(v),$($(v))))))
 
-.PHONY: all help mpi bench-mpi bench-march deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-cancel study-binaries reference-torchvision native-demo test test-plain test-programs test-programs-sanitize test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
+.PHONY: all help mpi bench-mpi bench-march bench-bf16 deps check-deps demo plot plot-gradflow plot-confusion study study-submit study-status study-report study-cancel study-binaries reference-torchvision native-demo test test-plain test-programs test-programs-sanitize test-beside-cluster test-sanitize test-reference reference-binaries reference-evaluate \
 	reference-run diff bench golden paper fuzz dumps check check-plain test-cluster clean FORCE
 
 help:
@@ -655,6 +656,17 @@ bench-march: $(foreach n,$(BENCH_MARCH_NAMES),$(BUILD)/bin/$(n))
 	@mkdir -p $(BUILD)/bench
 	@tests/run-bench-march $(BUILD) $(BUILD)/march-$(BENCH_MARCH) $(BENCH_MARCH) $(BENCH_ROUNDS) $(BENCH_MARCH_STEPS) \
 		$(BENCH_MARCH_NAMES)
+
+# make bench-bf16: the bf16 paths' rates against the f32 GEMM, one thread
+# (tests/bench_bf16.c; results/speed/bf16-kernels.md).
+$(BUILD)/bench/bench-bf16: tests/bench_bf16.c $(BUILD)/obj/f32/bf16.o $(BUILD)/obj/f32/gemm.o \
+		$(BUILD)/obj/f32/machine.o $(BUILD)/obj/f32/profile.o $(BUILD)/obj/f32/threads.o $(BUILD)/obj/f32/printable.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) $(RUNTIME_LIBS)
+
+bench-bf16: $(BUILD)/bench/bench-bf16
+	@$< $(BENCH_ROUNDS)
 
 # The data loader's rate on a generated folder of JPEGs of ImageNet's sizes.
 $(BUILD)/bench/bench-loader: tests/bench_loader.c $(BUILD)/obj/f32/image_folder.o $(BUILD)/obj/f32/resize.o \
