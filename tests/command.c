@@ -61,6 +61,21 @@ void expect_failure(const char *command, int status, const char *message)
 	assert_string_equal(err, message);
 }
 
+void expect_line(const char *err, const char *expected)
+{
+	if (strcmp(err, expected) != 0)
+		fail_msg("expected the line\n%sgot\n%s", expected, err);
+}
+
+void expect_printable(const char *text)
+{
+	for (const unsigned char *at = (const unsigned char *)text; *at; at++)
+		if ((*at < 0x20 && *at != '\n') || *at == 0x7f)
+			fail_msg("byte 0x%02x at %td of:\n%s", *at, (const char *)at - text, text);
+}
+
+bool exists(const char *path) { return access(path, F_OK) == 0; }
+
 void expect_in(const char *text, const char *needle)
 {
 	if (!strstr(text, needle))

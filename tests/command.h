@@ -23,6 +23,16 @@ int run(const char *command, char *out, size_t out_size, char *err, size_t err_s
 /* Asserts the exit status and the exact stderr of command. */
 void expect_failure(const char *command, int status, const char *message);
 
+/* Asserts that err is exactly the line expected. */
+void expect_line(const char *err, const char *expected);
+
+/* Asserts that every line of text is printable: no control byte but the
+ * newlines. */
+void expect_printable(const char *text);
+
+/* Whether path exists (as anything). */
+bool exists(const char *path);
+
 /* Asserts that needle is in text. */
 void expect_in(const char *text, const char *needle);
 

@@ -34,8 +34,6 @@ static int make(const char *arguments, char *err, size_t err_size)
 	return run(command, NULL, 0, err, err_size);
 }
 
-static bool exists(const char *path) { return access(path, F_OK) == 0; }
-
 /* make's one line for an error in the Makefile: "Makefile:N: *** MESSAGE.
  * Stop." */
 static void expect_make_error(const char *err, const char *message)

@@ -47,7 +47,7 @@ static void expect_refusal(const char *arguments, const char *expected)
 	assert_string_equal(out, "");
 }
 
-static bool exists(const char *name)
+static bool in_scratch(const char *name)
 {
 	char path[600];
 	snprintf(path, sizeof path, "%s/%s", scratch, name);
@@ -64,7 +64,7 @@ static void test_no_file_the_tool_reads_runs_code(void **unused)
 	snprintf(arguments, sizeof arguments, "import-torchvision " SPEC " %s/code.pt %s/out.weights", scratch, scratch);
 	expect_refusal(arguments, "resgen_torch: %1$s/code.pt: holds more than tensors (an object of posix.system); "
 				  "a file of weights is read for its tensors alone, and nothing in it was run\n");
-	assert_false(exists("out.weights"));
+	assert_false(in_scratch("out.weights"));
 	/* the same file where the other commands read weights, or a spec */
 	const char *others[] = {"export " SPEC " %1$s/code.pt %1$s/out.pt",
 				"export " SPEC " %1$s/code.pt %1$s/out.pt --torchvision",
@@ -79,9 +79,9 @@ static void test_no_file_the_tool_reads_runs_code(void **unused)
 		assert_non_null(strchr(err, '\n'));
 		assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
 	}
-	assert_false(exists("out.pt"));
-	assert_false(exists("out.ts"));
-	assert_false(exists("out.weights"));
+	assert_false(in_scratch("out.pt"));
+	assert_false(in_scratch("out.ts"));
+	assert_false(in_scratch("out.weights"));
 	/* and nothing ran */
 	assert_int_equal(access(marker, F_OK), -1);
 }
@@ -113,14 +113,14 @@ static void test_import_refuses_what_torchvision_would_not_load(void **unused)
 			 cases[i].file);
 		snprintf(expected, sizeof expected, "resgen_torch: %%1$s/%s.pt: %s\n", cases[i].file, cases[i].message);
 		expect_refusal(arguments, expected);
-		assert_false(exists("out.weights"));
+		assert_false(in_scratch("out.weights"));
 	}
 	/* torchvision's own state dict still goes through */
 	char arguments[2048], out[4096], err[4096];
 	snprintf(arguments, sizeof arguments, "import-torchvision " SPEC " %1$s/good.pt %1$s/good.weights", scratch);
 	assert_int_equal(torch_tool(arguments, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "102 tensors of");
-	assert_true(exists("good.weights"));
+	assert_true(in_scratch("good.weights"));
 }
 
 /* Item 10: export --torchvision --torchscript exited 0 and never wrote
@@ -140,9 +140,9 @@ static void test_export_refuses_torchvision_with_torchscript(void **unused)
 		 "export " SPEC " %1$s/r18.weights %1$s/r18.pt --torchvision --onnx %1$s/r18.onnx", scratch);
 	expect_refusal(arguments, "resgen_torch: --torchvision writes torchvision's state dict alone, not --onnx's "
 				  "file; export ONNX in another run, without --torchvision\n");
-	assert_false(exists("r18.pt"));
-	assert_false(exists("r18.ts"));
-	assert_false(exists("r18.onnx"));
+	assert_false(in_scratch("r18.pt"));
+	assert_false(in_scratch("r18.ts"));
+	assert_false(in_scratch("r18.onnx"));
 
 	/* item 13: the export's note says the normalisation these weights
 	 * store is ImageNet's, not the statistics of training images */

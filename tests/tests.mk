@@ -92,7 +92,8 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
 # The system tests: the binaries, resgen and make run as users run them.
-$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 $(TEST_BIN)/test_hostile_round4 \
+$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_slurm_tools $(TEST_BIN)/test_startup \
+		$(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs \
 		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster $(TEST_BIN)/test_isa $(TEST_BIN)/test_torch_tool: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c \
 		tests/command.h \
 		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
@@ -139,8 +140,8 @@ KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64 $(TEST
 
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace
-SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_hostile_round3 \
-	$(TEST_BIN)/test_hostile_round4 $(TEST_BIN)/test_explain \
+SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_slurm_tools \
+	$(TEST_BIN)/test_startup $(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs $(TEST_BIN)/test_explain \
 	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/photos-f32 $(TEST_BIN)/bin/photos-f64 \
@@ -260,7 +261,7 @@ test-programs-sanitize:
 CHECK_GRADCHECKS := $(patsubst %,$(TEST_BIN)/gradcheck-%,original-basic-conv1x1 full-preact-basic-zero-pad \
 	full-preact-bottleneck-conv1x1 original-bottleneck-zero-pad)
 CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRADCHECKS) $(TEST_BIN)/test_hostile \
-	$(TEST_BIN)/test_hostile_round3 $(TEST_BIN)/test_hostile_round4 \
+	$(TEST_BIN)/test_slurm_tools $(TEST_BIN)/test_startup $(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs \
 	$(TEST_BIN)/test_explain
 
 check:

@@ -1,11 +1,10 @@
-/* Hostile and careless input, fourth round: the Slurm tools' refusals and
- * lines, against stand-ins for Slurm's commands that fail or report what
- * a real Slurm reports only for an instant (a squeue that fails while the
- * controller answers, a task COMPLETING as it is requeued), and the
- * make variables of a study's submission; the tools that read weights.
- * Each case failed on the code before its fix. test_cluster.c tests the
- * rest on a real Slurm. */
-#include <limits.h>
+/* The study tools on a cluster's edges, against stand-ins for Slurm's
+ * commands that fail or report what a real Slurm reports only for an
+ * instant (a squeue that fails while the controller answers, a task
+ * COMPLETING as it is requeued), the make variables of a submission, a
+ * run's lock, a recorded id given again, and every tool's --help. Each
+ * case failed on the code before its fix; test_cluster.c runs the rest on
+ * a real Slurm. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,7 +18,6 @@
 #include <cmocka.h>
 
 #include "command.h"
-#include "tensor_file.h"
 
 static char stub[400], plan[400];
 
@@ -88,11 +86,6 @@ static int status_with_queue(const char *results, const char *queue, char *out, 
 	snprintf(environment, sizeof environment, "STUB_QUEUE=%s", path);
 	return slurm_study(environment, "status", results, out, out_size, err, err_size);
 }
-
-/* 10. make study-cancel: the arrays and report jobs this results folder
- * submitted, and no other, are cancelled; the runs keep their
- * checkpoints. */
-static void test_study_cancel_cancels_this_folders_jobs(void **unused);
 
 /* A results folder that submitted job 77 (slurm/jobs), with run 1 started
  * once and stopped with a checkpoint. */
@@ -474,8 +467,9 @@ static void test_slurm_task_requeues_only_a_run_that_made_progress(void **unused
 	}
 }
 
-/* Issue 77, item 1: every tool answers --help (exit 0, what it is for),
- * and one given too few arguments says how to call it in one line. */
+/* 10. make study-cancel: the arrays and report jobs this results folder
+ * submitted, and no other, are cancelled; the runs keep their
+ * checkpoints. */
 static void test_study_cancel_cancels_this_folders_jobs(void **unused)
 {
 	(void)unused;
@@ -530,6 +524,8 @@ static void test_study_cancel_cancels_this_folders_jobs(void **unused)
 	assert_string_equal(out, command);
 }
 
+/* Issue 77, item 1: every tool answers --help (exit 0, what it is for),
+ * and one given too few arguments says how to call it in one line. */
 static void test_every_tool_answers_help(void **unused)
 {
 	(void)unused;
@@ -551,77 +547,6 @@ static void test_every_tool_answers_help(void **unused)
 	assert_string_equal(err, "usage: tools/run-study [--check | --list | --one N | --finish] RESGEN STUDY PLAN_DIR "
 				 "BIN_DIR RESULTS (make study, make study-status and tools/slurm-study call it; --help "
 				 "says more)\n");
-}
-
-/* Issue 77, item 9: the predictions' probability columns are headed by
- * the classes' names; a set without names keeps p0, p1... */
-static void test_predictions_are_headed_by_class_names(void **unused)
-{
-	(void)unused;
-	char options[1024], path[400], out[8192];
-	snprintf(path, sizeof path, "%s/predictions.csv", scratch);
-	snprintf(options, sizeof options, "init --save-weights %s/init.weights", scratch);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
-	snprintf(options, sizeof options, "evaluate --load-weights %s/init.weights --test-limit 3 --train-limit 100 "
-		 "--predictions %s", scratch, path);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
-	snprintf(options, sizeof options, "head -n 1 %s", path);
-	assert_int_equal(run(options, out, sizeof out, NULL, 0), 0);
-	assert_string_equal(out, "index,label,predicted,T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,"
-				 "Bag,Ankle boot\n");
-	snprintf(options, sizeof options, "init --save-weights %s/tiny.weights", scratch);
-	assert_int_equal(binary("", "tiny-f32", options, NULL, 0, NULL, 0), 0);
-	snprintf(options, sizeof options, "evaluate --synthetic --load-weights %s/tiny.weights --predictions %s",
-		 scratch, path);
-	assert_int_equal(binary("", "tiny-f32", options, NULL, 0, NULL, 0), 0);
-	snprintf(options, sizeof options, "head -n 1 %s", path);
-	assert_int_equal(run(options, out, sizeof out, NULL, 0), 0);
-	assert_int_equal(strncmp(out, "index,label,predicted,p0,p1,", 28), 0);
-}
-
-/* Issue 77, item 9: evaluate measures the images a run held out with
- * --validation N as the run measured them (its log's last val_error and
- * val_loss), and refuses the one option without the other. */
-static void test_evaluate_measures_the_validation_split(void **unused)
-{
-	(void)unused;
-	char options[1024], weights[400], log[400], command[1024], out[8192], err[4096], expected[1024];
-	snprintf(weights, sizeof weights, "%s/validation.weights", scratch);
-	snprintf(log, sizeof log, "%s/validation.csv", scratch);
-	snprintf(options, sizeof options,
-		 "train --iterations 40 --train-limit 300 --test-limit 100 --validation 50 --log %s --save-weights %s", log,
-		 weights);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
-	/* the last row's val_loss and val_error, as evaluate prints them */
-	snprintf(command, sizeof command,
-		 "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } END { printf \"%%.2f%%%% (%%d of 50), top-5 "
-		 "\", 100 * $c[\"val_error\"], 50 * $c[\"val_error\"] + 0.5; printf \"%%.9f\", $c[\"val_loss\"] }' %s",
-		 log);
-	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
-	char errors[128], loss[64];
-	const char *top5 = strstr(out, "top-5 ");
-	assert_non_null(top5);
-	snprintf(errors, sizeof errors, "error %.*s", (int)(top5 - out), out);
-	snprintf(loss, sizeof loss, "loss %.7s", top5 + 6);
-	snprintf(options, sizeof options, "evaluate --load-weights %s --split validation --validation 50 --train-limit 300",
-		 weights);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 0);
-	expect_in(out, "on the validation (the last training images held out) split of fashion-mnist, 50 images");
-	expect_in(out, errors);
-	expect_in(out, loss);
-
-	snprintf(options, sizeof options, "evaluate --load-weights %s --split validation", weights);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, err, sizeof err), 2);
-	snprintf(expected, sizeof expected,
-		 "fashion-tiny: --split validation measures the training images a run held out with --validation N; give "
-		 "the run's --validation N (and its --train-limit, if it had one); see %s/tests/bin/fashion-tiny-f32 "
-		 "--help\n",
-		 build);
-	assert_string_equal(err, expected);
-	snprintf(options, sizeof options, "evaluate --load-weights %s --validation 50", weights);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, err, sizeof err), 2);
-	expect_in(err, "fashion-tiny: --validation locates the images a run held out, which only --split validation "
-		       "measures; give --split validation, or leave --validation out; see ");
 }
 
 /* Issue 77, item 9: a study's warnings are said when it is planned anew,
@@ -646,327 +571,24 @@ static void test_study_warnings_are_said_once(void **unused)
 	}
 }
 
-/* Issue 84, item 12: the stop's hint said "resume with --resume C", and
- * doing just that wrote no weights, no best weights and no log rows,
- * silently. The hint is the whole command, outputs included, and a
- * resume without them says what it will not write. */
-static void test_resume_hint_keeps_every_output(void **unused)
-{
-	(void)unused;
-	static char out[16384], err[8192];
-	char command[4096], a[400], b[400];
-	snprintf(a, sizeof a, "%s/hint", scratch);
-	snprintf(command, sizeof command, "rm -rf %1$s && mkdir -p '%1$s/my run'", a);
-	assert_int_equal(system(command), 0);
-	/* the run never stopped, then the one stopped at 6 (SIGTERM = 15) */
-	snprintf(command, sizeof command,
-		 "(cd %1$s && %2$s/tests/bin/tiny-f32 train --synthetic --iterations 12 --eval-every 4 --log whole.csv "
-		 "--save-weights whole.w --keep-best whole-best.w)",
-		 a, realpath(build, b) ? b : build);
-	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
-	snprintf(command, sizeof command,
-		 "(cd %1$s && RESGEN_TEST_RAISE=15@8 %2$s/tests/bin/tiny-f32 train --synthetic --iterations 12 "
-		 "--eval-every 4 --checkpoint 'my run/c.ckpt' --log log.csv --save-weights 'my run/w' --keep-best "
-		 "best.w)",
-		 a, b);
-	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 4);
-	char expected[2048];
-	snprintf(expected, sizeof expected,
-		 "tiny: stopped by SIGTERM after iteration 8; resume with: %s/tests/bin/tiny-f32 train --resume 'my "
-		 "run/c.ckpt' --log log.csv --save-weights 'my run/w' --keep-best "
-		 "best.w\n",
-		 b);
-	const char *hint = strstr(err, "tiny: stopped by");
-	assert_non_null(hint);
-	assert_string_equal(hint, expected);
-	/* the hint as it is, run by the shell, ends where the run never stopped */
-	snprintf(command, sizeof command, "(cd %s && %.*s)", a, (int)strlen(strstr(expected, "with: ") + 7),
-		 strstr(expected, "with: ") + 6);
-	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
-	assert_null(strstr(out, "note: this resume writes"));
-	char x[600], y[600];
-	snprintf(x, sizeof x, "%s/whole.w", a);
-	snprintf(y, sizeof y, "%s/my run/w", a);
-	assert_true(same_file(x, y));
-	snprintf(x, sizeof x, "%s/whole-best.w", a);
-	snprintf(y, sizeof y, "%s/best.w", a);
-	assert_true(same_file(x, y));
-	snprintf(x, sizeof x, "%s/whole.csv", a);
-	snprintf(y, sizeof y, "%s/log.csv", a);
-	assert_true(same_rows(x, y));
-	/* a resume without its outputs says what it will not write */
-	snprintf(command, sizeof command,
-		 "(cd %1$s && { RESGEN_TEST_RAISE=15@8 %2$s/tests/bin/tiny-f32 train --synthetic --iterations 12 "
-		 "--eval-every 4 --checkpoint again.ckpt > /dev/null 2>&1; %2$s/tests/bin/tiny-f32 train --resume "
-		 "again.ckpt; })",
-		 a, b);
-	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
-	expect_in(out, "note: this resume writes no log rows (--log), no weights at the end (--save-weights), no best "
-		       "evaluation's weights (--keep-best): a checkpoint keeps the run's settings, "
-		       "not its outputs; give those the run had again to have them\n");
-}
-
-/* Issue 84, item 11: a BLIS_ARCH_TYPE that BLIS has no kernels for
- * aborted the binary (134), and one this processor lacks the instructions
- * for ended it on an illegal instruction (132). It is checked before BLIS
- * reads it: one line naming it and the numbers that work here, exit 2;
- * a number that works here runs. */
-static void test_blis_arch_type_is_checked_first(void **unused)
-{
-	(void)unused;
-	const char *values[] = {"99", "13", "24", "3x", "zen3", "", "-1"};
-	char command[1024], out[4096], err[4096], expected[256];
-	for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
-		snprintf(command, sizeof command, "BLIS_ARCH_TYPE='%s' %s/tests/bin/tiny-f32 train --synthetic --iterations 1",
-			 values[i], build);
-		assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
-		snprintf(expected, sizeof expected,
-			 "tiny-f32: BLIS_ARCH_TYPE is '%s', not the number of a kernel set of BLIS that this processor "
-			 "runs; give one of ",
-			 values[i]);
-		assert_int_equal(strncmp(err, expected, strlen(expected)), 0);
-		expect_in(err, " (haswell), ");
-		assert_string_equal(strstr(err, ", or unset it"), ", or unset it for resgen's choice\n");
-		assert_string_equal(out, "");
-	}
-	/* knl's kernels need AVX-512 ER, which no processor since Knights Mill has */
-	if (run("grep -qw avx512er /proc/cpuinfo", NULL, 0, NULL, 0) != 0) {
-		snprintf(command, sizeof command, "BLIS_ARCH_TYPE=1 %s/tests/bin/tiny-f32 train --synthetic --iterations 1",
-			 build);
-		assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
-		expect_in(err, "tiny-f32: BLIS_ARCH_TYPE is '1', not the number");
-		assert_null(strstr(err, "1 (knl)"));
-	}
-	snprintf(command, sizeof command, "BLIS_ARCH_TYPE=3 %s/tests/bin/tiny-f32 train --synthetic --iterations 1", build);
-	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
-	expect_in(out, "BLIS haswell kernels");
-}
-
-/* 13. The instruction check shows the program's name printable, as every
- * other message does: an escape sequence or a newline in it reaches the
- * terminal as \xNN, and the line stays one line. */
-static void test_instruction_check_shows_the_name_printable(void **unused)
-{
-	(void)unused;
-	const char *sanitize = getenv("SANITIZE"); /* no sanitizer under qemu-user */
-	if (sanitize && strcmp(sanitize, "1") == 0)
-		skip();
-	char command[1024], out[4096], err[4096];
-	snprintf(command, sizeof command, "qemu-x86_64 -cpu Nehalem -0 \"$(printf 'de\\033[31mmo\\nx')\" %s/bin/demo info",
-		 build);
-	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 2);
-	expect_in(err, "de\\x1b[31mmo\\x0ax: this processor lacks avx, ");
-	assert_string_equal(strchr(err, '\n'), "\n");
-}
-
-/* 12. Every library's constructor, and every later reader, sees the
- * user's environment as the user gave it: a preloaded library looks at
- * it as it loads and as the process ends. */
-static void test_constructors_see_the_users_environment(void **unused)
-{
-	(void)unused;
-	const char *sanitize = getenv("SANITIZE"); /* ASan's runtime must load first */
-	if (sanitize && strcmp(sanitize, "1") == 0)
-		skip();
-	char source[400], shim[400], command[4096], out[8192], err[8192];
-	snprintf(source, sizeof source, "%s/shim.c", scratch);
-	snprintf(shim, sizeof shim, "%s/shim.so", scratch);
-	write_text(source,
-		   "#include <stdio.h>\n#include <stdlib.h>\nextern char **environ;\n"
-		   "static void look(const char *when)\n{\n\tint n = 0;\n\tfor (char **e = environ; *e; e++)\n\t\tn++;\n"
-		   "\tconst char *names[] = {\"PATH\", \"PROBE\", \"GOMP_SPINCOUNT\"};\n\tfprintf(stderr, \"shim %s:\", when);\n"
-		   "\tfor (int i = 0; i < 3; i++)\n\t\tfprintf(stderr, \" %s=%s\", names[i], getenv(names[i]) ? "
-		   "getenv(names[i]) : \"(unset)\");\n\tfprintf(stderr, \", %d variables\\n\", n);\n}\n"
-		   "__attribute__((constructor)) static void loading(void) { look(\"loading\"); }\n"
-		   "__attribute__((destructor)) static void ending(void) { look(\"ending\"); }\n");
-	snprintf(command, sizeof command, "cc -shared -fPIC -o %s %s", shim, source);
-	assert_int_equal(run(command, NULL, 0, err, sizeof err), 0);
-	snprintf(command, sizeof command, "env -i PROBE=1 PATH=/usr/bin LD_PRELOAD=%s %s/tests/bin/tiny-f32 info", shim,
-		 build);
-	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
-	expect_in(err, "shim loading: PATH=/usr/bin PROBE=1 GOMP_SPINCOUNT=(unset), 3 variables\n");
-	expect_in(err, "shim ending: PATH=/usr/bin PROBE=1 GOMP_SPINCOUNT=(unset), 3 variables\n");
-}
-
-/* ---- 14, 15: what a weights file says of its input, and checkpoints ----- */
-
-/* fashion-tiny-f32 trained 4 steps: its weights (with their metadata) at
- * weights, its checkpoint at checkpoint. */
-static void train_fashion_tiny(const char *weights, const char *checkpoint)
-{
-	char options[2048], err[4096];
-	snprintf(options, sizeof options,
-		 "train --iterations 4 --train-limit 200 --test-limit 50 --save-weights %s --checkpoint %s", weights,
-		 checkpoint);
-	if (binary("", "fashion-tiny-f32", options, NULL, 0, err, sizeof err) != 0)
-		fail_msg("training failed: %s", err);
-}
-
-/* The entry called name in f; its values replaced by count values. */
-static void replace_values(struct tensor_file *f, const char *name, const double *values, long count)
-{
-	for (int i = 0; i < f->count; i++)
-		if (strcmp(f->entries[i].name, name) == 0) {
-			free(f->entries[i].values);
-			f->entries[i].values = malloc((size_t)count * sizeof(double));
-			assert_non_null(f->entries[i].values);
-			memcpy(f->entries[i].values, values, (size_t)count * sizeof(double));
-			f->entries[i].count = count;
-			return;
-		}
-	fail_msg("no tensor %s", name);
-}
-
-/* Text as a tensor of bytes, as state.c stores it. */
-static long text_values(const char *text, double *values)
-{
-	long n = 0;
-	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
-		values[n++] = *c;
-	return n;
-}
-
-/* 14. Metadata that no run could have stored is refused by the binaries'
- * evaluate and by the PyTorch tool's evaluate and export, in one line of
- * the same words, and nothing is written; weights with none are
- * normalised by the training images', and the binary says so. */
-static void test_forged_metadata_is_refused(void **unused)
-{
-	(void)unused;
-	char w[400], ckpt[400], bad[400], error[1024], options[2048], arguments[2048], err[4096], out[8192],
-		expected[2048], pt[400];
-	snprintf(w, sizeof w, "%s/meta.weights", scratch);
-	snprintf(ckpt, sizeof ckpt, "%s/meta.ckpt", scratch);
-	snprintf(bad, sizeof bad, "%s/forged.weights", scratch);
-	snprintf(pt, sizeof pt, "%s/forged.pt", scratch);
-	train_fashion_tiny(w, ckpt);
-	const char *forged = "; were these weights edited or damaged?";
-	double values[64];
-	static const struct {
-		const char *name;
-		const char *text;     /* the tensor's new bytes, or NULL for number */
-		double number;        /* its one value (a second, 0.3, for two) */
-		int two;              /* two values */
-		const char *message;  /* after "BAD: " */
-	} cases[] = {
-		{"meta/input_std", NULL, 0, 0,
-		 "meta/input_std value 0 is 0; a standard deviation of pixels in 0..1 units is above 0 and at most 0.5 "
-		 "(1 for images of one value)"},
-		{"meta/input_std", NULL, -0.3, 0,
-		 "meta/input_std value 0 is -0.3; a standard deviation of pixels in 0..1 units is above 0 and at most "
-		 "0.5 (1 for images of one value)"},
-		{"meta/input_mean", NULL, 7, 0, "meta/input_mean value 0 is 7; a mean of pixels in 0..1 units is from 0 to 1"},
-		{"meta/input_mean", NULL, 0.2, 1, "meta/input_mean has 2 values, but fashion-tiny takes 1 channel"},
-		{"meta/input_images", NULL, 2.5, 0,
-		 "meta/input_images is not a whole number of training images from 1 to 1000000000"},
-		{"meta/class_names", "a\nb\n", 0, 0,
-		 "meta/class_names holds another number of names, but fashion-tiny has 10 classes, a name each of 1 to "
-		 "63 printable characters"},
-		{"meta/data_set", "fashion\033[31m-mnist", 0, 0,
-		 "meta/data_set is not a data set's name (1 to 63 printable characters)"},
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct tensor_file f;
-		assert_int_equal(tensor_file_load(&f, w, error, sizeof error), 0);
-		long count = 1;
-		values[0] = cases[i].number;
-		if (cases[i].text)
-			count = text_values(cases[i].text, values);
-		else if (cases[i].two)
-			values[count++] = 0.3;
-		replace_values(&f, cases[i].name, values, count);
-		assert_int_equal(tensor_file_save(&f, bad, error, sizeof error), 0);
-		tensor_file_free(&f);
-
-		snprintf(options, sizeof options, "evaluate --load-weights %s --test-limit 10", bad);
-		assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 2);
-		snprintf(expected, sizeof expected, "fashion-tiny: %s: %s%s\n", bad, cases[i].message, forged);
-		assert_string_equal(err, expected);
-
-		snprintf(arguments, sizeof arguments, "evaluate tests/specs/fashion-tiny.yaml %s --test-limit 10", bad);
-		assert_int_equal(torch_tool(arguments, NULL, 0, err, sizeof err), 2);
-		snprintf(expected, sizeof expected, "resgen_torch: %s: %s%s\n", bad, cases[i].message, forged);
-		assert_string_equal(err, expected);
-		if (i > 0) /* the export reads them as evaluate does: checked once */
-			continue;
-		snprintf(arguments, sizeof arguments, "export tests/specs/fashion-tiny.yaml %s %s --onnx %s.onnx", bad,
-			 pt, pt);
-		assert_int_equal(torch_tool(arguments, NULL, 0, err, sizeof err), 2);
-		assert_string_equal(err, expected);
-		assert_int_not_equal(access(pt, F_OK), 0);
-	}
-
-	/* weights that store no normalisation: the training images', said */
-	snprintf(options, sizeof options, "init --save-weights %s", bad);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
-	snprintf(options, sizeof options, "evaluate --load-weights %s --test-limit 10 --train-limit 200", bad);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 0);
-	expect_in(out, "inputs normalised by the 200 training images' channel statistics, computed now (the weights "
-		       "store none)");
-}
-
-/* 15. The PyTorch tool evaluates a checkpoint as the binaries do (its
- * weights, its seal checked), and refuses a damaged one. */
-static void test_torch_tool_evaluates_a_checkpoint(void **unused)
-{
-	(void)unused;
-	char w[400], ckpt[400], bad[400], options[2048], arguments[2048], err[4096], expected[1024];
-	static char out[16384], tool_out[16384];
-	snprintf(w, sizeof w, "%s/checkpoint.weights", scratch);
-	snprintf(ckpt, sizeof ckpt, "%s/checkpoint.ckpt", scratch);
-	snprintf(bad, sizeof bad, "%s/damaged.ckpt", scratch);
-	train_fashion_tiny(w, ckpt);
-	snprintf(options, sizeof options, "evaluate --load-weights %s --test-limit 100", ckpt);
-	assert_int_equal(binary("", "fashion-tiny-f32", options, out, sizeof out, err, sizeof err), 0);
-	snprintf(arguments, sizeof arguments, "evaluate tests/specs/fashion-tiny.yaml %s --test-limit 100", ckpt);
-	if (torch_tool(arguments, tool_out, sizeof tool_out, err, sizeof err) != 0)
-		fail_msg("resgen_torch refused the checkpoint: %s", err);
-	/* the same errors (the losses differ in float32's last digits) */
-	const char *line = strstr(out, "\nerror ");
-	assert_non_null(line);
-	size_t length = (size_t)(strstr(line, ", loss") - line);
-	char errors[256];
-	snprintf(errors, sizeof errors, "%.*s", (int)length, line);
-	expect_in(tool_out, errors);
-	expect_in(tool_out, "inputs normalised as the weights file says (the statistics of 200 training images)");
-
-	/* one byte changed inside: the seal does not match */
-	snprintf(arguments, sizeof arguments,
-		 "cp %1$s %2$s && printf '\\377' | dd of=%2$s bs=1 seek=100 conv=notrunc 2> /dev/null", ckpt, bad);
-	assert_int_equal(system(arguments), 0);
-	snprintf(arguments, sizeof arguments, "evaluate tests/specs/fashion-tiny.yaml %s --test-limit 10", bad);
-	assert_int_equal(torch_tool(arguments, NULL, 0, err, sizeof err), 2);
-	snprintf(expected, sizeof expected,
-		 "resgen_torch: %s: its checksum does not match its contents; the file is damaged\n", bad);
-	assert_string_equal(err, expected);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_study_cancel_cancels_this_folders_jobs),
 		cmocka_unit_test(test_slurm_study_stops_when_squeue_fails),
 		cmocka_unit_test(test_slurm_study_sees_a_requeue_under_way),
-		cmocka_unit_test(test_slurm_study_refuses_a_time_limit_inside_the_margin),
-		cmocka_unit_test(test_slurm_study_gives_a_variant_its_own_task),
 		cmocka_unit_test(test_slurm_study_ignores_a_log_row_that_cannot_be_right),
 		cmocka_unit_test(test_slurm_study_expects_a_finish_from_the_start),
+		cmocka_unit_test(test_slurm_study_gives_a_variant_its_own_task),
 		cmocka_unit_test(test_slurm_study_expects_a_finish_before_any_row),
+		cmocka_unit_test(test_slurm_study_refuses_a_time_limit_inside_the_margin),
 		cmocka_unit_test(test_make_checks_the_study_numbers),
 		cmocka_unit_test(test_slurm_task_runs_a_run_once_and_says_why_not),
 		cmocka_unit_test(test_slurm_task_refuses_a_lock_that_is_a_link),
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
 		cmocka_unit_test(test_every_tool_answers_help),
-		cmocka_unit_test(test_study_cancel_cancels_this_folders_jobs),
-		cmocka_unit_test(test_predictions_are_headed_by_class_names),
-		cmocka_unit_test(test_evaluate_measures_the_validation_split),
 		cmocka_unit_test(test_study_warnings_are_said_once),
-		cmocka_unit_test(test_instruction_check_shows_the_name_printable),
-		cmocka_unit_test(test_blis_arch_type_is_checked_first),
-		cmocka_unit_test(test_resume_hint_keeps_every_output),
-		cmocka_unit_test(test_constructors_see_the_users_environment),
-		cmocka_unit_test(test_forged_metadata_is_refused),
-		cmocka_unit_test(test_torch_tool_evaluates_a_checkpoint),
 	};
 	command_only_some();
-	return cmocka_run_group_tests_name("hostile input, fourth round", tests, setup, NULL);
+	return cmocka_run_group_tests_name("the study tools against stand-ins for Slurm", tests, setup, NULL);
 }
