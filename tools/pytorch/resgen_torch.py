@@ -762,15 +762,19 @@ def replace(path, write):
         os.rmdir(folder)
 
 
-# How the inputs are made from images, for whoever reads an export alone.
+def is_imagenet(mean, std):
+    """Whether a normalisation is ImageNet's fixed one (a folder's runs and
+    torchvision's imported weights store it), not a set's own statistics."""
+    return [float(v) for v in mean] == list(IMAGENET_MEAN) and [float(v) for v in std] == list(IMAGENET_STD)
+
+
 def normalisation(meta):
     """How the inputs are made from images, for whoever reads an export
     alone: ImageNet's fixed mean and deviation (a folder's runs and
     torchvision's imported weights store them), or the statistics of the
     run's training images."""
-    imagenet = [float(v) for v in meta.get("input_mean", ())] == list(IMAGENET_MEAN) and \
-        [float(v) for v in meta.get("input_std", ())] == list(IMAGENET_STD)
-    said = "ImageNet's channel mean and deviation, as torchvision normalises" if imagenet else \
+    said = "ImageNet's channel mean and deviation, as torchvision normalises" \
+        if is_imagenet(meta.get("input_mean", ()), meta.get("input_std", ())) else \
         "the statistics of input_images training images"
     return f"each channel of an image: pixel / 255, less input_mean, over input_std ({said}), rounded to float32"
 
@@ -940,7 +944,7 @@ def measure(net, o):
         train_images, train_labels = train_images[:o.train_limit], train_labels[:o.train_limit]
     if "input_mean" in net.meta:
         mean, std = np.array(net.meta["input_mean"]), np.array(net.meta["input_std"])
-        if [float(v) for v in mean] == list(IMAGENET_MEAN) and [float(v) for v in std] == list(IMAGENET_STD):
+        if is_imagenet(mean, std):
             print("inputs normalised as the weights file says (ImageNet's channel mean and deviation, as "
                   "torchvision normalises)")
         else:
