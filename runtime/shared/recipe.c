@@ -321,14 +321,13 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations, i
 	if (folder && r->augment_aspect) /* image_folder.h */
 		fprintf(out, "random crops of 8%% to 100%% of the area and aspect ratio 3/4 to 4/3, scaled to the input%s",
 			r->augment_flip ? ", random horizontal flip" : "");
-	else if (folder && crop != 224) /* the range scaled with the crop, as image_folder_draw scales it */
-		fprintf(out, "shorter side scaled to [%ld, %ld] (the paper's [256, 480] for a 224 crop, scaled to this "
-			     "%d crop), random %dx%d crop%s",
-			lround(256.0 * crop / 224), lround(480.0 * crop / 224), crop, crop, crop,
-			r->augment_flip ? ", random horizontal flip" : "");
-	else if (folder)
-		fprintf(out, "shorter side scaled to [256, 480], random 224x224 crop%s",
-			r->augment_flip ? ", random horizontal flip" : "");
+	else if (folder) { /* the paper's range for a 224 crop, scaled with the crop as image_folder_draw scales it */
+		char scaled[80] = "";
+		if (crop != 224)
+			snprintf(scaled, sizeof scaled, " (the paper's [256, 480] for a 224 crop, scaled to this %d crop)", crop);
+		fprintf(out, "shorter side scaled to [%ld, %ld]%s, random %dx%d crop%s", lround(256.0 * crop / 224),
+			lround(480.0 * crop / 224), scaled, crop, crop, r->augment_flip ? ", random horizontal flip" : "");
+	}
 	else if (r->augment_pad > 0)
 		fprintf(out, "%d-pixel pad and random crop%s", r->augment_pad,
 			r->augment_flip ? ", random horizontal flip" : "");
