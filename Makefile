@@ -680,7 +680,7 @@ $(BUILD)/bench/images/train: tests/images/make_folder.py
 	$(call say,GEN,$(@D))
 	$(Q)rm -rf $(@D) && /usr/bin/python3 $< $(@D) --classes 10 --train 40 --val 1 --imagenet-sizes
 
-$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine/machine.c runtime/machine/machine.h runtime/machine/gemm.c runtime/machine/gemm.h runtime/machine/profile.h \
+$(BUILD)/bench/fma-peak: tests/fma_peak.c runtime/machine/machine.c runtime/machine/machine.h runtime/machine/bf16.c runtime/machine/gemm.c runtime/machine/gemm.h runtime/machine/profile.h \
 		runtime/shared/printable.c runtime/shared/printable.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

@@ -183,6 +183,11 @@ static void print_summary(const struct spec *spec, const struct graph *g, const 
 	       spec->net.shortcut_bn ? ", BN after each 1x1 shortcut convolution" : "");
 	printf("input %dx%dx%d (%s), %d classes\n", spec->data.channels, spec->data.height, spec->data.width,
 	       spec_set_name(spec->data.set), spec->data.classes);
+	if (spec->net.precision == PRECISION_BF16)
+		printf("precision: bf16 products in the convolutions and the classifier, their operands rounded to bf16 "
+		       "and summed in f32 in the %s order; BN, ReLU, the additions, the loss, the optimiser and the "
+		       "weights in f32\n",
+		       spec_arithmetic_name(spec->net.arithmetic));
 	struct net_defaults recipe;
 	spec_recipe(spec, &recipe);
 	printf("training: batch %d, %ld iterations; ", spec->train.batch, spec->train.iterations);

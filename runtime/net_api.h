@@ -94,6 +94,7 @@ struct net_info {
 	const char *dtype;  /* "f32" or "f64" */
 	uint64_t identity;  /* what the network computes (its canonical spec and graph, the number format): checkpoints of another network are refused */
 	const char *summary; /* unit, ordering, depth, widths, shortcut, projection */
+	const char *precision; /* net.precision: "f32", or "bf16 (tiles)" or "bf16 (pairs)" with its arithmetic */
 	int channels, height, width, classes;
 	long param_count, buffer_count, stats_count;
 	long arena_per_image;    /* reals */

@@ -199,12 +199,72 @@ static void test_every_path_gives_the_definitions_bits(void **unused)
 	assert_true(differing_orders > outputs / 10);
 }
 
+/* bf16_matmul: op(A) op(B) of f32 operands, each rounded to bf16 as it is
+ * packed, is bf16_gemm of the operands rounded and laid out beforehand,
+ * bit for bit on every path, transposed or not, added to C or not (C's
+ * own values then ignored, NaN included); and the f64 builds' version sums
+ * the same rounded operands (exact in f64 for these: few products, of
+ * few bits). */
+static void test_matmul_rounds_its_operands(void **unused)
+{
+	(void)unused;
+	enum { M = 7, N = 9, K = 37 };
+	float a[K * M], b[K * N], c[M * N], want[M * N];
+	uint16_t ra[M * K], rb[K * N];
+	for (int i = 0; i < K * M; i++)
+		a[i] = (float)((int)(next() % 2001) - 1000) / 7.0f;
+	for (int i = 0; i < K * N; i++)
+		b[i] = (float)((int)(next() % 2001) - 1000) / 3.0f;
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			int lda = ta ? M : K, ldb = tb ? K : N;
+			for (int i = 0; i < M; i++)
+				for (int e = 0; e < K; e++)
+					ra[i * K + e] = bf16_from_float(ta ? a[e * lda + i] : a[i * lda + e]);
+			for (int e = 0; e < K; e++)
+				for (int j = 0; j < N; j++)
+					rb[e * N + j] = bf16_from_float(tb ? b[j * ldb + e] : b[e * ldb + j]);
+			for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++)
+				for (int path = 0; path < BF16_PATH_COUNT; path++) {
+					if (!bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, NULL, 0))
+						continue;
+					for (int add = 0; add < 2; add++) {
+						for (int i = 0; i < M * N; i++) {
+							c[i] = add ? (float)i : NAN;
+							want[i] = add ? (float)i : 0.0f;
+						}
+						assert_int_equal(bf16_gemm(BF16_PORTABLE, (enum bf16_arithmetic)arithmetic, M, N, K, ra, K,
+									   rb, N, want, N),
+								 0);
+						assert_int_equal(bf16_matmul((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, ta, tb,
+									     M, N, K, a, lda, b, ldb, add, c, N),
+								 0);
+						assert_memory_equal(c, want, sizeof c);
+					}
+				}
+			double a64[K * M], b64[K * N], c64[M * N];
+			for (int i = 0; i < K * M; i++)
+				a64[i] = a[i];
+			for (int i = 0; i < K * N; i++)
+				b64[i] = b[i];
+			assert_int_equal(bf16_matmul_f64(ta, tb, M, N, K, a64, lda, b64, ldb, false, c64, N), 0);
+			for (int i = 0; i < M; i++)
+				for (int j = 0; j < N; j++) {
+					double sum = 0;
+					for (int e = 0; e < K; e++)
+						sum += (double)bf16_to_float(ra[i * K + e]) * bf16_to_float(rb[e * N + j]);
+					assert_true(c64[i * N + j] == sum);
+				}
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rounding_to_bf16),
 		cmocka_unit_test(test_the_orders_by_hand),
 		cmocka_unit_test(test_every_path_gives_the_definitions_bits),
+		cmocka_unit_test(test_matmul_rounds_its_operands),
 	};
 	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
 }

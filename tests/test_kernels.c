@@ -265,7 +265,7 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 	forward_fast(out[0], in, weight, pre, shortcut, sums[0], n, s, scratch, per_thread, false);
 	#pragma omp parallel
 	conv_forward_reference(out[1], in, weight, pre, (struct conv_epilogue){shortcut, sums[1], NULL}, n, s, scratch,
-			       per_thread);
+			       per_thread, PRODUCTS_REAL);
 	real *stolen = random_tensor(out_count);
 	double *stolen_sums = malloc(sizeof(double) * sums_count);
 	assert_non_null(stolen_sums);
@@ -420,14 +420,14 @@ static void check_shape_once(struct conv_shape s, int n)
 
 	forward_fast(out, in, weight, NULL, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
-	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread);
+	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread, PRODUCTS_REAL);
 	backward_weights(dweight, dout, in, NULL, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
-	conv_weight_gradient_reference(dweight_reference, dout, in, NULL, n, s, scratch, per_thread);
+	conv_weight_gradient_reference(dweight_reference, dout, in, NULL, n, s, scratch, per_thread, PRODUCTS_REAL);
 	#pragma omp parallel
 	conv_backward_data(din, dout, weight, n, s, &choices, scratch, per_thread, GRADIENT_ADD);
 	#pragma omp parallel
-	conv_data_gradient_reference(din_reference, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD);
+	conv_data_gradient_reference(din_reference, dout, weight, n, s, scratch, per_thread, GRADIENT_ADD, PRODUCTS_REAL);
 	check_close("", s, n, out, out_reference, out_count, din, din_reference, in_count, dweight, dweight_reference,
 		    weight_count);
 
@@ -441,15 +441,15 @@ static void check_shape_once(struct conv_shape s, int n)
 		conv_activate(activated + (size_t)i * s.c_in * s.h_in * s.w_in, in + (size_t)i * s.c_in * s.h_in * s.w_in,
 			      pre, s.c_in, s.h_in * s.w_in);
 	#pragma omp parallel
-	conv_forward_reference(out_reference, activated, weight, NULL, no_epilogue, n, s, scratch, per_thread);
+	conv_forward_reference(out_reference, activated, weight, NULL, no_epilogue, n, s, scratch, per_thread, PRODUCTS_REAL);
 	#pragma omp parallel
-	conv_weight_gradient_reference(dweight_activated, dout, activated, NULL, n, s, scratch, per_thread);
+	conv_weight_gradient_reference(dweight_activated, dout, activated, NULL, n, s, scratch, per_thread, PRODUCTS_REAL);
 	forward_fast(out, in, weight, pre, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
-	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread);
+	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread, PRODUCTS_REAL);
 	backward_weights(dweight_fused, dout, in, pre, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
-	conv_weight_gradient_reference(dweight_fused_reference, dout, in, pre, n, s, scratch, per_thread);
+	conv_weight_gradient_reference(dweight_fused_reference, dout, in, pre, n, s, scratch, per_thread, PRODUCTS_REAL);
 	check_close("fast, with BN + ReLU prologue: ", s, n, out, out_reference, out_count, NULL, NULL, 0,
 		    dweight_fused, dweight_activated, weight_count);
 	check_close("reference, with BN + ReLU prologue: ", s, n, out_fused, out_reference, out_count, NULL, NULL, 0,

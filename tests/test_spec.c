@@ -153,6 +153,37 @@ static void test_spec_cosine_schedule(void **unused)
 		     "9:18: 'schedule' is 'cosin', which is not one of step or cosine; did you mean 'cosine'?");
 }
 
+/* net.precision: f32 by default; bf16 with the tiles arithmetic unless
+ * pairs is named; an arithmetic without bf16, or another precision, is
+ * refused where it is written. */
+static void test_spec_precision(void **unused)
+{
+	(void)unused;
+	struct spec spec;
+	struct diag d = {{0}};
+	write_spec(VALID_HEAD VALID_NET);
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.net.precision, PRECISION_F32);
+	assert_string_equal(spec_precision_text(&spec), "f32");
+	write_spec(VALID_HEAD VALID_NET "  precision: bf16\n");
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.net.precision, PRECISION_BF16);
+	assert_string_equal(spec_precision_text(&spec), "bf16 (tiles)");
+	write_spec(VALID_HEAD VALID_NET "  precision: bf16\n  arithmetic: pairs\n");
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_string_equal(spec_precision_text(&spec), "bf16 (pairs)");
+	expect_error(VALID_HEAD VALID_NET "  arithmetic: pairs\n",
+		     "8:15: 'arithmetic' applies only to 'precision: bf16' (the order bf16 products are summed in), "
+		     "and this spec's precision is f32; remove it or add 'precision: bf16'");
+	expect_error(VALID_HEAD VALID_NET "  precision: fp16\n",
+		     "8:14: 'precision' is 'fp16', which is not one of f32 or bf16; did you mean 'bf16'?");
+	expect_error(VALID_HEAD VALID_NET "  precision: bf16\n  arithmetic: amx\n",
+		     "9:15: 'arithmetic' is 'amx', a way of computing, not an order of sums: 'tiles' (AMX's order, on "
+		     "every processor) or 'pairs' (vdpbf16ps's); RESGEN_BF16 picks a path at run time");
+	expect_error(VALID_HEAD VALID_NET "  precision: bf16\n  arithmetic: pair\n",
+		     "9:15: 'arithmetic' is 'pair', which is not one of tiles or pairs; did you mean 'pairs'?");
+}
+
 static void test_spec_lr_steps_as_fractions_and_warnings(void **unused)
 {
 	(void)unused;
@@ -460,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_spec_value_out_of_range),
 		cmocka_unit_test(test_spec_lr_steps_as_fractions_and_warnings),
 		cmocka_unit_test(test_spec_cosine_schedule),
+		cmocka_unit_test(test_spec_precision),
 		cmocka_unit_test(test_spec_depth_not_of_the_form),
 		cmocka_unit_test(test_spec_bad_name),
 		cmocka_unit_test(test_spec_unknown_choice),

@@ -35,11 +35,13 @@ CHECK_NET_CFLAGS := $(NET_BASE_CFLAGS) -DRESGEN_OUT_OF_LINE
 
 # Test networks whose tests are about what they read, write or share, not
 # their speed, compile the same way: ranks-sync (test_ranks), tiny-cifar and
-# fashion-tiny (the data sets, test_binaries and test_hostile),
+# fashion-tiny (the data sets, test_binaries and test_hostile), the demo in
+# bf16 in either order (test_precision: bf16's convolutions run the
+# reference kernels, which inlining does not change),
 # fashion-tiny-f64 for the check of evaluate and the export, and tiny-f64
 # (users' binaries are f32; the f64 build is the tests'). tiny-f32 and the
 # demo stay inlined as users build them.
-CHECK_NETS := ranks-sync tiny-cifar fashion-tiny
+CHECK_NETS := ranks-sync tiny-cifar fashion-tiny demo-bf16 demo-bf16-pairs
 $(foreach n,$(CHECK_NETS),$(BUILD)/obj/tests/$(n)-f32.o $(BUILD)/obj/tests/$(n)-f64.o) $(BUILD)/obj/tests/tiny-f64.o: \
 	NET_CFLAGS := $(CHECK_NET_CFLAGS)
 
@@ -123,11 +125,18 @@ $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_r
 # The fast kernels against the reference kernels, in both precisions, from
 # the kernel library (runtime/kernels/) with shapes given at run time.
 $(TEST_BIN)/test_kernels-%: tests/test_kernels.c $(BUILD)/obj/%/kernel_library.o $(BUILD)/obj/%/gemm.o \
-		$(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o $(BUILD)/obj/%/threads.o $(BUILD)/obj/%/printable.o
+		$(BUILD)/obj/%/profile.o $(BUILD)/obj/%/machine.o $(BUILD)/obj/%/threads.o $(BUILD)/obj/%/printable.o $(BUILD)/obj/%/bf16.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CHECK_NET_CFLAGS) $(if $(filter f64,$*),-DRESGEN_F64) -Wno-unused-function -o $@ $(filter %.c %.o,$^) \
 		$(LDFLAGS_ALL) -lcmocka $(RUNTIME_LIBS)
+
+# bf16 networks trained on every path (test_precision), which asks bf16.o
+# which paths this processor has.
+$(TEST_BIN)/test_precision: tests/test_precision.c tests/command.c tests/command.h $(BUILD)/obj/f32/bf16.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lm
 
 # bf16 products summed in f32: every path this processor has against the
 # plain definition, bit for bit (runtime/machine/bf16.h).
@@ -142,8 +151,9 @@ UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_temp
 	$(TEST_BIN)/test_file_replace
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_slurm_tools \
 	$(TEST_BIN)/test_startup $(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs $(TEST_BIN)/test_explain \
-	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool
+	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool $(TEST_BIN)/test_precision
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
+	$(TEST_BIN)/bin/demo-bf16-f32 $(TEST_BIN)/bin/demo-bf16-pairs-f32 \
 	$(TEST_BIN)/bin/photos-f32 $(TEST_BIN)/bin/photos-f64 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \
 	$(TEST_BIN)/bin/ranks-sync-f64 $(TEST_BIN)/bin/mpi/ranks-sync-f64 $(TEST_BIN)/bin/mpi/tiny-f64

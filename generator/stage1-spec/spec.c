@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "machine/bf16.h"
 #include "net_api.h"
 #include "real_text.h"
 #include "recipe.h"
@@ -24,6 +25,10 @@ static const char *const shortcut_names[] = {"identity",        "scaling", "excl
 					     "shortcut-gating", "conv1x1", "dropout"};
 static const char *const projection_names[] = {"conv1x1", "zero-pad"};
 static const char *const stem_names[] = {"cifar", "imagenet"};
+static const char *const precision_names[] = {"f32", "bf16"};
+/* runtime/machine/bf16.h's bf16_arithmetic_names, in its order */
+static const char *const arithmetic_names[] = {"tiles", "pairs"};
+_Static_assert(COUNT(arithmetic_names) == BF16_ARITHMETIC_COUNT, "an arithmetic of bf16.h has no name here");
 
 const char *spec_set_name(enum data_set set) { return data_sets[set].name; }
 const char *spec_unit_name(enum unit_kind unit) { return unit_names[unit]; }
@@ -31,6 +36,15 @@ const char *spec_ordering_name(enum ordering ordering) { return ordering_names[o
 const char *spec_shortcut_name(enum shortcut_kind shortcut) { return shortcut_names[shortcut]; }
 const char *spec_projection_name(enum projection_kind p) { return projection_names[p]; }
 const char *spec_stem_name(enum stem_kind stem) { return stem_names[stem]; }
+const char *spec_precision_name(enum precision precision) { return precision_names[precision]; }
+const char *spec_arithmetic_name(int arithmetic) { return arithmetic_names[arithmetic]; }
+
+const char *spec_precision_text(const struct spec *spec)
+{
+	if (spec->net.precision == PRECISION_F32)
+		return "f32";
+	return spec->net.arithmetic == BF16_TILES ? "bf16 (tiles)" : "bf16 (pairs)";
+}
 
 int spec_layers_per_unit(enum unit_kind unit)
 {
@@ -237,10 +251,19 @@ static int check_net_shape(const struct checker *c, const struct ynode *net, str
 {
 	static const char *const keys[] = {"unit",    "ordering", "depth",       "stages",     "widths",
 					   "stem",    "shortcut", "scaling",     "gating",     "dropout",
-					   "shortcut_bn", "projection"};
+					   "shortcut_bn", "projection", "precision", "arithmetic"};
 	if (expect_map(c, net, "net") != 0 || check_keys(c, net, "'net'", keys, COUNT(keys)) != 0)
 		return -1;
-	int unit, ordering, shortcut, projection, stem;
+	int unit, ordering, shortcut, projection, stem, precision, arithmetic;
+	const struct ynode *arithmetic_node = ynode_get(net, "arithmetic");
+	static const char *const paths[] = {"amx", "avx512-bf16", "vdpbf16ps", "tdpbf16ps", "avx512", "portable"};
+	for (int i = 0; arithmetic_node && arithmetic_node->text && i < COUNT(paths); i++)
+		if (strcmp(arithmetic_node->text, paths[i]) == 0)
+			return error_at(c, arithmetic_node,
+					"'arithmetic' is '%s', a way of computing, not an order of sums: 'tiles' (AMX's "
+					"order, on every processor) or 'pairs' (vdpbf16ps's); RESGEN_BF16 picks a path at "
+					"run time",
+					paths[i]);
 	if (get_choice(c, net, "'net'", "unit", unit_names, COUNT(unit_names), 0, &unit) != 0 ||
 	    get_choice(c, net, "'net'", "ordering", ordering_names, COUNT(ordering_names), 0,
 		       &ordering) != 0 ||
@@ -248,8 +271,18 @@ static int check_net_shape(const struct checker *c, const struct ynode *net, str
 		       SHORTCUT_IDENTITY, &shortcut) != 0 ||
 	    get_choice(c, net, NULL, "projection", projection_names, COUNT(projection_names),
 		       PROJECTION_CONV1X1, &projection) != 0 ||
-	    get_choice(c, net, NULL, "stem", stem_names, COUNT(stem_names), STEM_CIFAR, &stem) != 0)
+	    get_choice(c, net, NULL, "stem", stem_names, COUNT(stem_names), STEM_CIFAR, &stem) != 0 ||
+	    get_choice(c, net, NULL, "precision", precision_names, COUNT(precision_names), PRECISION_F32,
+		       &precision) != 0 ||
+	    get_choice(c, net, NULL, "arithmetic", arithmetic_names, COUNT(arithmetic_names), BF16_TILES,
+		       &arithmetic) != 0)
 		return -1;
+	if (arithmetic_node && precision != PRECISION_BF16)
+		return error_at(c, arithmetic_node,
+				"'arithmetic' applies only to 'precision: bf16' (the order bf16 products are "
+				"summed in), and this spec's precision is f32; remove it or add 'precision: bf16'");
+	spec->net.precision = (enum precision)precision;
+	spec->net.arithmetic = arithmetic;
 	spec->net.stem = (enum stem_kind)stem;
 	spec->net.unit = (enum unit_kind)unit;
 	spec->net.ordering = (enum ordering)ordering;
@@ -657,8 +690,13 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 		fprintf(out, " (bias %s)", real_text(a, spec->net.gate_bias));
 	else if (spec->net.shortcut == SHORTCUT_DROPOUT)
 		fprintf(out, " (rate %s)", real_text(a, spec->net.dropout_rate));
-	fprintf(out, ", shortcut_bn %s, projection %s\n", spec->net.shortcut_bn ? "true" : "false",
+	fprintf(out, ", shortcut_bn %s, projection %s", spec->net.shortcut_bn ? "true" : "false",
 		projection_names[spec->net.projection]);
+	/* an f32 network's line as it always was */
+	if (spec->net.precision != PRECISION_F32)
+		fprintf(out, ", precision %s, arithmetic %s", precision_names[spec->net.precision],
+			arithmetic_names[spec->net.arithmetic]);
+	fprintf(out, "\n");
 	fprintf(out, "%strain: batch %d, iterations %ld, momentum %s, weight_decay %s, seed %ld\n", p,
 		spec->train.batch, spec->train.iterations, real_text(a, spec->train.momentum),
 		real_text(b, spec->train.weight_decay), spec->train.seed);

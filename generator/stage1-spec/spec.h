@@ -44,6 +44,11 @@ enum projection_kind { PROJECTION_CONV1X1, PROJECTION_ZERO_PAD };
  * CIFAR networks), or a 7x7 stride-2 convolution, BN, ReLU and a 3x3
  * stride-2 max pooling (the ImageNet networks of He et al. 2015). */
 enum stem_kind { STEM_CIFAR, STEM_IMAGENET };
+/* What the convolutions and the classifier multiply: the build's reals, or
+ * bf16 operands whose exact products are summed in the build's reals, in
+ * the order of an arithmetic (runtime/machine/bf16.h's enum bf16_arithmetic:
+ * tiles, AMX's order, or pairs, vdpbf16ps's). */
+enum precision { PRECISION_F32, PRECISION_BF16 };
 
 struct spec_position {
 	const char *file; /* NULL: the spec's own path; else a study file,
@@ -76,6 +81,8 @@ struct spec {
 		double dropout_rate;                 /* dropout */
 		bool shortcut_bn;                    /* a BN after every 1x1 shortcut conv */
 		enum projection_kind projection;
+		enum precision precision;
+		int arithmetic; /* bf16: enum bf16_arithmetic */
 		struct spec_position widths_at; /* for the zero-pad check, made after parsing */
 	} net;
 	struct {
@@ -149,6 +156,10 @@ const char *spec_ordering_name(enum ordering ordering);
 const char *spec_shortcut_name(enum shortcut_kind shortcut);
 const char *spec_projection_name(enum projection_kind projection);
 const char *spec_stem_name(enum stem_kind stem);
+const char *spec_precision_name(enum precision precision);
+const char *spec_arithmetic_name(int arithmetic);
+/* "f32", or "bf16 (tiles)": the precision and its arithmetic, in words. */
+const char *spec_precision_text(const struct spec *spec);
 
 /* Writes every resolved value, one "key: value" per line, each line
  * starting with prefix; used for the comment atop emitted files. */

@@ -298,6 +298,8 @@ static int emit_arena(const struct emitter *e, struct strbuf *out)
 		template_set(&v, "STATS_COUNT", "%ld", p->stats_count);
 		template_set(&v, "SUMS_OFFSET", "%ld", p->sums_offset);
 		template_set(&v, "SUMS_PER_IMAGE", "%ld", p->sums_per_image);
+		template_set(&v, "BF16_ARITHMETIC", "%d",
+			     e->spec->net.precision == PRECISION_BF16 ? e->spec->net.arithmetic : -1);
 		template_set(&v, "ACTIVATIONS", "%s", strbuf_text(&activations));
 		template_set(&v, "GRADIENTS", "%s", strbuf_text(&gradients));
 		template_set(&v, "PARAMS", "%s", strbuf_text(&params));
@@ -628,12 +630,16 @@ static int emit_net(struct emitter *e, struct strbuf *out)
 		snprintf(summary, sizeof summary, "%s units, %s ordering, depth %d, %s shortcut, %s projection",
 			 spec_unit_name(s->net.unit), spec_ordering_name(s->net.ordering), s->net.depth,
 			 spec_shortcut_name(s->net.shortcut), spec_projection_name(s->net.projection));
+		if (s->net.precision == PRECISION_BF16) /* an f32 network's summary as it always was */
+			snprintf(summary + strlen(summary), sizeof summary - strlen(summary),
+				 ", bf16 products summed in f32 (the %s order)", spec_arithmetic_name(s->net.arithmetic));
 		header_vars(e, &v);
 		template_set(&v, "SPEC_VALUES", "%s", values);
 		template_set(&v, "REAL", "%s", e->dtype == DTYPE_F64 ? "double" : "float");
 		template_set(&v, "DTYPE", "%s", e->dtype == DTYPE_F64 ? "f64" : "f32");
 		template_set(&v, "IDENTITY", "0x%016llxULL", (unsigned long long)e->identity);
 		template_set(&v, "NET_SUMMARY", "%s", summary);
+		template_set(&v, "PRECISION", "%s", spec_precision_text(s));
 		template_set(&v, "CHANNELS", "%d", s->data.channels);
 		template_set(&v, "HEIGHT", "%d", s->data.height);
 		template_set(&v, "WIDTH", "%d", s->data.width);

@@ -19,6 +19,7 @@
 #include "machine.h"
 #include "gemm.h"
 #include "net_api.h"
+#include "products.h"
 #include "profile.h"
 #include "real.h"
 

@@ -107,15 +107,16 @@ bool bf16_path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, c
 
 /* Each thread's packed operands, kept between calls and grown as needed:
  * a new buffer each call would cost more in page faults than the products
- * (scratch slot 0 and 1: the operands, 2: C where it is padded). */
+ * (scratch slot 0 and 1: the operands, 2: C where it is padded; 3 and 4:
+ * bf16_matmul's rounded operands). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
-} scratch[3];
+} scratch[5];
 
 static void *scratch_of(int slot, size_t bytes)
 {
-	bytes = (bytes + 63) / 64 * 64;
+	bytes = bytes ? (bytes + 63) / 64 * 64 : 64;
 	if (scratch[slot].bytes < bytes) {
 		void *bigger = aligned_alloc(64, bytes);
 		if (!bigger)
@@ -474,4 +475,76 @@ int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n
 	}
 	flush_end(mxcsr);
 	return status;
+}
+
+enum bf16_path bf16_best_path(enum bf16_arithmetic arithmetic)
+{
+	static const enum bf16_path fastest[] = {BF16_AMX, BF16_AVX512_BF16, BF16_AVX512};
+	for (size_t i = 0; i < sizeof fastest / sizeof fastest[0]; i++)
+		if (bf16_path_available(fastest[i], arithmetic, NULL, 0))
+			return fastest[i];
+	return BF16_PORTABLE;
+}
+
+int bf16_path_named(const char *name)
+{
+	for (int p = 0; p < BF16_PATH_COUNT; p++)
+		if (strcmp(name, bf16_path_names[p]) == 0)
+			return p;
+	return -1;
+}
+
+/* op(X) (rows x columns) rounded to bf16, rows x columns apart. */
+static void round_operand(uint16_t *out, bool transpose, int rows, int columns, const float *x, int ldx)
+{
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < columns; j++)
+			out[(size_t)i * columns + j] =
+				bf16_from_float(transpose ? x[(size_t)j * ldx + i] : x[(size_t)i * ldx + j]);
+}
+
+int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
+		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc)
+{
+	if (m < 0 || n < 0 || k < 0)
+		return -1;
+	uint16_t *ra = scratch_of(3, (size_t)m * k * sizeof *ra), *rb = scratch_of(4, (size_t)k * n * sizeof *rb);
+	if (!ra || !rb)
+		return -1;
+	round_operand(ra, transpose_a, m, k, a, lda);
+	round_operand(rb, transpose_b, k, n, b, ldb);
+	if (!add)
+		for (int i = 0; i < m; i++)
+			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
+	return bf16_gemm(path, arithmetic, m, n, k, ra, k, rb, n, c, ldc);
+}
+
+static double rounded(double x) { return bf16_to_float(bf16_from_float((float)x)); }
+
+int bf16_matmul_f64(bool transpose_a, bool transpose_b, int m, int n, int k, const double *a, int lda,
+		    const double *b, int ldb, bool add, double *c, int ldc)
+{
+	if (m < 0 || n < 0 || k < 0)
+		return -1;
+	double *ra = scratch_of(3, (size_t)m * k * sizeof *ra), *rb = scratch_of(4, (size_t)k * n * sizeof *rb);
+	if (!ra || !rb)
+		return -1;
+	for (int i = 0; i < m; i++)
+		for (int e = 0; e < k; e++)
+			ra[(size_t)i * k + e] = rounded(transpose_a ? a[(size_t)e * lda + i] : a[(size_t)i * lda + e]);
+	for (int e = 0; e < k; e++)
+		for (int j = 0; j < n; j++)
+			rb[(size_t)e * n + j] = rounded(transpose_b ? b[(size_t)j * ldb + e] : b[(size_t)e * ldb + j]);
+	for (int i = 0; i < m; i++) {
+		double *row = c + (size_t)i * ldc;
+		if (!add)
+			memset(row, 0, (size_t)n * sizeof *row);
+		for (int e = 0; e < k; e++) {
+			double x = ra[(size_t)i * k + e];
+			const double *from = rb + (size_t)e * n;
+			for (int j = 0; j < n; j++)
+				row[j] += x * from[j];
+		}
+	}
+	return 0;
 }

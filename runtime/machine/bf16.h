@@ -46,4 +46,27 @@ bool bf16_path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, c
 int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *a,
 	      int lda, const uint16_t *b, int ldb, float *c, int ldc);
 
+/* The fastest path of arithmetic on this processor: AMX for tiles and
+ * vdpbf16ps for pairs where they are, else AVX-512's emulation, else the
+ * portable one. */
+enum bf16_path bf16_best_path(enum bf16_arithmetic arithmetic);
+
+/* The path named name (bf16_path_names), or -1. */
+int bf16_path_named(const char *name);
+
+/* C (m x n) = C (add) or 0 (not), + op(A) op(B), op(A) m x k and op(B)
+ * k x n: A, or A transposed where transpose_a (stored k x m, rows lda
+ * apart), likewise B; A's and B's f32 values rounded to bf16 as they are
+ * packed (bf16_from_float), their products summed as bf16_gemm sums them.
+ * 0, or -1 as bf16_gemm. */
+int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
+		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc);
+
+/* The same for the f64 builds that check a bf16 network against PyTorch:
+ * each operand rounded to f32 and then to bf16, as PyTorch's
+ * x.float().bfloat16() does, the exact products summed in f64 (in no
+ * order that matters at f64's rounding). */
+int bf16_matmul_f64(bool transpose_a, bool transpose_b, int m, int n, int k, const double *a, int lda,
+		    const double *b, int ldb, bool add, double *c, int ldc);
+
 #endif

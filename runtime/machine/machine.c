@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bf16.h"
 #include "printable.h" /* the program's name, shown before anything else is known */
 #include "profile.h" /* profile_clock: the monotonic clock in seconds */
 
@@ -538,6 +539,14 @@ static void find_machine(void)
 		machine_override_parse(NULL, &found.override, NULL, 0);
 	else
 		override_why[0] = '\0';
+	found.bf16_text = getenv("RESGEN_BF16");
+	found.bf16_path = found.bf16_text && found.bf16_text[0] ? bf16_path_named(found.bf16_text) : -1;
+	if (found.bf16_text && found.bf16_text[0] && found.bf16_path < 0 && !override_why[0]) {
+		char shown[64];
+		printable_text(shown, sizeof shown, found.bf16_text);
+		snprintf(override_why, sizeof override_why,
+			 "RESGEN_BF16=%s names no path of bf16 products: portable, avx512, avx512-bf16 or amx", shown);
+	}
 }
 
 const struct machine *machine(void)
@@ -564,4 +573,19 @@ void machine_refuse_algorithm(const char *instance)
 		"alone; force algorithms in a build of every one (make EVERY_ALGORITHM=1, build/every-algorithm/), or unset it\n",
 		program_invocation_short_name, shown, instance);
 	exit(2);
+}
+
+int machine_bf16_path(int arithmetic)
+{
+	const struct machine *m = machine();
+	if (m->bf16_path < 0)
+		return bf16_best_path((enum bf16_arithmetic)arithmetic);
+	char why[160];
+	if (!bf16_path_available((enum bf16_path)m->bf16_path, (enum bf16_arithmetic)arithmetic, why, sizeof why)) {
+		fprintf(stderr, "%s: RESGEN_BF16=%s cannot compute this network's bf16 products (the %s order): %s; unset it "
+			"for the fastest path there is\n",
+			program_invocation_short_name, m->bf16_text, bf16_arithmetic_names[arithmetic], why);
+		exit(2);
+	}
+	return m->bf16_path;
 }

@@ -59,16 +59,28 @@ struct machine {
 	size_t last_level_bytes;
 	struct choice_override override;
 	const char *override_text; /* NULL if RESGEN_CHOICES is unset */
+	/* RESGEN_BF16, a bf16 network's path (bf16.h's bf16_path_names),
+	 * for tests and experiments: -1 where unset (the fastest there is,
+	 * bf16_best_path) */
+	int bf16_path;
+	const char *bf16_text;
 };
 const struct machine *machine(void);
 
-/* Where RESGEN_CHOICES is set and unreadable: writes why and returns -1. */
+/* Where RESGEN_CHOICES or RESGEN_BF16 is set and unreadable: writes why
+ * and returns -1. */
 int machine_override_error(char *why, size_t why_size);
 
 /* Where RESGEN_CHOICES forces an algorithm the instance named (a
  * convolution of a network compiled for its rules alone: conv_compiled)
  * has no code for: says so in one line and exits 2. */
 void machine_refuse_algorithm(const char *instance) __attribute__((noreturn));
+
+/* The path a bf16 network's products take in arithmetic (enum
+ * bf16_arithmetic): RESGEN_BF16's, or the fastest there is. Where
+ * RESGEN_BF16 names a path that cannot compute arithmetic here, says why
+ * in one line and exits 2. */
+int machine_bf16_path(int arithmetic);
 
 /* The processor's name as it gives it (CPUID's brand string), such as
  * "AMD EPYC 9R14 96-Core Processor". */

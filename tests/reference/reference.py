@@ -56,9 +56,21 @@ from resgen_torch import Graph, Spec, read_tensors  # noqa: E402
 #   dozen values) a ReLU input within float32 rounding of zero flips, which
 #   moves gradients by percents and is amplified by every SGD step; the f64
 #   comparison is the check of the arithmetic.
+# - a bf16 network (net.precision): its f64 binary rounds the products'
+#   operands to bf16 where this model does (Bf16Conv, Bf16Linear) and sums in
+#   f64, so it meets the f64 tolerance (measured 6e-15): a rounding could flip
+#   only where the two disagree at 1e-13 within 2^-9 of a tie. Its f32
+#   binary's forward pass is another matter: its activations differ from
+#   float64's at 1e-7, and each that lies that close to a halfway point
+#   between two bf16 numbers rounds the other way, moving that operand by
+#   2^-8 of itself, which BN over a dozen values amplifies: measured up to
+#   3.7e-3, so 2e-2. That catches a wrong layout, transpose or operand (errors
+#   of order 1), not the sums' bits: tests/test_bf16.c checks those against
+#   the arithmetic's plain definition, and test_binaries that every path
+#   gives the same ones.
 # FLOOR: gradients that are exactly zero (BN's beta ahead of another BN)
 # compare in absolute terms instead of relative to their own rounding noise.
-TOLERANCES = {"f64": 1e-9, "f32 forward": 1e-4}
+TOLERANCES = {"f64": 1e-9, "f32 forward": 1e-4, "bf16 f32 forward": 2e-2}
 FLOOR = 1e-4
 STEPS = 5
 
@@ -82,6 +94,51 @@ def dropout_mask(shape, rate, salt, seed, step, first):
         draws = mix(base + np.arange(first, first + int(np.prod(shape)), dtype=np.uint64))
     uniform = (draws >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
     return torch.from_numpy((uniform >= rate).astype(np.float64).reshape(shape))
+
+
+def to_bf16(x):
+    """x's values as a bf16 network's products take them: rounded to f32,
+    then to bf16 (to nearest, ties to even), as the binaries round."""
+    return x.float().bfloat16().double()
+
+
+class Bf16Conv(torch.autograd.Function):
+    """A convolution of a bf16 network (net.precision: bf16): each of its
+    three products (the output, the input's gradient, the weights') takes
+    its two operands rounded to bf16 (the input, the weights, the output's
+    gradient) and sums their exact products, here in float64."""
+
+    @staticmethod
+    def forward(ctx, x, weight, stride, padding):
+        x, weight = to_bf16(x), to_bf16(weight)
+        ctx.save_for_backward(x, weight)
+        ctx.stride, ctx.padding = stride, padding
+        return F.conv2d(x, weight, stride=stride, padding=padding)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight = ctx.saved_tensors
+        dy = to_bf16(dy)
+        dx = torch.nn.grad.conv2d_input(x.shape, weight, dy, stride=ctx.stride, padding=ctx.padding)
+        dweight = torch.nn.grad.conv2d_weight(x, weight.shape, dy, stride=ctx.stride, padding=ctx.padding)
+        return dx, dweight, None, None
+
+
+class Bf16Linear(torch.autograd.Function):
+    """The classifier's two products in a bf16 network, as Bf16Conv's; the
+    bias and its gradient stay float64."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        x, weight = to_bf16(x), to_bf16(weight)
+        ctx.save_for_backward(x, weight)
+        return x @ weight.T
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight = ctx.saved_tensors
+        dy = to_bf16(dy)
+        return dy @ weight, dy.T @ x
 
 
 class Network:
@@ -118,7 +175,9 @@ class Network:
         for op in self.graph.ops:
             x = [values[i] for i in op["inputs"]]
             name, kind = op["name"], op["kind"]
-            if kind == "conv":
+            if kind == "conv" and self.spec.precision == "bf16":
+                y = Bf16Conv.apply(x[0], self.params[name + "_weight"], op["stride"], op["k"] // 2)
+            elif kind == "conv":
                 y = F.conv2d(x[0], self.params[name + "_weight"], stride=op["stride"],
                              padding=op["k"] // 2)
             elif kind == "bn":
@@ -130,6 +189,8 @@ class Network:
                 y = x[0] * (dropout_mask(shape, op["rate"], op["salt"], self.spec.seed, step,
                                          first_image * int(np.prod(shape[1:])))
                             if training else 1 - op["rate"])
+            elif kind == "linear" and self.spec.precision == "bf16":
+                y = Bf16Linear.apply(x[0], self.params[name + "_weight"]) + self.params[name + "_bias"]
             elif kind == "linear":
                 y = x[0] @ self.params[name + "_weight"].T + self.params[name + "_bias"]
             elif kind == "loss":
@@ -240,10 +301,11 @@ def check(spec_path, binaries, work):
     compare(f"logits in evaluation after {STEPS} steps", "f64", dump["eval/logits"], logits.numpy())
     if f32:
         dump32 = run_binary(f32, weights_path, os.path.join(work, spec.name + "-f32.dump"), 1)
-        compare("input", "f32 forward", dump32["input"], dump["input"])
+        kind = "bf16 f32 forward" if spec.precision == "bf16" else "f32 forward"
+        compare("input", kind, dump32["input"], dump["input"])
         for name in first:
             what = f"{name[4:]} output" if name.startswith("act/") else name
-            compare(what, "f32 forward", dump32[name], first[name])
+            compare(what, kind, dump32[name], first[name])
     return compare
 
 

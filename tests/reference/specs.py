@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Writes the specs that the PyTorch check covers into a folder: every
 ordering x every shortcut kind x every unit kind, at small, odd sizes
-(batch 3, widths 3/5/7, inputs 1x28x28 and 3x32x32, both projections).
+(batch 3, widths 3/5/7, inputs 1x28x28 and 3x32x32, both projections);
+and in bf16 (net.precision) every ordering x every unit kind, the shortcut
+kinds and both arithmetics in turn, and the ImageNet stem once.
 Every spec is checked in f64; a third of them, spread so that every
 ordering, shortcut and unit is among them, in f32 too: their names go to
 FOLDER/f32.list. A file is rewritten only when its text changes, so make
@@ -74,6 +76,34 @@ def main():
         write(os.path.join(folder, name + ".yaml"), text)
         if index % 2 == 0:
             f32.append(name)
+    # bf16: the products' operands rounded to bf16 (reference.py's Bf16Conv
+    # and Bf16Linear), whichever the arithmetic, which an f64 build does
+    # not follow (it sums in f64); the f32 binaries follow it.
+    shortcuts = list(SHORTCUTS)
+    for index, (ordering, unit) in enumerate(itertools.product(ORDERINGS, UNITS)):
+        shortcut = shortcuts[index % len(shortcuts)]
+        arithmetic = "pairs" if index % 2 else "tiles"
+        name = f"bf16-{ordering}-{unit}"
+        text = (f"# PyTorch check in bf16: {ordering}, {shortcut} shortcut, {unit} units, the {arithmetic} order.\n"
+                f"name: ref-{name}\n"
+                f"data:\n  set: synthetic\n  shape: {'[1, 28, 28]' if index % 2 else '[3, 32, 32]'}\n  classes: 5\n"
+                f"  train_images: 6\n  test_images: 3\n"
+                f"net:\n  unit: {unit}\n  ordering: {ordering}\n  depth: {UNITS[unit]}\n"
+                f"  widths: [3, 5, 7]\n  shortcut: {shortcut}\n{SHORTCUTS[shortcut]}"
+                f"  projection: {'zero-pad' if index % 3 == 0 else 'conv1x1'}\n"
+                f"  precision: bf16\n  arithmetic: {arithmetic}\n"
+                f"train:\n  batch: 3\n{RECIPES[index % len(RECIPES)]}")
+        write(os.path.join(folder, name + ".yaml"), text)
+        if index % 3 == 0:
+            f32.append(name)
+    text = ("# PyTorch check in bf16: the ImageNet stem, full-preact, bottleneck units in four stages.\n"
+            "name: ref-bf16-imagenet\n"
+            "data:\n  set: synthetic\n  shape: [3, 36, 36]\n  classes: 6\n  train_images: 6\n  test_images: 3\n"
+            "net:\n  unit: bottleneck\n  ordering: full-preact\n  stem: imagenet\n"
+            "  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n  precision: bf16\n"
+            f"train:\n  batch: 3\n{RECIPES[0]}")
+    write(os.path.join(folder, "bf16-imagenet.yaml"), text)
+    f32.append("bf16-imagenet")
     write(os.path.join(folder, "f32.list"), "\n".join(f32) + "\n")
 
 

@@ -226,6 +226,10 @@ class Spec:
         self.dropout_rate = float((net.get("dropout", {}) or {}).get("rate", 0.5))
         self.shortcut_bn = net.get("shortcut_bn", False)
         self.projection = net.get("projection", "conv1x1")
+        # bf16: the binaries' convolutions and classifier multiply bf16
+        # operands; the weights are f32 masters all the same
+        self.precision = net.get("precision", "f32")
+        self.arithmetic = net.get("arithmetic", "tiles")
         lr = train.get("lr", {}) or {}
         warmup = lr.get("warmup", {}) or {}
         self.lr_base = float(lr.get("base", 0.1))

@@ -21,6 +21,7 @@ struct conv_data_gradient {
 	real *staged; /* where an image's gradient is staged (conv_streams_gradient), or NULL: set in place */
 	enum conv_method method;
 	int group; /* the images conv_data_gradient_images takes at a time */
+	struct products products; /* the reference kernel's */
 };
 
 /* stream: whether conv_backward_data_images should stage and stream the
@@ -30,7 +31,7 @@ KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *wei
 {
 	enum conv_method method = CONV_ALGORITHM_OF(s.data, c->data.method);
 	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, method,
-				       method == CONV_WINOGRAD ? c->data.group : 1};
+				       method == CONV_WINOGRAD ? c->data.group : 1, c->products};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
 	if (s.stride != 1 || c->data.method == CONV_REFERENCE) {
 		d.micro = NULL;
@@ -56,7 +57,7 @@ KERNEL_HELPER void conv_data_gradient_images(const struct conv_data_gradient *d,
 	if (!d->micro) {
 		for (int g = 0; g < count; g++)
 			conv_data_gradient_reference_image(dimage + (size_t)g * s.c_in * s.h_in * s.w_in,
-							   dy + (size_t)g * s.c_out * s.h_out * s.w_out, d->weight, s, d->panel, write);
+							   dy + (size_t)g * s.c_out * s.h_out * s.w_out, d->weight, s, d->panel, write, d->products);
 		return;
 	}
 	conv_group(dimage, dy, NULL, d->padded, d->packed, d->panel, d->rows, d->method, count, conv_transposed(s), write == GRADIENT_ADD, d->micro);

@@ -121,6 +121,7 @@ struct conv_choices {
 	struct conv_weight_choice weight;
 	signed char stream;  /* -1: by the rules of conv_streams, else forced off or on */
 	size_t cache_bytes;  /* the last-level cache the rules compare with */
+	struct products products; /* a bf16 network's (every pass then the reference's), or PRODUCTS_REAL */
 };
 
 /* The forward pass's method for shape s (the data gradient's: for the
@@ -237,7 +238,20 @@ static struct conv_choices conv_choose(struct conv_shape s, const struct gemm_mi
 	c.weight = conv_weight_choose(micro, s, o);
 	c.stream = o.stream;
 	c.cache_bytes = cache_bytes;
+	c.products = PRODUCTS_REAL;
 	return c;
+}
+
+/* A bf16 network's convolution (products p, not PRODUCTS_REAL): every pass
+ * im2col, then one product of bf16 operands an image (the reference
+ * kernels, kernels/products.h), whatever the machine. */
+static void conv_choose_products(struct conv_choices *c, struct products p)
+{
+	if (!products_bf16(p))
+		return;
+	c->forward = c->data = (struct conv_method_choice){CONV_REFERENCE, 1, 0, 0, 0, 0, 0, false};
+	c->weight = (struct conv_weight_choice){CONV_WEIGHT_REFERENCE, false, 0, 0, 0, 0, 0, false};
+	c->products = p;
 }
 
 /* Whether the instance name, of shape s, runs the choices c: compiled for
@@ -282,6 +296,13 @@ KERNEL_HELPER bool conv_streams_gradient(const struct conv_choices *c, size_t re
 /* ---- explain: the choices in words ---- */
 
 static const char *conv_forced_note(bool forced) { return forced ? " (forced by RESGEN_CHOICES)" : ""; }
+
+/* A bf16 network's pass: what it multiplies, in which order, by which path. */
+static void conv_explain_products(FILE *out, const char *pass, struct products p)
+{
+	fprintf(out, "    %-8s bf16 operands, their products summed in f32 in the %s order by the %s path: im2col, then one product an image\n",
+		pass, bf16_arithmetic_names[p.arithmetic], bf16_path_names[p.path]);
+}
 
 static void conv_explain_method(FILE *out, const char *pass, struct conv_shape s, const struct conv_method_choice *c)
 {
@@ -368,6 +389,13 @@ static void conv_explain(FILE *out, const char *layer, struct conv_shape s, cons
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	fprintf(out, "%s: %dx%d convolution, stride %d, %d -> %d channels, %dx%d -> %dx%d\n", layer, s.k, s.k, s.stride,
 		s.c_in, s.c_out, s.h_in, s.w_in, s.h_out, s.w_out);
+	if (products_bf16(c->products)) {
+		conv_explain_products(out, "forward", c->products);
+		conv_explain_products(out, "data", c->products);
+		conv_explain_products(out, "weight", c->products);
+		fprintf(out, "    %-8s no (the reference kernels write in place)\n", "streams");
+		return;
+	}
 	conv_explain_method(out, "forward", s, &c->forward);
 	conv_explain_method(out, "data", s, &c->data);
 	conv_explain_weight(out, s, &c->weight);

@@ -50,7 +50,7 @@ KERNEL_ENTRY(void, conv_forward, (real *out, const real *in, const real *weight,
 {
 	const struct gemm_micro *micro = gemm_micro();
 	if (c->forward.method == CONV_REFERENCE) {
-		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread);
+		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread, c->products);
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);

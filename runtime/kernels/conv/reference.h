@@ -3,7 +3,9 @@
  * images of dY . im2col(X)^T, summed per thread and then across the threads
  * in thread order. What the fast kernels are tested against
  * (tests/test_kernels.c), and the fallback where a machine's micro-kernel
- * does not fit. */
+ * does not fit. A bf16 network's convolutions run them too, each gemm's
+ * operands rounded to bf16 (kernels/products.h): Winograd's transforms
+ * would multiply other values than the bf16 ones. */
 #ifndef RESGEN_KERNELS_CONV_REFERENCE_H
 #define RESGEN_KERNELS_CONV_REFERENCE_H
 
@@ -62,7 +64,7 @@ KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channel
 }
 
 /* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue */
-KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
@@ -78,7 +80,7 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 		}
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = out + (size_t)i * s.c_out * pixels;
-		gemm(0, 0, s.c_out, pixels, patch, 1, weight, patch, columns, pixels, 0, result, pixels);
+		products_gemm(p, 0, 0, s.c_out, pixels, patch, weight, patch, columns, pixels, 0, result, pixels);
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -163,18 +165,18 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 
 /* own += dY(i) . columns(X(i))^T for one image; columns, activated: this
  * thread's scratch for them. */
-KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated)
+KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
 	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
 	if (!direct)
 		conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
-	gemm(0, 1, s.c_out, patch, pixels, 1, dy, pixels, direct ? image : columns, pixels, 1, own, patch);
+	products_gemm(p, 0, 1, s.c_out, patch, pixels, dy, pixels, direct ? image : columns, pixels, 1, own, patch);
 }
 
 /* dweight += sum over images of dY(i) . columns(X(i))^T */
-KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread)
+KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dout, const real *in, const real *pre, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k);
 	real *dweight_own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
@@ -183,32 +185,32 @@ KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dou
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)
 		conv_weight_gradient_reference_image(dweight_own, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s,
-						     columns, columns + CONV_ALIGN(patch * s.h_out * s.w_out));
+						     columns, columns + CONV_ALIGN(patch * s.h_out * s.w_out), p);
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, (struct conv_strides){patch, s.k * s.k, s.k, 1});
 }
 
 /* dimage (+)= W^T . dy for one image, folded back onto the pixels the
  * columns came from; dcolumns: this thread's scratch for the columns. */
-KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *dy, const real *weight, struct conv_shape s, real *dcolumns, enum gradient_write write)
+KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *dy, const real *weight, struct conv_shape s, real *dcolumns, enum gradient_write write, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	if (s.k == 1 && s.stride == 1) { /* the image is its own columns */
-		gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, write == GRADIENT_ADD, dimage, pixels);
+		products_gemm(p, 1, 0, patch, pixels, s.c_out, weight, patch, dy, pixels, write == GRADIENT_ADD, dimage, pixels);
 		return;
 	}
 	if (write == GRADIENT_SET)
 		memset(dimage, 0, sizeof(real) * s.c_in * s.h_in * s.w_in);
-	gemm(1, 0, patch, pixels, s.c_out, 1, weight, patch, dy, pixels, 0, dcolumns, pixels);
+	products_gemm(p, 1, 0, patch, pixels, s.c_out, weight, patch, dy, pixels, 0, dcolumns, pixels);
 	conv_col2im_add(dimage, dcolumns, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 }
 
 /* din (+)= W^T . dY(i) for every image */
-KERNEL_HELPER void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write)
+KERNEL_HELPER void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct products p)
 {
 	real *dcolumns = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * CONV_PATCH(s.c_in, s.k));
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)
-		conv_data_gradient_reference_image(din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, weight, s, dcolumns, write);
+		conv_data_gradient_reference_image(din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, weight, s, dcolumns, write, p);
 }
 
 #endif

@@ -446,6 +446,7 @@ struct conv_weight_gradient {
 	const struct gemm_micro *micro; /* NULL: the reference kernel */
 	struct conv_shape s;            /* the convolution's */
 	const real *pre;                /* the prologue, or NULL */
+	struct products multiplies;     /* how the reference kernel multiplies */
 	struct conv_weight_plan w;      /* the fast kernel's */
 	real *own;                      /* the share's private sum */
 	/* the fast kernel's: packed dY; padded X (or a 1x1's X packed), a
@@ -474,7 +475,7 @@ KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tile
 
 KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, real *part, int share)
 {
-	struct conv_weight_gradient g = {gemm_micro(), s, pre, {0}, scratch + (size_t)share * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
+	struct conv_weight_gradient g = {gemm_micro(), s, pre, c->products, {0}, scratch + (size_t)share * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
 	if (s.stride != 1 || c->weight.method == CONV_WEIGHT_REFERENCE) {
@@ -538,7 +539,7 @@ KERNEL_HELPER void conv_weight_gradient_image(struct conv_weight_gradient *g, co
 	struct conv_shape s = g->s;
 	struct conv_weight_plan w = g->w;
 	if (!g->micro) {
-		conv_weight_gradient_reference_image(g->own, dy, image, g->pre, s, g->gradient, g->padded);
+		conv_weight_gradient_reference_image(g->own, dy, image, g->pre, s, g->gradient, g->padded, g->multiplies);
 		return;
 	}
 	int pixels = s.h_out * s.w_out;

@@ -15,6 +15,8 @@
 /* BN's sums of each image, per image (-1, 0: no BN) */
 #define NET_SUMS_OFFSET 448L
 #define NET_SUMS_PER_IMAGE 96L
+/* net.precision: -1 for f32, else bf16 with this arithmetic (runtime/machine/bf16.h) */
+#define NET_BF16_ARITHMETIC -1
 
 /* Activations */
 #define ACT_input 0L

@@ -490,12 +490,12 @@ static void average_pool_16x2x2_backward(real *din, const real *dout, int n)
 /* linear_16_to_4: (n, 16) -> (n, 4) */
 static void linear_16_to_4_forward(real *out, const real *in, const real *weight, const real *bias, int n)
 {
-	linear_forward(out, in, weight, bias, n, 16, 4);
+	linear_forward(out, in, weight, bias, n, 16, 4, products_of(NET_BF16_ARITHMETIC));
 }
 
 static void linear_16_to_4_backward(real *din, real *dweight, real *dbias, const real *dout, const real *in, const real *weight, int n)
 {
-	linear_backward(din, dweight, dbias, dout, in, weight, n, 16, 4);
+	linear_backward(din, dweight, dbias, dout, in, weight, n, 16, 4, products_of(NET_BF16_ARITHMETIC));
 }
 
 /* softmax_cross_entropy_4: (n, 4) logits -> (n, 4) probabilities; returns the mean loss */

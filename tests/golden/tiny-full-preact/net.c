@@ -213,6 +213,7 @@ const struct net_info net_info = {
 	.dtype = "f32",
 	.identity = 0x57f16c9ded9e51e0ULL,
 	.summary = "basic units, full-preact ordering, depth 8, identity shortcut, conv1x1 projection",
+	.precision = "f32",
 	.channels = 3,
 	.height = 8,
 	.width = 8,

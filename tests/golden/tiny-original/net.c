@@ -213,6 +213,7 @@ const struct net_info net_info = {
 	.dtype = "f32",
 	.identity = 0x45fac3f9e8c03032ULL,
 	.summary = "basic units, original ordering, depth 8, identity shortcut, conv1x1 projection",
+	.precision = "f32",
 	.channels = 3,
 	.height = 8,
 	.width = 8,

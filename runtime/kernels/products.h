@@ -1,0 +1,65 @@
+/* How a network's convolutions and classifier multiply (net.precision):
+ * in the build's reals, by BLIS; or, in a bf16 network, with operands
+ * rounded to bf16 and their exact products summed in f32 in a fixed order,
+ * by a path of runtime/machine/bf16.h (in the f64 builds that check such a
+ * network against PyTorch: rounded operands, sums in f64). */
+#ifndef RESGEN_KERNELS_PRODUCTS_H
+#define RESGEN_KERNELS_PRODUCTS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bf16.h"
+#include "gemm.h"
+#include "machine.h"
+#include "real.h"
+
+/* path: an enum bf16_path, or -1 for the build's reals; arithmetic: an
+ * enum bf16_arithmetic (the order), or -1. */
+struct products {
+	signed char path, arithmetic;
+};
+#define PRODUCTS_REAL ((struct products){-1, -1})
+
+/* A network's products for arithmetic (its NET_BF16_ARITHMETIC, -1 for
+ * f32): the path is RESGEN_BF16's or the fastest there is
+ * (machine_bf16_path, which refuses a path that cannot compute it). */
+static inline struct products products_of(int arithmetic)
+{
+	if (arithmetic < 0)
+		return PRODUCTS_REAL;
+	return (struct products){(signed char)machine_bf16_path(arithmetic), (signed char)arithmetic};
+}
+
+static inline bool products_bf16(struct products p) { return p.arithmetic >= 0; }
+
+/* The bf16 products' own memory (packed operands, grown as needed)
+ * failed: a kernel cannot return, so the run stops as on any other
+ * allocation it cannot go on without. */
+static __attribute__((noreturn, cold, unused)) void products_out_of_memory(int m, int n, int k)
+{
+	fprintf(stderr, "out of memory for the bf16 operands of a %d x %d x %d product; stopping (the last checkpoint is kept)\n",
+		m, n, k);
+	exit(1);
+}
+
+/* C (m x n) = beta C + op(A) op(B), as gemm() with alpha 1 (beta 0 or 1),
+ * in the products p says. */
+static inline void products_gemm(struct products p, int transpose_a, int transpose_b, int m, int n, int k, const real *a, int lda,
+				 const real *b, int ldb, real beta, real *c, int ldc)
+{
+	if (!products_bf16(p)) {
+		gemm(transpose_a, transpose_b, m, n, k, 1, a, lda, b, ldb, beta, c, ldc);
+		return;
+	}
+#ifdef RESGEN_F64
+	int status = bf16_matmul_f64(transpose_a, transpose_b, m, n, k, a, lda, b, ldb, beta != 0, c, ldc);
+#else
+	int status = bf16_matmul((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, transpose_a, transpose_b, m, n, k, a, lda,
+				 b, ldb, beta != 0, c, ldc);
+#endif
+	if (status != 0)
+		products_out_of_memory(m, n, k);
+}
+
+#endif

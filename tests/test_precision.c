@@ -1,0 +1,131 @@
+/* bf16 networks (net.precision: bf16): every path of an arithmetic this
+ * processor has trains the demo to the same bits, weights and log alike,
+ * the portable one included; a run resumes on another path to the bits of
+ * an unbroken one; and RESGEN_BF16 is refused in one line where it cannot
+ * be used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bf16.h"
+#include "command.h"
+
+static int setup(void **unused)
+{
+	(void)unused;
+	return command_setup("precision");
+}
+
+/* A short run of name on path (RESGEN_BF16), its log and weights named by
+ * tag and the path; the binary's exit status, its errors in err. */
+static int train_on(const char *name, const char *path, const char *tag, const char *options, char *err, size_t size)
+{
+	char prefix[64], all[2048];
+	snprintf(prefix, sizeof prefix, "RESGEN_BF16=%s", path);
+	snprintf(all, sizeof all,
+		 "train --batch 16 --eval-every 6 --test-limit 200 --log-every 2 --threads 2 --log %s/%s-%s.csv "
+		 "--save-weights %s/%s-%s.w %s",
+		 scratch, tag, path, scratch, tag, path, options);
+	return binary(prefix, name, all, NULL, 0, err, size);
+}
+
+static void file_of(char *out, size_t size, const char *tag, const char *path, const char *ending)
+{
+	snprintf(out, size, "%s/%s-%s.%s", scratch, tag, path, ending);
+}
+
+/* Every path name trains name where this processor has it for arithmetic,
+ * to the portable path's weights and log rows bit for bit; the others are
+ * refused in one line saying why. */
+static void every_path_gives_the_same_bits(const char *name, enum bf16_arithmetic arithmetic)
+{
+	char err[4096], first_weights[512], first_log[512], weights[512], log[512];
+	file_of(first_weights, sizeof first_weights, name, "portable", "w");
+	file_of(first_log, sizeof first_log, name, "portable", "csv");
+	int trained = 0;
+	for (int path = 0; path < BF16_PATH_COUNT; path++) {
+		const char *path_name = bf16_path_names[path];
+		int status = train_on(name, path_name, name, "--iterations 6", err, sizeof err);
+		char why[160];
+		if (!bf16_path_available((enum bf16_path)path, arithmetic, why, sizeof why)) {
+			assert_int_equal(status, 2);
+			expect_in(err, "cannot compute this network's bf16 products");
+			expect_in(err, why);
+			continue;
+		}
+		if (status != 0)
+			fail_msg("%s on the %s path: exit %d: %s", name, path_name, status, err);
+		file_of(weights, sizeof weights, name, path_name, "w");
+		file_of(log, sizeof log, name, path_name, "csv");
+		assert_true(same_file(first_weights, weights));
+		assert_true(same_rows(first_log, log));
+		trained++;
+	}
+	print_message("%s: %d path%s of the %s order on this processor gave the same bits\n", name, trained,
+		      trained == 1 ? "" : "s", bf16_arithmetic_names[arithmetic]);
+	assert_true(trained >= 1);
+}
+
+static void test_tiles_order_is_the_same_on_every_path(void **unused)
+{
+	(void)unused;
+	every_path_gives_the_same_bits("demo-bf16-f32", BF16_TILES);
+}
+
+static void test_pairs_order_is_the_same_on_every_path(void **unused)
+{
+	(void)unused;
+	every_path_gives_the_same_bits("demo-bf16-pairs-f32", BF16_PAIRS);
+}
+
+/* Three iterations on the portable path, checkpointed, then three more on
+ * the fastest: the weights of six unbroken ones on the fastest. */
+static void test_a_run_resumes_on_another_path(void **unused)
+{
+	(void)unused;
+	const char *fastest = bf16_path_names[bf16_best_path(BF16_TILES)];
+	char err[4096], options[1024], unbroken[512], resumed[512];
+	assert_int_equal(train_on("demo-bf16-f32", fastest, "unbroken", "--iterations 6", err, sizeof err), 0);
+	snprintf(options, sizeof options, "--iterations 3 --checkpoint %s/half.ckpt", scratch);
+	assert_int_equal(train_on("demo-bf16-f32", "portable", "half", options, err, sizeof err), 0);
+	char prefix[64], command[1024];
+	snprintf(prefix, sizeof prefix, "RESGEN_BF16=%s", fastest);
+	snprintf(command, sizeof command, "train --resume %s/half.ckpt --iterations 6 --save-weights %s/resumed.w", scratch,
+		 scratch);
+	if (binary(prefix, "demo-bf16-f32", command, NULL, 0, err, sizeof err) != 0)
+		fail_msg("the resumed run: %s", err);
+	file_of(unbroken, sizeof unbroken, "unbroken", fastest, "w");
+	snprintf(resumed, sizeof resumed, "%s/resumed.w", scratch);
+	assert_true(same_file(unbroken, resumed));
+}
+
+/* RESGEN_BF16 naming no path, or one that cannot compute the network's
+ * order (vdpbf16ps sums in pairs alone, on any processor), is refused
+ * before the run, in one line. */
+static void test_bf16_path_refusals(void **unused)
+{
+	(void)unused;
+	char err[4096];
+	assert_int_equal(binary("RESGEN_BF16=fastest", "demo-bf16-f32", "train --iterations 1", NULL, 0, err, sizeof err), 2);
+	expect_line(err, "demo-bf16: RESGEN_BF16=fastest names no path of bf16 products: portable, avx512, avx512-bf16 or amx\n");
+	assert_int_equal(binary("RESGEN_BF16=avx512-bf16", "demo-bf16-f32", "train --iterations 1", NULL, 0, err, sizeof err), 2);
+	expect_line(err, "demo-bf16-f32: RESGEN_BF16=avx512-bf16 cannot compute this network's bf16 products (the tiles "
+			 "order): vdpbf16ps sums in the pairs order alone; unset it for the fastest path there is\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bf16_path_refusals),
+		cmocka_unit_test(test_tiles_order_is_the_same_on_every_path),
+		cmocka_unit_test(test_pairs_order_is_the_same_on_every_path),
+		cmocka_unit_test(test_a_run_resumes_on_another_path),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
