@@ -412,6 +412,54 @@ static void test_study_report_equal_differences_admit_no_test(void **unused)
 				   "it is."));
 }
 
+/* Variants that name another ('against') are compared with it, and only
+ * they: two pairs of two seeds, Holm's correction over the two. A name
+ * that is no earlier variant is refused where it is written. */
+static void test_study_report_compares_each_variant_against_its_own(void **unused)
+{
+	(void)unused;
+	const char *results = "build/tests/scratch-report-against", *spec = "build/tests/scratch-against.yaml";
+	mkdir(results, 0777);
+	write_text(spec, "name: pairs\nbase: demo\nseeds: [1, 2]\nvariants:\n  - {name: a}\n"
+			 "  - {name: a-bf16, against: a, set: {net: {precision: bf16}}}\n"
+			 "  - {name: b, set: {net: {ordering: original}}}\n"
+			 "  - {name: b-bf16, against: b, set: {net: {ordering: original, precision: bf16}}}\n");
+	static const char *const runs[][2] = {{"a-seed1", "0.10"}, {"a-seed2", "0.12"}, {"a-bf16-seed1", "0.11"},
+					      {"a-bf16-seed2", "0.14"}, {"b-seed1", "0.30"}, {"b-seed2", "0.40"},
+					      {"b-bf16-seed1", "0.31"}, {"b-bf16-seed2", "0.40"}};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		char path[256], text[512];
+		snprintf(path, sizeof path, "%s/%s.csv", results, runs[i][0]);
+		snprintf(text, sizeof text,
+			 "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
+			 "50,0.01,1.5,0.5,1.6,%s,20.0,100\n",
+			 runs[i][1]);
+		write_text(path, text);
+		snprintf(path, sizeof path, "%s/%s.done", results, runs[i][0]);
+		write_text(path, "finished\n");
+	}
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	if (study_load(study, spec, "specs", &d) != 0 || study_report(study, results, &d) != 0)
+		fail_msg("%s", d.text);
+	study_free(study);
+	free(study);
+	char path[256];
+	snprintf(path, sizeof path, "%s/report.md", results);
+	const char *report = read_text(path);
+	const char *wanted[] = {"Each variant that names another (`against`) against that one: ",
+				"| variant | against | difference |", "| a-bf16 | a | +1.50 | -4.85 to +7.85 |",
+				"| b-bf16 | b | +0.50 | -5.85 to +6.85 |", "as 2 comparisons are made"};
+	for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+		if (!strstr(report, wanted[i]))
+			fail_msg("report.md lacks: %s\n%s", wanted[i], report);
+	assert_null(strstr(report, "| b | a |"));
+	expect_error("name: x\nseeds: [1]\nvariants: [{name: a, spec: demo}, {name: b, spec: demo, against: c}]\n",
+		     "@:3:66: 'against' names 'c', which is no variant listed before 'b'; name one of those, which "
+		     "this one is compared with");
+}
+
 /* The plan of the study text, which must hold each of count lines; the
  * text from its first reuse line on, for a test to check. */
 static char *expect_plan(const char *text, const char *const *lines, size_t count)
@@ -588,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_study_errors_name_their_place),
 		cmocka_unit_test(test_study_report_summarises_the_seeds),
 		cmocka_unit_test(test_study_report_equal_differences_admit_no_test),
+		cmocka_unit_test(test_study_report_compares_each_variant_against_its_own),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -412,31 +412,44 @@ static void write_test(struct strbuf *md, const struct comparison *c)
 		strbuf_printf(md, " t = %.2f, df %.1f, p = %.3g |", c->t, c->df, c->p);
 }
 
-/* Each variant against the study's first: the difference of the means, its
- * 95% interval and both tests, Welch's and (where seeds pair the runs) the
- * paired one; the reading takes the paired test where it can be made, as
- * a seed gives every variant the same initial weights and data order, else
- * Welch's, and holds the family's error to 5% with Holm's correction for
- * the number of comparisons. */
+/* The variant v is compared with: the one it names ('against'), else the
+ * study's first; -1 where it is compared with none (the first, or, in a
+ * study whose variants name theirs, one that names none). */
+static int baseline_of(const struct study *study, int v)
+{
+	if (study->paired_variants || v == 0)
+		return study->variants[v].against;
+	return 0;
+}
+
+/* Each variant against its baseline (baseline_of): the difference of the
+ * means, its 95% interval and both tests, Welch's and (where seeds pair
+ * the runs) the paired one; the reading takes the paired test where it can
+ * be made, as a seed gives every variant the same initial weights and data
+ * order, else Welch's, and holds the family's error to 5% with Holm's
+ * correction for the number of comparisons. */
 static void write_comparisons(struct strbuf *md, const struct study *study, const struct run *runs)
 {
 	int count = study->variant_count, seeds = study->seed_count;
 	if (count < 2)
 		return;
-	double base[STUDY_MAX_SEEDS], base_packed[STUDY_MAX_SEEDS];
-	long base_counts[STUDY_MAX_SEEDS], images = study_test_images(study, 0);
-	bool base_finished[STUDY_MAX_SEEDS];
-	final_errors(runs, seeds, images, base_counts, base, base_finished);
-	int nb = pack_finished(base, base_finished, seeds, base_packed);
 	struct tested {
 		struct comparison welch, paired, *read; /* read: the test the reading takes */
-		int n;
+		int n, nb;
 	} *tested = calloc((size_t)count, sizeof *tested);
 	double p[STUDY_MAX_VARIANTS], adjusted[STUDY_MAX_VARIANTS];
 	int tests = 0;
 	if (!tested)
 		return;
 	for (int v = 1; v < count; v++) {
+		int b = baseline_of(study, v);
+		if (b < 0)
+			continue;
+		double base[STUDY_MAX_SEEDS], base_packed[STUDY_MAX_SEEDS];
+		long base_counts[STUDY_MAX_SEEDS], images = study_test_images(study, b);
+		bool base_finished[STUDY_MAX_SEEDS];
+		final_errors(&runs[b * seeds], seeds, images, base_counts, base, base_finished);
+		int nb = tested[v].nb = pack_finished(base, base_finished, seeds, base_packed);
 		double errors[STUDY_MAX_SEEDS], packed[STUDY_MAX_SEEDS];
 		long counts[STUDY_MAX_SEEDS], pa[STUDY_MAX_SEEDS], pb[STUDY_MAX_SEEDS];
 		bool finished[STUDY_MAX_SEEDS];
@@ -464,34 +477,45 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 			p[tests++] = tested[v].read->p;
 	}
 	holm(p, tests, adjusted);
-	const char *first = study->variants[0].name;
-	strbuf_printf(md, "Against the baseline, the study's first variant `%s`: the difference of the mean final "
-		      "test errors (points of %%; negative is lower error) with its 95%% interval, Welch's t test "
+	if (study->paired_variants)
+		strbuf_puts(md, "Each variant that names another (`against`) against that one");
+	else
+		strbuf_printf(md, "Against the baseline, the study's first variant `%s`", study->variants[0].name);
+	strbuf_puts(md, ": the difference of the mean final "
+		      "test errors (points of %; negative is lower error) with its 95% interval, Welch's t test "
 		      "(unequal variances, two-sided) and the paired t test over the seeds both ran. The reading "
 		      "takes the paired test where two seeds or more pair the runs, since a seed fixes the initial "
 		      "weights' draw and the data order for every variant alike (the difference and interval are "
-		      "then the paired ones), else Welch's; ",
-		      first);
+		      "then the paired ones), else Welch's; ");
 	if (tests > 1)
 		strbuf_printf(md, "and, as %d comparisons are made, it holds their chance of any false \"lower\" or "
 			      "\"higher\" to 5%% with Holm's correction (the adjusted p). ", tests);
 	else
 		strbuf_printf(md, "%s comparison is made, so Holm's correction leaves its p as it is. ",
 			      tests == 1 ? "one" : "no");
-	strbuf_puts(md, "A difference whose adjusted p is 0.05 or more is within the noise of these seeds.\n\n"
-		    "| variant | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n"
-		    "|---|---|---|---|---|---|\n");
+	strbuf_puts(md, "A difference whose adjusted p is 0.05 or more is within the noise of these seeds.\n\n");
+	strbuf_puts(md, study->paired_variants ? "| variant | against | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n"
+					     "|---|---|---|---|---|---|---|\n"
+					   : "| variant | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n"
+					     "|---|---|---|---|---|---|\n");
 	for (int v = 1, k = 0; v < count; v++) {
+		int b = baseline_of(study, v);
+		if (b < 0)
+			continue;
 		const char *name = study->variants[v].name;
 		const struct tested *t = &tested[v];
+		int nb = t->nb;
+		strbuf_printf(md, "| %s", name);
+		if (study->paired_variants) /* the column a study without 'against' never had */
+			strbuf_printf(md, " | %s", study->variants[b].name);
 		if (t->n == 0 || nb == 0) {
-			strbuf_printf(md, "| %s | - | - | - | - | no finished runs to compare |\n", name);
+			strbuf_puts(md, " | - | - | - | - | no finished runs to compare |\n");
 			continue;
 		}
 		const struct comparison *shown = t->read		   ? t->read
 						 : t->paired.no_spread ? &t->paired
 								       : &t->welch;
-		strbuf_printf(md, "| %s | %+.2f |", name, shown->difference);
+		strbuf_printf(md, " | %+.2f |", shown->difference);
 		if (shown->valid)
 			strbuf_printf(md, " %+.2f to %+.2f |", shown->low, shown->high);
 		else

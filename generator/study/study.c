@@ -220,7 +220,7 @@ static int check_variant(const struct checker *c, struct study *study, const str
 			 const char *base_name, const char *specs_dir, const struct ynode *study_set)
 {
 	struct study_variant *v = &study->variants[study->variant_count];
-	static const char *const keys[] = {"name", "spec", "set", "paper", "threads", "ranks", "time"};
+	static const char *const keys[] = {"name", "spec", "set", "paper", "threads", "ranks", "time", "against"};
 	const struct ynode *name, *set, *spec = NULL;
 	if (expect_map(c, node, "variant") != 0 ||
 	    check_keys(c, node, "a variant", keys, COUNT(keys)) != 0 ||
@@ -234,6 +234,22 @@ static int check_variant(const struct checker *c, struct study *study, const str
 		if (strcmp(study->variants[i].name, v->name) == 0)
 			return error_at(c, name, "variant '%s' is listed twice; give each variant its "
 					"own name", v->name);
+	/* the variant this one is compared with: one listed before it */
+	const struct ynode *against = ynode_get(node, "against");
+	v->against = -1;
+	if (against) {
+		if (expect_scalar(c, against, "against", "the name of a variant listed before this one") != 0)
+			return -1;
+		for (int i = 0; i < study->variant_count; i++)
+			if (strcmp(study->variants[i].name, against->text) == 0)
+				v->against = i;
+		if (v->against < 0)
+			return error_at(c, against,
+					"'against' names '%s', which is no variant listed before '%s'; name one of "
+					"those, which this one is compared with",
+					against->text, v->name);
+		study->paired_variants = true;
+	}
 	spec = ynode_get(node, "spec");
 	if (spec) {
 		if (get_spec_name(c, spec, specs_dir, v->spec_name, v->spec_path) != 0)

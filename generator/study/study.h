@@ -26,6 +26,7 @@ struct study_variant {
 	char spec_name[STUDY_SPEC_NAME_MAX + 1]; /* the spec it starts from */
 	char spec_path[SPEC_PATH_MAX];
 	char paper[STUDY_PAPER_MAX + 1]; /* the paper's figure for this row, or "" */
+	int against; /* the variant this one is compared with ('against'), or -1: the study's first */
 	/* a cluster's task for each of its runs: 0 or "" for the submission's */
 	int threads, ranks;
 	char time[STUDY_TIME_MAX + 1];
@@ -42,6 +43,7 @@ struct study {
 	int seed_count;
 	long train_limit, test_limit; /* 0: every image */
 	int variant_count;
+	bool paired_variants; /* some variant names 'against': only those are compared */
 	struct study_variant variants[STUDY_MAX_VARIANTS];
 	struct ytree tree;   /* the study file's */
 	struct ynode **made; /* the nodes the overrides made, freed with the study */

@@ -62,4 +62,58 @@ static inline void products_gemm(struct products p, int transpose_a, int transpo
 		products_out_of_memory(m, n, k);
 }
 
+/* An A operand for many products (a convolution's weights, by each
+ * image): in a bf16 f32 build, packed once into the calling thread's
+ * buffer slot (bf16_buffer) as p's path reads it; else the matrix as it
+ * is. */
+struct products_operand {
+	const real *x;
+	int ld;
+	bool transpose;
+	const void *packed;
+};
+
+enum { PRODUCTS_IMAGE_SLOT = BF16_BUFFERS - 1 }; /* the other operand, packed for each product */
+
+static inline struct products_operand products_pack(struct products p, int slot, bool transpose, int m, int k, const real *a, int lda)
+{
+	struct products_operand o = {a, lda, transpose, NULL};
+#ifndef RESGEN_F64
+	if (products_bf16(p)) {
+		void *packed = bf16_buffer(slot, bf16_packed_a_bytes((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, k));
+		if (!packed)
+			products_out_of_memory(m, 0, k);
+		bf16_pack_a((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, transpose, m, k, a, lda, packed);
+		o.packed = packed;
+	}
+#else
+	(void)p;
+	(void)m;
+	(void)k;
+#endif
+	(void)slot;
+	return o;
+}
+
+/* C (m x n) = beta C + op(A) op(B), A as products_pack made it for the
+ * same m and k. */
+static inline void products_gemm_with(struct products p, struct products_operand a, int transpose_b, int m, int n, int k, const real *b,
+				      int ldb, real beta, real *c, int ldc)
+{
+	if (!a.packed) {
+		products_gemm(p, a.transpose, transpose_b, m, n, k, a.x, a.ld, b, ldb, beta, c, ldc);
+		return;
+	}
+#ifndef RESGEN_F64
+	enum bf16_path path = (enum bf16_path)p.path;
+	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
+	void *packed = bf16_buffer(PRODUCTS_IMAGE_SLOT, bf16_packed_b_bytes(path, arithmetic, k, n));
+	if (!packed)
+		products_out_of_memory(m, n, k);
+	bf16_pack_b(path, arithmetic, transpose_b, k, n, b, ldb, packed);
+	if (bf16_multiply(path, arithmetic, m, n, k, a.packed, packed, beta != 0, c, ldc) != 0)
+		products_out_of_memory(m, n, k);
+#endif
+}
+
 #endif

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 const char *const bf16_arithmetic_names[BF16_ARITHMETIC_COUNT] = {"tiles", "pairs"};
-const char *const bf16_path_names[BF16_PATH_COUNT] = {"portable", "avx512", "avx512-bf16", "amx"};
+const char *const bf16_path_names[BF16_PATH_COUNT] = {"portable", "avx2", "avx512", "avx512-bf16", "amx"};
 
 uint16_t bf16_from_float(float x)
 {
@@ -40,6 +40,12 @@ static int padded_k(enum bf16_arithmetic arithmetic, int k)
 }
 
 /* ---- the processor ------------------------------------------------------ */
+
+static bool has_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 
 static bool has_avx512(void)
 {
@@ -71,11 +77,35 @@ static bool amx_grant(void)
 	return amx_granted;
 }
 
+/* Whether each path computes each arithmetic here, found once (CPUID is
+ * slow under some hypervisors, and asked at every product): -1 until then. */
+static signed char available[BF16_PATH_COUNT][BF16_ARITHMETIC_COUNT];
+static bool available_found;
+
+static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, char *why, size_t size);
+
 bool bf16_path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, char *why, size_t size)
+{
+	if (why || (unsigned)path >= BF16_PATH_COUNT || (unsigned)arithmetic >= BF16_ARITHMETIC_COUNT)
+		return path_available(path, arithmetic, why, size);
+	if (!__atomic_load_n(&available_found, __ATOMIC_ACQUIRE)) {
+		for (int p = 0; p < BF16_PATH_COUNT; p++)
+			for (int a = 0; a < BF16_ARITHMETIC_COUNT; a++)
+				available[p][a] = path_available((enum bf16_path)p, (enum bf16_arithmetic)a, NULL, 0);
+		__atomic_store_n(&available_found, true, __ATOMIC_RELEASE);
+	}
+	return available[path][arithmetic];
+}
+
+static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, char *why, size_t size)
 {
 	const char *no = NULL;
 	switch (path) {
 	case BF16_PORTABLE:
+		break;
+	case BF16_AVX2:
+		if (!has_avx2())
+			no = "this processor lacks AVX2 and FMA";
 		break;
 	case BF16_AVX512:
 		if (!has_avx512())
@@ -107,8 +137,9 @@ bool bf16_path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, c
 
 /* Each thread's packed operands, kept between calls and grown as needed:
  * a new buffer each call would cost more in page faults than the products
- * (scratch slot 0 and 1: the operands, 2: C where it is padded; 3 and 4:
- * bf16_matmul's rounded operands). */
+ * (scratch slot 0 and 1: bf16_matmul's packed operands, 2: AMX's C,
+ * padded; 3 and 4: bf16_gemm's operands widened, bf16_matmul_f64's
+ * rounded). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
@@ -188,40 +219,11 @@ __attribute__((noinline)) static void portable(enum bf16_arithmetic arithmetic, 
 /* ---- AVX-512: f32 multiply-adds on widened operands --------------------- */
 
 /* A widened to f32, m x kp, and B widened, kp x np (np: n to 32), both
- * zero-padded. */
+ * zero-padded: what the emulations read (bf16_pack_a, bf16_pack_b). */
 struct widened {
-	float *a, *b;
+	const float *a, *b;
 	int kp, np;
 };
-
-static int widen(struct widened *w, int m, int n, int k, int kp, const uint16_t *a, int lda, const uint16_t *b,
-		 int ldb)
-{
-	w->kp = kp;
-	w->np = (n + 31) / 32 * 32;
-	w->a = scratch_of(0, (size_t)m * kp * sizeof(float));
-	w->b = scratch_of(1, (size_t)kp * w->np * sizeof(float));
-	if (!w->a || !w->b)
-		return -1;
-	for (int i = 0; i < m; i++) {
-		float *row = w->a + (size_t)i * kp;
-		const uint16_t *from = a + (size_t)i * lda;
-		for (int e = 0; e < k; e++)
-			row[e] = bf16_to_float(from[e]);
-		for (int e = k; e < kp; e++)
-			row[e] = 0.0f;
-	}
-	for (int e = 0; e < kp; e++) {
-		float *row = w->b + (size_t)e * w->np;
-		const uint16_t *from = b + (size_t)e * ldb;
-		int filled = e < k ? n : 0;
-		for (int j = 0; j < filled; j++)
-			row[j] = bf16_to_float(from[j]);
-		for (int j = filled; j < w->np; j++)
-			row[j] = 0.0f;
-	}
-	return 0;
-}
 
 /* rows rows of C (from row i) by 32 columns (from j; masks for the columns
  * within n), in arithmetic's order: two vectors of 16 outputs a row. The
@@ -299,29 +301,6 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
 }
 
 /* ---- AVX512-BF16: vdpbf16ps, the pairs order ---------------------------- */
-
-/* B as vdpbf16ps reads it: for each pair of rows (e, e + 1), np columns of
- * the two values in one 32-bit word, row e's in the low half; zero-padded
- * to kp rows and np columns. */
-static uint32_t *pair_rows(int n, int k, int kp, int np, const uint16_t *b, int ldb)
-{
-	uint32_t *out = scratch_of(1, (size_t)kp / 2 * np * sizeof *out);
-	if (!out)
-		return NULL;
-	for (int e = 0; e < kp; e += 2)
-		for (int j = 0; j < np; j++) {
-			uint32_t low = j < n && e < k ? b[(size_t)e * ldb + j] : 0;
-			uint32_t high = j < n && e + 1 < k ? b[(size_t)(e + 1) * ldb + j] : 0;
-			out[(size_t)e / 2 * np + j] = low | high << 16;
-		}
-	return out;
-}
-
-static inline uint32_t pair_of(const uint16_t *a, int lda, int i, int e, int k)
-{
-	uint32_t low = e < k ? a[(size_t)i * lda + e] : 0, high = e + 1 < k ? a[(size_t)i * lda + e + 1] : 0;
-	return low | high << 16;
-}
 
 /* rows rows (from i) by 32 columns (from j) of C, a pair of K a step; A's
  * pairs as pair_of makes them, kp / 2 a row. */
@@ -419,67 +398,338 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(i
 	_tile_release();
 }
 
-static int amx_gemm(int m, int n, int k, const uint16_t *a, int lda, const uint16_t *b, int ldb, float *c, int ldc)
+/* ---- AVX2: f32 multiply-adds on widened operands ------------------------ */
+
+/* As avx512_block, eight lanes a vector: rows rows of C by 16 columns
+ * (from j; mask0 and mask1 the lanes within n). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block(
+	enum bf16_arithmetic arithmetic, const struct widened *w, int i, int j, __m256i mask0, __m256i mask1,
+	float *c, int ldc, const int rows)
 {
-	int kp = padded_k(BF16_TILES, k), mp = (m + 31) / 32 * 32, np = (n + 31) / 32 * 32;
-	uint16_t *ap = scratch_of(0, (size_t)mp * kp * sizeof *ap);
-	float *cp = scratch_of(2, (size_t)mp * np * sizeof *cp);
-	uint32_t *pairs = pair_rows(n, k, kp, np, b, ldb);
-	int status = ap && cp && pairs ? 0 : -1;
-	if (status == 0) {
-		for (int i = 0; i < mp; i++)
-			for (int e = 0; e < kp; e++)
-				ap[(size_t)i * kp + e] = i < m && e < k ? a[(size_t)i * lda + e] : 0;
-		for (int i = 0; i < mp; i++)
-			for (int j = 0; j < np; j++)
-				cp[(size_t)i * np + j] = i < m && j < n ? c[(size_t)i * ldc + j] : 0.0f;
-		amx(mp, np, kp, ap, pairs, cp);
-		for (int i = 0; i < m; i++)
-			memcpy(c + (size_t)i * ldc, cp + (size_t)i * np, (size_t)n * sizeof *c);
+	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
+	size_t np = (size_t)w->np;
+	if (arithmetic == BF16_TILES) {
+		for (int block = 0; block < w->kp; block += 32) {
+			__m256 te[2][2], to[2][2];
+			for (int r = 0; r < rows; r++)
+				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm256_setzero_ps();
+			for (int p = block; p < block + 32; p += 2) {
+				__m256 be0 = _mm256_load_ps(b + p * np), be1 = _mm256_load_ps(b + p * np + 8);
+				__m256 bo0 = _mm256_load_ps(b + (p + 1) * np), bo1 = _mm256_load_ps(b + (p + 1) * np + 8);
+				for (int r = 0; r < rows; r++) {
+					__m256 ae = _mm256_broadcast_ss(a + (size_t)r * w->kp + p);
+					__m256 ao = _mm256_broadcast_ss(a + (size_t)r * w->kp + p + 1);
+					te[r][0] = _mm256_fmadd_ps(ae, be0, te[r][0]);
+					te[r][1] = _mm256_fmadd_ps(ae, be1, te[r][1]);
+					to[r][0] = _mm256_fmadd_ps(ao, bo0, to[r][0]);
+					to[r][1] = _mm256_fmadd_ps(ao, bo1, to[r][1]);
+				}
+			}
+			for (int r = 0; r < rows; r++) {
+				float *row = c + (size_t)(i + r) * ldc + j;
+				__m256 sum0 = _mm256_maskload_ps(row, mask0), sum1 = _mm256_maskload_ps(row + 8, mask1);
+				_mm256_maskstore_ps(row, mask0, _mm256_add_ps(sum0, _mm256_add_ps(te[r][0], to[r][0])));
+				_mm256_maskstore_ps(row + 8, mask1, _mm256_add_ps(sum1, _mm256_add_ps(te[r][1], to[r][1])));
+			}
+		}
+		return;
 	}
-	return status;
+	__m256 sum[4][2];
+	for (int r = 0; r < rows; r++) {
+		sum[r][0] = _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j, mask0);
+		sum[r][1] = _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j + 8, mask1);
+	}
+	for (int e = 0; e < w->kp; e += 2) {
+		__m256 be0 = _mm256_load_ps(b + e * np), be1 = _mm256_load_ps(b + e * np + 8);
+		__m256 bo0 = _mm256_load_ps(b + (e + 1) * np), bo1 = _mm256_load_ps(b + (e + 1) * np + 8);
+		for (int r = 0; r < rows; r++) {
+			__m256 ae = _mm256_broadcast_ss(a + (size_t)r * w->kp + e);
+			__m256 ao = _mm256_broadcast_ss(a + (size_t)r * w->kp + e + 1);
+			sum[r][0] = _mm256_fmadd_ps(ao, bo0, sum[r][0]);
+			sum[r][1] = _mm256_fmadd_ps(ao, bo1, sum[r][1]);
+			sum[r][0] = _mm256_fmadd_ps(ae, be0, sum[r][0]);
+			sum[r][1] = _mm256_fmadd_ps(ae, be1, sum[r][1]);
+		}
+	}
+	for (int r = 0; r < rows; r++) {
+		_mm256_maskstore_ps(c + (size_t)(i + r) * ldc + j, mask0, sum[r][0]);
+		_mm256_maskstore_ps(c + (size_t)(i + r) * ldc + j + 8, mask1, sum[r][1]);
+	}
 }
 
-/* ---- the door ----------------------------------------------------------- */
+/* The lanes of eight below left, as maskload and maskstore take them. */
+__attribute__((target("avx2"))) static __m256i lanes_mask(int left)
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 
-int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *a,
-	      int lda, const uint16_t *b, int ldb, float *c, int ldc)
+/* Two rows at a time in the tiles order (two chains each: 8 sums, 4 of B,
+ * 2 of A in AVX2's 16 registers), four in the pairs order. */
+__attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct widened *w,
+							     int m, int n, float *c, int ldc)
+{
+	for (int j = 0; j < n; j += 16) {
+		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
+		int i = 0;
+		if (arithmetic == BF16_TILES)
+			for (; i + 2 <= m; i += 2)
+				avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 2);
+		else
+			for (; i + 4 <= m; i += 4)
+				avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 4);
+		for (; i < m; i++)
+			avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 1);
+	}
+}
+
+/* ---- operands packed for a path ----------------------------------------- */
+
+/* What each path reads, zero-padded:
+ *   portable      A as bf16, m x k; B as bf16, k x n
+ *   avx2, avx512  A widened to f32, m x kp; B widened, kp x np
+ *   avx512-bf16   A in pairs (two bf16 along K in 32 bits, the first
+ *                 low), m x kp / 2; B in pairs, kp / 2 x np
+ *   amx           A as bf16, mp x kp; B in pairs, kp / 2 x np
+ * kp: K padded to the arithmetic's unit (padded_k); np: N to 32; mp: M
+ * to 32. */
+static int to_32(int x) { return (x + 31) / 32 * 32; }
+
+size_t bf16_packed_a_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k)
+{
+	size_t kp = (size_t)padded_k(arithmetic, k);
+	switch (path) {
+	case BF16_PORTABLE:
+		return (size_t)m * k * sizeof(uint16_t);
+	case BF16_AMX:
+		return (size_t)to_32(m) * kp * sizeof(uint16_t);
+	default: /* pairs hold two bf16, widened values one */
+		return (size_t)m * kp * (path == BF16_AVX512_BF16 ? sizeof(uint16_t) : sizeof(float));
+	}
+}
+
+size_t bf16_packed_b_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n)
+{
+	size_t kp = (size_t)padded_k(arithmetic, k), np = (size_t)to_32(n);
+	if (path == BF16_PORTABLE)
+		return (size_t)k * n * sizeof(uint16_t);
+	return kp * np * (path == BF16_AVX2 || path == BF16_AVX512 ? sizeof(float) : sizeof(uint16_t));
+}
+
+/* x's bits rounded to bf16's (bf16_from_float), in the high half: a
+ * form without branches, which the compiler vectorises. */
+static inline uint32_t rounded_bits(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, sizeof u);
+	uint32_t nearest = (u + 0x7fffu + (u >> 16 & 1)) & 0xffff0000u;
+	uint32_t quiet = (u | 0x400000u) & 0xffff0000u;
+	return (u & 0x7fffffffu) > 0x7f800000u ? quiet : nearest;
+}
+
+static inline float rounded_float(float x)
+{
+	uint32_t u = rounded_bits(x);
+	float y;
+	memcpy(&y, &u, sizeof y);
+	return y;
+}
+
+static inline uint16_t rounded_half(float x) { return (uint16_t)(rounded_bits(x) >> 16); }
+
+/* Element (r, e) of X (rows apart by ld), or of X transposed; 0 outside
+ * rows x length. */
+static inline float element(const float *x, bool transpose, int ld, int r, int e)
+{
+	return transpose ? x[(size_t)e * ld + r] : x[(size_t)r * ld + e];
+}
+
+void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int m, int k, const float *a,
+		 int lda, void *packed)
+{
+	int kp = padded_k(arithmetic, k);
+	if (path == BF16_PORTABLE || path == BF16_AMX) {
+		uint16_t *out = packed;
+		int rows = path == BF16_AMX ? to_32(m) : m, width = path == BF16_AMX ? kp : k;
+		for (int i = 0; i < rows; i++)
+			for (int e = 0; e < width; e++)
+				out[(size_t)i * width + e] = i < m && e < k ? rounded_half(element(a, transpose, lda, i, e)) : 0;
+		return;
+	}
+	if (path == BF16_AVX512_BF16) {
+		uint32_t *out = packed;
+		for (int i = 0; i < m; i++)
+			for (int e = 0; e < kp; e += 2) {
+				uint32_t low = e < k ? rounded_half(element(a, transpose, lda, i, e)) : 0;
+				uint32_t high = e + 1 < k ? rounded_half(element(a, transpose, lda, i, e + 1)) : 0;
+				out[(size_t)i * (kp / 2) + e / 2] = low | high << 16;
+			}
+		return;
+	}
+	float *out = packed;
+	for (int i = 0; i < m; i++) {
+		float *row = out + (size_t)i * kp;
+		if (transpose)
+			for (int e = 0; e < k; e++)
+				row[e] = rounded_float(a[(size_t)e * lda + i]);
+		else
+			for (int e = 0; e < k; e++)
+				row[e] = rounded_float(a[(size_t)i * lda + e]);
+		for (int e = k; e < kp; e++)
+			row[e] = 0.0f;
+	}
+}
+
+void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
+		 int ldb, void *packed)
+{
+	int kp = padded_k(arithmetic, k), np = to_32(n);
+	if (path == BF16_PORTABLE) {
+		uint16_t *out = packed;
+		for (int e = 0; e < k; e++)
+			for (int j = 0; j < n; j++)
+				out[(size_t)e * n + j] = rounded_half(element(b, transpose, ldb, e, j));
+		return;
+	}
+	if (path == BF16_AVX512_BF16 || path == BF16_AMX) {
+		/* whole pairs of rows first, in loops without branches (which the
+		 * compiler vectorises), then the odd last row and the padding */
+		uint32_t *out = packed;
+		int pairs = k / 2;
+		if (transpose)
+			for (int j = 0; j < n; j++) {
+				const float *column = b + (size_t)j * ldb;
+				for (int e = 0; e < pairs; e++)
+					out[(size_t)e * np + j] = rounded_bits(column[2 * e]) >> 16 | (rounded_bits(column[2 * e + 1]) & 0xffff0000u);
+			}
+		else
+			for (int e = 0; e < pairs; e++) {
+				const float *even = b + (size_t)2 * e * ldb, *odd = even + ldb;
+				uint32_t *row = out + (size_t)e * np;
+				for (int j = 0; j < n; j++)
+					row[j] = rounded_bits(even[j]) >> 16 | (rounded_bits(odd[j]) & 0xffff0000u);
+			}
+		for (int e = 0; e < pairs; e++)
+			for (int j = n; j < np; j++)
+				out[(size_t)e * np + j] = 0;
+		for (int e = pairs; e < kp / 2; e++)
+			for (int j = 0; j < np; j++)
+				out[(size_t)e * np + j] = 2 * e < k && j < n ? rounded_half(element(b, transpose, ldb, 2 * e, j)) : 0;
+		return;
+	}
+	float *out = packed;
+	for (int e = 0; e < kp; e++) {
+		float *row = out + (size_t)e * np;
+		int filled = e < k ? n : 0;
+		if (transpose)
+			for (int j = 0; j < filled; j++)
+				row[j] = rounded_float(b[(size_t)j * ldb + e]);
+		else
+			for (int j = 0; j < filled; j++)
+				row[j] = rounded_float(b[(size_t)e * ldb + j]);
+		for (int j = filled; j < np; j++)
+			row[j] = 0.0f;
+	}
+}
+
+/* ---- the doors ---------------------------------------------------------- */
+
+int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
+		  const void *b, bool add, float *c, int ldc)
 {
 	if (!bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 || k < 0)
 		return -1;
 	if (m == 0 || n == 0)
 		return 0;
-	int kp = padded_k(arithmetic, k), status = 0;
-	if (path == BF16_AMX)
-		return amx_gemm(m, n, k, a, lda, b, ldb, c, ldc);
-	if (path == BF16_AVX512_BF16) {
-		int np = (n + 31) / 32 * 32;
-		uint32_t *pairs = pair_rows(n, k, kp, np, b, ldb);
-		uint32_t *a_pairs = scratch_of(0, (size_t)m * (kp / 2) * sizeof *a_pairs);
-		if (!pairs || !a_pairs)
+	int kp = padded_k(arithmetic, k), np = to_32(n);
+	if (path == BF16_AMX) {
+		int mp = to_32(m);
+		float *cp = scratch_of(2, (size_t)mp * np * sizeof *cp);
+		if (!cp)
 			return -1;
+		for (int i = 0; i < mp; i++)
+			for (int j = 0; j < np; j++)
+				cp[(size_t)i * np + j] = add && i < m && j < n ? c[(size_t)i * ldc + j] : 0.0f;
+		amx(mp, np, kp, a, b, cp);
 		for (int i = 0; i < m; i++)
-			for (int e = 0; e < kp; e += 2)
-				a_pairs[(size_t)i * (kp / 2) + e / 2] = pair_of(a, lda, i, e, k);
-		avx512_bf16(m, n, kp, a_pairs, pairs, np, c, ldc);
+			memcpy(c + (size_t)i * ldc, cp + (size_t)i * np, (size_t)n * sizeof *c);
+		return 0;
+	}
+	if (!add)
+		for (int i = 0; i < m; i++)
+			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
+	if (path == BF16_AVX512_BF16) {
+		avx512_bf16(m, n, kp, a, b, np, c, ldc);
 		return 0;
 	}
 	unsigned mxcsr = flush_begin();
-	if (path == BF16_PORTABLE) {
-		portable(arithmetic, m, n, k, a, lda, b, ldb, c, ldc);
-	} else {
-		struct widened w;
-		status = widen(&w, m, n, k, kp, a, lda, b, ldb);
-		if (status == 0)
-			avx512(arithmetic, &w, m, n, c, ldc);
-	}
+	struct widened w = {a, b, kp, np};
+	if (path == BF16_PORTABLE)
+		portable(arithmetic, m, n, k, a, k, b, n, c, ldc);
+	else if (path == BF16_AVX2)
+		avx2(arithmetic, &w, m, n, c, ldc);
+	else
+		avx512(arithmetic, &w, m, n, c, ldc);
 	flush_end(mxcsr);
-	return status;
+	return 0;
+}
+
+int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
+		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc)
+{
+	if (m < 0 || n < 0 || k < 0)
+		return -1;
+	void *packed_a = scratch_of(0, bf16_packed_a_bytes(path, arithmetic, m, k));
+	void *packed_b = scratch_of(1, bf16_packed_b_bytes(path, arithmetic, k, n));
+	if (!packed_a || !packed_b)
+		return -1;
+	bf16_pack_a(path, arithmetic, transpose_a, m, k, a, lda, packed_a);
+	bf16_pack_b(path, arithmetic, transpose_b, k, n, b, ldb, packed_b);
+	return bf16_multiply(path, arithmetic, m, n, k, packed_a, packed_b, add, c, ldc);
+}
+
+/* Operands already bf16, widened to f32 (exactly: a bf16 is an f32 whose
+ * low 16 bits are zero) and packed as any other. */
+int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *a,
+	      int lda, const uint16_t *b, int ldb, float *c, int ldc)
+{
+	if (m < 0 || n < 0 || k < 0)
+		return -1;
+	float *wide_a = scratch_of(3, (size_t)m * k * sizeof *wide_a), *wide_b = scratch_of(4, (size_t)k * n * sizeof *wide_b);
+	if (!wide_a || !wide_b)
+		return -1;
+	for (int i = 0; i < m; i++)
+		for (int e = 0; e < k; e++)
+			wide_a[(size_t)i * k + e] = bf16_to_float(a[(size_t)i * lda + e]);
+	for (int e = 0; e < k; e++)
+		for (int j = 0; j < n; j++)
+			wide_b[(size_t)e * n + j] = bf16_to_float(b[(size_t)e * ldb + j]);
+	return bf16_matmul(path, arithmetic, false, false, m, n, k, wide_a, k, wide_b, n, true, c, ldc);
+}
+
+static __thread struct {
+	void *memory;
+	size_t bytes;
+} buffers[BF16_BUFFERS];
+
+void *bf16_buffer(int slot, size_t bytes)
+{
+	bytes = bytes ? (bytes + 63) / 64 * 64 : 64;
+	if (slot < 0 || slot >= BF16_BUFFERS)
+		return NULL;
+	if (buffers[slot].bytes < bytes) {
+		void *bigger = aligned_alloc(64, bytes);
+		if (!bigger)
+			return NULL;
+		free(buffers[slot].memory);
+		buffers[slot].memory = bigger;
+		buffers[slot].bytes = bytes;
+	}
+	return buffers[slot].memory;
 }
 
 enum bf16_path bf16_best_path(enum bf16_arithmetic arithmetic)
 {
-	static const enum bf16_path fastest[] = {BF16_AMX, BF16_AVX512_BF16, BF16_AVX512};
+	static const enum bf16_path fastest[] = {BF16_AMX, BF16_AVX512_BF16, BF16_AVX512, BF16_AVX2};
 	for (size_t i = 0; i < sizeof fastest / sizeof fastest[0]; i++)
 		if (bf16_path_available(fastest[i], arithmetic, NULL, 0))
 			return fastest[i];
@@ -492,31 +742,6 @@ int bf16_path_named(const char *name)
 		if (strcmp(name, bf16_path_names[p]) == 0)
 			return p;
 	return -1;
-}
-
-/* op(X) (rows x columns) rounded to bf16, rows x columns apart. */
-static void round_operand(uint16_t *out, bool transpose, int rows, int columns, const float *x, int ldx)
-{
-	for (int i = 0; i < rows; i++)
-		for (int j = 0; j < columns; j++)
-			out[(size_t)i * columns + j] =
-				bf16_from_float(transpose ? x[(size_t)j * ldx + i] : x[(size_t)i * ldx + j]);
-}
-
-int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
-		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc)
-{
-	if (m < 0 || n < 0 || k < 0)
-		return -1;
-	uint16_t *ra = scratch_of(3, (size_t)m * k * sizeof *ra), *rb = scratch_of(4, (size_t)k * n * sizeof *rb);
-	if (!ra || !rb)
-		return -1;
-	round_operand(ra, transpose_a, m, k, a, lda);
-	round_operand(rb, transpose_b, k, n, b, ldb);
-	if (!add)
-		for (int i = 0; i < m; i++)
-			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
-	return bf16_gemm(path, arithmetic, m, n, k, ra, k, rb, n, c, ldc);
 }
 
 static double rounded(double x) { return bf16_to_float(bf16_from_float((float)x)); }

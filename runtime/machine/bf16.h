@@ -25,9 +25,10 @@
 enum bf16_arithmetic { BF16_TILES, BF16_PAIRS, BF16_ARITHMETIC_COUNT };
 
 /* How a product is computed: the plain definition (C, one fmaf at a
- * time), AVX-512's f32 multiply-adds on widened operands, AVX512-BF16's
+ * time), AVX2's or AVX-512's f32 multiply-adds on widened operands (the
+ * emulations: every x86-64-v3 processor has AVX2), AVX512-BF16's
  * vdpbf16ps (BF16_PAIRS alone), AMX's tiles (BF16_TILES alone). */
-enum bf16_path { BF16_PORTABLE, BF16_AVX512, BF16_AVX512_BF16, BF16_AMX, BF16_PATH_COUNT };
+enum bf16_path { BF16_PORTABLE, BF16_AVX2, BF16_AVX512, BF16_AVX512_BF16, BF16_AMX, BF16_PATH_COUNT };
 
 extern const char *const bf16_arithmetic_names[BF16_ARITHMETIC_COUNT];
 extern const char *const bf16_path_names[BF16_PATH_COUNT];
@@ -40,30 +41,51 @@ float bf16_to_float(uint16_t b);
  * kernel grants the tiles); if not, why, in why. */
 bool bf16_path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, char *why, size_t size);
 
-/* C (m x n, rows ldc floats apart) += A (m x k, rows lda apart) B (k x n,
- * rows ldb apart), in arithmetic's order, by path. 0, or -1 where the path
- * is not available or memory runs out (C untouched). */
-int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *a,
-	      int lda, const uint16_t *b, int ldb, float *c, int ldc);
-
 /* The fastest path of arithmetic on this processor: AMX for tiles and
- * vdpbf16ps for pairs where they are, else AVX-512's emulation, else the
- * portable one. */
+ * vdpbf16ps for pairs where they are, else AVX-512's emulation, else
+ * AVX2's, else the portable one. */
 enum bf16_path bf16_best_path(enum bf16_arithmetic arithmetic);
 
 /* The path named name (bf16_path_names), or -1. */
 int bf16_path_named(const char *name);
 
-/* C (m x n) = C (add) or 0 (not), + op(A) op(B), op(A) m x k and op(B)
- * k x n: A, or A transposed where transpose_a (stored k x m, rows lda
- * apart), likewise B; A's and B's f32 values rounded to bf16 as they are
- * packed (bf16_from_float), their products summed as bf16_gemm sums them.
- * 0, or -1 as bf16_gemm. */
+/* A product in three steps, for a caller that packs an operand once and
+ * multiplies it by many (a convolution's weights, by each image's
+ * columns): op(A) (m x k) and op(B) (k x n) packed as path reads them,
+ * their f32 values rounded to bf16 (bf16_from_float) as they are; op(X)
+ * is X, or X transposed where transpose (stored the other way, rows ld
+ * apart). The packed sizes in bytes come first. */
+size_t bf16_packed_a_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k);
+size_t bf16_packed_b_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n);
+void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int m, int k, const float *a,
+		 int lda, void *packed);
+void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
+		 int ldb, void *packed);
+
+/* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B
+ * packed for path, summed in arithmetic's order. 0, or -1 where the path
+ * is not available here or memory runs out (C untouched). */
+int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
+		  const void *b, bool add, float *c, int ldc);
+
+/* The three in one: C = C (add) or 0, + op(A) op(B), of f32 operands. */
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
 		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc);
 
-/* The same for the f64 builds that check a bf16 network against PyTorch:
- * each operand rounded to f32 and then to bf16, as PyTorch's
+/* C (m x n, rows ldc apart) += A (m x k, rows lda apart) B (k x n, rows
+ * ldb apart), of operands already bf16, in arithmetic's order, by path:
+ * what the tests hold each path to. 0, or -1 as bf16_multiply. */
+int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *a,
+	      int lda, const uint16_t *b, int ldb, float *c, int ldc);
+
+/* The calling thread's buffer number slot (below BF16_BUFFERS) of at least
+ * bytes, 64-byte aligned, kept between calls and grown as needed; NULL
+ * where memory runs out. For a caller's packed operands. */
+enum { BF16_BUFFERS = 4 };
+void *bf16_buffer(int slot, size_t bytes);
+
+/* The same product for the f64 builds that check a bf16 network against
+ * PyTorch: each operand rounded to f32 and then to bf16, as PyTorch's
  * x.float().bfloat16() does, the exact products summed in f64 (in no
  * order that matters at f64's rounding). */
 int bf16_matmul_f64(bool transpose_a, bool transpose_b, int m, int n, int k, const double *a, int lda,

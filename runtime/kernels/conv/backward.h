@@ -22,6 +22,7 @@ struct conv_data_gradient {
 	enum conv_method method;
 	int group; /* the images conv_data_gradient_images takes at a time */
 	struct products products; /* the reference kernel's */
+	struct products_operand weights; /* the reference kernel's W^T (conv_data_gradient_weights) */
 };
 
 /* stream: whether conv_backward_data_images should stage and stream the
@@ -31,11 +32,12 @@ KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *wei
 {
 	enum conv_method method = CONV_ALGORITHM_OF(s.data, c->data.method);
 	struct conv_data_gradient d = {gemm_micro(), s, weight, NULL, NULL, NULL, NULL, NULL, method,
-				       method == CONV_WINOGRAD ? c->data.group : 1, c->products};
+				       method == CONV_WINOGRAD ? c->data.group : 1, c->products, {NULL, 0, false, NULL}};
 	int flipped_patch = CONV_PATCH(s.c_out, s.k);
 	if (s.stride != 1 || c->data.method == CONV_REFERENCE) {
 		d.micro = NULL;
 		d.panel = part;
+		d.weights = conv_data_gradient_weights(weight, s, c->products);
 		return d;
 	}
 	d.padded = part;
@@ -57,7 +59,7 @@ KERNEL_HELPER void conv_data_gradient_images(const struct conv_data_gradient *d,
 	if (!d->micro) {
 		for (int g = 0; g < count; g++)
 			conv_data_gradient_reference_image(dimage + (size_t)g * s.c_in * s.h_in * s.w_in,
-							   dy + (size_t)g * s.c_out * s.h_out * s.w_out, d->weight, s, d->panel, write, d->products);
+							   dy + (size_t)g * s.c_out * s.h_out * s.w_out, d->weights, s, d->panel, write, d->products);
 		return;
 	}
 	conv_group(dimage, dy, NULL, d->padded, d->packed, d->panel, d->rows, d->method, count, conv_transposed(s), write == GRADIENT_ADD, d->micro);

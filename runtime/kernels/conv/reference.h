@@ -70,6 +70,7 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
 	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *activated = own + CONV_ALIGN(patch * pixels);
+	struct products_operand w = products_pack(p, 0, false, s.c_out, patch, weight, patch);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
 		const real *image = conv_activate(activated, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in * s.w_in);
@@ -80,7 +81,7 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 		}
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = out + (size_t)i * s.c_out * pixels;
-		products_gemm(p, 0, 0, s.c_out, pixels, patch, weight, patch, columns, pixels, 0, result, pixels);
+		products_gemm_with(p, w, 0, s.c_out, pixels, patch, columns, pixels, 0, result, pixels);
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -189,18 +190,27 @@ KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dou
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, (struct conv_strides){patch, s.k * s.k, s.k, 1});
 }
 
+/* W^T as the data gradient's products take it, packed once a call
+ * where p multiplies in bf16 (products_pack). */
+KERNEL_HELPER struct products_operand conv_data_gradient_weights(const real *weight, struct conv_shape s, struct products p)
+{
+	int patch = CONV_PATCH(s.c_in, s.k);
+	return products_pack(p, 1, true, patch, s.c_out, weight, patch);
+}
+
 /* dimage (+)= W^T . dy for one image, folded back onto the pixels the
- * columns came from; dcolumns: this thread's scratch for the columns. */
-KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *dy, const real *weight, struct conv_shape s, real *dcolumns, enum gradient_write write, struct products p)
+ * columns came from; dcolumns: this thread's scratch for the columns;
+ * w: W^T (conv_data_gradient_weights). */
+KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *dy, struct products_operand w, struct conv_shape s, real *dcolumns, enum gradient_write write, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	if (s.k == 1 && s.stride == 1) { /* the image is its own columns */
-		products_gemm(p, 1, 0, patch, pixels, s.c_out, weight, patch, dy, pixels, write == GRADIENT_ADD, dimage, pixels);
+		products_gemm_with(p, w, 0, patch, pixels, s.c_out, dy, pixels, write == GRADIENT_ADD, dimage, pixels);
 		return;
 	}
 	if (write == GRADIENT_SET)
 		memset(dimage, 0, sizeof(real) * s.c_in * s.h_in * s.w_in);
-	products_gemm(p, 1, 0, patch, pixels, s.c_out, weight, patch, dy, pixels, 0, dcolumns, pixels);
+	products_gemm_with(p, w, 0, patch, pixels, s.c_out, dy, pixels, 0, dcolumns, pixels);
 	conv_col2im_add(dimage, dcolumns, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 }
 
@@ -208,9 +218,10 @@ KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *
 KERNEL_HELPER void conv_data_gradient_reference(real *din, const real *dout, const real *weight, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, enum gradient_write write, struct products p)
 {
 	real *dcolumns = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * CONV_PATCH(s.c_in, s.k));
+	struct products_operand w = conv_data_gradient_weights(weight, s, p);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++)
-		conv_data_gradient_reference_image(din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, weight, s, dcolumns, write, p);
+		conv_data_gradient_reference_image(din + (size_t)i * s.c_in * s.h_in * s.w_in, dout + (size_t)i * s.c_out * s.h_out * s.w_out, w, s, dcolumns, write, p);
 }
 
 #endif
