@@ -60,7 +60,8 @@
 ##   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise
 ##
 ## Speed
-##   make bench            training speed and memory against PyTorch (BENCH="NAME ...")
+##   make bench            training speed and memory against PyTorch (BENCH="NAME ..."), bf16
+##                         rows against PyTorch's bf16 autocast and resgen f32
 ##   make bench-mpi        1 rank x 2 threads against 2 ranks x 1 thread, and the
 ##                         cost of summing gradients (BENCH_MPI="NAME ...")
 ##   make bench-march      the default build (instruction sets chosen at run time) against MARCH=native
@@ -606,13 +607,17 @@ $(foreach pair,$(study_reused),$(foreach flavour,/ mpi/,$(eval $(call reuse_bina
 # the timed steps: 4 unless set; fewer and the machine's noise shows).
 # PyTorch's tensors are channels-last, which oneDNN trained faster here;
 # BENCH_PYTORCH_LAYOUT=nchw times its default layout instead.
-BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001 resnet-50
+BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001 resnet-50 \
+	bench/preact-110-bf16 bench/preact-164-bf16 bench/resnet-50-bf16
 BENCH_SCALING ?= preact-110
 BENCH_ROUNDS ?= 2
 BENCH_PYTORCH_LAYOUT ?= channels-last
 BENCH_BATCH_paper/t4-c10-preact-1001 := 16
 BENCH_BATCH_resnet-50 := 32
 BENCH_STEPS_resnet-50 := 3
+# the bf16 rows (specs/bench/), after the f32 networks they are read against
+BENCH_BATCH_bench/resnet-50-bf16 := 32
+BENCH_STEPS_bench/resnet-50-bf16 := 3
 bench_batch = $(or $(BENCH_BATCH_$(1)),128)
 bench_steps = $(or $(BENCH_STEPS_$(1)),4)
 # Then BENCH_SHARED's networks beside BENCH_LOOPS busy loops each

@@ -354,6 +354,17 @@ static void test_graph_units_tell_the_story_of_a_diff(void **unused)
 		"stage1_unit02: conv1 bn1 relu1 conv2 bn2 add post_relu\n";
 	assert_memory_equal(text, expected, strlen(expected));
 	free(text);
+	graph_free(&b);
+	/* the same network in bf16: the same ops, multiplied otherwise */
+	build(&spec_b, &b, "basic", "original", 20, "projection: conv1x1, precision: bf16, arithmetic: pairs");
+	out = open_memstream(&text, &length);
+	assert_non_null(out);
+	graph_print_units(&a, &b, out);
+	fclose(out);
+	assert_string_equal(text, "every unit both have computes the same ops\n"
+				  "the convolutions and the classifier multiply in f32 in the first and in bf16 (pairs) in "
+				  "the second\n");
+	free(text);
 	graph_free(&a);
 	graph_free(&b);
 }

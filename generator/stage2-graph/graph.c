@@ -555,6 +555,9 @@ void graph_print_units(const struct graph *a, const struct graph *b, FILE *out)
 		fprintf(out, "every unit both have computes the same ops\n");
 	print_only(out, a, b, "the first");
 	print_only(out, b, a, "the second");
+	if (a->spec->net.precision != b->spec->net.precision || a->spec->net.arithmetic != b->spec->net.arithmetic)
+		fprintf(out, "the convolutions and the classifier multiply in %s in the first and in %s in the second\n",
+			spec_precision_text(a->spec), spec_precision_text(b->spec));
 }
 
 void graph_describe(const struct graph *g, FILE *out)

@@ -293,8 +293,14 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
 		int i = 0;
+		/* rows left over in blocks of 4 and 2 before single ones: a
+		 * convolution's 16 or 64 channels are not multiples of 6 */
 		for (; i + 6 <= m; i += 6)
 			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 6);
+		for (; i + 4 <= m; i += 4)
+			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 4);
+		for (; i + 2 <= m; i += 2)
+			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 2);
 		for (; i < m; i++)
 			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 1);
 	}
@@ -338,6 +344,10 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(
 		int i = 0;
 		for (; i + 6 <= m; i += 6)
 			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 6);
+		for (; i + 4 <= m; i += 4)
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 4);
+		for (; i + 2 <= m; i += 2)
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 2);
 		for (; i < m; i++)
 			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 1);
 	}

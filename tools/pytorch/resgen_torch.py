@@ -783,17 +783,31 @@ def normalisation(meta):
     return f"each channel of an image: pixel / 255, less input_mean, over input_std ({said}), rounded to float32"
 
 
+def trained_precision(spec):
+    """How the weights were trained, for an export to say: a bf16 network's
+    are the f32 masters of bf16 products; None for an f32 network."""
+    if spec.precision != "bf16":
+        return None
+    return (f"trained in bf16 mixed precision: its convolutions and classifier multiplied bf16 operands, "
+            f"summed in f32 in the {spec.arithmetic} order; these are its f32 weights, and the export computes "
+            "in full precision")
+
+
 def export(net, output, onnx_path, float32=False):
     import torch
     saved = {"state_dict": net.state_dict(), **net.meta}
     if net.meta:
         saved["normalisation"] = normalisation(net.meta)
+    if trained_precision(net.spec):
+        saved["trained_precision"] = trained_precision(net.spec)
     replace(output, lambda to: torch.save(saved, to))
     said = "with its input normalisation and class names" if net.meta else \
         "without normalisation or class names (the weights file holds none: written by init, or by a resgen " \
         "before they were stored)"
     print(f"wrote {shown(output)}: the state dict of {net.spec.name} "
           f"({sum(p.numel() for p in net.parameters())} parameters, float64) under \"state_dict\", {said}")
+    if trained_precision(net.spec):
+        print(f"{net.spec.name} was {trained_precision(net.spec)} (under \"trained_precision\" too)")
     if onnx_path:
         import onnx
         dtype = torch.float32 if float32 else torch.float64
@@ -806,6 +820,8 @@ def export(net, output, onnx_path, float32=False):
             model = onnx.load(to)
             props = {"network": net.spec.name, "normalisation": normalisation(net.meta) if net.meta else ""}
             props.update({key: json.dumps(value) for key, value in net.meta.items()})
+            if trained_precision(net.spec):
+                props["trained_precision"] = trained_precision(net.spec)
             onnx.helper.set_model_props(model, props)
             onnx.checker.check_model(model)
             onnx.save(model, to)
@@ -831,6 +847,8 @@ def export_torchscript(net, spec_path, output):
              "normalisation.json": json.dumps({key: net.meta[key] for key in ("input_mean", "input_std",
                                                                              "input_images")}),
              "spec.yaml": spec_text}
+    if trained_precision(net.spec):
+        extra["trained_precision.txt"] = trained_precision(net.spec)
     replace(output, lambda to: torch.jit.save(traced, to, _extra_files=extra))
     print(f"wrote {shown(output)}: {net.spec.name} as TorchScript (float64), taking raw images of "
           f"{'x'.join(map(str, net.spec.input))} pixels from 0 to 255 and normalising them inside; class names, "
@@ -848,6 +866,8 @@ def export_torchvision(net, output):
             "(pixels in 0..1 units)") if net.meta else "the weights file holds no normalisation"
     print(f"wrote {shown(output)}: torchvision's state dict of {net.spec.name} (torchvision.models.resnet{depth}"
           f"(num_classes={net.spec.classes}).load_state_dict(torch.load(FILE)), float32); {said}")
+    if trained_precision(net.spec):
+        print(f"{net.spec.name} was {trained_precision(net.spec)}")
 
 
 def kind_of(value):
