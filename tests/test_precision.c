@@ -119,6 +119,32 @@ static void test_bf16_path_refusals(void **unused)
 			 "order): vdpbf16ps sums in the pairs order alone; unset it for the fastest path there is\n");
 }
 
+/* An export of a bf16 network's weights (its f32 masters) says how they
+ * were trained, in what it prints and in the file. */
+static void test_export_says_how_the_weights_were_trained(void **unused)
+{
+	(void)unused;
+	char err[4096], out[8192], arguments[1024];
+	/* avx2: a path every x86-64-v3 processor has */
+	assert_int_equal(train_on("demo-bf16-f32", "avx2", "export", "--iterations 2", err, sizeof err), 0);
+	snprintf(arguments, sizeof arguments, "export tests/specs/demo-bf16.yaml %s/export-avx2.w %s/export.pt", scratch,
+		 scratch);
+	if (torch_tool(arguments, out, sizeof out, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	size_t printed = strlen(out);
+	snprintf(arguments, sizeof arguments,
+		 "/usr/bin/python3 -c 'import torch; print(torch.load(\"%s/export.pt\")[\"trained_precision\"])'", scratch);
+	assert_int_equal(run(arguments, out + printed, sizeof out - printed, err, sizeof err), 0);
+	const char *said = "trained in bf16 mixed precision: its convolutions and classifier multiplied bf16 operands, "
+			   "summed in f32 in the tiles order; these are its f32 weights, and the export computes in full "
+			   "precision";
+	char line[1024];
+	snprintf(line, sizeof line, "demo-bf16 was %s (under \"trained_precision\" too)\n", said);
+	expect_in(out, line);
+	snprintf(line, sizeof line, "\n%s\n", said);
+	expect_in(out, line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +152,7 @@ int main(void)
 		cmocka_unit_test(test_tiles_order_is_the_same_on_every_path),
 		cmocka_unit_test(test_pairs_order_is_the_same_on_every_path),
 		cmocka_unit_test(test_a_run_resumes_on_another_path),
+		cmocka_unit_test(test_export_says_how_the_weights_were_trained),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
