@@ -119,6 +119,22 @@ static void test_bf16_path_refusals(void **unused)
 			 "order): vdpbf16ps sums in the pairs order alone; unset it for the fastest path there is\n");
 }
 
+/* explain names each convolution's path, RESGEN_BF16's where it is set,
+ * and the summary says the network multiplies in bf16. */
+static void test_explain_names_the_path(void **unused)
+{
+	(void)unused;
+	char out[65536], err[4096];
+	assert_int_equal(binary("RESGEN_BF16=avx2", "demo-bf16-pairs-f32", "explain", out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "demo-bf16-pairs: basic units, full-preact ordering, depth 20, identity shortcut, conv1x1 projection, "
+		       "bf16 products summed in f32 (the pairs order), f32, batch 64");
+	expect_in(out, "stem_conv: 3x3 convolution, stride 1, 1 -> 16 channels, 28x28 -> 28x28\n"
+		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path: im2col, "
+		       "then one product an image\n"
+		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path: im2col, "
+		       "then one product an image\n");
+}
+
 /* An export of a bf16 network's weights (its f32 masters) says how they
  * were trained, in what it prints and in the file. */
 static void test_export_says_how_the_weights_were_trained(void **unused)
@@ -153,6 +169,7 @@ int main(void)
 		cmocka_unit_test(test_pairs_order_is_the_same_on_every_path),
 		cmocka_unit_test(test_a_run_resumes_on_another_path),
 		cmocka_unit_test(test_export_says_how_the_weights_were_trained),
+		cmocka_unit_test(test_explain_names_the_path),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
