@@ -627,13 +627,16 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		return;
 	}
 	float *out = packed;
+	if (transpose) /* B's columns read along their length, each a column of the packed rows */
+		for (int j = 0; j < n; j++) {
+			const float *column = b + (size_t)j * ldb;
+			for (int e = 0; e < k; e++)
+				out[(size_t)e * np + j] = rounded_float(column[e]);
+		}
 	for (int e = 0; e < kp; e++) {
 		float *row = out + (size_t)e * np;
 		int filled = e < k ? n : 0;
-		if (transpose)
-			for (int j = 0; j < filled; j++)
-				row[j] = rounded_float(b[(size_t)j * ldb + e]);
-		else
+		if (!transpose)
 			for (int j = 0; j < filled; j++)
 				row[j] = rounded_float(b[(size_t)e * ldb + j]);
 		for (int j = filled; j < np; j++)

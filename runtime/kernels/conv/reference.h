@@ -33,8 +33,11 @@ KERNEL_HELPER void conv_im2col(real *columns, const real *image, int channels, i
 					const real *in = image + ((size_t)c * height + y) * width - pad + kx;
 					for (int ox = 0; ox < lo; ox++)
 						out[ox] = 0;
-					for (int ox = lo; ox < hi; ox++)
-						out[ox] = in[ox * stride];
+					if (stride == 1) /* a copy, where the stride is not a constant (out of line) */
+						memcpy(out + lo, in + lo, sizeof(real) * (size_t)(hi > lo ? hi - lo : 0));
+					else
+						for (int ox = lo; ox < hi; ox++)
+							out[ox] = in[ox * stride];
 					for (int ox = hi; ox < width_out; ox++)
 						out[ox] = 0;
 				}
@@ -57,8 +60,12 @@ KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channel
 						continue;
 					real *out = image + ((size_t)c * height + y) * width - pad + kx;
 					const real *in = row + oy * width_out;
-					for (int ox = lo; ox < hi; ox++)
-						out[ox * stride] += in[ox];
+					if (stride == 1) /* vectorised where the stride is not a constant */
+						for (int ox = lo; ox < hi; ox++)
+							out[ox] += in[ox];
+					else
+						for (int ox = lo; ox < hi; ox++)
+							out[ox * stride] += in[ox];
 				}
 			}
 }
