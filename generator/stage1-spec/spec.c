@@ -256,7 +256,7 @@ static int check_net_shape(const struct checker *c, const struct ynode *net, str
 		return -1;
 	int unit, ordering, shortcut, projection, stem, precision, arithmetic;
 	const struct ynode *arithmetic_node = ynode_get(net, "arithmetic");
-	static const char *const paths[] = {"amx", "avx512-bf16", "vdpbf16ps", "tdpbf16ps", "avx512", "portable"};
+	static const char *const paths[] = {"amx", "avx512-bf16", "vdpbf16ps", "tdpbf16ps", "avx512", "avx2", "portable"};
 	for (int i = 0; arithmetic_node && arithmetic_node->text && i < COUNT(paths); i++)
 		if (strcmp(arithmetic_node->text, paths[i]) == 0)
 			return error_at(c, arithmetic_node,

@@ -542,10 +542,13 @@ static void find_machine(void)
 	found.bf16_text = getenv("RESGEN_BF16");
 	found.bf16_path = found.bf16_text && found.bf16_text[0] ? bf16_path_named(found.bf16_text) : -1;
 	if (found.bf16_text && found.bf16_text[0] && found.bf16_path < 0 && !override_why[0]) {
-		char shown[64];
+		char shown[64], names[128] = "";
 		printable_text(shown, sizeof shown, found.bf16_text);
-		snprintf(override_why, sizeof override_why,
-			 "RESGEN_BF16=%s names no path of bf16 products: portable, avx512, avx512-bf16 or amx", shown);
+		for (int p = 0; p < BF16_PATH_COUNT; p++) /* "portable, avx2, ... or amx" */
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+				 p == 0 ? "" : p == BF16_PATH_COUNT - 1 ? " or " : ", ", bf16_path_names[p]);
+		snprintf(override_why, sizeof override_why, "RESGEN_BF16=%s names no path of bf16 products: %s", shown,
+			 names);
 	}
 }
 
