@@ -29,7 +29,7 @@ static int train_on(const char *name, const char *path, const char *tag, const c
 	char prefix[64], all[2048];
 	snprintf(prefix, sizeof prefix, "RESGEN_BF16=%s", path);
 	snprintf(all, sizeof all,
-		 "train --batch 16 --eval-every 6 --test-limit 200 --log-every 2 --threads 2 --log %s/%s-%s.csv "
+		 "train --batch 8 --eval-every 4 --test-limit 200 --log-every 2 --threads 2 --log %s/%s-%s.csv "
 		 "--save-weights %s/%s-%s.w %s",
 		 scratch, tag, path, scratch, tag, path, options);
 	return binary(prefix, name, all, NULL, 0, err, size);
@@ -51,7 +51,7 @@ static void every_path_gives_the_same_bits(const char *name, enum bf16_arithmeti
 	int trained = 0;
 	for (int path = 0; path < BF16_PATH_COUNT; path++) {
 		const char *path_name = bf16_path_names[path];
-		int status = train_on(name, path_name, name, "--iterations 6", err, sizeof err);
+		int status = train_on(name, path_name, name, "--iterations 4", err, sizeof err);
 		char why[160];
 		if (!bf16_path_available((enum bf16_path)path, arithmetic, why, sizeof why)) {
 			assert_int_equal(status, 2);
@@ -84,19 +84,19 @@ static void test_pairs_order_is_the_same_on_every_path(void **unused)
 	every_path_gives_the_same_bits("demo-bf16-pairs-f32", BF16_PAIRS);
 }
 
-/* Three iterations on the portable path, checkpointed, then three more on
- * the fastest: the weights of six unbroken ones on the fastest. */
+/* Two iterations on the portable path, checkpointed, then two more on the
+ * fastest: the weights of four unbroken ones on the fastest. */
 static void test_a_run_resumes_on_another_path(void **unused)
 {
 	(void)unused;
 	const char *fastest = bf16_path_names[bf16_best_path(BF16_TILES)];
 	char err[4096], options[1024], unbroken[512], resumed[512];
-	assert_int_equal(train_on("demo-bf16-f32", fastest, "unbroken", "--iterations 6", err, sizeof err), 0);
-	snprintf(options, sizeof options, "--iterations 3 --checkpoint %s/half.ckpt", scratch);
+	assert_int_equal(train_on("demo-bf16-f32", fastest, "unbroken", "--iterations 4", err, sizeof err), 0);
+	snprintf(options, sizeof options, "--iterations 2 --checkpoint %s/half.ckpt", scratch);
 	assert_int_equal(train_on("demo-bf16-f32", "portable", "half", options, err, sizeof err), 0);
 	char prefix[64], command[1024];
 	snprintf(prefix, sizeof prefix, "RESGEN_BF16=%s", fastest);
-	snprintf(command, sizeof command, "train --resume %s/half.ckpt --iterations 6 --save-weights %s/resumed.w", scratch,
+	snprintf(command, sizeof command, "train --resume %s/half.ckpt --iterations 4 --save-weights %s/resumed.w", scratch,
 		 scratch);
 	if (binary(prefix, "demo-bf16-f32", command, NULL, 0, err, sizeof err) != 0)
 		fail_msg("the resumed run: %s", err);
