@@ -356,6 +356,23 @@ static void test_study_report_summarises_the_seeds(void **unused)
  * of 500 images): the paired differences are equal, not equal up to
  * rounding, so no paired test can be made, and the report says so rather
  * than t = 1e15. */
+/* count finished runs in results, each {name, final test error}: one
+ * evaluation row at iteration 50. */
+static void write_finished_runs(const char *results, const char *const runs[][2], size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		char path[256], text[512];
+		snprintf(path, sizeof path, "%s/%s.csv", results, runs[i][0]);
+		snprintf(text, sizeof text,
+			 "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
+			 "50,0.01,1.5,0.5,1.6,%s,20.0,100\n",
+			 runs[i][1]);
+		write_text(path, text);
+		snprintf(path, sizeof path, "%s/%s.done", results, runs[i][0]);
+		write_text(path, "finished\n");
+	}
+}
+
 static void test_study_report_equal_differences_admit_no_test(void **unused)
 {
 	(void)unused;
@@ -367,17 +384,7 @@ static void test_study_report_equal_differences_admit_no_test(void **unused)
 		{"full-preact-seed1", "0.09"},
 		{"full-preact-seed2", "0.14"},
 	};
-	for (int i = 0; i < 4; i++) {
-		char path[256], text[512];
-		snprintf(path, sizeof path, "%s/%s.csv", results, runs[i][0]);
-		snprintf(text, sizeof text,
-			 "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
-			 "50,0.01,1.5,0.5,1.6,%s,20.0,100\n",
-			 runs[i][1]);
-		write_text(path, text);
-		snprintf(path, sizeof path, "%s/%s.done", results, runs[i][0]);
-		write_text(path, "finished\n");
-	}
+	write_finished_runs(results, runs, 4);
 	const char *report = tiny_report_text(results);
 	const char *needle = "| full-preact | +2.00 | - | t = 0.57, df 2.0, p = 0.629 | no spread | cannot tell: "
 			     "every seed differs by the same +2.00 points, and no test can be made without some "
@@ -427,17 +434,7 @@ static void test_study_report_compares_each_variant_against_its_own(void **unuse
 	static const char *const runs[][2] = {{"a-seed1", "0.10"}, {"a-seed2", "0.12"}, {"a-bf16-seed1", "0.11"},
 					      {"a-bf16-seed2", "0.14"}, {"b-seed1", "0.30"}, {"b-seed2", "0.40"},
 					      {"b-bf16-seed1", "0.31"}, {"b-bf16-seed2", "0.40"}};
-	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-		char path[256], text[512];
-		snprintf(path, sizeof path, "%s/%s.csv", results, runs[i][0]);
-		snprintf(text, sizeof text,
-			 "iteration,lr,train_loss,train_error,test_loss,test_error,seconds,images_per_second\n"
-			 "50,0.01,1.5,0.5,1.6,%s,20.0,100\n",
-			 runs[i][1]);
-		write_text(path, text);
-		snprintf(path, sizeof path, "%s/%s.done", results, runs[i][0]);
-		write_text(path, "finished\n");
-	}
+	write_finished_runs(results, runs, sizeof runs / sizeof runs[0]);
 	struct study *study = calloc(1, sizeof *study);
 	assert_non_null(study);
 	struct diag d = {{0}};

@@ -412,12 +412,21 @@ static void write_test(struct strbuf *md, const struct comparison *c)
 		strbuf_printf(md, " t = %.2f, df %.1f, p = %.3g |", c->t, c->df, c->p);
 }
 
+/* Whether some variant names 'against': then only those are compared. */
+static bool pairs_variants(const struct study *study)
+{
+	for (int v = 0; v < study->variant_count; v++)
+		if (study->variants[v].against >= 0)
+			return true;
+	return false;
+}
+
 /* The variant v is compared with: the one it names ('against'), else the
  * study's first; -1 where it is compared with none (the first, or, in a
  * study whose variants name theirs, one that names none). */
 static int baseline_of(const struct study *study, int v)
 {
-	if (study->paired_variants || v == 0)
+	if (pairs_variants(study) || v == 0)
 		return study->variants[v].against;
 	return 0;
 }
@@ -477,7 +486,8 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 			p[tests++] = tested[v].read->p;
 	}
 	holm(p, tests, adjusted);
-	if (study->paired_variants)
+	bool paired = pairs_variants(study);
+	if (paired)
 		strbuf_puts(md, "Each variant that names another (`against`) against that one");
 	else
 		strbuf_printf(md, "Against the baseline, the study's first variant `%s`", study->variants[0].name);
@@ -494,7 +504,7 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 		strbuf_printf(md, "%s comparison is made, so Holm's correction leaves its p as it is. ",
 			      tests == 1 ? "one" : "no");
 	strbuf_puts(md, "A difference whose adjusted p is 0.05 or more is within the noise of these seeds.\n\n");
-	strbuf_puts(md, study->paired_variants ? "| variant | against | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n"
+	strbuf_puts(md, paired ? "| variant | against | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n"
 					     "|---|---|---|---|---|---|---|\n"
 					   : "| variant | difference | 95% interval | Welch's t | paired t | reading: test, adjusted p |\n"
 					     "|---|---|---|---|---|---|\n");
@@ -506,7 +516,7 @@ static void write_comparisons(struct strbuf *md, const struct study *study, cons
 		const struct tested *t = &tested[v];
 		int nb = t->nb;
 		strbuf_printf(md, "| %s", name);
-		if (study->paired_variants) /* the column a study without 'against' never had */
+		if (paired) /* the column a study without 'against' never had */
 			strbuf_printf(md, " | %s", study->variants[b].name);
 		if (t->n == 0 || nb == 0) {
 			strbuf_puts(md, " | - | - | - | - | no finished runs to compare |\n");

@@ -248,7 +248,6 @@ static int check_variant(const struct checker *c, struct study *study, const str
 					"'against' names '%s', which is no variant listed before '%s'; name one of "
 					"those, which this one is compared with",
 					against->text, v->name);
-		study->paired_variants = true;
 	}
 	spec = ynode_get(node, "spec");
 	if (spec) {

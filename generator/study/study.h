@@ -43,7 +43,6 @@ struct study {
 	int seed_count;
 	long train_limit, test_limit; /* 0: every image */
 	int variant_count;
-	bool paired_variants; /* some variant names 'against': only those are compared */
 	struct study_variant variants[STUDY_MAX_VARIANTS];
 	struct ytree tree;   /* the study file's */
 	struct ynode **made; /* the nodes the overrides made, freed with the study */

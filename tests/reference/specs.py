@@ -37,6 +37,17 @@ RECIPES = [
 ]
 
 
+def spec_text(about, name, shape, classes, net, recipe):
+    """A check spec: synthetic data of shape and classes (6 training and 3
+    test images), the net section's lines, batch 3 and the recipe."""
+    return (f"# PyTorch check{about}\n"
+            f"name: ref-{name}\n"
+            f"data:\n  set: synthetic\n  shape: {shape}\n  classes: {classes}\n"
+            f"  train_images: 6\n  test_images: 3\n"
+            f"net:\n{net}"
+            f"train:\n  batch: 3\n{recipe}")
+
+
 def main():
     folder = sys.argv[1]
     os.makedirs(folder, exist_ok=True)
@@ -47,14 +58,11 @@ def main():
         projection = "zero-pad" if index % 3 == 0 else "conv1x1"
         shortcut_bn = "true" if index % 4 == 1 else "false"
         name = f"{ordering}-{shortcut}-{unit}"
-        text = (f"# PyTorch check: {ordering}, {shortcut} shortcut, {unit} units.\n"
-                f"name: ref-{name}\n"
-                f"data:\n  set: synthetic\n  shape: {shape}\n  classes: 5\n"
-                f"  train_images: 6\n  test_images: 3\n"
-                f"net:\n  unit: {unit}\n  ordering: {ordering}\n  depth: {UNITS[unit]}\n"
-                f"  widths: [3, 5, 7]\n  shortcut: {shortcut}\n{SHORTCUTS[shortcut]}"
-                f"  shortcut_bn: {shortcut_bn}\n  projection: {projection}\n"
-                f"train:\n  batch: 3\n{RECIPES[index % len(RECIPES)]}")
+        text = spec_text(f": {ordering}, {shortcut} shortcut, {unit} units.", name, shape, 5,
+                         f"  unit: {unit}\n  ordering: {ordering}\n  depth: {UNITS[unit]}\n"
+                         f"  widths: [3, 5, 7]\n  shortcut: {shortcut}\n{SHORTCUTS[shortcut]}"
+                         f"  shortcut_bn: {shortcut_bn}\n  projection: {projection}\n",
+                         RECIPES[index % len(RECIPES)])
         write(os.path.join(folder, name + ".yaml"), text)
         coordinates = (ORDERINGS.index(ordering), list(SHORTCUTS).index(shortcut),
                        list(UNITS).index(unit))
@@ -66,13 +74,11 @@ def main():
     for index, ordering in enumerate(ORDERINGS):
         unit = "basic" if index == 2 else "bottleneck"
         name = f"imagenet-{ordering}-{unit}"
-        text = (f"# PyTorch check: the ImageNet stem, {ordering}, {unit} units in four stages.\n"
-                f"name: ref-{name}\n"
-                f"data:\n  set: synthetic\n  shape: [3, 36, 36]\n  classes: 6\n"
-                f"  train_images: 6\n  test_images: 3\n"
-                f"net:\n  unit: {unit}\n  ordering: {ordering}\n  stem: imagenet\n"
-                f"  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n  shortcut_bn: {'true' if index % 2 == 0 else 'false'}\n"
-                f"train:\n  batch: 3\n{RECIPES[index % len(RECIPES)]}")
+        text = spec_text(f": the ImageNet stem, {ordering}, {unit} units in four stages.", name, "[3, 36, 36]", 6,
+                         f"  unit: {unit}\n  ordering: {ordering}\n  stem: imagenet\n"
+                         f"  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n"
+                         f"  shortcut_bn: {'true' if index % 2 == 0 else 'false'}\n",
+                         RECIPES[index % len(RECIPES)])
         write(os.path.join(folder, name + ".yaml"), text)
         if index % 2 == 0:
             f32.append(name)
@@ -84,24 +90,20 @@ def main():
         shortcut = shortcuts[index % len(shortcuts)]
         arithmetic = "pairs" if index % 2 else "tiles"
         name = f"bf16-{ordering}-{unit}"
-        text = (f"# PyTorch check in bf16: {ordering}, {shortcut} shortcut, {unit} units, the {arithmetic} order.\n"
-                f"name: ref-{name}\n"
-                f"data:\n  set: synthetic\n  shape: {'[1, 28, 28]' if index % 2 else '[3, 32, 32]'}\n  classes: 5\n"
-                f"  train_images: 6\n  test_images: 3\n"
-                f"net:\n  unit: {unit}\n  ordering: {ordering}\n  depth: {UNITS[unit]}\n"
-                f"  widths: [3, 5, 7]\n  shortcut: {shortcut}\n{SHORTCUTS[shortcut]}"
-                f"  projection: {'zero-pad' if index % 3 == 0 else 'conv1x1'}\n"
-                f"  precision: bf16\n  arithmetic: {arithmetic}\n"
-                f"train:\n  batch: 3\n{RECIPES[index % len(RECIPES)]}")
+        text = spec_text(f" in bf16: {ordering}, {shortcut} shortcut, {unit} units, the {arithmetic} order.", name,
+                         "[1, 28, 28]" if index % 2 else "[3, 32, 32]", 5,
+                         f"  unit: {unit}\n  ordering: {ordering}\n  depth: {UNITS[unit]}\n"
+                         f"  widths: [3, 5, 7]\n  shortcut: {shortcut}\n{SHORTCUTS[shortcut]}"
+                         f"  projection: {'zero-pad' if index % 3 == 0 else 'conv1x1'}\n"
+                         f"  precision: bf16\n  arithmetic: {arithmetic}\n",
+                         RECIPES[index % len(RECIPES)])
         write(os.path.join(folder, name + ".yaml"), text)
         if index % 3 == 0:
             f32.append(name)
-    text = ("# PyTorch check in bf16: the ImageNet stem, full-preact, bottleneck units in four stages.\n"
-            "name: ref-bf16-imagenet\n"
-            "data:\n  set: synthetic\n  shape: [3, 36, 36]\n  classes: 6\n  train_images: 6\n  test_images: 3\n"
-            "net:\n  unit: bottleneck\n  ordering: full-preact\n  stem: imagenet\n"
-            "  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n  precision: bf16\n"
-            f"train:\n  batch: 3\n{RECIPES[0]}")
+    text = spec_text(" in bf16: the ImageNet stem, full-preact, bottleneck units in four stages.", "bf16-imagenet",
+                     "[3, 36, 36]", 6,
+                     "  unit: bottleneck\n  ordering: full-preact\n  stem: imagenet\n"
+                     "  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n  precision: bf16\n", RECIPES[0])
     write(os.path.join(folder, "bf16-imagenet.yaml"), text)
     f32.append("bf16-imagenet")
     write(os.path.join(folder, "f32.list"), "\n".join(f32) + "\n")
