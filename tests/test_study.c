@@ -219,6 +219,21 @@ static int report_tiny(const char *results, struct diag *d)
 	return status;
 }
 
+/* The report.md the study at study_path writes from the runs in results. */
+static const char *report_text(const char *study_path, const char *results)
+{
+	struct study *study = calloc(1, sizeof *study);
+	assert_non_null(study);
+	struct diag d = {{0}};
+	if (study_load(study, study_path, "specs", &d) != 0 || study_report(study, results, &d) != 0)
+		fail_msg("%s", d.text);
+	study_free(study);
+	free(study);
+	char path[256];
+	snprintf(path, sizeof path, "%s/report.md", results);
+	return read_text(path);
+}
+
 /* report_tiny's report.md, written from the runs in results. */
 static const char *tiny_report_text(const char *results)
 {
@@ -435,16 +450,7 @@ static void test_study_report_compares_each_variant_against_its_own(void **unuse
 					      {"a-bf16-seed2", "0.14"}, {"b-seed1", "0.30"}, {"b-seed2", "0.40"},
 					      {"b-bf16-seed1", "0.31"}, {"b-bf16-seed2", "0.40"}};
 	write_finished_runs(results, runs, sizeof runs / sizeof runs[0]);
-	struct study *study = calloc(1, sizeof *study);
-	assert_non_null(study);
-	struct diag d = {{0}};
-	if (study_load(study, spec, "specs", &d) != 0 || study_report(study, results, &d) != 0)
-		fail_msg("%s", d.text);
-	study_free(study);
-	free(study);
-	char path[256];
-	snprintf(path, sizeof path, "%s/report.md", results);
-	const char *report = read_text(path);
+	const char *report = report_text(spec, results);
 	const char *wanted[] = {"Each variant that names another (`against`) against that one: ",
 				"| variant | against | difference |", "| a-bf16 | a | +1.50 | -4.85 to +7.85 |",
 				"| b-bf16 | b | +0.50 | -5.85 to +6.85 |", "as 2 comparisons are made"};
@@ -571,17 +577,7 @@ static void test_study_report_names_each_variants_recipe(void **unused)
 		snprintf(path, sizeof path, "%s/%s.done", results, names[i]);
 		write_text(path, "");
 	}
-	struct study *study = calloc(1, sizeof *study);
-	assert_non_null(study);
-	struct diag d = {{0}};
-	assert_int_equal(study_load(study, scratch, "specs", &d), 0);
-	if (study_report(study, results, &d) != 0)
-		fail_msg("%s", d.text);
-	study_free(study);
-	free(study);
-	char path[256];
-	snprintf(path, sizeof path, "%s/report.md", results);
-	const char *report = read_text(path);
+	const char *report = report_text(scratch, results);
 	assert_non_null(strstr(report, "| variant | network | recipe, where it differs from the first variant's | median |"));
 	assert_non_null(strstr(report, "| paper | basic full-preact, depth 20, identity shortcut | the first | 20.00 |"));
 	assert_non_null(strstr(report, "| cosine | basic full-preact, depth 20, identity shortcut | lr.schedule=cosine | "
