@@ -608,7 +608,7 @@ $(foreach pair,$(study_reused),$(foreach flavour,/ mpi/,$(eval $(call reuse_bina
 # PyTorch's tensors are channels-last, which oneDNN trained faster here;
 # BENCH_PYTORCH_LAYOUT=nchw times its default layout instead.
 BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001 resnet-50 \
-	bench/preact-110-bf16 bench/preact-164-bf16 bench/resnet-50-bf16
+	bench/preact-110-bf16 bench/preact-110-bf16-pairs bench/preact-164-bf16 bench/resnet-50-bf16
 BENCH_SCALING ?= preact-110
 BENCH_ROUNDS ?= 2
 BENCH_PYTORCH_LAYOUT ?= channels-last

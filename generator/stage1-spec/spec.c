@@ -36,7 +36,6 @@ const char *spec_ordering_name(enum ordering ordering) { return ordering_names[o
 const char *spec_shortcut_name(enum shortcut_kind shortcut) { return shortcut_names[shortcut]; }
 const char *spec_projection_name(enum projection_kind p) { return projection_names[p]; }
 const char *spec_stem_name(enum stem_kind stem) { return stem_names[stem]; }
-const char *spec_precision_name(enum precision precision) { return precision_names[precision]; }
 const char *spec_arithmetic_name(int arithmetic) { return arithmetic_names[arithmetic]; }
 
 const char *spec_precision_text(const struct spec *spec)

@@ -156,7 +156,6 @@ const char *spec_ordering_name(enum ordering ordering);
 const char *spec_shortcut_name(enum shortcut_kind shortcut);
 const char *spec_projection_name(enum projection_kind projection);
 const char *spec_stem_name(enum stem_kind stem);
-const char *spec_precision_name(enum precision precision);
 const char *spec_arithmetic_name(int arithmetic);
 /* "f32", or "bf16 (tiles)": the precision and its arithmetic, in words. */
 const char *spec_precision_text(const struct spec *spec);

@@ -219,10 +219,18 @@ __attribute__((noinline)) static void portable(enum bf16_arithmetic arithmetic, 
 /* ---- AVX-512: f32 multiply-adds on widened operands --------------------- */
 
 /* A widened to f32, m x kp, and B widened, kp x np (np: n to 32), both
- * zero-padded: what the emulations read (bf16_pack_a, bf16_pack_b). */
+ * zero-padded: what the emulations read (bf16_pack_a, bf16_pack_b); used:
+ * K to a whole pair, past which both hold zeros; add: whether C's values
+ * start the sums (else +0 does).
+ *
+ * A block of the tiles order stops its chains at used: a product of two
+ * padding zeros is +0, and te + +0 is te except where te is -0 (a product
+ * flushed to zero), which it makes +0; so one addition of +0 to each chain
+ * gives what the rest of the block's padding would have. */
 struct widened {
 	const float *a, *b;
-	int kp, np;
+	int kp, np, used;
+	bool add;
 };
 
 /* rows rows of C (from row i) by 32 columns (from j; masks for the columns
@@ -241,7 +249,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			__m512 te[6][2], to[6][2];
 			for (int r = 0; r < rows; r++)
 				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm512_setzero_ps();
-			for (int p = block; p < block + 32; p += 2) {
+			int end = block + 32 < w->used ? block + 32 : w->used;
+			for (int p = block; p < end; p += 2) {
 				__m512 be0 = _mm512_load_ps(b + p * np), be1 = _mm512_load_ps(b + p * np + 16);
 				__m512 bo0 = _mm512_load_ps(b + (p + 1) * np), bo1 = _mm512_load_ps(b + (p + 1) * np + 16);
 				for (int r = 0; r < rows; r++) {
@@ -253,9 +262,17 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 					to[r][1] = _mm512_fmadd_ps(ao, bo1, to[r][1]);
 				}
 			}
+			if (end < block + 32)
+				for (int r = 0; r < rows; r++)
+					for (int h = 0; h < 2; h++) {
+						te[r][h] = _mm512_add_ps(te[r][h], _mm512_setzero_ps());
+						to[r][h] = _mm512_add_ps(to[r][h], _mm512_setzero_ps());
+					}
+			bool first = block == 0 && !w->add;
 			for (int r = 0; r < rows; r++) {
 				float *row = c + (size_t)(i + r) * ldc + j;
-				__m512 sum0 = _mm512_maskz_loadu_ps(mask0, row), sum1 = _mm512_maskz_loadu_ps(mask1, row + 16);
+				__m512 sum0 = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask0, row);
+				__m512 sum1 = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask1, row + 16);
 				_mm512_mask_storeu_ps(row, mask0, _mm512_add_ps(sum0, _mm512_add_ps(te[r][0], to[r][0])));
 				_mm512_mask_storeu_ps(row + 16, mask1, _mm512_add_ps(sum1, _mm512_add_ps(te[r][1], to[r][1])));
 			}
@@ -264,8 +281,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 	}
 	__m512 sum[6][2];
 	for (int r = 0; r < rows; r++) {
-		sum[r][0] = _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j);
-		sum[r][1] = _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16);
+		sum[r][0] = w->add ? _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j) : _mm512_setzero_ps();
+		sum[r][1] = w->add ? _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16) : _mm512_setzero_ps();
 	}
 	for (int e = 0; e < w->kp; e += 2) {
 		__m512 be0 = _mm512_load_ps(b + e * np), be1 = _mm512_load_ps(b + e * np + 16);
@@ -312,12 +329,12 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
  * pairs as pair_of makes them, kp / 2 a row. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_block(
 	int i, int j, int kp, const uint32_t *a_pairs, const uint32_t *pairs, int np, __mmask16 mask0, __mmask16 mask1,
-	float *c, int ldc, const int rows)
+	bool add, float *c, int ldc, const int rows)
 {
 	__m512 sum[6][2];
 	for (int r = 0; r < rows; r++) {
-		sum[r][0] = _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j);
-		sum[r][1] = _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16);
+		sum[r][0] = add ? _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j) : _mm512_setzero_ps();
+		sum[r][1] = add ? _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16) : _mm512_setzero_ps();
 	}
 	for (int e = 0; e < kp; e += 2) {
 		const uint32_t *column = pairs + (size_t)e / 2 * np + j;
@@ -336,20 +353,20 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 
 __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int kp,
 										  const uint32_t *a_pairs,
-										  const uint32_t *pairs, int np, float *c,
-										  int ldc)
+										  const uint32_t *pairs, int np, bool add,
+										  float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
 		int i = 0;
 		for (; i + 6 <= m; i += 6)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 6);
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 6);
 		for (; i + 4 <= m; i += 4)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 4);
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 4);
 		for (; i + 2 <= m; i += 2)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 2);
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 2);
 		for (; i < m; i++)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, c, ldc, 1);
+			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 1);
 	}
 }
 
@@ -423,7 +440,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 			__m256 te[2][2], to[2][2];
 			for (int r = 0; r < rows; r++)
 				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm256_setzero_ps();
-			for (int p = block; p < block + 32; p += 2) {
+			int end = block + 32 < w->used ? block + 32 : w->used;
+			for (int p = block; p < end; p += 2) {
 				__m256 be0 = _mm256_load_ps(b + p * np), be1 = _mm256_load_ps(b + p * np + 8);
 				__m256 bo0 = _mm256_load_ps(b + (p + 1) * np), bo1 = _mm256_load_ps(b + (p + 1) * np + 8);
 				for (int r = 0; r < rows; r++) {
@@ -435,9 +453,17 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 					to[r][1] = _mm256_fmadd_ps(ao, bo1, to[r][1]);
 				}
 			}
+			if (end < block + 32)
+				for (int r = 0; r < rows; r++)
+					for (int h = 0; h < 2; h++) {
+						te[r][h] = _mm256_add_ps(te[r][h], _mm256_setzero_ps());
+						to[r][h] = _mm256_add_ps(to[r][h], _mm256_setzero_ps());
+					}
+			bool first = block == 0 && !w->add;
 			for (int r = 0; r < rows; r++) {
 				float *row = c + (size_t)(i + r) * ldc + j;
-				__m256 sum0 = _mm256_maskload_ps(row, mask0), sum1 = _mm256_maskload_ps(row + 8, mask1);
+				__m256 sum0 = first ? _mm256_setzero_ps() : _mm256_maskload_ps(row, mask0);
+				__m256 sum1 = first ? _mm256_setzero_ps() : _mm256_maskload_ps(row + 8, mask1);
 				_mm256_maskstore_ps(row, mask0, _mm256_add_ps(sum0, _mm256_add_ps(te[r][0], to[r][0])));
 				_mm256_maskstore_ps(row + 8, mask1, _mm256_add_ps(sum1, _mm256_add_ps(te[r][1], to[r][1])));
 			}
@@ -446,8 +472,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 	}
 	__m256 sum[4][2];
 	for (int r = 0; r < rows; r++) {
-		sum[r][0] = _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j, mask0);
-		sum[r][1] = _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j + 8, mask1);
+		sum[r][0] = w->add ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j, mask0) : _mm256_setzero_ps();
+		sum[r][1] = w->add ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j + 8, mask1) : _mm256_setzero_ps();
 	}
 	for (int e = 0; e < w->kp; e += 2) {
 		__m256 be0 = _mm256_load_ps(b + e * np), be1 = _mm256_load_ps(b + e * np + 8);
@@ -546,6 +572,132 @@ static inline float rounded_float(float x)
 
 static inline uint16_t rounded_half(float x) { return (uint16_t)(rounded_bits(x) >> 16); }
 
+/* Eight floats rounded as rounded_bits does, the bf16 in the high half of
+ * each lane. The build's baseline (x86-64-v3) has AVX2 everywhere. */
+static inline __m256i rounded_bits8(__m256 x)
+{
+	__m256i u = _mm256_castps_si256(x);
+	__m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+	__m256i nearest = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd);
+	__m256i quiet = _mm256_or_si256(u, _mm256_set1_epi32(0x400000));
+	__m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+	return _mm256_and_si256(_mm256_blendv_epi8(nearest, quiet, nan), _mm256_set1_epi32((int)0xffff0000u));
+}
+
+/* Sixteen floats (x, then y) rounded, their bf16 in order: eight pairs,
+ * the first of each pair low. */
+static inline __m256i rounded_pairs8(__m256 x, __m256 y)
+{
+	__m256i low = _mm256_srli_epi32(rounded_bits8(x), 16), high = _mm256_srli_epi32(rounded_bits8(y), 16);
+	return _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8);
+}
+
+/* r[0..7] transposed in place, as eight rows of eight lanes. */
+static inline void transpose8(__m256 r[8])
+{
+	__m256 t[8], u[8];
+	for (int q = 0; q < 8; q += 2) {
+		t[q] = _mm256_unpacklo_ps(r[q], r[q + 1]);
+		t[q + 1] = _mm256_unpackhi_ps(r[q], r[q + 1]);
+	}
+	for (int q = 0; q < 8; q += 4) {
+		u[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44);
+		u[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xee);
+		u[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+		u[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xee);
+	}
+	for (int q = 0; q < 4; q++) {
+		r[q] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x20);
+		r[q + 4] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x31);
+	}
+}
+
+/* out[r][c] = X[r][c] rounded (rows ld_in and ld_out apart), for r below
+ * rows and c below columns. */
+static void round_rows(float *out, int ld_out, const float *x, int ld_in, int rows, int columns)
+{
+	for (int r = 0; r < rows; r++) {
+		const float *from = x + (size_t)r * ld_in;
+		float *to = out + (size_t)r * ld_out;
+		int c = 0;
+		for (; c + 8 <= columns; c += 8)
+			_mm256_storeu_si256((__m256i *)(to + c), rounded_bits8(_mm256_loadu_ps(from + c)));
+		for (; c < columns; c++)
+			to[c] = rounded_float(from[c]);
+	}
+}
+
+/* out[r][c] = X[c][r] rounded: X read along its rows, eight by eight. */
+static void round_transposed(float *out, int ld_out, const float *x, int ld_in, int rows, int columns)
+{
+	int c = 0;
+	for (; c + 8 <= columns; c += 8) {
+		int r = 0;
+		for (; r + 8 <= rows; r += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++)
+				block[q] = _mm256_loadu_ps(x + (size_t)(c + q) * ld_in + r);
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_si256((__m256i *)(out + (size_t)(r + q) * ld_out + c), rounded_bits8(block[q]));
+		}
+		for (; r < rows; r++)
+			for (int q = 0; q < 8; q++)
+				out[(size_t)r * ld_out + c + q] = rounded_float(x[(size_t)(c + q) * ld_in + r]);
+	}
+	for (; c < columns; c++)
+		for (int r = 0; r < rows; r++)
+			out[(size_t)r * ld_out + c] = rounded_float(x[(size_t)c * ld_in + r]);
+}
+
+/* A pair of bf16 from two floats, the first low. */
+static inline uint32_t pair_of(float first, float second) { return rounded_bits(first) >> 16 | (rounded_bits(second) & 0xffff0000u); }
+
+/* out[p][c] = the pair of X[2p][c] and X[2p + 1][c], for p below pairs. */
+static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld_in, int pairs, int columns)
+{
+	for (int p = 0; p < pairs; p++) {
+		const float *even = x + (size_t)2 * p * ld_in, *odd = even + ld_in;
+		uint32_t *to = out + (size_t)p * ld_out;
+		int c = 0;
+		for (; c + 8 <= columns; c += 8) {
+			__m256i low = _mm256_srli_epi32(rounded_bits8(_mm256_loadu_ps(even + c)), 16);
+			__m256i high = rounded_bits8(_mm256_loadu_ps(odd + c));
+			_mm256_storeu_si256((__m256i *)(to + c), _mm256_or_si256(low, high));
+		}
+		for (; c < columns; c++)
+			to[c] = pair_of(even[c], odd[c]);
+	}
+}
+
+/* out[p][c] = the pair of X[c][2p] and X[c][2p + 1]: X read along its
+ * rows, eight columns by eight pairs. */
+static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld_in, int pairs, int columns)
+{
+	int c = 0;
+	for (; c + 8 <= columns; c += 8) {
+		int p = 0;
+		for (; p + 8 <= pairs; p += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++) {
+				const float *from = x + (size_t)(c + q) * ld_in + 2 * p;
+				block[q] = _mm256_castsi256_ps(rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
+			}
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_ps((float *)(out + (size_t)(p + q) * ld_out + c), block[q]);
+		}
+		for (; p < pairs; p++)
+			for (int q = 0; q < 8; q++) {
+				const float *from = x + (size_t)(c + q) * ld_in + 2 * p;
+				out[(size_t)p * ld_out + c + q] = pair_of(from[0], from[1]);
+			}
+	}
+	for (; c < columns; c++)
+		for (int p = 0; p < pairs; p++)
+			out[(size_t)p * ld_out + c] = pair_of(x[(size_t)c * ld_in + 2 * p], x[(size_t)c * ld_in + 2 * p + 1]);
+}
+
 /* Element (r, e) of X (rows apart by ld), or of X transposed; 0 outside
  * rows x length. */
 static inline float element(const float *x, bool transpose, int ld, int r, int e)
@@ -565,6 +717,19 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 				out[(size_t)i * width + e] = i < m && e < k ? rounded_half(element(a, transpose, lda, i, e)) : 0;
 		return;
 	}
+	if (path == BF16_AVX512_BF16 && !transpose) {
+		uint32_t *out = packed;
+		for (int i = 0; i < m; i++) {
+			const float *from = a + (size_t)i * lda;
+			uint32_t *to = out + (size_t)i * (kp / 2);
+			int e = 0;
+			for (; e + 16 <= k; e += 16)
+				_mm256_storeu_si256((__m256i *)(to + e / 2), rounded_pairs8(_mm256_loadu_ps(from + e), _mm256_loadu_ps(from + e + 8)));
+			for (; e < kp; e += 2)
+				to[e / 2] = (e < k ? rounded_half(from[e]) : 0u) | (uint32_t)(e + 1 < k ? rounded_half(from[e + 1]) : 0u) << 16;
+		}
+		return;
+	}
 	if (path == BF16_AVX512_BF16) {
 		uint32_t *out = packed;
 		for (int i = 0; i < m; i++)
@@ -576,17 +741,12 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		return;
 	}
 	float *out = packed;
-	for (int i = 0; i < m; i++) {
-		float *row = out + (size_t)i * kp;
-		if (transpose)
-			for (int e = 0; e < k; e++)
-				row[e] = rounded_float(a[(size_t)e * lda + i]);
-		else
-			for (int e = 0; e < k; e++)
-				row[e] = rounded_float(a[(size_t)i * lda + e]);
-		for (int e = k; e < kp; e++)
-			row[e] = 0.0f;
-	}
+	if (transpose)
+		round_transposed(out, kp, a, lda, m, k);
+	else
+		round_rows(out, kp, a, lda, m, k);
+	for (int i = 0; i < m; i++)
+		memset(out + (size_t)i * kp + k, 0, (size_t)(kp - k) * sizeof *out);
 }
 
 void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
@@ -606,41 +766,24 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		uint32_t *out = packed;
 		int pairs = k / 2;
 		if (transpose)
-			for (int j = 0; j < n; j++) {
-				const float *column = b + (size_t)j * ldb;
-				for (int e = 0; e < pairs; e++)
-					out[(size_t)e * np + j] = rounded_bits(column[2 * e]) >> 16 | (rounded_bits(column[2 * e + 1]) & 0xffff0000u);
-			}
+			pair_transposed(out, np, b, ldb, pairs, n);
 		else
-			for (int e = 0; e < pairs; e++) {
-				const float *even = b + (size_t)2 * e * ldb, *odd = even + ldb;
-				uint32_t *row = out + (size_t)e * np;
-				for (int j = 0; j < n; j++)
-					row[j] = rounded_bits(even[j]) >> 16 | (rounded_bits(odd[j]) & 0xffff0000u);
-			}
+			pair_rows(out, np, b, ldb, pairs, n);
 		for (int e = 0; e < pairs; e++)
-			for (int j = n; j < np; j++)
-				out[(size_t)e * np + j] = 0;
+			memset(out + (size_t)e * np + n, 0, (size_t)(np - n) * sizeof *out);
 		for (int e = pairs; e < kp / 2; e++)
 			for (int j = 0; j < np; j++)
 				out[(size_t)e * np + j] = 2 * e < k && j < n ? rounded_half(element(b, transpose, ldb, 2 * e, j)) : 0;
 		return;
 	}
 	float *out = packed;
-	if (transpose) /* B's columns read along their length, each a column of the packed rows */
-		for (int j = 0; j < n; j++) {
-			const float *column = b + (size_t)j * ldb;
-			for (int e = 0; e < k; e++)
-				out[(size_t)e * np + j] = rounded_float(column[e]);
-		}
+	if (transpose)
+		round_transposed(out, np, b, ldb, k, n);
+	else
+		round_rows(out, np, b, ldb, k, n);
 	for (int e = 0; e < kp; e++) {
-		float *row = out + (size_t)e * np;
 		int filled = e < k ? n : 0;
-		if (!transpose)
-			for (int j = 0; j < filled; j++)
-				row[j] = rounded_float(b[(size_t)e * ldb + j]);
-		for (int j = filled; j < np; j++)
-			row[j] = 0.0f;
+		memset(out + (size_t)e * np + filled, 0, (size_t)(np - filled) * sizeof *out);
 	}
 }
 
@@ -667,15 +810,18 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 			memcpy(c + (size_t)i * ldc, cp + (size_t)i * np, (size_t)n * sizeof *c);
 		return 0;
 	}
-	if (!add)
+	/* the kernels start from +0 themselves where !add, but for no K */
+	if (!add && (path == BF16_PORTABLE || kp == 0))
 		for (int i = 0; i < m; i++)
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
+	if (kp == 0)
+		return 0;
 	if (path == BF16_AVX512_BF16) {
-		avx512_bf16(m, n, kp, a, b, np, c, ldc);
+		avx512_bf16(m, n, kp, a, b, np, add, c, ldc);
 		return 0;
 	}
 	unsigned mxcsr = flush_begin();
-	struct widened w = {a, b, kp, np};
+	struct widened w = {a, b, kp, np, (k + 1) / 2 * 2, add};
 	if (path == BF16_PORTABLE)
 		portable(arithmetic, m, n, k, a, k, b, n, c, ldc);
 	else if (path == BF16_AVX2)
