@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bf16.h"
 #include "gemm.h"
@@ -73,7 +74,10 @@ struct products_operand {
 	const void *packed;
 };
 
-enum { PRODUCTS_IMAGE_SLOT = BF16_BUFFERS - 1 }; /* the other operand, packed for each product */
+enum {
+	PRODUCTS_PADDED_SLOT = BF16_BUFFERS - 2, /* an image rounded, with its zero border (conv_columns_transposed) */
+	PRODUCTS_IMAGE_SLOT = BF16_BUFFERS - 1,  /* the other operand, packed for each product */
+};
 
 static inline struct products_operand products_pack(struct products p, int slot, bool transpose, int m, int k, const real *a, int lda)
 {
@@ -113,6 +117,102 @@ static inline void products_gemm_with(struct products p, struct products_operand
 	bf16_pack_b(path, arithmetic, transpose_b, k, n, b, ldb, packed);
 	if (bf16_multiply(path, arithmetic, m, n, k, a.packed, packed, beta != 0, c, ldc) != 0)
 		products_out_of_memory(m, n, k);
+#endif
+}
+
+/* A convolution's columns written straight into the packed operand,
+ * where p's path reads it widened (bf16_b_widened), sparing a copy of
+ * them: x the calling thread's buffer for it, rows ld apart; x is NULL
+ * elsewhere (f32, the f64 builds, the native paths), where the caller
+ * makes B and calls products_gemm_with. */
+struct products_columns {
+	real *x;
+	int ld;
+};
+
+static inline struct products_columns products_columns(struct products p, int k, int n)
+{
+	struct products_columns b = {NULL, 0};
+#ifndef RESGEN_F64
+	if (products_bf16(p) && bf16_b_widened((enum bf16_path)p.path)) {
+		enum bf16_path path = (enum bf16_path)p.path;
+		b.x = bf16_buffer(PRODUCTS_IMAGE_SLOT, bf16_packed_b_bytes(path, (enum bf16_arithmetic)p.arithmetic, k, n));
+		if (!b.x)
+			products_out_of_memory(0, n, k);
+		b.ld = bf16_packed_b_width(n);
+	}
+#else
+	(void)p;
+	(void)k;
+	(void)n;
+#endif
+	return b;
+}
+
+/* out = x rounded to bf16 (count values; out may be x): the values a
+ * caller writes into products_columns. */
+static inline void products_round(real *out, const real *x, size_t count)
+{
+#ifndef RESGEN_F64
+	bf16_round(out, x, count);
+#else
+	(void)out;
+	(void)x;
+	(void)count;
+#endif
+}
+
+/* The calling thread's buffer slot of bytes, for what a caller writes
+ * into products_columns on the way (f32 builds). */
+static inline void *products_scratch(int slot, size_t bytes)
+{
+	void *x = bf16_buffer(slot, bytes);
+	if (!x)
+		products_out_of_memory(0, 0, 0);
+	return x;
+}
+
+/* out[e][j] = x[offsets[j] + e] (bf16_gather_transposed), in f32 builds */
+static inline void products_gather_transposed(real *out, int ld, const real *x, const ptrdiff_t *offsets, int count, int length)
+{
+#ifndef RESGEN_F64
+	bf16_gather_transposed(out, ld, x, offsets, count, length);
+#else
+	(void)out;
+	(void)ld;
+	(void)x;
+	(void)offsets;
+	(void)count;
+	(void)length;
+#endif
+}
+
+/* C (m x n) = beta C + op(A) B (beta 0 or 1), A as products_pack made it,
+ * B the k rows of n rounded values the caller wrote into b: their padding
+ * zeroed here. */
+static inline void products_gemm_columns(struct products p, struct products_operand a, struct products_columns b, int m, int n, int k,
+					 real beta, real *c, int ldc)
+{
+#ifndef RESGEN_F64
+	enum bf16_path path = (enum bf16_path)p.path;
+	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
+	int rows = bf16_packed_b_rows(arithmetic, k);
+	for (int e = 0; e < rows; e++) {
+		int filled = e < k ? n : 0;
+		memset(b.x + (size_t)e * b.ld + filled, 0, sizeof(real) * (size_t)(b.ld - filled));
+	}
+	if (bf16_multiply(path, arithmetic, m, n, k, a.packed, b.x, beta != 0, c, ldc) != 0)
+		products_out_of_memory(m, n, k);
+#else
+	(void)p;
+	(void)a;
+	(void)b;
+	(void)beta;
+	(void)m;
+	(void)n;
+	(void)k;
+	(void)c;
+	(void)ldc;
 #endif
 }
 

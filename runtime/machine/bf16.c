@@ -548,7 +548,7 @@ size_t bf16_packed_b_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic,
 	size_t kp = (size_t)padded_k(arithmetic, k), np = (size_t)to_32(n);
 	if (path == BF16_PORTABLE)
 		return (size_t)k * n * sizeof(uint16_t);
-	return kp * np * (path == BF16_AVX2 || path == BF16_AVX512 ? sizeof(float) : sizeof(uint16_t));
+	return kp * np * (bf16_b_widened(path) ? sizeof(float) : sizeof(uint16_t));
 }
 
 /* x's bits rounded to bf16's (bf16_from_float), in the high half: a
@@ -788,6 +788,43 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 }
 
 /* ---- the doors ---------------------------------------------------------- */
+
+bool bf16_b_widened(enum bf16_path path) { return path == BF16_AVX2 || path == BF16_AVX512; }
+
+void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
+{
+	int j = 0;
+	for (; j + 8 <= count; j += 8) {
+		int e = 0;
+		for (; e + 8 <= length; e += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++)
+				block[q] = _mm256_loadu_ps(x + offsets[j + q] + e);
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_ps(out + (size_t)(e + q) * ld_out + j, block[q]);
+		}
+		for (; e < length; e++)
+			for (int q = 0; q < 8; q++)
+				out[(size_t)e * ld_out + j + q] = x[offsets[j + q] + e];
+	}
+	for (; j < count; j++)
+		for (int e = 0; e < length; e++)
+			out[(size_t)e * ld_out + j] = x[offsets[j] + e];
+}
+
+int bf16_packed_b_rows(enum bf16_arithmetic arithmetic, int k) { return padded_k(arithmetic, k); }
+
+int bf16_packed_b_width(int n) { return to_32(n); }
+
+void bf16_round(float *out, const float *x, size_t count)
+{
+	size_t i = 0;
+	for (; i + 8 <= count; i += 8)
+		_mm256_storeu_si256((__m256i *)(out + i), rounded_bits8(_mm256_loadu_ps(x + i)));
+	for (; i < count; i++)
+		out[i] = rounded_float(x[i]);
+}
 
 int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 		  const void *b, bool add, float *c, int ldc)

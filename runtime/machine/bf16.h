@@ -62,6 +62,25 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
 		 int ldb, void *packed);
 
+/* Where path reads B widened (the emulations, avx2 and avx512), a caller
+ * that makes op(B) anyway (a convolution's columns) may write it packed
+ * itself: f32 values already rounded to bf16, row e of K at e *
+ * bf16_packed_b_width(n), zeros past n in each row and in the rows from
+ * K to bf16_packed_b_rows(arithmetic, k). */
+bool bf16_b_widened(enum bf16_path path);
+int bf16_packed_b_rows(enum bf16_arithmetic arithmetic, int k);
+int bf16_packed_b_width(int n);
+
+/* out[i] = x[i] rounded to bf16 (as bf16_from_float, kept as an f32), for
+ * i below count; out may be x. */
+void bf16_round(float *out, const float *x, size_t count);
+
+/* out[e][j] = x[offsets[j] + e] (rows ld_out apart), for j below count
+ * and e below length: rows of x found at offsets, each written as a
+ * column of out (a convolution's columns transposed, read from its
+ * image), eight by eight. */
+void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length);
+
 /* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B
  * packed for path, summed in arithmetic's order. 0, or -1 where the path
  * is not available here or memory runs out (C untouched). */

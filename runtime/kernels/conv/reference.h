@@ -14,13 +14,13 @@
 /* ---- reference kernels: im2col, then one gemm per image ---- */
 
 /* columns (C * K * K, H_OUT * W_OUT) of one image (C, H, W); zero outside */
-KERNEL_HELPER void conv_im2col(real *columns, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
+KERNEL_HELPER void conv_im2col_rows(real *columns, int ld, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
 {
 	int pad = kernel_size / 2;
 	for (int c = 0; c < channels; c++)
 		for (int ky = 0; ky < kernel_size; ky++)
 			for (int kx = 0; kx < kernel_size; kx++) {
-				real *row = columns + ((size_t)(c * kernel_size + ky) * kernel_size + kx) * height_out * width_out;
+				real *row = columns + ((size_t)(c * kernel_size + ky) * kernel_size + kx) * ld;
 				int lo, hi;
 				conv_inside(&lo, &hi, kx, pad, stride, width, width_out);
 				for (int oy = 0; oy < height_out; oy++) {
@@ -42,6 +42,11 @@ KERNEL_HELPER void conv_im2col(real *columns, const real *image, int channels, i
 						out[ox] = 0;
 				}
 			}
+}
+
+KERNEL_HELPER void conv_im2col(real *columns, const real *image, int channels, int height, int width, int kernel_size, int stride, int height_out, int width_out)
+{
+	conv_im2col_rows(columns, height_out * width_out, image, channels, height, width, kernel_size, stride, height_out, width_out);
 }
 
 /* image (C, H, W) += the columns folded back onto the pixels they came from */
@@ -78,17 +83,25 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *activated = own + CONV_ALIGN(patch * pixels);
 	struct products_operand w = products_pack(p, 0, false, s.c_out, patch, weight, patch);
+	struct products_columns packed = products_columns(p, patch, pixels);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
 		const real *image = conv_activate(activated, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in * s.w_in);
-		const real *columns = image;
-		if (!direct) {
-			conv_im2col(own, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
-			columns = own;
-		}
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = out + (size_t)i * s.c_out * pixels;
-		products_gemm_with(p, w, 0, s.c_out, pixels, patch, columns, pixels, 0, result, pixels);
+		if (packed.x && !direct) {
+			/* the image rounded once, its columns then written packed */
+			products_round(activated, image, (size_t)s.c_in * s.h_in * s.w_in);
+			conv_im2col_rows(packed.x, packed.ld, activated, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+			products_gemm_columns(p, w, packed, s.c_out, pixels, patch, 0, result, pixels);
+		} else {
+			const real *columns = image;
+			if (!direct) {
+				conv_im2col(own, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+				columns = own;
+			}
+			products_gemm_with(p, w, 0, s.c_out, pixels, patch, columns, pixels, 0, result, pixels);
+		}
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -171,6 +184,34 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 	}
 }
 
+/* columns(X)^T of a stride-1 convolution, rounded, written into packed
+ * (products_columns): the image rounded once, with its zero border (the
+ * thread's PRODUCTS_PADDED_SLOT), then each row of output pixels gathered
+ * from the patch's rows of it, eight by eight. */
+KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const real *image, struct conv_shape s)
+{
+	int pad = s.k / 2, hp = s.h_in + 2 * pad, wp = s.w_in + 2 * pad, patch = CONV_PATCH(s.c_in, s.k);
+	size_t plane = (size_t)hp * wp;
+	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + sizeof(real) * s.c_in * plane);
+	real *padded = (real *)(offsets + patch);
+	for (int c = 0; c < s.c_in; c++) {
+		real *to = padded + c * plane;
+		memset(to, 0, sizeof(real) * (size_t)pad * wp);
+		for (int y = 0; y < s.h_in; y++) {
+			real *row = to + (size_t)(y + pad) * wp;
+			memset(row, 0, sizeof(real) * pad);
+			products_round(row + pad, image + ((size_t)c * s.h_in + y) * s.w_in, s.w_in);
+			memset(row + pad + s.w_in, 0, sizeof(real) * pad);
+		}
+		memset(to + (size_t)(pad + s.h_in) * wp, 0, sizeof(real) * (size_t)pad * wp);
+		for (int ky = 0; ky < s.k; ky++)
+			for (int kx = 0; kx < s.k; kx++)
+				offsets[(c * s.k + ky) * s.k + kx] = (ptrdiff_t)(c * plane) + ky * wp + kx;
+	}
+	for (int oy = 0; oy < s.h_out; oy++)
+		products_gather_transposed(packed.x + (size_t)oy * s.w_out * packed.ld, packed.ld, padded + (size_t)oy * wp, offsets, patch, s.w_out);
+}
+
 /* own += dY(i) . columns(X(i))^T for one image; columns, activated: this
  * thread's scratch for them. */
 KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated, struct products p)
@@ -178,6 +219,13 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
 	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
+	struct products_columns packed = products_columns(p, pixels, patch);
+	if (packed.x && !direct && s.stride == 1) {
+		conv_columns_transposed(packed, image, s);
+		struct products_operand a = products_pack(p, 0, false, s.c_out, pixels, dy, pixels);
+		products_gemm_columns(p, a, packed, s.c_out, patch, pixels, 1, own, patch);
+		return;
+	}
 	if (!direct)
 		conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 	products_gemm(p, 0, 1, s.c_out, patch, pixels, dy, pixels, direct ? image : columns, pixels, 1, own, patch);
