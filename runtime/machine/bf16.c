@@ -427,62 +427,31 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(i
 
 /* ---- AVX2: f32 multiply-adds on widened operands ------------------------ */
 
-/* As avx512_block, eight lanes a vector: rows rows of C by 16 columns
- * (from j; mask0 and mask1 the lanes within n). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block(
-	enum bf16_arithmetic arithmetic, const struct widened *w, int i, int j, __m256i mask0, __m256i mask1,
-	float *c, int ldc, const int rows)
+/* The pairs order as avx512_block computes it, eight lanes a vector: rows
+ * rows of C by 16 columns (from j; mask0 and mask1 the lanes within n). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs_block(const struct widened *w, int i, int j,
+										       __m256i mask0, __m256i mask1, float *c,
+										       int ldc, const int rows)
 {
 	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
 	size_t np = (size_t)w->np;
-	if (arithmetic == BF16_TILES) {
-		for (int block = 0; block < w->kp; block += 32) {
-			__m256 te[2][2], to[2][2];
-			for (int r = 0; r < rows; r++)
-				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm256_setzero_ps();
-			int end = block + 32 < w->used ? block + 32 : w->used;
-			for (int p = block; p < end; p += 2) {
-				__m256 be0 = _mm256_load_ps(b + p * np), be1 = _mm256_load_ps(b + p * np + 8);
-				__m256 bo0 = _mm256_load_ps(b + (p + 1) * np), bo1 = _mm256_load_ps(b + (p + 1) * np + 8);
-				for (int r = 0; r < rows; r++) {
-					__m256 ae = _mm256_broadcast_ss(a + (size_t)r * w->kp + p);
-					__m256 ao = _mm256_broadcast_ss(a + (size_t)r * w->kp + p + 1);
-					te[r][0] = _mm256_fmadd_ps(ae, be0, te[r][0]);
-					te[r][1] = _mm256_fmadd_ps(ae, be1, te[r][1]);
-					to[r][0] = _mm256_fmadd_ps(ao, bo0, to[r][0]);
-					to[r][1] = _mm256_fmadd_ps(ao, bo1, to[r][1]);
-				}
-			}
-			if (end < block + 32)
-				for (int r = 0; r < rows; r++)
-					for (int h = 0; h < 2; h++) {
-						te[r][h] = _mm256_add_ps(te[r][h], _mm256_setzero_ps());
-						to[r][h] = _mm256_add_ps(to[r][h], _mm256_setzero_ps());
-					}
-			bool first = block == 0 && !w->add;
-			for (int r = 0; r < rows; r++) {
-				float *row = c + (size_t)(i + r) * ldc + j;
-				__m256 sum0 = first ? _mm256_setzero_ps() : _mm256_maskload_ps(row, mask0);
-				__m256 sum1 = first ? _mm256_setzero_ps() : _mm256_maskload_ps(row + 8, mask1);
-				_mm256_maskstore_ps(row, mask0, _mm256_add_ps(sum0, _mm256_add_ps(te[r][0], to[r][0])));
-				_mm256_maskstore_ps(row + 8, mask1, _mm256_add_ps(sum1, _mm256_add_ps(te[r][1], to[r][1])));
-			}
-		}
-		return;
-	}
-	__m256 sum[4][2];
+	__m256 sum[6][2];
 	for (int r = 0; r < rows; r++) {
 		sum[r][0] = w->add ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j, mask0) : _mm256_setzero_ps();
 		sum[r][1] = w->add ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j + 8, mask1) : _mm256_setzero_ps();
 	}
+	/* the odd element of each pair into every sum, then the even one:
+	 * two vectors of B live at a time */
 	for (int e = 0; e < w->kp; e += 2) {
-		__m256 be0 = _mm256_load_ps(b + e * np), be1 = _mm256_load_ps(b + e * np + 8);
 		__m256 bo0 = _mm256_load_ps(b + (e + 1) * np), bo1 = _mm256_load_ps(b + (e + 1) * np + 8);
 		for (int r = 0; r < rows; r++) {
-			__m256 ae = _mm256_broadcast_ss(a + (size_t)r * w->kp + e);
 			__m256 ao = _mm256_broadcast_ss(a + (size_t)r * w->kp + e + 1);
 			sum[r][0] = _mm256_fmadd_ps(ao, bo0, sum[r][0]);
 			sum[r][1] = _mm256_fmadd_ps(ao, bo1, sum[r][1]);
+		}
+		__m256 be0 = _mm256_load_ps(b + e * np), be1 = _mm256_load_ps(b + e * np + 8);
+		for (int r = 0; r < rows; r++) {
+			__m256 ae = _mm256_broadcast_ss(a + (size_t)r * w->kp + e);
 			sum[r][0] = _mm256_fmadd_ps(ae, be0, sum[r][0]);
 			sum[r][1] = _mm256_fmadd_ps(ae, be1, sum[r][1]);
 		}
@@ -493,28 +462,89 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 	}
 }
 
+/* One chain of a block of the tiles order for rows rows by 16 columns:
+ * the products of K from start to end, two apart, summed from +0 (then
+ * the rest of the block's padding, struct widened). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_chain(const float *a, int kp, const float *b, int np,
+										 int start, int end, const int rows,
+										 __m256 chain[6][2])
+{
+	for (int r = 0; r < rows; r++)
+		chain[r][0] = chain[r][1] = _mm256_setzero_ps();
+	for (int p = start; p < end; p += 2) {
+		__m256 b0 = _mm256_load_ps(b + (size_t)p * np), b1 = _mm256_load_ps(b + (size_t)p * np + 8);
+		for (int r = 0; r < rows; r++) {
+			__m256 x = _mm256_broadcast_ss(a + (size_t)r * kp + p);
+			chain[r][0] = _mm256_fmadd_ps(x, b0, chain[r][0]);
+			chain[r][1] = _mm256_fmadd_ps(x, b1, chain[r][1]);
+		}
+	}
+	if (end < (start & ~31) + 32)
+		for (int r = 0; r < rows; r++) {
+			chain[r][0] = _mm256_add_ps(chain[r][0], _mm256_setzero_ps());
+			chain[r][1] = _mm256_add_ps(chain[r][1], _mm256_setzero_ps());
+		}
+}
+
+/* The tiles order in AVX2's sixteen registers: rows rows of C (up to 6)
+ * by 16 columns (from j). A block's two chains are independent, so each
+ * runs in turn, twelve sums at a time with two vectors of B and one of A
+ * in registers; the even chain's sums wait in memory while the odd one
+ * runs, which costs a store and a load each a block. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct widened *w, int i, int j,
+										       __m256i mask0, __m256i mask1, float *c,
+										       int ldc, const int rows)
+{
+	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
+	for (int block = 0; block < w->kp; block += 32) {
+		int end = block + 32 < w->used ? block + 32 : w->used;
+		__m256 even[6][2], odd[6][2];
+		avx2_chain(a, w->kp, b, w->np, block, end, rows, even);
+		avx2_chain(a, w->kp, b, w->np, block + 1, end, rows, odd);
+		bool first = block == 0 && !w->add;
+		for (int r = 0; r < rows; r++) {
+			float *row = c + (size_t)(i + r) * ldc + j;
+			__m256 sum0 = first ? _mm256_setzero_ps() : _mm256_maskload_ps(row, mask0);
+			__m256 sum1 = first ? _mm256_setzero_ps() : _mm256_maskload_ps(row + 8, mask1);
+			_mm256_maskstore_ps(row, mask0, _mm256_add_ps(sum0, _mm256_add_ps(even[r][0], odd[r][0])));
+			_mm256_maskstore_ps(row + 8, mask1, _mm256_add_ps(sum1, _mm256_add_ps(even[r][1], odd[r][1])));
+		}
+	}
+}
+
 /* The lanes of eight below left, as maskload and maskstore take them. */
 __attribute__((target("avx2"))) static __m256i lanes_mask(int left)
 {
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* Two rows at a time in the tiles order (two chains each: 8 sums, 4 of B,
- * 2 of A in AVX2's 16 registers), four in the pairs order. */
+/* Six rows at a time in either order (avx2_tiles_block, avx2_pairs_block:
+ * 12 sums, 2 vectors of B and 1 of A in AVX2's 16 registers). */
 __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct widened *w,
 							     int m, int n, float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
 		int i = 0;
-		if (arithmetic == BF16_TILES)
-			for (; i + 2 <= m; i += 2)
-				avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 2);
-		else
+		if (arithmetic == BF16_TILES) {
+			for (; i + 6 <= m; i += 6)
+				avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 6);
 			for (; i + 4 <= m; i += 4)
-				avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 4);
+				avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 4);
+			for (; i + 2 <= m; i += 2)
+				avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 2);
+			for (; i < m; i++)
+				avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 1);
+			continue;
+		}
+		for (; i + 6 <= m; i += 6)
+			avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 6);
+		for (; i + 4 <= m; i += 4)
+			avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 4);
+		for (; i + 2 <= m; i += 2)
+			avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 2);
 		for (; i < m; i++)
-			avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 1);
+			avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 1);
 	}
 }
 
