@@ -231,6 +231,7 @@ struct widened {
 	const float *a, *b;
 	int kp, np, used;
 	bool add;
+	int start, stop; /* the part of K the kernels take now (widened_parts) */
 };
 
 /* rows rows of C (from row i) by 32 columns (from j; masks for the columns
@@ -245,7 +246,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
 	size_t np = (size_t)w->np;
 	if (arithmetic == BF16_TILES) {
-		for (int block = 0; block < w->kp; block += 32) {
+		for (int block = w->start; block < w->stop; block += 32) {
 			__m512 te[6][2], to[6][2];
 			for (int r = 0; r < rows; r++)
 				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm512_setzero_ps();
@@ -281,10 +282,10 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 	}
 	__m512 sum[6][2];
 	for (int r = 0; r < rows; r++) {
-		sum[r][0] = w->add ? _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j) : _mm512_setzero_ps();
-		sum[r][1] = w->add ? _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16) : _mm512_setzero_ps();
+		sum[r][0] = w->add || w->start ? _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j) : _mm512_setzero_ps();
+		sum[r][1] = w->add || w->start ? _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16) : _mm512_setzero_ps();
 	}
-	for (int e = 0; e < w->kp; e += 2) {
+	for (int e = w->start; e < w->stop; e += 2) {
 		__m512 be0 = _mm512_load_ps(b + e * np), be1 = _mm512_load_ps(b + e * np + 16);
 		__m512 bo0 = _mm512_load_ps(b + (e + 1) * np), bo1 = _mm512_load_ps(b + (e + 1) * np + 16);
 		for (int r = 0; r < rows; r++) {
@@ -328,15 +329,15 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
 /* rows rows (from i) by 32 columns (from j) of C, a pair of K a step; A's
  * pairs as pair_of makes them, kp / 2 a row. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_block(
-	int i, int j, int kp, const uint32_t *a_pairs, const uint32_t *pairs, int np, __mmask16 mask0, __mmask16 mask1,
-	bool add, float *c, int ldc, const int rows)
+	int i, int j, int kp, int start, int stop, const uint32_t *a_pairs, const uint32_t *pairs, int np, __mmask16 mask0,
+	__mmask16 mask1, bool add, float *c, int ldc, const int rows)
 {
 	__m512 sum[6][2];
 	for (int r = 0; r < rows; r++) {
 		sum[r][0] = add ? _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j) : _mm512_setzero_ps();
 		sum[r][1] = add ? _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16) : _mm512_setzero_ps();
 	}
-	for (int e = 0; e < kp; e += 2) {
+	for (int e = start; e < stop; e += 2) {
 		const uint32_t *column = pairs + (size_t)e / 2 * np + j;
 		__m512bh b0 = (__m512bh)_mm512_load_si512(column), b1 = (__m512bh)_mm512_load_si512(column + 16);
 		for (int r = 0; r < rows; r++) {
@@ -351,7 +352,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 	}
 }
 
-__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int kp,
+__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int kp, int start, int stop,
 										  const uint32_t *a_pairs,
 										  const uint32_t *pairs, int np, bool add,
 										  float *c, int ldc)
@@ -360,13 +361,13 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
 		int i = 0;
 		for (; i + 6 <= m; i += 6)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 6);
+			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 6);
 		for (; i + 4 <= m; i += 4)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 4);
+			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 4);
 		for (; i + 2 <= m; i += 2)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 2);
+			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 2);
 		for (; i < m; i++)
-			avx512_bf16_block(i, j, kp, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 1);
+			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 1);
 	}
 }
 
@@ -437,12 +438,12 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 	size_t np = (size_t)w->np;
 	__m256 sum[6][2];
 	for (int r = 0; r < rows; r++) {
-		sum[r][0] = w->add ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j, mask0) : _mm256_setzero_ps();
-		sum[r][1] = w->add ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j + 8, mask1) : _mm256_setzero_ps();
+		sum[r][0] = w->add || w->start ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j, mask0) : _mm256_setzero_ps();
+		sum[r][1] = w->add || w->start ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j + 8, mask1) : _mm256_setzero_ps();
 	}
 	/* the odd element of each pair into every sum, then the even one:
 	 * two vectors of B live at a time */
-	for (int e = 0; e < w->kp; e += 2) {
+	for (int e = w->start; e < w->stop; e += 2) {
 		__m256 bo0 = _mm256_load_ps(b + (e + 1) * np), bo1 = _mm256_load_ps(b + (e + 1) * np + 8);
 		for (int r = 0; r < rows; r++) {
 			__m256 ao = _mm256_broadcast_ss(a + (size_t)r * w->kp + e + 1);
@@ -496,7 +497,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 										       int ldc, const int rows)
 {
 	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
-	for (int block = 0; block < w->kp; block += 32) {
+	for (int block = w->start; block < w->stop; block += 32) {
 		int end = block + 32 < w->used ? block + 32 : w->used;
 		__m256 even[6][2], odd[6][2];
 		avx2_chain(a, w->kp, b, w->np, block, end, rows, even);
@@ -819,6 +820,13 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 
 /* ---- the doors ---------------------------------------------------------- */
 
+/* The kernels take K a part at a time, each part over all of C before the
+ * next, so that a part of B's columns (32 of 256 floats: 32 KiB) stays in
+ * the L1 cache while every row of A passes over it. Each output still sums
+ * its K ascending, C in memory between parts as between the tiles
+ * order's blocks: the bits do not change. A whole number of blocks. */
+enum { K_PART = 256 };
+
 bool bf16_b_widened(enum bf16_path path) { return path == BF16_AVX2 || path == BF16_AVX512; }
 
 void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
@@ -884,17 +892,20 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 	if (kp == 0)
 		return 0;
 	if (path == BF16_AVX512_BF16) {
-		avx512_bf16(m, n, kp, a, b, np, add, c, ldc);
+		for (int start = 0; start < kp; start += K_PART)
+			avx512_bf16(m, n, kp, start, start + K_PART < kp ? start + K_PART : kp, a, b, np, add || start, c, ldc);
 		return 0;
 	}
 	unsigned mxcsr = flush_begin();
-	struct widened w = {a, b, kp, np, (k + 1) / 2 * 2, add};
 	if (path == BF16_PORTABLE)
 		portable(arithmetic, m, n, k, a, k, b, n, c, ldc);
-	else if (path == BF16_AVX2)
-		avx2(arithmetic, &w, m, n, c, ldc);
-	else
-		avx512(arithmetic, &w, m, n, c, ldc);
+	for (int start = 0; path != BF16_PORTABLE && start < kp; start += K_PART) {
+		struct widened w = {a, b, kp, np, (k + 1) / 2 * 2, add, start, start + K_PART < kp ? start + K_PART : kp};
+		if (path == BF16_AVX2)
+			avx2(arithmetic, &w, m, n, c, ldc);
+		else
+			avx512(arithmetic, &w, m, n, c, ldc);
+	}
 	flush_end(mxcsr);
 	return 0;
 }
