@@ -320,6 +320,62 @@ static void test_matmul_rounds_its_operands(void **unused)
 	}
 }
 
+/* A convolution writes B itself (bf16_gather_*, bf16_pad_b) where a path
+ * reads it widened or in pairs: the same bytes as bf16_pack_b makes of
+ * the matrix, transposed or not, for every layout and padding (K odd or
+ * even, short of a tiles block or not). */
+static void test_gathered_operands_are_packed_ones(void **unused)
+{
+	(void)unused;
+	const int shapes[][2] = {{37, 19}, {40, 24}, {7, 9}, {64, 33}};
+	const struct {
+		enum bf16_path path;
+		enum bf16_arithmetic arithmetic;
+	} layouts[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX2, BF16_PAIRS}, {BF16_AVX512_BF16, BF16_PAIRS}, {BF16_AMX, BF16_TILES}};
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int k = shapes[s][0], n = shapes[s][1], ld = k + n + 3;
+		/* rows of ld floats, as many as either way round needs */
+		float *x = malloc(sizeof(float) * (size_t)ld * ld);
+		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * ld);
+		assert_non_null(x);
+		assert_non_null(offsets);
+		for (int i = 0; i < ld * ld; i++)
+			x[i] = operand(5.0f, true);
+		bf16_round(x, x, (size_t)ld * ld);
+		for (int r = 0; r < ld; r++)
+			offsets[r] = (ptrdiff_t)r * ld;
+		for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+			enum bf16_path path = layouts[l].path;
+			enum bf16_arithmetic arithmetic = layouts[l].arithmetic;
+			size_t bytes = bf16_packed_b_bytes(path, arithmetic, k, n);
+			unsigned char *want = malloc(bytes), *got = malloc(bytes);
+			assert_non_null(want);
+			assert_non_null(got);
+			int width = bf16_packed_b_width(n);
+			for (int transpose = 0; transpose < 2; transpose++) {
+				if (!transpose && bf16_b_layout(path) == BF16_B_WIDENED)
+					continue; /* a convolution writes those rows itself (im2col) */
+				bf16_pack_b(path, arithmetic, transpose, k, n, x, ld, want);
+				memset(got, 0xa5, bytes);
+				if (transpose && bf16_b_layout(path) == BF16_B_WIDENED)
+					bf16_gather_transposed((float *)got, width, x, offsets, n, k);
+				else if (transpose) {
+					if (k % 2)
+						continue; /* gathered in pairs along a row: K even */
+					bf16_gather_pairs_transposed((uint32_t *)got, width, x, offsets, n, k);
+				} else
+					bf16_gather_pairs((uint32_t *)got, width, x, offsets, k, n);
+				bf16_pad_b(path, arithmetic, k, n, got);
+				assert_memory_equal(got, want, bytes);
+			}
+			free(want);
+			free(got);
+		}
+		free(x);
+		free(offsets);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_the_orders_by_hand),
 		cmocka_unit_test(test_every_path_gives_the_definitions_bits),
 		cmocka_unit_test(test_matmul_rounds_its_operands),
+		cmocka_unit_test(test_gathered_operands_are_packed_ones),
 	};
 	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
 }

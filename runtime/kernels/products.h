@@ -120,26 +120,29 @@ static inline void products_gemm_with(struct products p, struct products_operand
 #endif
 }
 
-/* A convolution's columns written straight into the packed operand,
- * where p's path reads it widened (bf16_b_widened), sparing a copy of
- * them: x the calling thread's buffer for it, rows ld apart; x is NULL
- * elsewhere (f32, the f64 builds, the native paths), where the caller
- * makes B and calls products_gemm_with. */
+/* A convolution's columns written straight into the packed operand where
+ * p's path reads one a caller may write (bf16_b_layout), sparing a copy
+ * of them: x the calling thread's buffer for it, rows ld floats or words
+ * apart, pairs whether in pairs of rows; x is NULL elsewhere (f32, the
+ * f64 builds, the portable path), where the caller makes B and calls
+ * products_gemm_with. */
 struct products_columns {
-	real *x;
+	void *x;
 	int ld;
+	bool pairs;
 };
 
 static inline struct products_columns products_columns(struct products p, int k, int n)
 {
-	struct products_columns b = {NULL, 0};
+	struct products_columns b = {NULL, 0, false};
 #ifndef RESGEN_F64
-	if (products_bf16(p) && bf16_b_widened((enum bf16_path)p.path)) {
-		enum bf16_path path = (enum bf16_path)p.path;
+	enum bf16_path path = (enum bf16_path)p.path;
+	if (products_bf16(p) && bf16_b_layout(path) != BF16_B_OWN) {
 		b.x = bf16_buffer(PRODUCTS_IMAGE_SLOT, bf16_packed_b_bytes(path, (enum bf16_arithmetic)p.arithmetic, k, n));
 		if (!b.x)
 			products_out_of_memory(0, n, k);
 		b.ld = bf16_packed_b_width(n);
+		b.pairs = bf16_b_layout(path) == BF16_B_PAIRS;
 	}
 #else
 	(void)p;
@@ -172,14 +175,26 @@ static inline void *products_scratch(int slot, size_t bytes)
 	return x;
 }
 
-/* out[e][j] = x[offsets[j] + e] (bf16_gather_transposed), in f32 builds */
-static inline void products_gather_transposed(real *out, int ld, const real *x, const ptrdiff_t *offsets, int count, int length)
+/* b from its row row and column column on (of its floats or words),
+ * gathered from the rows of x at offsets (rounded already) as
+ * bf16_gather_transposed or bf16_gather_pairs_transposed (transposed) or
+ * bf16_gather_pairs do, by b's layout; in f32 builds. */
+static inline void products_gather(struct products_columns b, int row, int column, bool transposed, const real *x,
+				   const ptrdiff_t *offsets, int count, int length)
 {
 #ifndef RESGEN_F64
-	bf16_gather_transposed(out, ld, x, offsets, count, length);
+	size_t at = (size_t)row * b.ld + column;
+	if (!b.pairs && transposed)
+		bf16_gather_transposed((float *)b.x + at, b.ld, x, offsets, count, length);
+	else if (transposed)
+		bf16_gather_pairs_transposed((uint32_t *)b.x + at, b.ld, x, offsets, count, length);
+	else
+		bf16_gather_pairs((uint32_t *)b.x + at, b.ld, x, offsets, count, length);
 #else
-	(void)out;
-	(void)ld;
+	(void)b;
+	(void)row;
+	(void)column;
+	(void)transposed;
 	(void)x;
 	(void)offsets;
 	(void)count;
@@ -196,11 +211,7 @@ static inline void products_gemm_columns(struct products p, struct products_oper
 #ifndef RESGEN_F64
 	enum bf16_path path = (enum bf16_path)p.path;
 	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
-	int rows = bf16_packed_b_rows(arithmetic, k);
-	for (int e = 0; e < rows; e++) {
-		int filled = e < k ? n : 0;
-		memset(b.x + (size_t)e * b.ld + filled, 0, sizeof(real) * (size_t)(b.ld - filled));
-	}
+	bf16_pad_b(path, arithmetic, k, n, b.x);
 	if (bf16_multiply(path, arithmetic, m, n, k, a.packed, b.x, beta != 0, c, ldc) != 0)
 		products_out_of_memory(m, n, k);
 #else

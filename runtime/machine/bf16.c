@@ -579,7 +579,7 @@ size_t bf16_packed_b_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic,
 	size_t kp = (size_t)padded_k(arithmetic, k), np = (size_t)to_32(n);
 	if (path == BF16_PORTABLE)
 		return (size_t)k * n * sizeof(uint16_t);
-	return kp * np * (bf16_b_widened(path) ? sizeof(float) : sizeof(uint16_t));
+	return kp * np * (bf16_b_layout(path) == BF16_B_WIDENED ? sizeof(float) : sizeof(uint16_t));
 }
 
 /* x's bits rounded to bf16's (bf16_from_float), in the high half: a
@@ -827,7 +827,93 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
  * order's blocks: the bits do not change. A whole number of blocks. */
 enum { K_PART = 256 };
 
-bool bf16_b_widened(enum bf16_path path) { return path == BF16_AVX2 || path == BF16_AVX512; }
+enum bf16_b_layout bf16_b_layout(enum bf16_path path)
+{
+	if (path == BF16_AVX2 || path == BF16_AVX512)
+		return BF16_B_WIDENED;
+	return path == BF16_PORTABLE ? BF16_B_OWN : BF16_B_PAIRS;
+}
+
+int bf16_packed_b_width(int n) { return to_32(n); }
+
+void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n, void *packed)
+{
+	int np = to_32(n), kp = padded_k(arithmetic, k);
+	if (bf16_b_layout(path) == BF16_B_WIDENED) {
+		float *out = packed;
+		for (int e = 0; e < kp; e++) {
+			int filled = e < k ? n : 0;
+			memset(out + (size_t)e * np + filled, 0, sizeof *out * (size_t)(np - filled));
+		}
+	} else if (bf16_b_layout(path) == BF16_B_PAIRS) {
+		uint32_t *out = packed;
+		for (int p = 0; p < kp / 2; p++) {
+			int filled = 2 * p < k ? n : 0;
+			memset(out + (size_t)p * np + filled, 0, sizeof *out * (size_t)(np - filled));
+		}
+	}
+}
+
+/* The bits of two floats already rounded (low halves zero) as a pair, the
+ * first low: eight at a time, and sixteen in order (x, then y). */
+static inline __m256i pair_bits8(__m256 first, __m256 second)
+{
+	return _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(first), 16),
+			       _mm256_and_si256(_mm256_castps_si256(second), _mm256_set1_epi32((int)0xffff0000u)));
+}
+
+static inline __m256i pairs_in_order8(__m256 x, __m256 y)
+{
+	__m256i low = _mm256_srli_epi32(_mm256_castps_si256(x), 16), high = _mm256_srli_epi32(_mm256_castps_si256(y), 16);
+	return _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8);
+}
+
+static inline uint32_t pair_bits(float first, float second)
+{
+	uint32_t f, g;
+	memcpy(&f, &first, sizeof f);
+	memcpy(&g, &second, sizeof g);
+	return f >> 16 | (g & 0xffff0000u);
+}
+
+void bf16_gather_pairs(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
+{
+	for (int p = 0; 2 * p < count; p++) {
+		const float *even = x + offsets[2 * p], *odd = 2 * p + 1 < count ? x + offsets[2 * p + 1] : NULL;
+		uint32_t *to = out + (size_t)p * ld_out;
+		int e = 0;
+		for (; e + 8 <= length; e += 8)
+			_mm256_storeu_si256((__m256i *)(to + e),
+					    pair_bits8(_mm256_loadu_ps(even + e), odd ? _mm256_loadu_ps(odd + e) : _mm256_setzero_ps()));
+		for (; e < length; e++)
+			to[e] = pair_bits(even[e], odd ? odd[e] : 0.0f);
+	}
+}
+
+void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count,
+				  int length)
+{
+	int pairs = length / 2, j = 0;
+	for (; j + 8 <= count; j += 8) {
+		int p = 0;
+		for (; p + 8 <= pairs; p += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++) {
+				const float *from = x + offsets[j + q] + 2 * p;
+				block[q] = _mm256_castsi256_ps(pairs_in_order8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
+			}
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_ps((float *)(out + (size_t)(p + q) * ld_out + j), block[q]);
+		}
+		for (; p < pairs; p++)
+			for (int q = 0; q < 8; q++)
+				out[(size_t)p * ld_out + j + q] = pair_bits(x[offsets[j + q] + 2 * p], x[offsets[j + q] + 2 * p + 1]);
+	}
+	for (; j < count; j++)
+		for (int p = 0; p < pairs; p++)
+			out[(size_t)p * ld_out + j] = pair_bits(x[offsets[j] + 2 * p], x[offsets[j] + 2 * p + 1]);
+}
 
 void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
 {
@@ -851,9 +937,6 @@ void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdif
 			out[(size_t)e * ld_out + j] = x[offsets[j] + e];
 }
 
-int bf16_packed_b_rows(enum bf16_arithmetic arithmetic, int k) { return padded_k(arithmetic, k); }
-
-int bf16_packed_b_width(int n) { return to_32(n); }
 
 void bf16_round(float *out, const float *x, size_t count)
 {

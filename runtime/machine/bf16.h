@@ -62,24 +62,39 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
 		 int ldb, void *packed);
 
-/* Where path reads B widened (the emulations, avx2 and avx512), a caller
- * that makes op(B) anyway (a convolution's columns) may write it packed
- * itself: f32 values already rounded to bf16, row e of K at e *
- * bf16_packed_b_width(n), zeros past n in each row and in the rows from
- * K to bf16_packed_b_rows(arithmetic, k). */
-bool bf16_b_widened(enum bf16_path path);
-int bf16_packed_b_rows(enum bf16_arithmetic arithmetic, int k);
+/* A caller that makes op(B) anyway (a convolution's columns) may write it
+ * packed itself, where path reads it in one of two layouts, rows
+ * bf16_packed_b_width(n) apart:
+ *   BF16_B_WIDENED (the emulations): row e of K, f32 values already
+ *                  rounded to bf16;
+ *   BF16_B_PAIRS (vdpbf16ps, AMX): row p pairs K's rows 2p and 2p + 1,
+ *                  a 32-bit word of two bf16 a column, row 2p's low;
+ * then bf16_pad_b zeroes what lies past n and K. BF16_B_OWN: the
+ * portable path's, packed by bf16_pack_b alone. */
+enum bf16_b_layout { BF16_B_OWN, BF16_B_WIDENED, BF16_B_PAIRS };
+enum bf16_b_layout bf16_b_layout(enum bf16_path path);
 int bf16_packed_b_width(int n);
+void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n, void *packed);
 
 /* out[i] = x[i] rounded to bf16 (as bf16_from_float, kept as an f32), for
  * i below count; out may be x. */
 void bf16_round(float *out, const float *x, size_t count);
 
-/* out[e][j] = x[offsets[j] + e] (rows ld_out apart), for j below count
- * and e below length: rows of x found at offsets, each written as a
- * column of out (a convolution's columns transposed, read from its
- * image), eight by eight. */
+/* B's rows or columns gathered from x, whose values are rounded already
+ * (bf16_round), its rows (of the columns: count of them, length long)
+ * found at offsets; eight by eight:
+ *   bf16_gather_transposed  widened, out[e][j] = x[offsets[j] + e]
+ *   bf16_gather_pairs       in pairs, out[p][e] = the pair of
+ *                           x[offsets[2p] + e] and x[offsets[2p + 1] + e]
+ *                           (0 past count)
+ *   bf16_gather_pairs_transposed  in pairs, out[p][j] = the pair of
+ *                           x[offsets[j] + 2p] and x[offsets[j] + 2p + 1],
+ *                           length even
+ * rows of out ld_out floats or words apart. */
 void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length);
+void bf16_gather_pairs(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length);
+void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count,
+				  int length);
 
 /* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B
  * packed for path, summed in arithmetic's order. 0, or -1 where the path

@@ -75,6 +75,60 @@ KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channel
 			}
 }
 
+/* An image rounded once, with its convolution's zero border (rows wp
+ * apart), in the thread's PRODUCTS_PADDED_SLOT; and where each row of its
+ * columns (c, ky, kx) starts in it for output row 0 of a stride-1
+ * convolution: output row oy's are wp * oy further on. */
+struct conv_padded {
+	const ptrdiff_t *offsets;
+	const real *x;
+	int wp;
+};
+
+KERNEL_HELPER struct conv_padded conv_pad_rounded(const real *image, struct conv_shape s)
+{
+	int pad = s.k / 2, hp = s.h_in + 2 * pad, wp = s.w_in + 2 * pad, patch = CONV_PATCH(s.c_in, s.k);
+	size_t plane = (size_t)hp * wp;
+	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + sizeof(real) * s.c_in * plane);
+	real *padded = (real *)(offsets + patch);
+	for (int c = 0; c < s.c_in; c++) {
+		real *to = padded + c * plane;
+		memset(to, 0, sizeof(real) * (size_t)pad * wp);
+		for (int y = 0; y < s.h_in; y++) {
+			real *row = to + (size_t)(y + pad) * wp;
+			memset(row, 0, sizeof(real) * pad);
+			products_round(row + pad, image + ((size_t)c * s.h_in + y) * s.w_in, s.w_in);
+			memset(row + pad + s.w_in, 0, sizeof(real) * pad);
+		}
+		memset(to + (size_t)(pad + s.h_in) * wp, 0, sizeof(real) * (size_t)pad * wp);
+		for (int ky = 0; ky < s.k; ky++)
+			for (int kx = 0; kx < s.k; kx++)
+				offsets[(c * s.k + ky) * s.k + kx] = (ptrdiff_t)(c * plane) + ky * wp + kx;
+	}
+	return (struct conv_padded){offsets, padded, wp};
+}
+
+/* columns(X) of a stride-1 convolution written into packed in pairs of
+ * rows (products_columns), each output row's pixels gathered from the
+ * image padded and rounded once. */
+KERNEL_HELPER void conv_columns_pairs(struct products_columns packed, const real *image, struct conv_shape s)
+{
+	struct conv_padded padded = conv_pad_rounded(image, s);
+	for (int oy = 0; oy < s.h_out; oy++)
+		products_gather(packed, 0, oy * s.w_out, false, padded.x + (size_t)oy * padded.wp, padded.offsets, CONV_PATCH(s.c_in, s.k), s.w_out);
+}
+
+/* columns(X)^T of a stride-1 convolution (an even number of output
+ * columns where in pairs) written into packed, each output row's pixels
+ * gathered from the image padded and rounded once. */
+KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const real *image, struct conv_shape s)
+{
+	struct conv_padded padded = conv_pad_rounded(image, s);
+	for (int oy = 0; oy < s.h_out; oy++)
+		products_gather(packed, oy * s.w_out / (packed.pairs ? 2 : 1), 0, true, padded.x + (size_t)oy * padded.wp, padded.offsets,
+				CONV_PATCH(s.c_in, s.k), s.w_out);
+}
+
 /* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue */
 KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, struct products p)
 {
@@ -89,10 +143,13 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 		const real *image = conv_activate(activated, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in * s.w_in);
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = out + (size_t)i * s.c_out * pixels;
-		if (packed.x && !direct) {
+		if (packed.x && !direct && !packed.pairs) {
 			/* the image rounded once, its columns then written packed */
 			products_round(activated, image, (size_t)s.c_in * s.h_in * s.w_in);
 			conv_im2col_rows(packed.x, packed.ld, activated, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+			products_gemm_columns(p, w, packed, s.c_out, pixels, patch, 0, result, pixels);
+		} else if (packed.x && !direct && s.stride == 1) {
+			conv_columns_pairs(packed, image, s);
 			products_gemm_columns(p, w, packed, s.c_out, pixels, patch, 0, result, pixels);
 		} else {
 			const real *columns = image;
@@ -184,34 +241,6 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 	}
 }
 
-/* columns(X)^T of a stride-1 convolution, rounded, written into packed
- * (products_columns): the image rounded once, with its zero border (the
- * thread's PRODUCTS_PADDED_SLOT), then each row of output pixels gathered
- * from the patch's rows of it, eight by eight. */
-KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const real *image, struct conv_shape s)
-{
-	int pad = s.k / 2, hp = s.h_in + 2 * pad, wp = s.w_in + 2 * pad, patch = CONV_PATCH(s.c_in, s.k);
-	size_t plane = (size_t)hp * wp;
-	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + sizeof(real) * s.c_in * plane);
-	real *padded = (real *)(offsets + patch);
-	for (int c = 0; c < s.c_in; c++) {
-		real *to = padded + c * plane;
-		memset(to, 0, sizeof(real) * (size_t)pad * wp);
-		for (int y = 0; y < s.h_in; y++) {
-			real *row = to + (size_t)(y + pad) * wp;
-			memset(row, 0, sizeof(real) * pad);
-			products_round(row + pad, image + ((size_t)c * s.h_in + y) * s.w_in, s.w_in);
-			memset(row + pad + s.w_in, 0, sizeof(real) * pad);
-		}
-		memset(to + (size_t)(pad + s.h_in) * wp, 0, sizeof(real) * (size_t)pad * wp);
-		for (int ky = 0; ky < s.k; ky++)
-			for (int kx = 0; kx < s.k; kx++)
-				offsets[(c * s.k + ky) * s.k + kx] = (ptrdiff_t)(c * plane) + ky * wp + kx;
-	}
-	for (int oy = 0; oy < s.h_out; oy++)
-		products_gather_transposed(packed.x + (size_t)oy * s.w_out * packed.ld, packed.ld, padded + (size_t)oy * wp, offsets, patch, s.w_out);
-}
-
 /* own += dY(i) . columns(X(i))^T for one image; columns, activated: this
  * thread's scratch for them. */
 KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated, struct products p)
@@ -220,7 +249,7 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	bool direct = s.k == 1 && s.stride == 1;
 	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
 	struct products_columns packed = products_columns(p, pixels, patch);
-	if (packed.x && !direct && s.stride == 1) {
+	if (packed.x && !direct && s.stride == 1 && (!packed.pairs || s.w_out % 2 == 0)) {
 		conv_columns_transposed(packed, image, s);
 		struct products_operand a = products_pack(p, 0, false, s.c_out, pixels, dy, pixels);
 		products_gemm_columns(p, a, packed, s.c_out, patch, pixels, 1, own, patch);
