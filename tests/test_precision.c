@@ -130,10 +130,10 @@ static void test_explain_names_the_path(void **unused)
 	expect_in(out, "demo-bf16-pairs: basic units, full-preact ordering, depth 20, identity shortcut, conv1x1 projection, "
 		       "bf16 products summed in f32 (the pairs order), f32, batch 64");
 	expect_in(out, "stem_conv: 3x3 convolution, stride 1, 1 -> 16 channels, 28x28 -> 28x28\n"
-		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path: im2col, "
-		       "then one product an image\n"
-		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path: im2col, "
-		       "then one product an image\n");
+		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path: the columns "
+		       "packed, then one product an image\n"
+		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path: the columns "
+		       "packed, then one product an image\n");
 }
 
 /* An export of a bf16 network's weights (its f32 masters) says how they

@@ -243,8 +243,9 @@ static struct conv_choices conv_choose(struct conv_shape s, const struct gemm_mi
 }
 
 /* A bf16 network's convolution (products p, not PRODUCTS_REAL): every pass
- * im2col, then one product of bf16 operands an image (the reference
- * kernels, kernels/products.h), whatever the machine. */
+ * its columns, packed as the path reads them, then one product of bf16
+ * operands an image (the reference kernels, kernels/products.h), whatever
+ * the machine. */
 static void conv_choose_products(struct conv_choices *c, struct products p)
 {
 	if (!products_bf16(p))
@@ -300,7 +301,7 @@ static const char *conv_forced_note(bool forced) { return forced ? " (forced by 
 /* A bf16 network's pass: what it multiplies, in which order, by which path. */
 static void conv_explain_products(FILE *out, const char *pass, struct products p)
 {
-	fprintf(out, "    %-8s bf16 operands, their products summed in f32 in the %s order by the %s path: im2col, then one product an image\n",
+	fprintf(out, "    %-8s bf16 operands, their products summed in f32 in the %s order by the %s path: the columns packed, then one product an image\n",
 		pass, bf16_arithmetic_names[p.arithmetic], bf16_path_names[p.path]);
 }
 
