@@ -75,7 +75,7 @@ struct products_operand {
 };
 
 enum {
-	PRODUCTS_PADDED_SLOT = BF16_BUFFERS - 2, /* an image rounded, with its zero border (conv_columns_transposed) */
+	PRODUCTS_PADDED_SLOT = BF16_BUFFERS - 2, /* an image rounded, with its zero border (conv_pad_rounded) */
 	PRODUCTS_IMAGE_SLOT = BF16_BUFFERS - 1,  /* the other operand, packed for each product */
 };
 
@@ -170,8 +170,11 @@ static inline void products_round(real *out, const real *x, size_t count)
 static inline void *products_scratch(int slot, size_t bytes)
 {
 	void *x = bf16_buffer(slot, bytes);
-	if (!x)
-		products_out_of_memory(0, 0, 0);
+	if (!x) {
+		fprintf(stderr, "out of memory for %zu bytes of a bf16 convolution's rounded image; stopping (the last checkpoint is kept)\n",
+			bytes);
+		exit(1);
+	}
 	return x;
 }
 
