@@ -658,75 +658,90 @@ static void round_rows(float *out, int ld_out, const float *x, int ld_in, int ro
 	}
 }
 
-/* out[r][c] = X[c][r] rounded: X read along its rows, eight by eight. */
-static void round_transposed(float *out, int ld_out, const float *x, int ld_in, int rows, int columns)
+/* The packers below read rows of X: row j at x + offsets[j], or at x + j *
+ * ld where offsets is NULL (a matrix). They round what they read, which
+ * leaves values rounded already (a convolution's, bf16_gather_*) as they
+ * are. */
+static inline const float *row_of(const float *x, const ptrdiff_t *offsets, int ld, int j)
 {
-	int c = 0;
-	for (; c + 8 <= columns; c += 8) {
-		int r = 0;
-		for (; r + 8 <= rows; r += 8) {
+	return x + (offsets ? offsets[j] : (ptrdiff_t)j * ld);
+}
+
+/* out[e][j] = row j's element e, rounded, for j below count and e below
+ * length: eight rows by eight elements, through registers. */
+static void round_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int ld, int count, int length)
+{
+	int j = 0;
+	for (; j + 8 <= count; j += 8) {
+		int e = 0;
+		for (; e + 8 <= length; e += 8) {
 			__m256 block[8];
 			for (int q = 0; q < 8; q++)
-				block[q] = _mm256_loadu_ps(x + (size_t)(c + q) * ld_in + r);
+				block[q] = _mm256_loadu_ps(row_of(x, offsets, ld, j + q) + e);
 			transpose8(block);
 			for (int q = 0; q < 8; q++)
-				_mm256_storeu_si256((__m256i *)(out + (size_t)(r + q) * ld_out + c), rounded_bits8(block[q]));
+				_mm256_storeu_si256((__m256i *)(out + (size_t)(e + q) * ld_out + j), rounded_bits8(block[q]));
 		}
-		for (; r < rows; r++)
+		for (; e < length; e++)
 			for (int q = 0; q < 8; q++)
-				out[(size_t)r * ld_out + c + q] = rounded_float(x[(size_t)(c + q) * ld_in + r]);
+				out[(size_t)e * ld_out + j + q] = rounded_float(row_of(x, offsets, ld, j + q)[e]);
 	}
-	for (; c < columns; c++)
-		for (int r = 0; r < rows; r++)
-			out[(size_t)r * ld_out + c] = rounded_float(x[(size_t)c * ld_in + r]);
+	for (; j < count; j++)
+		for (int e = 0; e < length; e++)
+			out[(size_t)e * ld_out + j] = rounded_float(row_of(x, offsets, ld, j)[e]);
 }
 
 /* A pair of bf16 from two floats, the first low. */
 static inline uint32_t pair_of(float first, float second) { return rounded_bits(first) >> 16 | (rounded_bits(second) & 0xffff0000u); }
 
-/* out[p][c] = the pair of X[2p][c] and X[2p + 1][c], for p below pairs. */
-static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld_in, int pairs, int columns)
+/* out[p][e] = the pair of rows 2p and 2p + 1 at element e (the second 0
+ * past count), for 2p below count and e below length. */
+static void pair_rows(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int ld, int count, int length)
 {
-	for (int p = 0; p < pairs; p++) {
-		const float *even = x + (size_t)2 * p * ld_in, *odd = even + ld_in;
+	for (int p = 0; 2 * p < count; p++) {
+		const float *even = row_of(x, offsets, ld, 2 * p);
+		const float *odd = 2 * p + 1 < count ? row_of(x, offsets, ld, 2 * p + 1) : NULL;
 		uint32_t *to = out + (size_t)p * ld_out;
-		int c = 0;
-		for (; c + 8 <= columns; c += 8) {
-			__m256i low = _mm256_srli_epi32(rounded_bits8(_mm256_loadu_ps(even + c)), 16);
-			__m256i high = rounded_bits8(_mm256_loadu_ps(odd + c));
-			_mm256_storeu_si256((__m256i *)(to + c), _mm256_or_si256(low, high));
+		int e = 0;
+		for (; e + 8 <= length; e += 8) {
+			__m256i low = _mm256_srli_epi32(rounded_bits8(_mm256_loadu_ps(even + e)), 16);
+			__m256i high = odd ? rounded_bits8(_mm256_loadu_ps(odd + e)) : _mm256_setzero_si256();
+			_mm256_storeu_si256((__m256i *)(to + e), _mm256_or_si256(low, high));
 		}
-		for (; c < columns; c++)
-			to[c] = pair_of(even[c], odd[c]);
+		for (; e < length; e++)
+			to[e] = pair_of(even[e], odd ? odd[e] : 0.0f);
 	}
 }
 
-/* out[p][c] = the pair of X[c][2p] and X[c][2p + 1]: X read along its
- * rows, eight columns by eight pairs. */
-static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld_in, int pairs, int columns)
+/* out[p][j] = the pair of row j's elements 2p and 2p + 1, for j below
+ * count and 2p + 1 below length: eight rows by eight pairs, through
+ * registers. */
+static void pair_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int ld, int count, int length)
 {
-	int c = 0;
-	for (; c + 8 <= columns; c += 8) {
+	int pairs = length / 2, j = 0;
+	for (; j + 8 <= count; j += 8) {
 		int p = 0;
 		for (; p + 8 <= pairs; p += 8) {
 			__m256 block[8];
 			for (int q = 0; q < 8; q++) {
-				const float *from = x + (size_t)(c + q) * ld_in + 2 * p;
+				const float *from = row_of(x, offsets, ld, j + q) + 2 * p;
 				block[q] = _mm256_castsi256_ps(rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
 			}
 			transpose8(block);
 			for (int q = 0; q < 8; q++)
-				_mm256_storeu_ps((float *)(out + (size_t)(p + q) * ld_out + c), block[q]);
+				_mm256_storeu_ps((float *)(out + (size_t)(p + q) * ld_out + j), block[q]);
 		}
 		for (; p < pairs; p++)
 			for (int q = 0; q < 8; q++) {
-				const float *from = x + (size_t)(c + q) * ld_in + 2 * p;
-				out[(size_t)p * ld_out + c + q] = pair_of(from[0], from[1]);
+				const float *from = row_of(x, offsets, ld, j + q) + 2 * p;
+				out[(size_t)p * ld_out + j + q] = pair_of(from[0], from[1]);
 			}
 	}
-	for (; c < columns; c++)
-		for (int p = 0; p < pairs; p++)
-			out[(size_t)p * ld_out + c] = pair_of(x[(size_t)c * ld_in + 2 * p], x[(size_t)c * ld_in + 2 * p + 1]);
+	for (; j < count; j++)
+		for (int p = 0; p < pairs; p++) {
+			const float *from = row_of(x, offsets, ld, j) + 2 * p;
+			out[(size_t)p * ld_out + j] = pair_of(from[0], from[1]);
+		}
 }
 
 /* Element (r, e) of X (rows apart by ld), or of X transposed; 0 outside
@@ -773,7 +788,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	}
 	float *out = packed;
 	if (transpose)
-		round_transposed(out, kp, a, lda, m, k);
+		round_transposed(out, kp, a, NULL, lda, k, m);
 	else
 		round_rows(out, kp, a, lda, m, k);
 	for (int i = 0; i < m; i++)
@@ -797,9 +812,9 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		uint32_t *out = packed;
 		int pairs = k / 2;
 		if (transpose)
-			pair_transposed(out, np, b, ldb, pairs, n);
+			pair_transposed(out, np, b, NULL, ldb, n, 2 * pairs);
 		else
-			pair_rows(out, np, b, ldb, pairs, n);
+			pair_rows(out, np, b, NULL, ldb, 2 * pairs, n);
 		for (int e = 0; e < pairs; e++)
 			memset(out + (size_t)e * np + n, 0, (size_t)(np - n) * sizeof *out);
 		for (int e = pairs; e < kp / 2; e++)
@@ -809,7 +824,7 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	}
 	float *out = packed;
 	if (transpose)
-		round_transposed(out, np, b, ldb, k, n);
+		round_transposed(out, np, b, NULL, ldb, n, k);
 	else
 		round_rows(out, np, b, ldb, k, n);
 	for (int e = 0; e < kp; e++) {
@@ -854,87 +869,20 @@ void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int
 	}
 }
 
-/* The bits of two floats already rounded (low halves zero) as a pair, the
- * first low: eight at a time, and sixteen in order (x, then y). */
-static inline __m256i pair_bits8(__m256 first, __m256 second)
+void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
 {
-	return _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(first), 16),
-			       _mm256_and_si256(_mm256_castps_si256(second), _mm256_set1_epi32((int)0xffff0000u)));
-}
-
-static inline __m256i pairs_in_order8(__m256 x, __m256 y)
-{
-	__m256i low = _mm256_srli_epi32(_mm256_castps_si256(x), 16), high = _mm256_srli_epi32(_mm256_castps_si256(y), 16);
-	return _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8);
-}
-
-static inline uint32_t pair_bits(float first, float second)
-{
-	uint32_t f, g;
-	memcpy(&f, &first, sizeof f);
-	memcpy(&g, &second, sizeof g);
-	return f >> 16 | (g & 0xffff0000u);
+	round_transposed(out, ld_out, x, offsets, 0, count, length);
 }
 
 void bf16_gather_pairs(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
 {
-	for (int p = 0; 2 * p < count; p++) {
-		const float *even = x + offsets[2 * p], *odd = 2 * p + 1 < count ? x + offsets[2 * p + 1] : NULL;
-		uint32_t *to = out + (size_t)p * ld_out;
-		int e = 0;
-		for (; e + 8 <= length; e += 8)
-			_mm256_storeu_si256((__m256i *)(to + e),
-					    pair_bits8(_mm256_loadu_ps(even + e), odd ? _mm256_loadu_ps(odd + e) : _mm256_setzero_ps()));
-		for (; e < length; e++)
-			to[e] = pair_bits(even[e], odd ? odd[e] : 0.0f);
-	}
+	pair_rows(out, ld_out, x, offsets, 0, count, length);
 }
 
 void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count,
 				  int length)
 {
-	int pairs = length / 2, j = 0;
-	for (; j + 8 <= count; j += 8) {
-		int p = 0;
-		for (; p + 8 <= pairs; p += 8) {
-			__m256 block[8];
-			for (int q = 0; q < 8; q++) {
-				const float *from = x + offsets[j + q] + 2 * p;
-				block[q] = _mm256_castsi256_ps(pairs_in_order8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
-			}
-			transpose8(block);
-			for (int q = 0; q < 8; q++)
-				_mm256_storeu_ps((float *)(out + (size_t)(p + q) * ld_out + j), block[q]);
-		}
-		for (; p < pairs; p++)
-			for (int q = 0; q < 8; q++)
-				out[(size_t)p * ld_out + j + q] = pair_bits(x[offsets[j + q] + 2 * p], x[offsets[j + q] + 2 * p + 1]);
-	}
-	for (; j < count; j++)
-		for (int p = 0; p < pairs; p++)
-			out[(size_t)p * ld_out + j] = pair_bits(x[offsets[j] + 2 * p], x[offsets[j] + 2 * p + 1]);
-}
-
-void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
-{
-	int j = 0;
-	for (; j + 8 <= count; j += 8) {
-		int e = 0;
-		for (; e + 8 <= length; e += 8) {
-			__m256 block[8];
-			for (int q = 0; q < 8; q++)
-				block[q] = _mm256_loadu_ps(x + offsets[j + q] + e);
-			transpose8(block);
-			for (int q = 0; q < 8; q++)
-				_mm256_storeu_ps(out + (size_t)(e + q) * ld_out + j, block[q]);
-		}
-		for (; e < length; e++)
-			for (int q = 0; q < 8; q++)
-				out[(size_t)e * ld_out + j + q] = x[offsets[j + q] + e];
-	}
-	for (; j < count; j++)
-		for (int e = 0; e < length; e++)
-			out[(size_t)e * ld_out + j] = x[offsets[j] + e];
+	pair_transposed(out, ld_out, x, offsets, 0, count, length);
 }
 
 
