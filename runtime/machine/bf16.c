@@ -885,7 +885,6 @@ void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, con
 	pair_transposed(out, ld_out, x, offsets, 0, count, length);
 }
 
-
 void bf16_round(float *out, const float *x, size_t count)
 {
 	size_t i = 0;
