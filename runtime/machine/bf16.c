@@ -827,10 +827,7 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		round_transposed(out, np, b, NULL, ldb, n, k);
 	else
 		round_rows(out, np, b, ldb, k, n);
-	for (int e = 0; e < kp; e++) {
-		int filled = e < k ? n : 0;
-		memset(out + (size_t)e * np + filled, 0, (size_t)(np - filled) * sizeof *out);
-	}
+	bf16_pad_b(path, arithmetic, k, n, out);
 }
 
 /* ---- the doors ---------------------------------------------------------- */
