@@ -143,7 +143,8 @@ GENERATOR_SOURCES := generator/main.c $(foreach d,$(GENERATOR_DIRS),$(wildcard $
 # agreement); the machine (BLIS, the cache, the time split); and what the
 # generator links too. runtime/ itself holds the contract with emitted
 # code (net_api.h, real.h) and the kernel library (kernels/).
-RUNTIME_DIRS := runtime/command runtime/run runtime/parallel runtime/machine runtime/shared
+RUNTIME_DIRS := runtime/command runtime/train runtime/run runtime/data runtime/parallel runtime/machine \
+	runtime/shared
 # The generator sees runtime/shared/ and the root only: net_api.h, and the
 # kernels' size rules (kernels/sizes.h), which its plan sizes scratch by.
 GENERATOR_CFLAGS := -O2 $(WARNINGS) $(COMMON) -Iruntime -Iruntime/shared $(addprefix -I,$(GENERATOR_DIRS))
@@ -721,12 +722,12 @@ $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_SOURCES) $(foreach d,$(GENERATO
 # The image reader: any bytes as a file of a folder of images, decoded and
 # cropped (tests/fuzz/fuzz_image.c), from small files of every kind and
 # the inputs that once failed it (tests/fuzz/image-crashes/).
-FUZZ_IMAGE_SOURCES := runtime/run/image_folder.c runtime/run/resize.c runtime/run/rng.c runtime/shared/printable.c \
+FUZZ_IMAGE_SOURCES := runtime/data/image_folder.c runtime/data/resize.c runtime/shared/rng.c runtime/shared/printable.c \
 	runtime/shared/file_replace.c
-$(BUILD)/fuzz/fuzz-image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SOURCES) runtime/run/image_folder.h runtime/run/resize.h
+$(BUILD)/fuzz/fuzz-image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SOURCES) runtime/data/image_folder.h runtime/data/resize.h
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)clang $(FUZZ_CFLAGS) -Iruntime/run -o $@ $< $(FUZZ_IMAGE_SOURCES) -lturbojpeg -lstb -lm
+	$(Q)clang $(FUZZ_CFLAGS) -Iruntime/data -o $@ $< $(FUZZ_IMAGE_SOURCES) -lturbojpeg -lstb -lm
 
 FUZZ_SEEDS_spec := specs/*.yaml specs/paper/*.yaml tests/specs/*.yaml tests/specs/grad/*.yaml tests/golden/*.yaml
 FUZZ_SEEDS_study := specs/studies/*.yaml tests/studies/*.yaml

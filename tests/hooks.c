@@ -1,4 +1,4 @@
-/* The test builds' hooks into the training loop (runtime/command/train.h), which
+/* The test builds' hooks into the training loop (runtime/train/train.h), which
  * replace its empty ones: the environment says when to act.
  *   RESGEN_TEST_RAISE=SIGNAL@K     raise SIGNAL once iteration K and its
  *                                  evaluation and checkpoint are done

@@ -1544,8 +1544,8 @@ static void generate_and_compile(const char *spec_path, const char *out)
 		print_error("%s", err);
 	assert_int_equal(status, 0);
 	snprintf(command, sizeof command,
-		 "cc -fsyntax-only -std=gnu11 -fopenmp -Wall -Wextra -Werror -Iruntime -Iruntime/command -Iruntime/run "
-		 "-Iruntime/parallel -Iruntime/machine -Iruntime/shared -I%s %s/net.c && "
+		 "cc -fsyntax-only -std=gnu11 -fopenmp -Wall -Wextra -Werror -Iruntime -Iruntime/command -Iruntime/train "
+		 "-Iruntime/run -Iruntime/data -Iruntime/parallel -Iruntime/machine -Iruntime/shared -I%s %s/net.c && "
 		 "cc -fsyntax-only -std=gnu11 -fopenmp -Wall -Wextra -Werror -DNET_KERNELS=net_kernels_avx2 -Iruntime "
 		 "-Iruntime/machine -Iruntime/shared -I%s %s/kernels.c",
 		 out, out, out, out);

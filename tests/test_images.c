@@ -1,4 +1,4 @@
-/* Folders of images as data (runtime/run/image_folder.h): the crops and
+/* Folders of images as data (runtime/data/image_folder.h): the crops and
  * scales the augmentation draws, evaluation's crops against torchvision's
  * (tests/images/check_crops.py), files that cannot be decoded, and a run
  * on a generated folder that trains, evaluates and resumes bitwise. The

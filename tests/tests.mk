@@ -117,6 +117,12 @@ $(TEST_BIN)/test_ranks: tests/test_ranks.c $(BUILD)/obj/f64/tensor_file.o $(BUIL
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lz -lm
 
+# The rooms of runtime/: no include runs up a room (docs/build.md).
+$(TEST_BIN)/test_rooms: tests/test_rooms.c
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(RUNTIME_CFLAGS) -o $@ $^ $(LDFLAGS_ALL) -lcmocka
+
 $(TEST_BIN)/test_file_replace: tests/test_file_replace.c $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -148,7 +154,7 @@ $(TEST_BIN)/test_bf16: tests/test_bf16.c $(BUILD)/obj/f32/bf16.o
 KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64 $(TEST_BIN)/test_bf16
 
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
-	$(TEST_BIN)/test_file_replace
+	$(TEST_BIN)/test_file_replace $(TEST_BIN)/test_rooms
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_slurm_tools \
 	$(TEST_BIN)/test_startup $(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs $(TEST_BIN)/test_explain \
 	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool $(TEST_BIN)/test_precision

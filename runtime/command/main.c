@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agreement.h"
+#include "run_agreement.h"
 #include "data.h"
 #include "file_replace.h"
 #include "machine.h"

@@ -18,6 +18,7 @@
 
 #include "machine.h"
 #include "gemm.h"
+#include "kernels/sizes.h" /* the scratch each kernel needs, the size rules */
 #include "net_api.h"
 #include "products.h"
 #include "profile.h"

@@ -11,15 +11,10 @@
 
 #include <stddef.h>
 
-/* The widest mr or nr a BLIS micro-kernel may have (gemm.h); packed
- * operands leave room for it. */
-enum { GEMM_PANEL_MAX = 32 };
-
-/* The blocks a convolution's algorithm is chosen by (kernels/conv/choices.h),
- * whatever kernel BLIS runs, in either precision: those of its skx f32
- * kernel. Any BLIS kernel adds each output's k products in order
- * (gemm.h), so the algorithm, not the kernel, sets the bits. */
-enum { CONV_RULE_MR = 32, CONV_RULE_NR = 12 };
+/* GEMM_PANEL_MAX, the widest mr or nr a BLIS micro-kernel may have, and
+ * CONV_RULE_MR x CONV_RULE_NR, the blocks a convolution's algorithm is
+ * chosen by (kernels/conv/choices.h) whatever kernel BLIS runs */
+#include "same_bits.h"
 
 /* ---- batch normalisation -------------------------------------------------- */
 

@@ -11,6 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "same_bits.h" /* BF16_TILE_K */
+
 const char *const bf16_arithmetic_names[BF16_ARITHMETIC_COUNT] = {"tiles", "pairs"};
 const char *const bf16_path_names[BF16_PATH_COUNT] = {"portable", "avx2", "avx512", "avx512-bf16", "amx"};
 
@@ -35,7 +37,7 @@ float bf16_to_float(uint16_t b)
 /* The length K is padded to: a block of AMX's, or a pair. */
 static int padded_k(enum bf16_arithmetic arithmetic, int k)
 {
-	int unit = arithmetic == BF16_TILES ? 32 : 2;
+	int unit = arithmetic == BF16_TILES ? BF16_TILE_K : 2;
 	return (k + unit - 1) / unit * unit;
 }
 
@@ -196,9 +198,9 @@ __attribute__((noinline)) static void portable(enum bf16_arithmetic arithmetic, 
 		for (int j = 0; j < n; j++) {
 			float sum = c[(size_t)i * ldc + j];
 			if (arithmetic == BF16_TILES) {
-				for (int block = 0; block < kp; block += 32) {
+				for (int block = 0; block < kp; block += BF16_TILE_K) {
 					float te = 0.0f, to = 0.0f;
-					for (int p = 0; p < 32; p += 2) {
+					for (int p = 0; p < BF16_TILE_K; p += 2) {
 						int e = block + p, o = e + 1;
 						te = fmaf(at(a, lda, i, e, k), down(b, ldb, e, j, k), te);
 						to = fmaf(at(a, lda, i, o, k), down(b, ldb, o, j, k), to);
@@ -246,11 +248,11 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
 	size_t np = (size_t)w->np;
 	if (arithmetic == BF16_TILES) {
-		for (int block = w->start; block < w->stop; block += 32) {
+		for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 			__m512 te[6][2], to[6][2];
 			for (int r = 0; r < rows; r++)
 				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm512_setzero_ps();
-			int end = block + 32 < w->used ? block + 32 : w->used;
+			int end = block + BF16_TILE_K < w->used ? block + BF16_TILE_K : w->used;
 			for (int p = block; p < end; p += 2) {
 				__m512 be0 = _mm512_load_ps(b + p * np), be1 = _mm512_load_ps(b + p * np + 16);
 				__m512 bo0 = _mm512_load_ps(b + (p + 1) * np), bo1 = _mm512_load_ps(b + (p + 1) * np + 16);
@@ -263,7 +265,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 					to[r][1] = _mm512_fmadd_ps(ao, bo1, to[r][1]);
 				}
 			}
-			if (end < block + 32)
+			if (end < block + BF16_TILE_K)
 				for (int r = 0; r < rows; r++)
 					for (int h = 0; h < 2; h++) {
 						te[r][h] = _mm512_add_ps(te[r][h], _mm512_setzero_ps());
@@ -406,7 +408,7 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(i
 			_tile_loadd(1, c0 + 16, c_row);
 			_tile_loadd(2, c1, c_row);
 			_tile_loadd(3, c1 + 16, c_row);
-			for (int block = 0; block < kp; block += 32) {
+			for (int block = 0; block < kp; block += BF16_TILE_K) {
 				const uint16_t *a0 = a + (size_t)i * kp + block;
 				const uint32_t *b0 = pairs + (size_t)block / 2 * np + j;
 				_tile_loadd(4, a0, a_row);
@@ -497,8 +499,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 										       int ldc, const int rows)
 {
 	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
-	for (int block = w->start; block < w->stop; block += 32) {
-		int end = block + 32 < w->used ? block + 32 : w->used;
+	for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
+		int end = block + BF16_TILE_K < w->used ? block + BF16_TILE_K : w->used;
 		__m256 even[6][2], odd[6][2];
 		avx2_chain(a, w->kp, b, w->np, block, end, rows, even);
 		avx2_chain(a, w->kp, b, w->np, block + 1, end, rows, odd);

@@ -4,9 +4,10 @@
  * arithmetic below is one order, and every path of it, native or
  * emulated, gives the same bits (tests/test_bf16.c):
  *
- *   BF16_TILES  AMX's tdpbf16ps: along K in blocks of 32, two chains from
- *               +0, te = fma(a[2k], b[2k], te) and to = fma(a[2k+1],
- *               b[2k+1], to) for k ascending, then c = c + (te + to)
+ *   BF16_TILES  AMX's tdpbf16ps: along K in blocks of 32 (BF16_TILE_K,
+ *               same_bits.h), two chains from +0, te = fma(a[2k], b[2k],
+ *               te) and to = fma(a[2k+1], b[2k+1], to) for k ascending,
+ *               then c = c + (te + to)
  *   BF16_PAIRS  AVX512-BF16's vdpbf16ps: one chain along K, a pair at a
  *               time, c = fma(a[2k+1], b[2k+1], c) then c = fma(a[2k],
  *               b[2k], c)

@@ -8,11 +8,8 @@
 #include <string.h>
 
 /* The products of every output in the same order on every kind of node:
- * BLIS cuts k where its kernels' KC falls (256 for haswell's and zen3's,
- * 384 for skx's f32), so k goes to it GEMM_K_CHUNK at a time, each chunk
- * added into C; and its code for small matrices (sup), whose kernels and
- * their order differ between its configurations, is never called. */
-enum { GEMM_K_CHUNK = 256 };
+ * k goes to BLIS GEMM_K_CHUNK at a time, each chunk added into C, and its
+ * code for small matrices (sup) is never called (same_bits.h, rule 2). */
 
 void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, const real *a, int lda,
 	  const real *b, int ldb, real beta, real *c, int ldc)

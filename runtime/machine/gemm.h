@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "kernels/sizes.h"
+#include "same_bits.h" /* GEMM_PANEL_MAX */
 #include "real.h"
 
 void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, const real *a, int lda,
@@ -21,7 +21,7 @@ void gemm(int transpose_a, int transpose_b, int m, int n, int k, real alpha, con
  * groups of mr reals (group p holds column p of A) and B a panel of k
  * groups of nr reals (row p of B); both 64-byte aligned. prefers_rows: the
  * kernel writes row-stored C fastest, so m should run along C's rows.
- * GEMM_PANEL_MAX (kernels/sizes.h): the widest mr or nr a kernel may have.
+ * GEMM_PANEL_MAX (same_bits.h): the widest mr or nr a kernel may have.
  * The kernels of haswell, zen3 and skx add each output's k products in
  * order, one multiply-add at a time: whichever runs, a block's sums have
  * the same bits (tests/test_isa.c). */

@@ -25,20 +25,20 @@ static const char *const setting_options[SETTING_COUNT] = {
 	"--checkpoint-every",
 };
 
-static long *setting_field(struct run_options *o, int i)
+static long *setting_field(struct run_settings *o, int i)
 {
 	long *fields[SETTING_COUNT] = {&o->iterations, NULL, &o->seed, &o->eval_every, &o->train_limit,
 				       &o->test_limit, NULL, &o->checkpoint_every};
 	return fields[i];
 }
 
-static double setting_value(const struct run_options *o, int i)
+static double setting_value(const struct run_settings *o, int i)
 {
 	if (1u << i == SETTING_BATCH)
 		return o->batch;
 	if (1u << i == SETTING_SYNTHETIC)
 		return o->synthetic;
-	return (double)*setting_field((struct run_options *)o, i);
+	return (double)*setting_field((struct run_settings *)o, i);
 }
 
 /* A setting as the user would write it: "--batch 8", "--synthetic", or
@@ -95,7 +95,7 @@ bool checkpoint_written_by(const struct tensor_file *f, char *out, size_t size)
 	return strcmp(out, resgen_version()) == 0;
 }
 
-int checkpoint_save(const char *path, const struct run_options *o, const struct weights_meta *meta, int shares,
+int checkpoint_save(const char *path, const struct run_settings *o, const struct weights_meta *meta, int shares,
 		    int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
 		    size_t size)
@@ -183,7 +183,7 @@ static const struct tensor_file_entry *entry(const struct tensor_file *f, const 
 	return e && e->count == count ? e : NULL;
 }
 
-int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *ranks,
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_settings *o, int *ranks,
 		    char *error, size_t size)
 {
 	if (tensor_file_load_sealed(f, path, magic, "checkpoint", error, size) != 0)

@@ -21,7 +21,41 @@
 #include "net_api.h"
 #include "rng.h"
 #include "tensor_file.h"
-#include "train.h"
+
+/* The settings a checkpoint keeps, as a run was given them: given marks
+ * those the command line gave (a bit each, below). */
+enum run_setting {
+	SETTING_ITERATIONS = 1 << 0,
+	SETTING_BATCH = 1 << 1,
+	SETTING_SEED = 1 << 2,
+	SETTING_EVAL_EVERY = 1 << 3,
+	SETTING_TRAIN_LIMIT = 1 << 4,
+	SETTING_TEST_LIMIT = 1 << 5,
+	SETTING_SYNTHETIC = 1 << 6,
+	SETTING_CHECKPOINT_EVERY = 1 << 7,
+};
+struct run_settings {
+	long iterations;
+	int batch;
+	long seed, eval_every;
+	long train_limit, test_limit; /* 0: all */
+	bool synthetic;
+	long checkpoint_every; /* 0: at every evaluation */
+	int shares;            /* the shares each pass is cut into; 0: not given */
+	long validation;       /* the training images held out; 0: none */
+	long epochs;           /* 0: iterations says the run's length */
+	unsigned given;        /* enum run_setting */
+	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
+	unsigned recipe_set;        /* the keys --set gave, a bit each */
+	long extends; /* checkpoint_open: the iterations of the run extended, else 0 */
+};
+
+/* --epochs: the iterations that pass over images training images epochs
+ * times, the last pass's batch possibly cut short by the end */
+static inline long epoch_iterations(long epochs, long images, int batch)
+{
+	return (epochs * images + batch - 1) / batch;
+}
 
 /* Where a run stands between two iterations. */
 struct progress {
@@ -49,16 +83,16 @@ struct weights_meta;
  * the run's (threads_setup); ranks: the processes the run is
  * split across (1 alone); data: the data's fingerprint
  * (dataset_identity), which a resume must match. */
-int checkpoint_save(const char *path, const struct run_options *o, const struct weights_meta *meta, int shares,
+int checkpoint_save(const char *path, const struct run_settings *o, const struct weights_meta *meta, int shares,
 		    int ranks, const struct net_state *s,
 		    const struct progress *p, const long *order, long train_count, uint64_t data, char *error,
 		    size_t size);
 
 /* Reads and checks a checkpoint's header: its version, that it is this
  * network's, and its settings, which fill *o (those the user gave must
- * agree), its shares (per rank) among them; *ranks: the run's ranks. 0,
+ * agree; *o holds them on entry), its shares (per rank) among them; *ranks: the run's ranks. 0,
  * or one line in error and -1; f then holds nothing. */
-int checkpoint_open(struct tensor_file *f, const char *path, struct run_options *o, int *ranks,
+int checkpoint_open(struct tensor_file *f, const char *path, struct run_settings *o, int *ranks,
 		    char *error, size_t size);
 
 /* The version of resgen that wrote the opened checkpoint f ("unknown" for

@@ -1,6 +1,6 @@
 /* libFuzzer harness: any bytes as an image file of a folder of images,
  * checked, decoded (libjpeg-turbo, stb_image), resized and cropped as
- * training and evaluation crop them (runtime/run/image_folder.h), at a
+ * training and evaluation crop them (runtime/data/image_folder.h), at a
  * crop of 32 so that the resize both shrinks and grows. Built with
  * AddressSanitizer and UBSan by `make fuzz` (libjpeg-turbo itself is not
  * instrumented: what is checked is resgen's use of it); a crash, a leak,

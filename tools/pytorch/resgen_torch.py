@@ -613,7 +613,7 @@ def load(spec_path, weights_path):
     return net.eval()
 
 
-# ---- data, read and normalised as the binaries do (runtime/run/data.c) ----
+# ---- data, read and normalised as the binaries do (runtime/data/data.c) ----
 
 # The largest data file read: CIFAR-100's training images are 150 MB.
 DATA_BYTES = 1 << 30

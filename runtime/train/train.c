@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agreement.h"
+#include "run_agreement.h"
 #include "checkpoint.h"
 #include "data.h"
 #include "evaluate.h"
@@ -334,6 +334,35 @@ struct training {
 	char message[PATH_MAX + 512];
 };
 
+/* The settings a checkpoint keeps, out of the run's options and back. */
+static struct run_settings kept_settings(const struct run_options *o)
+{
+	return (struct run_settings){
+		.iterations = o->iterations, .batch = o->batch, .seed = o->seed, .eval_every = o->eval_every,
+		.train_limit = o->train_limit, .test_limit = o->test_limit, .synthetic = o->synthetic,
+		.checkpoint_every = o->checkpoint_every, .shares = o->shares, .validation = o->validation,
+		.epochs = o->epochs, .given = o->given, .recipe = o->recipe, .recipe_set = o->recipe_set,
+		.extends = o->extends,
+	};
+}
+
+static void take_settings(struct run_options *o, const struct run_settings *k)
+{
+	o->iterations = k->iterations;
+	o->batch = k->batch;
+	o->seed = k->seed;
+	o->eval_every = k->eval_every;
+	o->train_limit = k->train_limit;
+	o->test_limit = k->test_limit;
+	o->synthetic = k->synthetic;
+	o->checkpoint_every = k->checkpoint_every;
+	o->shares = k->shares;
+	o->validation = k->validation;
+	o->given = k->given;
+	o->recipe = k->recipe;
+	o->extends = k->extends;
+}
+
 /* Reads the checkpoint to resume, if any, and opens the session; its
  * settings are agreed on across the ranks. 0, or the exit status. */
 static int open_session(struct training *t)
@@ -341,11 +370,13 @@ static int open_session(struct training *t)
 	struct run_options *o = &t->o;
 	t->checkpoint_ranks = 1;
 	if (o->resume_path) {
-		if (checkpoint_open(&t->checkpoint, o->resume_path, o, &t->checkpoint_ranks, t->message,
+		struct run_settings kept = kept_settings(o);
+		if (checkpoint_open(&t->checkpoint, o->resume_path, &kept, &t->checkpoint_ranks, t->message,
 				    sizeof t->message) != 0) {
 			shared_error("%s: %s\n", net_info.name, t->message);
 			return ranks_agree_status(2);
 		}
+		take_settings(o, &kept);
 		if (!o->checkpoint_path)
 			o->checkpoint_path = o->resume_path;
 		char writer[128];
@@ -728,7 +759,8 @@ static int checkpoint_and_stop(struct training *t, long it)
 		t->at.seconds = now() - t->start;
 		t->at.log_bytes = t->log ? ftell(t->log) : -1;
 		struct weights_meta meta = session_meta(s, o);
-		if (t->writer && checkpoint_save(o->checkpoint_path, o, &meta, s->shares, s->ranks, &s->state, &t->at,
+		struct run_settings kept = kept_settings(o);
+		if (t->writer && checkpoint_save(o->checkpoint_path, &kept, &meta, s->shares, s->ranks, &s->state, &t->at,
 						 t->order, s->train.count, s->data_identity, t->message,
 						 sizeof t->message) != 0) {
 			error_line("%s: %s\n", net_info.name, t->message);

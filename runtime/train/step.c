@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agreement.h"
+#include "run_agreement.h"
 #include "net_api.h"
 #include "printable.h"
 #include "ranks.h"

@@ -5,19 +5,8 @@
 
 #include <stdbool.h>
 
+#include "checkpoint.h" /* enum run_setting */
 #include "net_api.h"
-
-/* The settings a checkpoint keeps; given marks those on the command line. */
-enum run_setting {
-	SETTING_ITERATIONS = 1 << 0,
-	SETTING_BATCH = 1 << 1,
-	SETTING_SEED = 1 << 2,
-	SETTING_EVAL_EVERY = 1 << 3,
-	SETTING_TRAIN_LIMIT = 1 << 4,
-	SETTING_TEST_LIMIT = 1 << 5,
-	SETTING_SYNTHETIC = 1 << 6,
-	SETTING_CHECKPOINT_EVERY = 1 << 7,
-};
 
 struct run_options {
 	const char *data_dir;
@@ -45,18 +34,11 @@ struct run_options {
 	const char *split;          /* evaluate: "train" or "test" */
 	const char *confusion_path; /* evaluate: where the confusion matrix goes */
 	const char *predictions_path; /* evaluate: where each image's prediction goes */
-	unsigned given;        /* enum run_setting */
+	unsigned given;        /* enum run_setting (checkpoint.h) */
 	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
 	unsigned recipe_set;        /* the keys --set gave, a bit each (recipe_key_name) */
 	long extends;               /* --resume: the iterations of the run extended, else 0 */
 };
-
-/* --epochs: the iterations that pass over images training images epochs
- * times, the last pass's batch possibly cut short by the end */
-static inline long epoch_iterations(long epochs, long images, int batch)
-{
-	return (epochs * images + batch - 1) / batch;
-}
 
 /* Where the tests act on a run: after iteration's step (the weights just
  * updated), and once its evaluation and checkpoint are done. They do
@@ -76,7 +58,7 @@ int init_run(const struct run_options *options);
 /* Measures the weights options->load_weights on a split (evaluate.c). */
 int evaluate_run(const struct run_options *options);
 /* Prints the machine and every convolution's choices at options->batch
- * (runtime/command/explain.c). */
+ * (runtime/train/explain.c). */
 int explain_run(const struct run_options *options);
 
 #endif

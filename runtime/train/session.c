@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agreement.h"
 #include "checksum.h"
 #include "image_folder.h"
 #include "printable.h"
