@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 	int *labels = malloc((size_t)batch * sizeof *labels);
 	for (int i = 0; i < batch; i++)
 		indices[i] = i;
-	data_fill_batch(&train, indices, batch, mean, std, NULL, NULL, state_input(&s, batch), labels);
+	data_fill_batch(&train, indices, batch, mean, std, NULL, 0, state_input(&s, batch), labels);
 	s.labels = labels;
 
 	const char *limit_text = getenv("BENCH_FMA_LIMIT");

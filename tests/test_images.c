@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <omp.h>
 
 #include "command.h"
+#include "data.h"
 #include "image_folder.h"
 
 static char photos[400];
@@ -237,6 +239,62 @@ static void test_resume_notices_an_image_replaced_by_one_of_its_size(void **unus
 	assert_null(strstr(out, "resumed from"));
 }
 
+/* Each image's augmentation is a function of (seed, iteration, image):
+ * filled alone, in another place of the batch, by another number of
+ * threads (a folder's images are decoded in parallel), it has the same
+ * bits; so a rank, which fills its part of the batch alone, gives every
+ * image the draws of the single-process run. Another iteration or seed
+ * draws otherwise. */
+static void expect_keyed(const struct dataset *d, const struct augment *augment)
+{
+	enum { N = 6 };
+	const long indices[N] = {5, 17, 2, 41, 33, 8};
+	double mean[3] = {0.5, 0.4, 0.3}, std[3] = {0.25, 0.2, 0.3};
+	size_t image = (size_t)d->channels * d->height * d->width;
+	real *batch = malloc(N * image * sizeof *batch), *alone = malloc(image * sizeof *alone);
+	assert_non_null(batch);
+	assert_non_null(alone);
+	int labels[N], label;
+	omp_set_num_threads(2);
+	data_fill_batch(d, indices, N, mean, std, augment, 7, batch, labels);
+	omp_set_num_threads(1);
+	int differing_iterations = 0, differing_seeds = 0;
+	for (int i = 0; i < N; i++) {
+		data_fill_batch(d, indices + i, 1, mean, std, augment, 7, alone, &label);
+		assert_int_equal(label, labels[i]);
+		assert_memory_equal(alone, batch + i * image, image * sizeof *alone);
+		data_fill_batch(d, indices + i, 1, mean, std, augment, 8, alone, &label);
+		differing_iterations += memcmp(alone, batch + i * image, image * sizeof *alone) != 0;
+		struct augment other = *augment;
+		other.seed++;
+		data_fill_batch(d, indices + i, 1, mean, std, &other, 7, alone, &label);
+		differing_seeds += memcmp(alone, batch + i * image, image * sizeof *alone) != 0;
+	}
+	print_message("%d of %d images drawn otherwise at the next iteration, %d with the next seed\n",
+		      differing_iterations, N, differing_seeds);
+	assert_true(differing_iterations >= N / 2);
+	assert_true(differing_seeds >= N / 2);
+	free(batch);
+	free(alone);
+}
+
+static void test_an_images_augmentation_is_keyed_by_seed_iteration_and_image(void **unused)
+{
+	(void)unused;
+	struct dataset train, test;
+	struct data_error error;
+	assert_int_equal(data_synthetic(3, 16, 16, 4, 64, 8, 11, &train, &test, &error), 0);
+	expect_keyed(&train, &(struct augment){.seed = 3, .pad = 4, .flip = 1});
+	dataset_free(&train);
+	dataset_free(&test);
+	assert_int_equal(data_load("folder", photos, 3, 64, 64, 6, true, &train, &test, &error), 0);
+	assert_true(train.count > 41);
+	expect_keyed(&train, &(struct augment){.seed = 3, .flip = 1, .shorter_min = 73, .shorter_max = 137});
+	expect_keyed(&train, &(struct augment){.seed = 3, .flip = 1, .aspect = true});
+	dataset_free(&train);
+	dataset_free(&test);
+}
+
 /* The folder trains (its error falls below chance), evaluates with top-1
  * and top-5 error, and a run stopped and resumed ends on the weights of
  * the run never stopped, bit for bit: the data's order and each image's
@@ -302,6 +360,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folder_draws_the_papers_crops),
 		cmocka_unit_test(test_summary_says_the_folders_augmentation),
+		cmocka_unit_test(test_an_images_augmentation_is_keyed_by_seed_iteration_and_image),
 		cmocka_unit_test(test_folder_crops_equal_torchvisions),
 		cmocka_unit_test(test_folder_refuses_files_it_cannot_decode),
 		cmocka_unit_test(test_folder_decodes_what_pillow_decodes),

@@ -18,6 +18,7 @@
 #include "data_sets.h"
 #include "file_replace.h"
 #include "image_folder.h"
+#include "rng.h"
 
 #define MAX_IMAGES 10000000L
 
@@ -555,37 +556,34 @@ void dataset_channel_stats(const struct dataset *d, double *mean, double *std)
 	}
 }
 
-/* One image's crop offset and flip. */
-static void augment_draw(const struct augment *augment, struct rng *rng, int *dy, int *dx, int *flip)
+uint64_t data_augment_key(const struct augment *augment, long iteration, long index)
 {
+	return rng_key(augment->seed, (uint64_t)iteration, (uint64_t)index);
+}
+
+/* One image's crop offset and flip, from its key. */
+static void augment_draw(const struct augment *augment, uint64_t key, int *dy, int *dx, int *flip)
+{
+	struct rng rng;
+	rng_seed(&rng, key, 0xa4);
 	if (augment && augment->pad > 0) {
-		*dy = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
-		*dx = (int)rng_below(rng, 2u * augment->pad + 1) - augment->pad;
+		*dy = (int)rng_below(&rng, 2u * augment->pad + 1) - augment->pad;
+		*dx = (int)rng_below(&rng, 2u * augment->pad + 1) - augment->pad;
 	}
 	if (augment && augment->flip)
-		*flip = (int)rng_below(rng, 2);
+		*flip = (int)rng_below(&rng, 2);
 }
 
-void data_skip_augment(const struct augment *augment, struct rng *rng, int n)
-{
-	for (int i = 0; augment && augment->keyed && i < n; i++)
-		rng_next(rng);
-	for (int i = 0; !(augment && augment->keyed) && i < n; i++) {
-		int dy, dx, flip;
-		augment_draw(augment, rng, &dy, &dx, &flip);
-	}
-}
-
-/* A batch of a folder of images: a key an image drawn in order, then the
- * images decoded by the run's threads in any order. An image that cannot
- * be decoded now (the folder's check at opening decoded it: it was changed
- * or removed since) stops the run, which never trains on a blank image. */
+/* A batch of a folder of images, decoded by the run's threads in any
+ * order, each from its own key. An image that cannot be decoded now (the
+ * folder's check at opening decoded it: it was changed or removed since)
+ * stops the run, which never trains on a blank image. */
 static void fill_from_folder(const struct dataset *d, const long *indices, int n, const double *mean, const double *std,
-			     const struct augment *augment, struct rng *rng, real *out, int *labels)
+			     const struct augment *augment, long iteration, real *out, int *labels)
 {
 	uint64_t keys[n > 0 ? n : 1];
 	for (int i = 0; i < n; i++) {
-		keys[i] = augment ? rng_next(rng) : 0;
+		keys[i] = augment ? data_augment_key(augment, iteration, indices[i]) : 0;
 		labels[i] = d->labels[indices[i]];
 	}
 	struct folder_augment drawn = {0};
@@ -614,18 +612,18 @@ static void fill_from_folder(const struct dataset *d, const long *indices, int n
 }
 
 void data_fill_batch(const struct dataset *d, const long *indices, int n, const double *mean,
-		     const double *std, const struct augment *augment, struct rng *rng, real *out,
-		     int *labels)
+		     const double *std, const struct augment *augment, long iteration, real *out, int *labels)
 {
 	if (d->folder) {
-		fill_from_folder(d, indices, n, mean, std, augment, rng, out, labels);
+		fill_from_folder(d, indices, n, mean, std, augment, iteration, out, labels);
 		return;
 	}
 	int C = d->channels, H = d->height, W = d->width;
 	for (int i = 0; i < n; i++) {
 		long index = indices[i];
 		int dy = 0, dx = 0, flip = 0;
-		augment_draw(augment, rng, &dy, &dx, &flip);
+		if (augment)
+			augment_draw(augment, data_augment_key(augment, iteration, index), &dy, &dx, &flip);
 		labels[i] = d->labels[index];
 		const uint8_t *image = d->images + (size_t)index * C * H * W;
 		real *target = out + (size_t)i * C * H * W;

@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "real.h"
-#include "rng.h"
 
 struct image_folder;
 
@@ -69,27 +68,28 @@ void dataset_truncate(struct dataset *d, long count);
 /* Per-channel mean and standard deviation of the pixels, in 0..1 units. */
 void dataset_channel_stats(const struct dataset *d, double *mean, double *std);
 
+/* A training image's augmentation. Its draws come from one key of (seed,
+ * iteration, the image's index in its set) (data_augment_key), so they
+ * are the same whichever rank, thread or place in the batch fills it, and
+ * no stream of draws has to be kept or passed over. */
 struct augment {
-	int pad;  /* random crop from the image zero-padded by pad pixels */
+	uint64_t seed; /* the run's --seed */
+	int pad;  /* sets held in memory: random crop from the image zero-padded by pad pixels */
 	int flip; /* random horizontal flip */
-	/* A folder of images: the scale augmentation's range of the shorter
-	 * side (image_folder.h), each image's draws from one key of the
-	 * generator */
-	bool keyed;
+	/* a folder of images: the scale augmentation's range of the shorter
+	 * side (image_folder.h), and the aspect augmentation */
 	int shorter_min, shorter_max;
 	bool aspect;
 };
 
-/* Writes n images (the given indices) into out as (n, C, H, W) normalised
- * reals, and their labels. With augment, draws crops and flips from rng;
- * padding is zero after normalisation, i.e. the mean colour. */
-void data_fill_batch(const struct dataset *d, const long *indices, int n, const double *mean,
-		     const double *std, const struct augment *augment, struct rng *rng, real *out,
-		     int *labels);
+/* The key image index's draws come from at iteration. */
+uint64_t data_augment_key(const struct augment *augment, long iteration, long index);
 
-/* Draws from rng what augmenting n images would, and nothing else: a rank
- * of a data-parallel run passes over the images of the batch that are the
- * other ranks', so that its own get the draws of the single-process run. */
-void data_skip_augment(const struct augment *augment, struct rng *rng, int n);
+/* Writes n images (the given indices) into out as (n, C, H, W) normalised
+ * reals, and their labels. With augment (NULL: none), each image's crop
+ * and flip are drawn from its key at iteration; padding is zero after
+ * normalisation, i.e. the mean colour. */
+void data_fill_batch(const struct dataset *d, const long *indices, int n, const double *mean,
+		     const double *std, const struct augment *augment, long iteration, real *out, int *labels);
 
 #endif

@@ -15,8 +15,10 @@
 
 static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'K', '1'};
 /* 2: the data's fingerprint (checkpoint/data) and the version of resgen
- * that wrote it (checkpoint/version) */
-enum { VERSION = 2 };
+ * that wrote it (checkpoint/version); 3: each image's augmentation keyed
+ * by (seed, iteration, image), the random state shuffling's alone, so a
+ * run of version 2 would not go on as it began */
+enum { VERSION = 3 };
 
 /* The settings, in the order of their bits in enum run_setting. */
 enum { SETTING_COUNT = 8 };
@@ -195,8 +197,13 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_settings
 	if (!settings)
 		goto refused;
 	if (header->values[0] != VERSION) {
-		snprintf(error, size, "%s: a checkpoint of format version %g; this binary reads version %d", path,
-			 header->values[0], VERSION);
+		snprintf(error, size, "%s: a checkpoint of format version %g; this binary reads version %d%s", path,
+			 header->values[0], VERSION,
+			 header->values[0] == 2 ? " (version 2 drew each image's augmentation from the run's stream; "
+						  "this binary keys it by seed, iteration and image, so the run "
+						  "cannot go on as it began: start it again, or resume with the "
+						  "binary that wrote it)"
+						: "");
 		goto refused;
 	}
 	if (get_word(header->values + 1, &identity) != 0 || identity != net_info.identity) {

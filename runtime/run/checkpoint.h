@@ -7,10 +7,11 @@
  * RESGENK1: the format's version, the version of resgen that wrote it, the
  * network's identity (net_info.identity: what the network computes), the
  * run's settings, the data's fingerprint, its position (iterations done,
- * the data order and its cursor, the random state of shuffling and
- * augmentation, the open interval's sums, the log's length), then every
- * parameter, its momentum, and the BN running statistics. Dropout needs
- * no state: its masks are a function of the seed and the step. */
+ * the data order and its cursor, the random state of shuffling, the open
+ * interval's sums, the log's length), then every parameter, its momentum,
+ * and the BN running statistics. Augmentation and dropout need no state:
+ * an image's crop and flip are a function of the seed, the iteration and
+ * the image (data.h), dropout's masks of the seed and the step. */
 #ifndef RESGEN_CHECKPOINT_H
 #define RESGEN_CHECKPOINT_H
 
@@ -61,7 +62,7 @@ static inline long epoch_iterations(long epochs, long images, int batch)
 struct progress {
 	long iteration; /* iterations done */
 	long position;  /* the next index into the order */
-	struct rng rng; /* shuffling and augmentation */
+	struct rng rng; /* shuffling */
 	double interval_loss;
 	long interval_errors, interval_images;
 	double seconds;  /* training time so far, for the log */

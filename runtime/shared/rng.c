@@ -43,6 +43,14 @@ uint32_t rng_below(struct rng *r, uint32_t n)
 	return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
 }
 
+uint64_t rng_key(uint64_t seed, uint64_t a, uint64_t b)
+{
+	uint64_t x = seed;
+	uint64_t key = splitmix(&x) ^ a;
+	key = splitmix(&key) ^ b;
+	return splitmix(&key);
+}
+
 double rng_normal(struct rng *r)
 {
 	/* Box-Muller; one of the pair is dropped to keep the state simple. */

@@ -15,4 +15,9 @@ double rng_uniform(struct rng *r);          /* [0, 1) */
 uint32_t rng_below(struct rng *r, uint32_t n); /* [0, n) */
 double rng_normal(struct rng *r);           /* mean 0, std 1 */
 
+/* One key of (seed, a, b), each of its 64 bits changed by any of theirs:
+ * where draws must not depend on how far a stream has run (an image's
+ * augmentation: seed, iteration, image). */
+uint64_t rng_key(uint64_t seed, uint64_t a, uint64_t b);
+
 #endif

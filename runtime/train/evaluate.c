@@ -66,7 +66,7 @@ void evaluate_split(struct session *s, const struct dataset *split, struct evalu
 		int n = (int)(end - start < batch ? end - start : batch);
 		for (int i = 0; i < n; i++)
 			indices[i] = start + i;
-		data_fill_batch(split, indices, n, s->mean, s->std, NULL, NULL, state_input(&s->state, n), labels);
+		data_fill_batch(split, indices, n, s->mean, s->std, NULL, 0, state_input(&s->state, n), labels);
 		s->state.labels = labels;
 		net_forward(&s->state, n);
 		loss_sum += s->state.loss * n;

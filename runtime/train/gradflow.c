@@ -45,7 +45,7 @@ static int gradflow_measure(struct session *s, int n, long iteration, FILE *csv)
 	memcpy(buffers, s->state.buffers, (size_t)net_info.buffer_count * sizeof *buffers);
 	for (int i = 0; i < n; i++)
 		indices[i] = i;
-	data_fill_batch(&s->train, indices, n, s->mean, s->std, NULL, NULL, state_input(&s->state, n), labels);
+	data_fill_batch(&s->train, indices, n, s->mean, s->std, NULL, 0, state_input(&s->state, n), labels);
 	s->state.labels = labels;
 	s->state.step = iteration;
 	state_zero_grads(&s->state);

@@ -41,7 +41,7 @@ int step_run(const struct run_options *o)
 	for (int i = 0; !failed && i < n; i++)
 		indices[i] = (long)s.rank * n + i;
 	for (int step = 0; !failed && step < o->steps; step++) {
-		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, NULL, state_input(&s.state, n),
+		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, 0, state_input(&s.state, n),
 				labels);
 		if (step == 0 && alone)
 			failed |= tensor_file_add(&dump, "input", state_input(&s.state, n),
@@ -127,7 +127,7 @@ int step_run(const struct run_options *o)
 	else if (!failed && alone) {
 		/* The first batch again, in evaluation (BN by its running
 		 * statistics, dropout scaling): the path test errors come from. */
-		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, NULL, state_input(&s.state, n), labels);
+		data_fill_batch(&s.train, indices, n, s.mean, s.std, NULL, 0, state_input(&s.state, n), labels);
 		s.state.labels = labels;
 		s.state.training = 0;
 		net_forward(&s.state, n);

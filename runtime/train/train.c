@@ -179,17 +179,14 @@ __attribute__((weak)) void train_hook_checkpointed(long iteration) { (void)itera
 
 __attribute__((weak)) double train_hook_progress_seconds(double seconds) { return seconds; }
 
-/* This rank's images of the whole batch at order: the augmentation draws of
- * the other ranks' images are passed over, so that every image gets those
- * of the single-process run. */
+/* This rank's images of the whole batch at order, each augmented by its
+ * own key (data_augment_key): the draws of the single-process run. */
 static void fill_training_batch(struct session *s, const long *order, const struct augment *augment,
-				struct rng *rng, int *labels)
+				long iteration, int *labels)
 {
 	int n = s->batch;
-	data_skip_augment(augment, rng, s->rank * n);
-	data_fill_batch(&s->train, order + (long)s->rank * n, n, s->mean, s->std, augment, rng,
+	data_fill_batch(&s->train, order + (long)s->rank * n, n, s->mean, s->std, augment, iteration,
 			state_input(&s->state, n), labels);
-	data_skip_augment(augment, rng, (s->ranks - 1 - s->rank) * n);
 }
 
 /* The log of a resumed run: cut back to its length at the checkpoint (rows
@@ -408,10 +405,11 @@ static int open_run(struct training *t)
 	const struct run_options *o = &t->o;
 	struct session *s = &t->s;
 	t->writer = s->rank == 0;
-	t->augment = (struct augment){.pad = o->recipe.augment_pad, .flip = o->recipe.augment_flip};
-	if (s->train.folder) /* the paper's scale augmentation, each image keyed */
-		t->augment = (struct augment){.flip = o->recipe.augment_flip, .keyed = true, .shorter_min = 256,
-					      .shorter_max = 480, .aspect = o->recipe.augment_aspect};
+	t->augment = (struct augment){.seed = (uint64_t)o->seed, .pad = o->recipe.augment_pad,
+				      .flip = o->recipe.augment_flip};
+	if (s->train.folder) /* the paper's scale augmentation */
+		t->augment = (struct augment){.seed = (uint64_t)o->seed, .flip = o->recipe.augment_flip,
+					      .shorter_min = 256, .shorter_max = 480, .aspect = o->recipe.augment_aspect};
 	t->at.log_bytes = -1;
 	rng_seed(&t->at.rng, (uint64_t)o->seed, 0xba7c);
 	t->order = malloc((size_t)s->train.count * sizeof *t->order);
@@ -548,7 +546,7 @@ static int step(struct training *t, long it, double *lr, double *loss)
 		shuffle(t->order, s->train.count, &at->rng);
 		at->position = 0;
 	}
-	fill_training_batch(s, t->order + at->position, &t->augment, &at->rng, t->labels);
+	fill_training_batch(s, t->order + at->position, &t->augment, it, t->labels);
 	t->data_seconds += now() - step_start;
 	at->position += o->batch;
 	*lr = recipe_rate(&o->recipe, it, o->iterations);
