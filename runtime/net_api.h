@@ -58,7 +58,7 @@ struct net_param {
 
 /* The spec's values, as the binary's defaults. */
 struct net_defaults {
-	const char *data_set; /* cifar10 | cifar100 | fashion-mnist | mnist | synthetic */
+	int data_set;         /* enum data_set (shared/data_sets.h): the set the network was specified on */
 	const char *data_dir;
 	long train_images, test_images; /* synthetic only */
 	int batch;

@@ -63,8 +63,10 @@ int main(int argc, char **argv)
 	int threads = threads_setup(0, 0);
 	struct dataset train, test;
 	struct data_error error;
-	if (data_synthetic(net_info.channels, net_info.height, net_info.width, net_info.classes, batch,
-			   1, 1, &train, &test, &error) != 0) {
+	struct data_request want = {.set = SET_SYNTHETIC, .channels = net_info.channels, .height = net_info.height,
+				    .width = net_info.width, .classes = net_info.classes, .train_images = batch,
+				    .test_images = 1, .seed = 1};
+	if (data_open(&want, &train, &test, &error) != 0) {
 		fprintf(stderr, "%s\n", error.text);
 		return 1;
 	}

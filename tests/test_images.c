@@ -244,7 +244,7 @@ static void test_resume_notices_an_image_replaced_by_one_of_its_size(void **unus
  * threads (a folder's images are decoded in parallel), it has the same
  * bits; so a rank, which fills its part of the batch alone, gives every
  * image the draws of the single-process run. Another iteration or seed
- * draws otherwise. */
+ * draws otherwise. The same interface names each image (data_file_name). */
 static void expect_keyed(const struct dataset *d, const struct augment *augment)
 {
 	enum { N = 6 };
@@ -283,12 +283,24 @@ static void test_an_images_augmentation_is_keyed_by_seed_iteration_and_image(voi
 	(void)unused;
 	struct dataset train, test;
 	struct data_error error;
-	assert_int_equal(data_synthetic(3, 16, 16, 4, 64, 8, 11, &train, &test, &error), 0);
+	struct data_request synthetic = {.set = SET_SYNTHETIC, .channels = 3, .height = 16, .width = 16, .classes = 4,
+					 .train_images = 64, .test_images = 8, .seed = 11};
+	assert_int_equal(data_open(&synthetic, &train, &test, &error), 0);
 	expect_keyed(&train, &(struct augment){.seed = 3, .pad = 4, .flip = 1});
+	char index[32];
+	assert_string_equal(data_file_name(&train, 41, index, sizeof index), "41"); /* a set in memory: its index */
 	dataset_free(&train);
 	dataset_free(&test);
-	assert_int_equal(data_load("folder", photos, 3, 64, 64, 6, true, &train, &test, &error), 0);
+	struct data_request folder = {.set = SET_FOLDER, .dir = photos, .channels = 3, .height = 64, .width = 64,
+				      .classes = 6, .skip_bad = true};
+	assert_int_equal(data_open(&folder, &train, &test, &error), 0);
 	assert_true(train.count > 41);
+	/* the interface names each image: a folder's by its file under the split */
+	char name[300], path[800];
+	data_file_name(&train, 7, name, sizeof name);
+	snprintf(path, sizeof path, "%s/train/%s", photos, name);
+	assert_non_null(strchr(name, '/'));
+	assert_int_equal(access(path, R_OK), 0);
 	expect_keyed(&train, &(struct augment){.seed = 3, .flip = 1, .shorter_min = 73, .shorter_max = 137});
 	expect_keyed(&train, &(struct augment){.seed = 3, .flip = 1, .aspect = true});
 	dataset_free(&train);

@@ -103,11 +103,14 @@ $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_slurm_tools 
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(RUNTIME_CFLAGS) -DRESGEN_F64 -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lz -lm
 
+# The data room's door and sources (runtime/data/), which test_images links.
+DATA_SOURCES := data $(patsubst runtime/data/%.c,%,$(wildcard runtime/data/source_*.c))
+
 # Folders of images: the crops it draws (image_folder.o's own), each
 # image's augmentation keyed (data.o), and the binaries on a generated
 # folder.
 $(TEST_BIN)/test_images: tests/test_images.c tests/command.c tests/command.h $(BUILD)/obj/f64/image_folder.o \
-		$(BUILD)/obj/f64/data.o $(BUILD)/obj/f64/data_sets.o $(BUILD)/obj/f64/resize.o $(BUILD)/obj/f64/rng.o $(BUILD)/obj/f64/printable.o $(BUILD)/obj/f64/tensor_file.o \
+		$(DATA_SOURCES:%=$(BUILD)/obj/f64/%.o) $(BUILD)/obj/f64/data_sets.o $(BUILD)/obj/f64/resize.o $(BUILD)/obj/f64/rng.o $(BUILD)/obj/f64/printable.o $(BUILD)/obj/f64/tensor_file.o \
 		$(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

@@ -511,7 +511,7 @@ void spec_recipe(const struct spec *spec, struct net_defaults *recipe)
 		.seed = spec->train.seed,
 		.eval_every = spec->train.eval_every,
 		.bn_sync = spec->train.bn_sync,
-		.data_set = spec_set_name(spec->data.set),
+		.data_set = spec->data.set,
 	};
 	memcpy(recipe->lr_steps, spec->train.lr_steps, sizeof recipe->lr_steps);
 }

@@ -461,7 +461,7 @@ static void defaults_vars(const struct emitter *e, struct template_vars *v)
 	const struct spec *s = e->spec;
 	char number[32];
 	struct strbuf text = {0};
-	template_set(v, "DATA_SET", "%s", spec_set_name(s->data.set));
+	template_set(v, "DATA_SET", "%s", data_sets[s->data.set].symbol);
 	c_string(&text, s->data.dir);
 	template_set(v, "DATA_DIR", "%s", text.text ? text.text : "\"\"");
 	strbuf_free(&text);

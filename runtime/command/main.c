@@ -477,8 +477,9 @@ static int check_files_apart(const char *program, const struct run_options *o)
 	};
 	int count = 10;
 	char data[DATA_FILES][PATH_MAX];
-	if (!o->synthetic && strcmp(net_info.defaults.data_set, "synthetic") != 0) {
-		int found = data_files(net_info.defaults.data_set, o->data_dir, data[0], sizeof data[0], DATA_FILES);
+	if (!o->synthetic && net_info.defaults.data_set != SET_SYNTHETIC) {
+		struct data_request want = {.set = (enum data_set)net_info.defaults.data_set, .dir = o->data_dir};
+		int found = data_files(&want, data[0], sizeof data[0], DATA_FILES);
 		for (int i = 0; i < found; i++)
 			files[count++] = (struct named_file){"the data file", data[i], false};
 	}
@@ -594,7 +595,7 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		return bad(program, "--every", "measures every N training iterations, and gradflow trains none without "
 					       "--iterations K");
 	if (*command == EVALUATE && (o->given & SETTING_SEED) && !o->synthetic &&
-	    strcmp(net_info.defaults.data_set, "synthetic") != 0)
+	    net_info.defaults.data_set != SET_SYNTHETIC)
 		return bad(program, "--seed", "draws synthetic data, and evaluate draws nothing at random on real data; "
 					      "leave it out");
 	if (*command == GRADFLOW && !o->gradflow_every)
@@ -603,7 +604,7 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 		return bad(program, "--load-weights", "cannot start a resumed run; give --resume or --load-weights");
 	if (o->checkpoint_every && !o->checkpoint_path && !o->resume_path)
 		return bad(program, "--checkpoint-every", "needs --checkpoint FILE");
-	if (o->data_dir != d->data_dir && strcmp(d->data_set, "synthetic") == 0)
+	if (o->data_dir != d->data_dir && d->data_set == SET_SYNTHETIC)
 		return bad(program, "--data", "is for a network trained on a data set; this one's data are synthetic "
 					      "(its spec's data.set), so leave --data out");
 	if (o->data_dir != d->data_dir && o->synthetic)

@@ -1,6 +1,9 @@
-/* Data sets: loaders for the formats the paper's sets ship in, a synthetic
- * set for benchmarks and tests, and batch assembly (normalise, pad-and-crop,
- * flip). Every failure is one line naming the file and the problem. */
+/* Data sets, each read by the data source of its format behind one
+ * interface (sources.h): IDX files (the MNIST family), CIFAR's binary
+ * files, folders of images, and synthetic data for benchmarks and tests.
+ * A set is opened, counted, labelled, named (its classes, its images'
+ * files) and filled an image at a time, normalised and augmented. Every
+ * failure is one line naming the file and the problem. */
 #ifndef RESGEN_DATA_H
 #define RESGEN_DATA_H
 
@@ -8,64 +11,81 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data_sets.h"
 #include "real.h"
 
-struct image_folder;
+struct data_source;
 
+/* One split of a set: its images' shape, how many, their labels, and the
+ * source that fills them. A split may be a view of part of another
+ * (dataset_hold_out): its images are the owner's from first on. */
 struct dataset {
+	enum data_set set;
+	const struct data_source *source;
 	int channels, height, width, classes;
 	long count;
-	uint8_t *images;  /* (count, C, H, W), 0..255; NULL for a folder of images */
-	uint16_t *labels; /* count, each below classes */
-	/* A folder of images (image_folder.h), decoded as batches are filled,
-	 * and where this set's images start in it (a held-out part's); NULL
-	 * for the sets held in memory. */
-	struct image_folder *folder;
-	long first;
+	long first;       /* where this split's images start in what its source holds */
+	uint16_t *labels; /* every image the source holds, each below classes; index first + i */
+	uint8_t *images;  /* sets held in memory: (C, H, W) 0..255 each; NULL for a folder */
+	struct image_folder *folder; /* a folder of images (image_folder.h); NULL for the others */
+	bool view;                   /* a view of another split: owns nothing */
 };
 
 struct data_error {
 	char text[512];
 };
 
-/* Loads the train and test splits of set ("cifar10", "cifar100",
- * "fashion-mnist" or "mnist") from dir, and checks that the images are
- * channels x height x width with labels below classes; or opens the
- * train/ and val/ folders of a folder of images ("imagenet", "folder"),
- * every file checked (skip_bad: files that cannot be decoded are left out
- * and counted, rather than refused). */
-int data_load(const char *set, const char *dir, int channels, int height, int width, int classes, bool skip_bad,
-	      struct dataset *train, struct dataset *test, struct data_error *error);
+/* What a run asks of its data: the set, where its files are, the shape
+ * the network takes. */
+struct data_request {
+	enum data_set set;
+	const char *dir;
+	int channels, height, width, classes;
+	bool skip_bad;                   /* a folder of images: leave out what cannot be decoded, counted */
+	long train_images, test_images; /* synthetic data: how many */
+	uint64_t seed;                   /* synthetic data: what draws them */
+};
 
-/* Whether set is read from a folder of images. */
-bool data_set_is_folder(const char *set);
-
-/* A learnable synthetic set: one random prototype per class plus noise. */
-int data_synthetic(int channels, int height, int width, int classes, long train_count,
-		   long test_count, uint64_t seed, struct dataset *train, struct dataset *test,
-		   struct data_error *error);
-
+/* Opens the train and test splits of want->set from want->dir, checked
+ * against the shape the network takes: 0, or -1 with one line in error
+ * (both splits then hold nothing). */
+int data_open(const struct data_request *want, struct dataset *train, struct dataset *test, struct data_error *error);
 void dataset_free(struct dataset *d);
 
-/* The files data_load reads (or looks for) of set in dir, up to max paths
- * of size bytes each into paths; their count. For the check that no
- * output of a run names one of them. */
-int data_files(const char *set, const char *dir, char *paths, size_t size, int max);
+/* The files data_open reads (or looks for), up to max paths of size bytes
+ * each into paths; their count. For the check that no output of a run
+ * names one of them. */
+int data_files(const struct data_request *want, char *paths, size_t size, int max);
 
-/* A fingerprint of a loaded set: its shape, images and labels. A resumed
- * run compares it with the run's, and ranks compare theirs. */
+/* Image index's label. */
+static inline int data_label(const struct dataset *d, long index) { return d->labels[d->first + index]; }
+
+/* The name of class label (its index as text where the set names none),
+ * and of image index: a folder's file, its path under the split's folder
+ * (CLASS/FILE); an image of a set in memory, its index. out holds at least
+ * 16 bytes. */
+const char *data_class_name(const struct dataset *d, int label, char *out, size_t size);
+const char *data_file_name(const struct dataset *d, long index, char *out, size_t size);
+
+/* The files a source left out as it opened (--skip-bad-images), and the
+ * first of them; 0 for sets that leave none out. */
+long data_skipped(const struct dataset *d, const char **first);
+
+/* A fingerprint of an opened split: its shape, images and labels (a
+ * folder's: each file's class, name, size and bytes). A resumed run
+ * compares it with the run's, and ranks compare theirs. */
 uint64_t dataset_identity(const struct dataset *d, uint64_t hash);
-
-/* The name of class index of set ("T-shirt/top" for Fashion-MNIST's 0),
- * as the set's own documents name it; its index as text for a set
- * without names (synthetic data, MNIST's digits) or another class count.
- * out holds at least 16 bytes. */
-const char *data_class_name(const char *set, int classes, int index, char *out, size_t size);
 
 /* Keeps only the first count images (count <= d->count). */
 void dataset_truncate(struct dataset *d, long count);
 
-/* Per-channel mean and standard deviation of the pixels, in 0..1 units. */
+/* The last count images of train, held out: *held becomes a view of
+ * them, and train keeps the rest. */
+void dataset_hold_out(struct dataset *train, long count, struct dataset *held);
+
+/* What the inputs are normalised by, per channel in 0..1 units: the
+ * images' own mean and standard deviation for a set in memory, ImageNet's
+ * fixed values for a folder of images. */
 void dataset_channel_stats(const struct dataset *d, double *mean, double *std);
 
 /* A training image's augmentation. Its draws come from one key of (seed,
@@ -82,13 +102,22 @@ struct augment {
 	bool aspect;
 };
 
+/* The augmentation a split trains with under the recipe's pad, flip and
+ * aspect: a set in memory pads and crops; a folder of images takes the
+ * paper's scale augmentation (the shorter side drawn from [256, 480] for a
+ * 224 crop, scaled with the crop), or the aspect one. */
+struct augment data_augment(const struct dataset *d, uint64_t seed, int pad, bool flip, bool aspect);
+
 /* The key image index's draws come from at iteration. */
 uint64_t data_augment_key(const struct augment *augment, long iteration, long index);
 
 /* Writes n images (the given indices) into out as (n, C, H, W) normalised
- * reals, and their labels. With augment (NULL: none), each image's crop
- * and flip are drawn from its key at iteration; padding is zero after
- * normalisation, i.e. the mean colour. */
+ * reals, and their labels, the images filled by the threads in any order.
+ * With augment (NULL: none), each image's crop and flip are drawn from its
+ * key at iteration; padding is zero after normalisation, i.e. the mean
+ * colour. An image that cannot be filled now (a folder's file changed or
+ * removed since it opened) stops the run, which never trains on a blank
+ * image. */
 void data_fill_batch(const struct dataset *d, const long *indices, int n, const double *mean,
 		     const double *std, const struct augment *augment, long iteration, real *out, int *labels);
 

@@ -50,6 +50,7 @@ const double image_folder_mean[3] = {0.485, 0.456, 0.406}, image_folder_std[3] =
 long image_folder_count(const struct image_folder *f) { return f->count; }
 int image_folder_label(const struct image_folder *f, long index) { return f->files[index].label; }
 const char *image_folder_class(const struct image_folder *f, int label) { return f->class_names[label]; }
+const char *image_folder_path(const struct image_folder *f, long index) { return f->files[index].path; }
 
 long image_folder_skipped(const struct image_folder *f, const char **first)
 {

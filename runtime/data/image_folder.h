@@ -60,6 +60,8 @@ void image_folder_close(struct image_folder *folder);
 long image_folder_count(const struct image_folder *folder);
 int image_folder_label(const struct image_folder *folder, long index);
 const char *image_folder_class(const struct image_folder *folder, int label);
+/* Image index's file, CLASS/FILE under the split's folder. */
+const char *image_folder_path(const struct image_folder *folder, long index);
 /* The files left out as undecodable, and the first of them ("" for none). */
 long image_folder_skipped(const struct image_folder *folder, const char **first);
 /* The folder's identity: each file's class, name, size and content (its

@@ -146,14 +146,14 @@ int state_add_meta(struct tensor_file *f, const struct weights_meta *meta)
 	long length = 0;
 	for (int i = 0; names && i < net_info.classes; i++) {
 		char name[64];
-		data_class_name(meta->set, net_info.classes, i, name, sizeof name);
+		data_class_name(meta->data, i, name, sizeof name);
 		for (const char *c = name; *c; c++)
 			names[length++] = (unsigned char)*c;
 		names[length++] = '\n';
 	}
 	char set[64];
 	double set_name[64];
-	int set_length = snprintf(set, sizeof set, "%s", meta->set);
+	int set_length = snprintf(set, sizeof set, "%s", data_sets[meta->data->set].name);
 	for (int i = 0; i < set_length && i < 63; i++)
 		set_name[i] = (unsigned char)set[i];
 	int failed = !names || tensor_file_add_double(f, "meta/input_mean", meta->mean, net_info.channels) ||

@@ -39,10 +39,11 @@ const char *state_unloadable(double value);
  * names (data_class_name). Stored as meta/... tensors, which loading
  * weights passes over. */
 struct tensor_file;
+struct dataset;
 struct weights_meta {
 	const double *mean, *std; /* net_info.channels each */
 	long images;
-	const char *set; /* "fashion-mnist", ..., or "synthetic" */
+	const struct dataset *data; /* the images trained on: their set's name and the classes' */
 };
 
 /* meta's tensors added to f: 0, or -1 out of memory. */

@@ -94,8 +94,8 @@ void evaluate_split(struct session *s, const struct dataset *split, struct evalu
 }
 
 /* The confusion matrix as CSV: a header of the predicted classes, then a
- * row for each true class, headed by it; classes by their names in set. */
-static int write_confusion(const char *path, const long *confusion, const char *set)
+ * row for each true class, headed by it; classes by their names in data. */
+static int write_confusion(const char *path, const long *confusion, const struct dataset *data)
 {
 	int classes = net_info.classes;
 	char name[64];
@@ -107,10 +107,10 @@ static int write_confusion(const char *path, const long *confusion, const char *
 	}
 	fprintf(r.file, "true\\predicted");
 	for (int j = 0; j < classes; j++)
-		fprintf(r.file, ",%s", data_class_name(set, classes, j, name, sizeof name));
+		fprintf(r.file, ",%s", data_class_name(data, j, name, sizeof name));
 	fprintf(r.file, "\n");
 	for (int i = 0; i < classes; i++) {
-		fprintf(r.file, "%s", data_class_name(set, classes, i, name, sizeof name));
+		fprintf(r.file, "%s", data_class_name(data, i, name, sizeof name));
 		for (int j = 0; j < classes; j++)
 			fprintf(r.file, ",%ld", confusion[(size_t)i * classes + j]);
 		fprintf(r.file, "\n");
@@ -124,12 +124,12 @@ static int write_confusion(const char *path, const long *confusion, const char *
 
 /* The predictions' header: a probability column a class, named by the
  * class (p0, p1... where the set names none), quoted where CSV needs it. */
-static void write_predictions_header(FILE *out, const char *set, int classes)
+static void write_predictions_header(FILE *out, const struct dataset *data, int classes)
 {
 	fprintf(out, "index,label,predicted");
 	for (int j = 0; j < classes; j++) {
 		char name[64], number[16];
-		data_class_name(set, classes, j, name, sizeof name);
+		data_class_name(data, j, name, sizeof name);
 		snprintf(number, sizeof number, "%d", j);
 		if (strcmp(name, number) == 0) {
 			fprintf(out, ",p%d", j);
@@ -193,12 +193,12 @@ int evaluate_run(const struct run_options *o)
 	else
 		snprintf(normalised, sizeof normalised, "inputs normalised by the %ld training images' channel statistics, %s",
 			 images, stored ? "as stored with the weights" : "computed now (the weights store none)");
-	const char *set = o->synthetic ? "synthetic" : net_info.defaults.data_set;
+	const struct dataset *data = &s.train; /* whose classes every split shares */
 	printf("%s: %s, %ld parameters, %s\n", net_info.name, net_info.summary, net_info.param_count,
 	       net_info.dtype);
 	printf("evaluate: %s on the %s split of %s, %ld images; %s; batch %d, %d thread%s, BLIS %s kernels\n",
 	       weights, train_split ? "training" : validation_split ? "validation (the last training images held out)" : "test",
-	       o->synthetic ? "synthetic data" : set, split->count,
+	       o->synthetic ? "synthetic data" : data_sets[data->set].name, split->count,
 	       normalised, o->batch, s.threads, s.threads == 1 ? "" : "s", gemm_kernels());
 	fflush(stdout);
 	struct file_replace predictions;
@@ -211,7 +211,7 @@ int evaluate_run(const struct run_options *o)
 			return 1;
 		}
 		e.predictions = predictions.file;
-		write_predictions_header(e.predictions, set, classes);
+		write_predictions_header(e.predictions, data, classes);
 	}
 	evaluate_split(&s, split, &e);
 	double n = (double)e.images;
@@ -251,13 +251,13 @@ int evaluate_run(const struct run_options *o)
 				worst = j;
 		}
 		char name[64];
-		printf("%-16s %8ld %6.2f%%", data_class_name(set, classes, i, name, sizeof name), images,
+		printf("%-16s %8ld %6.2f%%", data_class_name(data, i, name, sizeof name), images,
 		       images ? 100.0 * (double)(images - row[i]) / (double)images : 0.0);
 		if (worst >= 0)
-			printf("  %s (%ld images)", data_class_name(set, classes, (int)worst, name, sizeof name), row[worst]);
+			printf("  %s (%ld images)", data_class_name(data, (int)worst, name, sizeof name), row[worst]);
 		printf("\n");
 	}
-	if (status == 0 && o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion, set)) == 0) {
+	if (status == 0 && o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion, data)) == 0) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->confusion_path);
 		printf("wrote the confusion matrix (a row for each true class, a column for each predicted) to %s\n",

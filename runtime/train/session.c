@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "checksum.h"
-#include "image_folder.h"
 #include "printable.h"
 #include "ranks.h"
 #include "recipe.h"
@@ -56,26 +55,30 @@ int session_open(struct session *s, const struct run_options *o)
 	memset(s, 0, sizeof *s);
 	const struct net_defaults *d = &net_info.defaults;
 	struct data_error error;
-	int status;
-	if (o->synthetic || strcmp(d->data_set, "synthetic") == 0) {
+	struct data_request want = {
+		.set = o->synthetic ? SET_SYNTHETIC : (enum data_set)d->data_set,
+		.dir = o->data_dir,
+		.channels = net_info.channels,
+		.height = net_info.height,
+		.width = net_info.width,
+		.classes = net_info.classes,
+		.skip_bad = o->skip_bad_images,
+		.seed = (uint64_t)o->seed,
+	};
+	if (want.set == SET_SYNTHETIC) {
 		/* a folder's network takes large images: fewer of them */
-		bool large = data_set_is_folder(d->data_set);
-		long train_count = d->train_images > 0 ? d->train_images : large ? 1024 : 10000;
-		long test_count = d->test_images > 0 ? d->test_images : large ? 256 : 2000;
-		status = data_synthetic(net_info.channels, net_info.height, net_info.width,
-					net_info.classes, train_count, test_count, (uint64_t)o->seed,
-					&s->train, &s->test, &error);
-	} else {
-		status = data_load(d->data_set, o->data_dir, net_info.channels, net_info.height,
-				   net_info.width, net_info.classes, o->skip_bad_images, &s->train, &s->test, &error);
+		bool large = data_sets[d->data_set].images_of_any_size;
+		want.train_images = d->train_images > 0 ? d->train_images : large ? 1024 : 10000;
+		want.test_images = d->test_images > 0 ? d->test_images : large ? 256 : 2000;
 	}
+	int status = data_open(&want, &s->train, &s->test, &error);
 	if (status != 0) {
 		shared_error("%s: %s\n", net_info.name, error.text);
 		return 2;
 	}
-	for (struct dataset *split = &s->train; split && split->folder; split = split == &s->train ? &s->test : NULL) {
+	for (struct dataset *split = &s->train; split; split = split == &s->train ? &s->test : NULL) {
 		const char *first;
-		long skipped = image_folder_skipped(split->folder, &first);
+		long skipped = data_skipped(split, &first);
 		if (skipped > 0 && ranks_rank() == 0)
 			printf("data: left out %ld file%s that cannot be decoded (--skip-bad-images), the first %s\n",
 			       skipped, skipped == 1 ? "" : "s", first);
@@ -92,17 +95,8 @@ int session_open(struct session *s, const struct run_options *o)
 		session_free(s);
 		return 2;
 	}
-	if (o->validation > 0) {
-		s->validation = s->train;
-		s->validation.count = o->validation;
-		s->train.count -= o->validation;
-		size_t image = (size_t)s->train.channels * (size_t)s->train.height * (size_t)s->train.width;
-		if (s->validation.folder)
-			s->validation.first += s->train.count;
-		else
-			s->validation.images += (size_t)s->train.count * image;
-		s->validation.labels += s->train.count;
-	}
+	if (o->validation > 0)
+		dataset_hold_out(&s->train, o->validation, &s->validation);
 	if (o->batch > s->train.count) {
 		shared_error("%s: --batch %d is larger than the %ld training images; use a smaller batch\n",
 			net_info.name, o->batch, s->train.count);
@@ -159,10 +153,9 @@ int session_open(struct session *s, const struct run_options *o)
 	return 0;
 }
 
-struct weights_meta session_meta(const struct session *s, const struct run_options *o)
+struct weights_meta session_meta(const struct session *s)
 {
-	return (struct weights_meta){s->mean, s->std, s->train.count,
-				     o->synthetic ? "synthetic" : net_info.defaults.data_set};
+	return (struct weights_meta){s->mean, s->std, s->train.count, &s->train};
 }
 
 /* Backward group by group, last to first: as soon as a group's parameter

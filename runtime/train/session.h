@@ -36,7 +36,7 @@ void session_free(struct session *s);
 
 /* What the weights this session trains or measures are saved with: its
  * input normalisation and the classes' names (state.h). */
-struct weights_meta session_meta(const struct session *s, const struct run_options *o);
+struct weights_meta session_meta(const struct session *s);
 
 /* An error every rank meets alike, printed by rank 0 alone, once. */
 void shared_error(const char *format, ...) __attribute__((format(printf, 1, 2)));

@@ -144,7 +144,7 @@ int step_run(const struct run_options *o)
 					  p->count);
 	}
 	char message[512];
-	struct weights_meta meta = session_meta(&s, o);
+	struct weights_meta meta = session_meta(&s);
 	if (failed) {
 		error_line("%s: out of memory\n", net_info.name);
 		status = 1;

@@ -81,7 +81,7 @@ static int keep_best(const struct session *s, const struct run_options *o, struc
 	at->best_error = measured.error;
 	at->best_iteration = iteration;
 	char message[PATH_MAX + 512];
-	struct weights_meta meta = session_meta(s, o);
+	struct weights_meta meta = session_meta(s);
 	if (writer && state_save_weights(&s->state, &meta, o->keep_best, message, sizeof message) != 0) {
 		error_line("%s: %s\n", net_info.name, message);
 		return 1;
@@ -287,7 +287,7 @@ static void describe_run(const struct run_options *o, int threads)
 	printf("recipe: ");
 	struct net_defaults described = *r;
 	if (o->synthetic) /* generated images are padded and cropped, whatever the spec's set */
-		described.data_set = "synthetic";
+		described.data_set = SET_SYNTHETIC;
 	recipe_describe(stdout, &described, o->iterations, net_info.height);
 	char set[1024];
 	recipe_set_text(set, sizeof set, r, o->recipe_set, false);
@@ -405,11 +405,8 @@ static int open_run(struct training *t)
 	const struct run_options *o = &t->o;
 	struct session *s = &t->s;
 	t->writer = s->rank == 0;
-	t->augment = (struct augment){.seed = (uint64_t)o->seed, .pad = o->recipe.augment_pad,
-				      .flip = o->recipe.augment_flip};
-	if (s->train.folder) /* the paper's scale augmentation */
-		t->augment = (struct augment){.seed = (uint64_t)o->seed, .flip = o->recipe.augment_flip,
-					      .shorter_min = 256, .shorter_max = 480, .aspect = o->recipe.augment_aspect};
+	t->augment = data_augment(&s->train, (uint64_t)o->seed, o->recipe.augment_pad, o->recipe.augment_flip,
+				  o->recipe.augment_aspect);
 	t->at.log_bytes = -1;
 	rng_seed(&t->at.rng, (uint64_t)o->seed, 0xba7c);
 	t->order = malloc((size_t)s->train.count * sizeof *t->order);
@@ -474,7 +471,7 @@ static void describe_training(const struct training *t)
 		snprintf(epochs, sizeof epochs, " (%ld epoch%s)", o->epochs, o->epochs == 1 ? "" : "s");
 	printf("data: %s, %ld training%s and %ld test images of %dx%dx%d; batch %d, %ld iterations%s, "
 	       "%d thread%s%s, BLIS %s kernels\n",
-	       o->synthetic ? "synthetic" : d->data_set, s->train.count, held, s->test.count, net_info.channels,
+	       data_sets[s->train.set].name, s->train.count, held, s->test.count, net_info.channels,
 	       net_info.height, net_info.width, o->batch, o->iterations, epochs, s->threads, s->threads == 1 ? "" : "s",
 	       shares, gemm_kernels());
 	if (o->keep_best && !s->validation.count)
@@ -756,7 +753,7 @@ static int checkpoint_and_stop(struct training *t, long it)
 	if (o->checkpoint_path && (due || stopped_by)) {
 		t->at.seconds = now() - t->start;
 		t->at.log_bytes = t->log ? ftell(t->log) : -1;
-		struct weights_meta meta = session_meta(s, o);
+		struct weights_meta meta = session_meta(s);
 		struct run_settings kept = kept_settings(o);
 		if (t->writer && checkpoint_save(o->checkpoint_path, &kept, &meta, s->shares, s->ranks, &s->state, &t->at,
 						 t->order, s->train.count, s->data_identity, t->message,
@@ -816,7 +813,7 @@ static int finish(struct training *t, int status)
 		       fewer, passes, s->threads);
 	if (status == 0 && s->ranks > 1)
 		report_gradient_sums(s);
-	struct weights_meta meta = session_meta(s, o);
+	struct weights_meta meta = session_meta(s);
 	if (status == 0 && t->writer && o->save_weights &&
 	    state_save_weights(&s->state, &meta, o->save_weights, t->message, sizeof t->message) != 0) {
 		error_line("%s: %s\n", net_info.name, t->message);

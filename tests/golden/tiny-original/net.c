@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "data_sets.h"
 #include "kernel_table.h"
 #include "net_api.h"
 #include "threads.h"
@@ -233,7 +234,7 @@ const struct net_info net_info = {
 	.group_count = (int)(sizeof groups / sizeof groups[0]),
 	.groups = groups,
 	.defaults = {
-		.data_set = "synthetic",
+		.data_set = SET_SYNTHETIC,
 		.data_dir = "",
 		.train_images = 10000,
 		.test_images = 2000,

@@ -1,0 +1,106 @@
+/* The folder source: ImageFolder's layout, DIR/train/CLASS/FILE and
+ * DIR/val/CLASS/FILE, JPEG or PNG files of any size, decoded as batches
+ * are filled (image_folder.h); the classes are the folders, in the order
+ * of their names. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "image_folder.h"
+#include "sources.h"
+
+/* A split of a folder of images: the folder, and its labels. */
+static int open_split(struct dataset *d, const struct data_request *want, const char *split,
+		      const struct dataset *train, struct data_error *error)
+{
+	if (image_folder_open(&d->folder, want->dir, split, want->classes, want->height, train ? train->folder : NULL,
+			      want->skip_bad, error->text, sizeof error->text) != 0)
+		return -1;
+	d->channels = 3;
+	d->height = d->width = want->height;
+	d->classes = want->classes;
+	d->count = image_folder_count(d->folder);
+	d->labels = malloc((size_t)(d->count > 0 ? d->count : 1) * sizeof *d->labels);
+	if (!d->labels)
+		return data_fail(error, "%s/%s: out of memory for %ld labels", want->dir, split, d->count);
+	for (long i = 0; i < d->count; i++)
+		d->labels[i] = (uint16_t)image_folder_label(d->folder, i);
+	return 0;
+}
+
+static int folder_open(const struct data_request *want, struct dataset *train, struct dataset *test,
+		       struct data_error *error)
+{
+	if (want->channels != 3 || want->height != want->width)
+		return data_fail(error, "%s: images are cropped to 3 x N x N, but this network expects %dx%dx%d",
+				 data_sets[want->set].name, want->channels, want->height, want->width);
+	int status = open_split(train, want, "train", NULL, error);
+	if (status == 0)
+		status = open_split(test, want, "val", train, error);
+	return status;
+}
+
+static int folder_fill(const struct dataset *d, long index, const struct augment *augment, uint64_t key,
+		       const double *mean, const double *std, real *out, char *error, size_t size)
+{
+	struct folder_augment drawn = {0};
+	if (augment)
+		drawn = (struct folder_augment){augment->shorter_min, augment->shorter_max, augment->aspect,
+						augment->flip != 0};
+	return image_folder_fill(d->folder, index, augment ? &drawn : NULL, key, mean, std, out, error, size);
+}
+
+/* Its classes by index for now, as the sets without names; the folders'
+ * names are image_folder_class's. */
+static const char *folder_class_name(const struct dataset *d, int label, char *out, size_t size)
+{
+	(void)d;
+	snprintf(out, size, "%d", label);
+	return out;
+}
+
+static const char *folder_file_name(const struct dataset *d, long index, char *out, size_t size)
+{
+	snprintf(out, size, "%s", image_folder_path(d->folder, d->first + index));
+	return out;
+}
+
+static long folder_skipped(const struct dataset *d, const char **first)
+{
+	return image_folder_skipped(d->folder, first);
+}
+
+/* Its files' names and sizes and a hash of their bytes, not every pixel. */
+static uint64_t folder_identity(const struct dataset *d, uint64_t hash)
+{
+	long shape[5] = {d->count, d->channels, d->height, d->width, d->classes};
+	return image_folder_identity(d->folder, checksum_add(hash, shape, sizeof shape));
+}
+
+/* ImageNet's fixed values (torchvision's), whatever the folder holds. */
+static void folder_channel_stats(const struct dataset *d, double *mean, double *std)
+{
+	(void)d;
+	memcpy(mean, image_folder_mean, sizeof image_folder_mean);
+	memcpy(std, image_folder_std, sizeof image_folder_std);
+}
+
+static void folder_free(struct dataset *d)
+{
+	image_folder_close(d->folder);
+	free(d->labels);
+	d->folder = NULL;
+	d->labels = NULL;
+}
+
+const struct data_source folder_source = {
+	.open = folder_open,
+	.fill = folder_fill,
+	.class_name = folder_class_name,
+	.file_name = folder_file_name,
+	.skipped = folder_skipped,
+	.identity = folder_identity,
+	.channel_stats = folder_channel_stats,
+	.free = folder_free,
+};
