@@ -19,7 +19,7 @@
 
 static const char usage[] =
 	"usage: resgen check SPEC [--dtype f32|f64] [--max-memory GIB]\n"
-	"       resgen summary SPEC [--dtype f32|f64] [--max-memory GIB]\n"
+	"       resgen summary SPEC [--dtype f32|f64] [--max-memory GIB] [--json]\n"
 	"       resgen generate SPEC -o DIR [--dtype f32|f64] [--max-memory GIB]\n"
 	"                              [--templates DIR]\n"
 	"       resgen units SPEC [SPEC2]\n"
@@ -31,7 +31,9 @@ static const char usage[] =
 	"  summary   per stage and in total: weighted layers, parameters, forward\n"
 	"            FLOPs per image, activation memory at the spec's batch size;\n"
 	"            then the memory a run allocates: the planned arena, the weights\n"
-	"            with their gradients and momenta, BN's statistics, the scratch\n"
+	"            with their gradients and momenta, BN's statistics, the scratch;\n"
+	"            --json: the spec's data as tools read it (its set, format, folder,\n"
+	"            input shape, classes and their names), from the one table of sets\n"
 	"  generate  write DIR/net.c, DIR/kernels.h and DIR/arena.h: the network of\n"
 	"            SPEC, fully unrolled, in float (f32, default) or double (f64)\n"
 	"  units     one line per unit: its ops in order; with SPEC2, only the\n"
@@ -167,6 +169,45 @@ static int check_memory(const struct spec *spec, const struct plan *plan, enum d
 		"batch over %ld or more ranks (mpirun), each holding its part",
 		spec->train.batch, need_text, dtype_name, limit_text, fitting, ranks);
 	return 1;
+}
+
+/* text as a JSON string: quotes, backslashes and control characters
+ * escaped, other bytes as they are (paths are bytes; a tool reading the
+ * JSON decodes them as it decodes file names). */
+static void json_string(FILE *out, const char *text)
+{
+	fputc('"', out);
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(out, "\\u%04x", *c);
+		else
+			fputc(*c, out);
+	fputc('"', out);
+}
+
+/* resgen summary --json: the spec's data, from data_sets.h's table, so
+ * that tools (tools/pytorch/resgen_torch.py) keep no copy of it. */
+static void print_summary_json(const struct spec *spec)
+{
+	const struct data_set_info *set = &data_sets[spec->data.set];
+	printf("{\"name\": ");
+	json_string(stdout, spec->name);
+	printf(", \"data\": {\"set\": ");
+	json_string(stdout, set->name);
+	printf(", \"title\": ");
+	json_string(stdout, set->title);
+	printf(", \"format\": \"%s\", \"dir\": ", data_format_names[set->format]);
+	json_string(stdout, spec->data.dir);
+	printf(", \"channels\": %d, \"height\": %d, \"width\": %d, \"classes\": %d, \"class_names\": [",
+	       spec->data.channels, spec->data.height, spec->data.width, spec->data.classes);
+	for (int i = 0; i < spec->data.classes; i++) {
+		char name[64];
+		printf("%s", i ? ", " : "");
+		json_string(stdout, data_set_class_name(spec->data.set, spec->data.classes, i, name, sizeof name));
+	}
+	printf("]}}\n");
 }
 
 static void print_summary(const struct spec *spec, const struct graph *g, const struct plan *p)
@@ -396,6 +437,7 @@ int main(int argc, char **argv)
 	if (strcmp(command, "units") == 0 && argc > 3 && argv[3][0] != '-')
 		second_path = argv[first_option++];
 	enum dtype dtype = DTYPE_F32;
+	bool json = false;
 	double max_memory = physical_memory();
 	char templates[PATH_MAX];
 	default_templates(templates, sizeof templates);
@@ -417,6 +459,8 @@ int main(int argc, char **argv)
 						  "1000000, such as 64 or 0.5");
 		} else if (strcmp(argv[i], "--specs") == 0 && has_value) {
 			specs_dir = argv[++i];
+		} else if (strcmp(argv[i], "--json") == 0 && strcmp(command, "summary") == 0) {
+			json = true;
 		} else if (strcmp(argv[i], "--templates") == 0 && has_value) {
 			snprintf(templates, sizeof templates, "%s", argv[++i]);
 		} else {
@@ -447,6 +491,10 @@ int main(int argc, char **argv)
 	int warning_count = spec_warnings(&spec, warnings, (int)(sizeof warnings / sizeof warnings[0]));
 	for (int i = 0; i < warning_count; i++)
 		fprintf(stderr, "%s\n", warnings[i].text);
+	if (json) {
+		print_summary_json(&spec);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
 	struct graph graph;
 	struct plan plan;
 	if (graph_build(&graph, &spec, &d) != 0) {

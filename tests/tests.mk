@@ -245,7 +245,7 @@ reference-evaluate: $(TEST_BIN)/bin/fashion-tiny-f64 $(RESGEN)
 
 reference-run:
 	@echo "PyTorch check: $(words $(REFERENCE_SPECS)) specs against float64 PyTorch (tests/reference/)"
-	$(Q)/usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
+	$(Q)RESGEN=$(RESGEN) /usr/bin/python3 tests/reference/reference.py $(BUILD)/reference $(REFERENCE_PAIRS)
 
 # The test programs run one at a time: two OpenMP programs on two cores
 # slow each other many times over (results/test-times.md). Beside them,

@@ -190,24 +190,14 @@ class Spec:
     def __init__(self, path):
         with open(path) as f:
             raw = yaml.safe_load(f)
-        data, net, train = raw["data"], raw["net"], raw.get("train", {}) or {}
+        net, train = raw["net"], raw.get("train", {}) or {}
         self.name = raw["name"]
-        self.data_set = data["set"]
-        self.data_dir = data.get("dir", {"cifar10": "data/cifar10", "cifar100": "data/cifar100",
-                                         "imagenet": "data/imagenet",
-                                         "fashion-mnist": "/usr/share/datasets/fashion-mnist",
-                                         "mnist": "/usr/share/datasets/mnist"}.get(data["set"]))
-        shapes = {"cifar10": (3, 32, 32, 10), "cifar100": (3, 32, 32, 100),
-                  "fashion-mnist": (1, 28, 28, 10), "mnist": (1, 28, 28, 10)}
-        if data["set"] == "synthetic":
-            c, h, w = data.get("shape", [3, 32, 32])
-            self.input, self.classes = (c, h, w), data.get("classes", 10)
-        elif data["set"] in ("imagenet", "folder"):  # square crops of images of any size
-            crop = data.get("crop", 224)
-            self.input, self.classes = (3, crop, crop), data.get("classes", 1000)
-        else:
-            *shape, self.classes = shapes[data["set"]]
-            self.input = tuple(shape)
+        # the data as resgen reads the spec, from its one table of sets
+        # (runtime/shared/data_sets.c): no copy of it here
+        data = spec_data(path)
+        self.data_set, self.data_format, self.data_dir = data["set"], data["format"], data["dir"] or None
+        self.input, self.classes = (data["channels"], data["height"], data["width"]), data["classes"]
+        self.class_names = data["class_names"]
         self.unit = net["unit"]
         self.ordering = net["ordering"]
         self.widths = net.get("widths", [16, 32, 64])
@@ -573,16 +563,33 @@ def torchvision_state(net):
     return out
 
 
+def resgen_binary():
+    """resgen: the RESGEN variable's, else this checkout's build/bin/resgen."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    resgen = os.environ.get("RESGEN") or os.path.join(here, "..", "..", "build", "bin", "resgen")
+    if not os.access(resgen, os.X_OK):
+        raise Refused(f"{shown(resgen)} is missing: the tool reads specs with it; build it with make "
+                      "build/bin/resgen, or set RESGEN to it")
+    return resgen
+
+
+def spec_data(spec_path):
+    """The spec's data as resgen reads it (resgen summary --json): its set,
+    format, folder, input shape, classes and their names."""
+    done = subprocess.run([resgen_binary(), "summary", spec_path, "--json"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "surrogateescape").strip().splitlines() or [
+            f"resgen summary {shown(spec_path)} --json failed with status {done.returncode}"]
+        raise Refused(lines[0].removeprefix("resgen: "))
+    return json.loads(done.stdout.decode("utf-8", "surrogateescape"))["data"]
+
+
 def check_spec(spec_path):
     """Refuses a spec that resgen refuses, with resgen's own line: its
     limits (depth, widths, memory, names) are the tool's. resgen is the
     RESGEN variable's, else this checkout's build/bin/resgen."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    resgen = os.environ.get("RESGEN") or os.path.join(here, "..", "..", "build", "bin", "resgen")
-    if not os.access(resgen, os.X_OK):
-        raise Refused(f"{shown(resgen)} is missing: the tool checks specs with it; build it with make "
-                      "build/bin/resgen, or set RESGEN to it")
-    done = subprocess.run([resgen, "check", spec_path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    done = subprocess.run([resgen_binary(), "check", spec_path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         lines = done.stderr.decode("utf-8", "surrogateescape").strip().splitlines() or [
@@ -650,14 +657,14 @@ def read_split(spec, data_dir, split):
 
 
 def _read_split(spec, data_dir, split):
-    kind = spec.data_set
-    if kind in ("mnist", "fashion-mnist"):
+    kind = spec.data_format
+    if kind == "idx":
         prefix = "train" if split == "train" else "t10k"
         images = _idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte"), 3)
         labels = _idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte"), 1)
         return images[:, None, :, :], labels.astype(np.int64)
-    if kind in ("cifar10", "cifar100"):
-        hundred = kind == "cifar100"
+    if kind == "cifar":
+        hundred = spec.classes == 100  # CIFAR-100's binary files: a coarse and a fine label
         files = (["train.bin"] if split == "train" else ["test.bin"]) if hundred else \
             ([f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"])
         base = data_dir
@@ -673,7 +680,7 @@ def _read_split(spec, data_dir, split):
             parts.append(np.frombuffer(data, dtype=np.uint8).reshape(-1, label_bytes + 3072))
         records = np.concatenate(parts)
         return records[:, label_bytes:].reshape(-1, 3, 32, 32), records[:, label_bytes - 1].astype(np.int64)
-    raise Refused(f"{spec.name}: data set {kind} is not read from files")
+    raise Refused(f"{spec.name}: data set {spec.data_set} is not read from files")
 
 
 def channel_statistics(images):
