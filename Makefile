@@ -86,10 +86,15 @@ MARCH ?= x86-64-v3
 # (docs/performance.md).
 EVERY_ALGORITHM ?= 0
 BUILD ?= build$(if $(filter-out x86-64-v3,$(MARCH)),/march-$(MARCH))$(if $(filter 1,$(EVERY_ALGORITHM)),/every-algorithm)
+# The instruction sets and their flags, read from their one registry
+# (runtime/machine/isas.h, a row each: X(name, NAME, "flags", runs)).
 # Widest first: make -j starts the longest compilation first.
-ISAS := $(if $(filter x86-64-v3,$(MARCH)),avx512 avx2,march)
-ISA_FLAGS_avx2 := -march=x86-64-v3
-ISA_FLAGS_avx512 := -march=x86-64-v4 -mprefer-vector-width=512
+ISA_ROW_SED := s/^[[:space:]]*X(\([a-z0-9_]*\), [A-Z0-9_]*, "\([^"]*\)".*/\1@\2/p
+ISA_ROWS := $(shell sed -n '$(ISA_ROW_SED)' runtime/machine/isas.h | tr ' ' '~')
+ISA_NAMES := $(foreach row,$(ISA_ROWS),$(firstword $(subst @, ,$(row))))
+$(foreach row,$(ISA_ROWS),$(eval ISA_FLAGS_$(firstword $(subst @, ,$(row))) := $(subst ~, ,$(word 2,$(subst @, ,$(row))))))
+$(if $(ISA_NAMES),,$(error runtime/machine/isas.h: no instruction set read from its rows))
+ISAS := $(if $(filter x86-64-v3,$(MARCH)),$(shell printf '%s\n' $(ISA_NAMES) | tac),march)
 ISA_FLAGS_march :=
 CC ?= gcc
 

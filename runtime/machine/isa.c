@@ -10,13 +10,14 @@
 #include "machine.h"
 #include "printable.h"
 
-static const char *const isa_names[ISA_COUNT] = {"march", "avx2", "avx512"};
+#define ISA_NAME(name, NAME, flags, runs) [ISA_##NAME] = #name,
+static const char *const isa_names[ISA_COUNT] = {[ISA_MARCH] = "march", RESGEN_ISAS(ISA_NAME)};
+#define ISA_RUNS(name, NAME, flags, runs) [ISA_##NAME] = runs,
+static bool (*const isa_runs[ISA_COUNT])(void) = {RESGEN_ISAS(ISA_RUNS)};
 static char taken[160];
 
-/* Whether the processor runs code compiled for isa: x86-64-v3's it runs,
- * or the binary, compiled for it, would have been refused before main
- * (machine.c); x86-64-v4's where it has AVX-512 F, CD, DQ, BW and VL. */
-static bool isa_supported(enum isa isa) { return isa != ISA_AVX512 || machine_has_skx_extensions(); }
+/* Whether the processor runs code compiled for isa (isas.h). */
+static bool isa_supported(enum isa isa) { return isa_runs[isa] && isa_runs[isa](); }
 
 static void refuse(const char *why)
 {
@@ -41,12 +42,12 @@ int isa_choose(const void *const tables[ISA_COUNT])
 		return ISA_MARCH;
 	}
 	char carried[64] = "";
-	for (int i = ISA_AVX2; i < ISA_COUNT; i++)
+	for (int i = ISA_MARCH + 1; i < ISA_COUNT; i++)
 		if (tables[i])
 			snprintf(carried + strlen(carried), sizeof carried - strlen(carried), "%s%s", carried[0] ? ", " : "",
 				 isa_names[i]);
 	if (wanted) {
-		int isa = ISA_AVX2;
+		int isa = ISA_MARCH + 1;
 		while (isa < ISA_COUNT && strcmp(wanted, isa_names[isa]) != 0)
 			isa++;
 		printable_text(shown, sizeof shown, wanted);
@@ -59,19 +60,27 @@ int isa_choose(const void *const tables[ISA_COUNT])
 			char processor[128];
 			machine_processor(processor, sizeof processor);
 			snprintf(why, sizeof why, "this processor (%s) cannot run %s; use %s, or unset it", processor, shown,
-				 isa == ISA_AVX512 ? "avx2" : "another build");
+				 isa_names[ISA_MARCH + 1]);
 			refuse(why);
 		}
 		snprintf(taken, sizeof taken, "%s (of %s: RESGEN_ISA)", isa_names[isa], carried);
 		return isa;
 	}
-	for (int isa = ISA_COUNT - 1; isa > ISA_AVX2; isa--)
-		if (tables[isa] && isa_supported((enum isa)isa)) {
-			snprintf(taken, sizeof taken, "%s (of %s: the widest this processor runs)", isa_names[isa], carried);
-			return isa;
-		}
-	snprintf(taken, sizeof taken, "avx2 (of %s: the widest this processor runs)", carried);
-	return ISA_AVX2;
+	int isa = ISA_COUNT - 1;
+	while (isa > ISA_MARCH + 1 && !(tables[isa] && isa_supported((enum isa)isa)))
+		isa--;
+	snprintf(taken, sizeof taken, "%s (of %s: the widest this processor runs)", isa_names[isa], carried);
+	return isa;
 }
 
 const char *isa_taken(void) { return taken; }
+
+const char *isa_words(void)
+{
+	static char words[128];
+	if (!words[0])
+		for (int i = ISA_MARCH + 1; i < ISA_COUNT; i++)
+			snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s",
+				 i == ISA_MARCH + 1 ? "" : i + 1 == ISA_COUNT ? " or " : ", ", isa_names[i]);
+	return words;
+}

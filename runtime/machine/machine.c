@@ -178,6 +178,8 @@ __attribute__((section(".preinit_array"), used)) static void (*const refuse_miss
  *   1.27 times slower than skx's. So every Intel processor with the
  *   AVX-512 extensions gets skx's; with one FMA unit, AVX-512 multiplies
  *   and adds as many reals a cycle as AVX2 does with two. */
+bool machine_has_baseline(void) { return true; }
+
 bool machine_has_skx_extensions(void)
 {
 	__builtin_cpu_init();

@@ -89,6 +89,9 @@ void machine_processor(char *out, size_t size);
 /* Whether this processor has every AVX-512 extension (F, DQ, CD, BW, VL)
  * BLIS's skx kernels use. */
 bool machine_has_skx_extensions(void);
+/* The baseline every binary is compiled for (x86-64-v3): true, since a
+ * processor without it was refused before main. */
+bool machine_has_baseline(void);
 
 /* The bytes of the largest cache the first processor has (its L3, or the
  * highest level there is), as /sys/devices/system/cpu/cpu0/cache says; 0

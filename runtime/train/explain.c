@@ -28,7 +28,7 @@ int explain_run(const struct run_options *o)
 		printf(", last-level cache %.0f MiB\n", (double)m->last_level_bytes / (1 << 20));
 	else
 		printf(", last-level cache unknown (Linux does not say)\n");
-	printf("instructions: resgen's kernels for %s; RESGEN_ISA=avx2 or avx512 forces one\n", isa_taken());
+	printf("instructions: resgen's kernels for %s; RESGEN_ISA=%s forces one\n", isa_taken(), isa_words());
 	if (threads > 1) {
 		/* the topology as Linux says it; the round trip only confirms it,
 		 * and a busy machine slows one */

@@ -64,8 +64,12 @@ struct net_kernels {
 	void (*softmax_cross_entropy_4_backward)(real *dlogits, const real *probabilities, const int *labels, int n, int batch);
 };
 
-extern const struct net_kernels net_kernels_march __attribute__((weak)), net_kernels_avx2 __attribute__((weak)),
-	net_kernels_avx512 __attribute__((weak));
+/* The tables a build may carry, each defined by one compilation of
+ * kernels.c: MARCH's, or one an instruction set of isas.h. */
+#define NET_KERNELS_TABLE(name, NAME, flags, runs) extern const struct net_kernels net_kernels_##name __attribute__((weak));
+extern const struct net_kernels net_kernels_march __attribute__((weak));
+RESGEN_ISAS(NET_KERNELS_TABLE)
+#undef NET_KERNELS_TABLE
 
 /* In net.c, an instance's name is its entry in the table taken
  * (net_kernels, set by net_choose). */

@@ -271,8 +271,9 @@ void net_choose(void)
 {
 	if (net_chosen)
 		return;
-	const void *const tables[ISA_COUNT] = {[ISA_MARCH] = &net_kernels_march, [ISA_AVX2] = &net_kernels_avx2,
-					       [ISA_AVX512] = &net_kernels_avx512};
+#define NET_KERNELS_ENTRY(name, NAME, flags, runs) [ISA_##NAME] = &net_kernels_##name,
+	const void *const tables[ISA_COUNT] = {[ISA_MARCH] = &net_kernels_march, RESGEN_ISAS(NET_KERNELS_ENTRY)};
+#undef NET_KERNELS_ENTRY
 	net_kernels = tables[isa_choose(tables)];
 	const char *refused = net_kernels->choose(machine());
 	if (refused)
