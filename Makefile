@@ -1,6 +1,6 @@
 # resgen: YAML spec -> generator -> emitted C -> one binary per network.
 # make help prints the lines below that start with "##": every target, one
-# line each (tests/test_hostile.c checks that none is missing).
+# line each (tests/test_refusals.c checks that none is missing).
 ##
 ## Building
 ##   make                  the generator and a binary for every specs/*.yaml

@@ -1,5 +1,5 @@
 /* Running the binaries, resgen and make as users do, for the system tests
- * (test_binaries.c, test_hostile.c): commands through the shell with their
+ * (test_train.c, test_refusals.c, test_process.c, ...): commands through the shell with their
  * output captured, and the checks made of what they printed and wrote. */
 #ifndef RESGEN_TESTS_COMMAND_H
 #define RESGEN_TESTS_COMMAND_H

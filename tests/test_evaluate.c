@@ -327,9 +327,60 @@ static void test_torch_tool_evaluates_a_checkpoint(void **unused)
 	assert_string_equal(err, expected);
 }
 
+/* evaluate measures saved weights as train's last evaluation measured
+ * them (the normalisation they keep, the same test images), and
+ * its confusion matrix, drawn by make plot-confusion's script, accounts
+ * for every image. */
+static void test_binary_evaluate_measures_saved_weights(void **unused)
+{
+	(void)unused;
+	char command[8192], out[8192], trained[8192];
+	snprintf(command, sizeof command,
+		 "%1$s/tests/bin/fashion-tiny-f32 train --train-limit 1200 --test-limit 300 --iterations 30 "
+		 "--eval-every 30 --save-weights %2$s/evaluated.w | grep '^test error'",
+		 build, scratch);
+	assert_int_equal(run(command, trained, sizeof trained, NULL, 0), 0);
+	/* the weights keep the run's normalisation: no --train-limit needed,
+	 * and one given is refused as changing nothing */
+	snprintf(command, sizeof command,
+		 "%1$s/tests/bin/fashion-tiny-f32 evaluate --load-weights %2$s/evaluated.w --train-limit 1200 "
+		 "--test-limit 300", build, scratch);
+	char message[2048];
+	snprintf(message, sizeof message,
+		 "fashion-tiny: --train-limit: %s/evaluated.w keeps the normalisation it was trained with (1200 "
+		 "training images), so the limit would change nothing on the test split; leave it out\n", scratch);
+	expect_failure(command, 2, message);
+	snprintf(command, sizeof command,
+		 "%1$s/tests/bin/fashion-tiny-f32 evaluate --load-weights %2$s/evaluated.w "
+		 "--test-limit 300 --confusion %2$s/confusion.csv",
+		 build, scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	expect_in(out, "inputs normalised by the 1200 training images' channel statistics, as stored with the weights");
+	/* "test error: 41.00% on 300 test images..." and "error 41.00% (123 of 300)..." */
+	char percent[32];
+	assert_int_equal(sscanf(trained, "test error: %31s", percent), 1);
+	char expected[64];
+	snprintf(expected, sizeof expected, "\nerror %s (", percent);
+	if (!strstr(out, expected))
+		fail_msg("train's last evaluation said %s; evaluate said:\n%s", trained, out);
+	expect_in(out, " of 300), top-5 error ");
+	expect_in(out, "class              images   error  most often taken for\n");
+	expect_in(out, "evaluate: ");
+	snprintf(command, sizeof command,
+		 "(head -1 %1$s/confusion.csv; tail -n +2 %1$s/confusion.csv | tr ',' '\n' | "
+		 "awk 'NR %% 11 != 1 { n += $1 } END { print n }'; "
+		 "rm -f %1$s/confusion.png && gnuplot -c tools/plot-confusion.gp %1$s/confusion.csv %1$s/confusion && "
+		 "head -c 4 %1$s/confusion.png | od -An -c | tr -d ' \n')",
+		 scratch);
+	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
+	assert_string_equal(out, "true\\predicted,T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle "
+				 "boot\n300\n211PNG");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_binary_evaluate_measures_saved_weights),
 		cmocka_unit_test(test_evaluate_counts_ties_against_the_label),
 		cmocka_unit_test(test_evaluate_refuses_outputs_that_are_not_numbers),
 		cmocka_unit_test(test_step_stops_when_training_diverges),

@@ -28,7 +28,7 @@ static char stub[400], plan[400];
 static int setup(void **unused)
 {
 	(void)unused;
-	if (command_setup("hostile-round4") != 0)
+	if (command_setup("slurm-tools") != 0)
 		return -1;
 	snprintf(stub, sizeof stub, "%s/stub", scratch);
 	char command[4096];

@@ -28,14 +28,14 @@ $(eval $(call network_rules,$(BUILD)/obj/tests/%-f32.o,$(BUILD)/obj/parts/tests/
 # sanitizer build does: the same code at -O3, without a copy in every
 # network, so that a network compiles in about two seconds (docs/build.md).
 # test_kernels gives the kernels shapes at run time either way. The
-# instances inlined as users build them run in test_binaries (tiny-f32, a
+# instances inlined as users build them run in test_train (tiny-f32, a
 # bottleneck pre-activation network, against tiny-f64; the demo, a basic
 # one) and in make bench.
 CHECK_NET_CFLAGS := $(NET_BASE_CFLAGS) -DRESGEN_OUT_OF_LINE
 
 # Test networks whose tests are about what they read, write or share, not
 # their speed, compile the same way: ranks-sync (test_ranks), tiny-cifar and
-# fashion-tiny (the data sets, test_binaries and test_hostile), the demo in
+# fashion-tiny (the data sets, test_train and test_refusals), the demo in
 # bf16 in either order (test_precision: bf16's convolutions run the
 # reference kernels, which inlining does not change),
 # fashion-tiny-f64 for the check of evaluate and the export, and tiny-f64
@@ -94,7 +94,8 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 	$(Q)$(CC) $(GENERATOR_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS_ALL) -lcmocka -lyaml -lm
 
 # The system tests: the binaries, resgen and make run as users run them.
-$(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_slurm_tools $(TEST_BIN)/test_startup \
+$(TEST_BIN)/test_train $(TEST_BIN)/test_refusals $(TEST_BIN)/test_process $(TEST_BIN)/test_study_runs \
+		$(TEST_BIN)/test_slurm_tools $(TEST_BIN)/test_startup \
 		$(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs \
 		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster $(TEST_BIN)/test_isa $(TEST_BIN)/test_torch_tool: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c \
 		tests/command.h \
@@ -159,7 +160,8 @@ KERNEL_TESTS := $(TEST_BIN)/test_kernels-f32 $(TEST_BIN)/test_kernels-f64 $(TEST
 
 UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_template $(TEST_BIN)/test_graph \
 	$(TEST_BIN)/test_file_replace $(TEST_BIN)/test_rooms
-SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_binaries $(TEST_BIN)/test_hostile $(TEST_BIN)/test_slurm_tools \
+SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_train $(TEST_BIN)/test_refusals $(TEST_BIN)/test_process \
+	$(TEST_BIN)/test_study_runs $(TEST_BIN)/test_slurm_tools \
 	$(TEST_BIN)/test_startup $(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs $(TEST_BIN)/test_explain \
 	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool $(TEST_BIN)/test_precision
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
@@ -171,7 +173,7 @@ SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST
 # For the test that a checkpoint resumes in a binary of another version
 # with the same network: tiny-f64's network with another version string.
 # (What a kernel library's text changes is not the network's identity:
-# test_hostile's test_identity_is_what_the_network_computes.)
+# test_refusals's test_identity_is_what_the_network_computes.)
 $(BUILD)/obj/edited/version.o: runtime/run/version.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
@@ -280,7 +282,7 @@ test-programs-sanitize:
 # binaries; make test runs all of it and more.
 CHECK_GRADCHECKS := $(patsubst %,$(TEST_BIN)/gradcheck-%,original-basic-conv1x1 full-preact-basic-zero-pad \
 	full-preact-bottleneck-conv1x1 original-bottleneck-zero-pad)
-CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRADCHECKS) $(TEST_BIN)/test_hostile \
+CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRADCHECKS) $(TEST_BIN)/test_refusals \
 	$(TEST_BIN)/test_slurm_tools $(TEST_BIN)/test_startup $(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs \
 	$(TEST_BIN)/test_explain
 

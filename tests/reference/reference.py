@@ -66,7 +66,7 @@ from resgen_torch import Graph, Spec, read_tensors  # noqa: E402
 #   2^-8 of itself, which BN over a dozen values amplifies: measured up to
 #   3.7e-3, so 2e-2. That catches a wrong layout, transpose or operand (errors
 #   of order 1), not the sums' bits: tests/test_bf16.c checks those against
-#   the arithmetic's plain definition, and test_binaries that every path
+#   the arithmetic's plain definition, and test_precision that every path
 #   gives the same ones.
 # FLOOR: gradients that are exactly zero (BN's beta ahead of another BN)
 # compare in absolute terms instead of relative to their own rounding noise.
