@@ -124,13 +124,4 @@ static int cifar_files_of(const struct data_request *want, char *paths, size_t s
 	return count;
 }
 
-const struct data_source cifar_source = {
-	.open = cifar_open,
-	.files = cifar_files_of,
-	.fill = arrays_fill,
-	.class_name = arrays_class_name,
-	.file_name = arrays_file_name,
-	.identity = arrays_identity,
-	.channel_stats = arrays_channel_stats,
-	.free = arrays_free,
-};
+const struct data_source cifar_source = ARRAYS_SOURCE(cifar_open, cifar_files_of);

@@ -218,13 +218,4 @@ static int idx_files(const struct data_request *want, char *paths, size_t size, 
 	return count;
 }
 
-const struct data_source idx_source = {
-	.open = idx_open_splits,
-	.files = idx_files,
-	.fill = arrays_fill,
-	.class_name = arrays_class_name,
-	.file_name = arrays_file_name,
-	.identity = arrays_identity,
-	.channel_stats = arrays_channel_stats,
-	.free = arrays_free,
-};
+const struct data_source idx_source = ARRAYS_SOURCE(idx_open_splits, idx_files);

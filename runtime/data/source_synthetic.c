@@ -52,12 +52,4 @@ static int synthetic_open(const struct data_request *want, struct dataset *train
 	return status;
 }
 
-const struct data_source synthetic_source = {
-	.open = synthetic_open,
-	.fill = arrays_fill,
-	.class_name = arrays_class_name,
-	.file_name = arrays_file_name,
-	.identity = arrays_identity,
-	.channel_stats = arrays_channel_stats,
-	.free = arrays_free,
-};
+const struct data_source synthetic_source = ARRAYS_SOURCE(synthetic_open, NULL);

@@ -42,10 +42,14 @@ const char *arrays_file_name(const struct dataset *d, long index, char *out, siz
 uint64_t arrays_identity(const struct dataset *d, uint64_t hash);
 void arrays_channel_stats(const struct dataset *d, double *mean, double *std);
 void arrays_free(struct dataset *d);
-/* Checks that a set of channels x size x size images suits the network
- * want describes: 0, or -1 with one line in error. */
-int arrays_check_shape(const struct data_request *want, int channels, int height, int width,
-		       struct data_error *error);
+/* A source of images held in memory: its own open and files (NULL: none
+ * listed), the rest the arrays' own. */
+#define ARRAYS_SOURCE(open_, files_)                                                                       \
+	{                                                                                                   \
+		.open = (open_), .files = (files_), .fill = arrays_fill, .class_name = arrays_class_name,         \
+		.file_name = arrays_file_name, .identity = arrays_identity,                                       \
+		.channel_stats = arrays_channel_stats, .free = arrays_free,                                        \
+	}
 
 /* error's one line, then -1. */
 int data_fail(struct data_error *error, const char *format, ...) __attribute__((format(printf, 2, 3)));
