@@ -10,7 +10,7 @@
 
 #include "file_replace.h" /* file_open_regular */
 #include "recipe.h"
-#include "state.h"
+#include "meta.h"
 #include "version.h"
 
 static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'K', '1'};
@@ -138,7 +138,7 @@ int checkpoint_save(const char *path, const struct run_settings *o, const struct
 	failed = failed || tensor_file_add_double(&f, "checkpoint/log_window", window, 4);
 	double best[2] = {p->best_error, (double)p->best_iteration};
 	failed = failed || tensor_file_add_double(&f, "checkpoint/validation", &(double){(double)o->validation}, 1) ||
-		 tensor_file_add_double(&f, "checkpoint/best", best, 2) || state_add_meta(&f, meta) != 0;
+		 tensor_file_add_double(&f, "checkpoint/best", best, 2) || weights_meta_add(&f, meta) != 0;
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
 		const struct net_param *q = &net_info.params[i];
 		char name[300];
@@ -412,7 +412,7 @@ int checkpoint_restore(const struct tensor_file *f, const char *path, long train
 			continue;
 		const struct tensor_file_entry *e = entry(f, path, name, t->count, error, size);
 		for (long j = 0; e && j < e->count; j++) {
-			const char *why = state_unloadable(e->values[j]);
+			const char *why = stored_value_unloadable(e->values[j]);
 			if (why) {
 				snprintf(error, size, "%s: %s value %ld %s; the checkpoint is damaged", path, name, j,
 					 why);

@@ -90,9 +90,10 @@ int checkpoint_save(const char *path, const struct run_settings *o, const struct
 		    size_t size);
 
 /* Reads and checks a checkpoint's header: its version, that it is this
- * network's, and its settings, which fill *o (those the user gave must
- * agree; *o holds them on entry), its shares (per rank) among them; *ranks: the run's ranks. 0,
- * or one line in error and -1; f then holds nothing. */
+ * network's, and its settings, which fill *o (*o holds the command's on
+ * entry; those the user gave must agree), its shares (per rank) among
+ * them; *ranks: the run's ranks. 0, or one line in error and -1; f then
+ * holds nothing. */
 int checkpoint_open(struct tensor_file *f, const char *path, struct run_settings *o, int *ranks,
 		    char *error, size_t size);
 

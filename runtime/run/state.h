@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "meta.h" /* struct weights_meta */
 #include "net_api.h"
 
 /* Allocates everything for batches of up to max_batch, cut into shares
@@ -27,27 +28,6 @@ real *state_input_gradient(const struct net_state *s, int n);
  * number, or NULL. A NaN can hide from the loss (ReLU maps it to 0), so
  * the weights themselves are checked. */
 const struct net_param *state_non_finite_param(const struct net_state *s);
-
-/* Why a stored value cannot be loaded into this build's real (it is NaN,
- * infinite or too large), or NULL. */
-const char *state_unloadable(double value);
-
-/* What a weights file or checkpoint says of the network's input beside
- * its weights, so that it can be used alone: the channel statistics the
- * images are normalised by (each pixel in 0..1 units, less mean, over
- * std), over how many training images of which set, and the classes'
- * names (data_class_name). Stored as meta/... tensors, which loading
- * weights passes over. */
-struct tensor_file;
-struct dataset;
-struct weights_meta {
-	const double *mean, *std; /* net_info.channels each */
-	long images;
-	const struct dataset *data; /* the images trained on: their set's name and the classes' */
-};
-
-/* meta's tensors added to f: 0, or -1 out of memory. */
-int state_add_meta(struct tensor_file *f, const struct weights_meta *meta);
 
 /* The input's normalisation a weights file or checkpoint at path was
  * saved with (net_info.channels values each, and the images they were
