@@ -397,6 +397,9 @@ static int parse_options(const char *program, enum command command, int argc, ch
 			 struct run_options *o)
 {
 	int seen[sizeof options / sizeof options[0]] = {0};
+	for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) /* how a checkpoint's messages spell them */
+		if (options[k].setting)
+			o->setting_spelling[__builtin_ctz(options[k].setting)] = options[k].name;
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
 			return HELP_ASKED;

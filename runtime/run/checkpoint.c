@@ -20,12 +20,8 @@ static const char magic[8] = {'R', 'E', 'S', 'G', 'E', 'N', 'K', '1'};
  * run of version 2 would not go on as it began */
 enum { VERSION = 3 };
 
-/* The settings, in the order of their bits in enum run_setting. */
-enum { SETTING_COUNT = 8 };
-static const char *const setting_options[SETTING_COUNT] = {
-	"--iterations", "--batch", "--seed", "--eval-every", "--train-limit", "--test-limit", "--synthetic",
-	"--checkpoint-every",
-};
+/* Setting i as the command line spells it (the option table's). */
+static const char *spelt(const struct run_settings *o, int i) { return o->spelling[i] ? o->spelling[i] : "a setting"; }
 
 static long *setting_field(struct run_settings *o, int i)
 {
@@ -45,17 +41,17 @@ static double setting_value(const struct run_settings *o, int i)
 
 /* A setting as the user would write it: "--batch 8", "--synthetic", or
  * "no --train-limit" (0: not given). */
-static void describe_setting(int i, double value, char *out, size_t size)
+static void describe_setting(const struct run_settings *o, int i, double value, char *out, size_t size)
 {
 	bool flag = 1u << i == SETTING_SYNTHETIC;
 	bool absent = value == 0 && (flag || 1u << i == SETTING_TRAIN_LIMIT || 1u << i == SETTING_TEST_LIMIT ||
 				     1u << i == SETTING_CHECKPOINT_EVERY);
 	if (absent)
-		snprintf(out, size, "no %s", setting_options[i]);
+		snprintf(out, size, "no %s", spelt(o, i));
 	else if (flag)
-		snprintf(out, size, "%s", setting_options[i]);
+		snprintf(out, size, "%s", spelt(o, i));
 	else
-		snprintf(out, size, "%s %.0f", setting_options[i], value);
+		snprintf(out, size, "%s %.0f", spelt(o, i), value);
 }
 
 /* A 64-bit word as two exact doubles, and back. */
@@ -228,7 +224,7 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_settings
 		double v = settings->values[i];
 		if (!is_whole(v, limits[i][0], limits[i][1])) {
 			snprintf(error, size, "%s: its %s setting is %g; the checkpoint is damaged", path,
-				 setting_options[i], v);
+				 spelt(o, i), v);
 			goto refused;
 		}
 		if (1u << i == SETTING_CHECKPOINT_EVERY && (o->given & SETTING_CHECKPOINT_EVERY))
@@ -239,8 +235,8 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_settings
 		}
 		if ((o->given & (1u << i)) && v != setting_value(o, i)) {
 			char started[64], given[64];
-			describe_setting(i, v, started, sizeof started);
-			describe_setting(i, setting_value(o, i), given, sizeof given);
+			describe_setting(o, i, v, started, sizeof started);
+			describe_setting(o, i, setting_value(o, i), given, sizeof given);
 			snprintf(error, size, "%s: the run was started with %s, and this command gives %s; leave the option "
 					      "out to resume",
 				 path, started, given);

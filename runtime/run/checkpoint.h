@@ -35,6 +35,7 @@ enum run_setting {
 	SETTING_SYNTHETIC = 1 << 6,
 	SETTING_CHECKPOINT_EVERY = 1 << 7,
 };
+enum { SETTING_COUNT = 8 };
 struct run_settings {
 	long iterations;
 	int batch;
@@ -49,6 +50,9 @@ struct run_settings {
 	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
 	unsigned recipe_set;        /* the keys --set gave, a bit each */
 	long extends; /* checkpoint_open: the iterations of the run extended, else 0 */
+	/* each setting as the command line spells it ("--batch"), by its bit's
+	 * place: the option table's (command/main.c), for the messages */
+	const char *spelling[SETTING_COUNT];
 };
 
 /* --epochs: the iterations that pass over images training images epochs

@@ -334,13 +334,15 @@ struct training {
 /* The settings a checkpoint keeps, out of the run's options and back. */
 static struct run_settings kept_settings(const struct run_options *o)
 {
-	return (struct run_settings){
+	struct run_settings kept = {
 		.iterations = o->iterations, .batch = o->batch, .seed = o->seed, .eval_every = o->eval_every,
 		.train_limit = o->train_limit, .test_limit = o->test_limit, .synthetic = o->synthetic,
 		.checkpoint_every = o->checkpoint_every, .shares = o->shares, .validation = o->validation,
 		.epochs = o->epochs, .given = o->given, .recipe = o->recipe, .recipe_set = o->recipe_set,
 		.extends = o->extends,
 	};
+	memcpy(kept.spelling, o->setting_spelling, sizeof kept.spelling);
+	return kept;
 }
 
 static void take_settings(struct run_options *o, const struct run_settings *k)

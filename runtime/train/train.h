@@ -38,6 +38,7 @@ struct run_options {
 	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
 	unsigned recipe_set;        /* the keys --set gave, a bit each (recipe_key_name) */
 	long extends;               /* --resume: the iterations of the run extended, else 0 */
+	const char *setting_spelling[SETTING_COUNT]; /* the option table's spelling of each setting */
 };
 
 /* Where the tests act on a run: after iteration's step (the weights just
