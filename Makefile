@@ -142,12 +142,14 @@ COMMON := -std=gnu11 $(DEBUG) -D_GNU_SOURCE -fopenmp -MMD -MP $(SANITIZE_FLAGS)
 GENERATOR_DIRS := generator/common generator/stage1-spec generator/stage2-graph generator/stage3-plan \
 	generator/stage4-emit generator/study
 GENERATOR_SOURCES := generator/main.c $(foreach d,$(GENERATOR_DIRS),$(wildcard $(d)/*.c))
-# The runtime's folders, by job (each on the include path, as the
-# generator's): the command line and its commands; a run's life (data,
-# state, checkpoints, signals); parallelism (threads, ranks, their
-# agreement); the machine (BLIS, the cache, the time split); and what the
-# generator links too. runtime/ itself holds the contract with emitted
-# code (net_api.h, real.h) and the kernel library (kernels/).
+# The runtime's rooms, highest first, each including only those below it
+# (docs/build.md; tests/test_rooms.c), each on the include path as the
+# generator's folders are: the command line; what a run does (the loop,
+# evaluation, step); the run's state (memory, weights, checkpoints); the
+# data; parallelism (threads, ranks); the machine (BLIS, the instruction
+# sets, bf16); and what the generator links too. runtime/ itself holds
+# the contract with emitted code (net_api.h, real.h, same_bits.h) and the
+# kernel library (kernels/).
 RUNTIME_DIRS := runtime/command runtime/train runtime/run runtime/data runtime/parallel runtime/machine \
 	runtime/shared
 # The generator sees runtime/shared/ and the root only: net_api.h, and the
