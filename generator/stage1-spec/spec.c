@@ -106,7 +106,7 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 	static const char *const own_keys[] = {"shape", "classes", "train_images", "test_images", "crop"};
 	const bool takes[][5] = {{true, true, true, true, false}, {false, true, false, false, true},
 				 {false, false, false, false, true}};
-	const bool *allowed = synthetic ? takes[0] : folder ? takes[1] : info->images_of_any_size ? takes[2] : NULL;
+	const bool *allowed = synthetic ? takes[0] : folder ? takes[1] : info->format == FORMAT_FOLDER ? takes[2] : NULL;
 	for (int i = 0; i < COUNT(own_keys); i++) {
 		const struct ynode *node = ynode_get(data, own_keys[i]);
 		if (node && !(allowed && allowed[i]))
@@ -116,7 +116,7 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 						 : "the synthetic set",
 					data_set_names[set],
 					folder ? "takes 'classes' and 'crop', its images of any size"
-					: info->images_of_any_size ? "fixes its classes; 'crop' sets the input's size"
+					: info->format == FORMAT_FOLDER ? "fixes its classes; 'crop' sets the input's size"
 								   : "fixes its own shape and size");
 	}
 	if (dir && synthetic)
@@ -125,7 +125,7 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 	spec->data.channels = info->channels;
 	spec->data.height = spec->data.width = info->size;
 	spec->data.classes = info->classes;
-	if (info->images_of_any_size) {
+	if (info->format == FORMAT_FOLDER) {
 		if (get_int(c, data, "crop", 16, 1024, info->size, &spec->data.crop) != 0)
 			return -1;
 		spec->data.height = spec->data.width = spec->data.crop;
@@ -579,13 +579,13 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	if (get_bool(c, augment, "aspect", false, &spec->train.augment_aspect) != 0)
 		return -1;
 	const struct ynode *aspect = ynode_get(augment, "aspect");
-	if (aspect && !data_sets[spec->data.set].images_of_any_size)
+	if (aspect && !data_set_is_folder(spec->data.set))
 		return error_at(c, aspect,
 				"'aspect' is for folders of images (imagenet, folder), whose images come in any "
 				"shape; %s's are padded and cropped ('pad')",
 				data_set_names[spec->data.set]);
 	const struct ynode *pad = ynode_get(augment, "pad");
-	if (pad && data_sets[spec->data.set].images_of_any_size)
+	if (pad && data_set_is_folder(spec->data.set))
 		return error_at(c, pad,
 				"'pad' is for the sets held in memory; %s's images are scaled to a shorter side drawn "
 				"from [256, 480] and cropped (docs/imagenet.md), so leave it out",

@@ -18,6 +18,8 @@ static const struct data_source *const sources[FORMAT_COUNT] = {
 	[FORMAT_SYNTHETIC] = &synthetic_source,
 };
 
+static const struct data_source *source_of(enum data_set set) { return sources[data_sets[set].format]; }
+
 int data_fail(struct data_error *error, const char *format, ...)
 {
 	va_list args;
@@ -39,12 +41,8 @@ int data_open(const struct data_request *want, struct dataset *train, struct dat
 	memset(test, 0, sizeof *test);
 	if (want->set < 0 || want->set >= SET_COUNT)
 		return data_fail(error, "data set %d is none of the %d this binary knows", (int)want->set, SET_COUNT);
-	const struct data_source *source = sources[data_sets[want->set].format];
-	for (struct dataset *d = train; d; d = d == train ? test : NULL) {
-		d->set = want->set;
-		d->source = source;
-	}
-	int status = source->open(want, train, test, error);
+	train->set = test->set = want->set;
+	int status = source_of(want->set)->open(want, train, test, error);
 	if (status == 0 && train->classes != want->classes)
 		status = data_fail(error, "%s: %d classes, but this network has %d", data_sets[want->set].name,
 				   train->classes, want->classes);
@@ -57,34 +55,35 @@ int data_open(const struct data_request *want, struct dataset *train, struct dat
 
 void dataset_free(struct dataset *d)
 {
-	if (d->source && !d->view)
-		d->source->free(d);
+	if (!d->view)
+		source_of(d->set)->free(d);
 	d->count = 0;
 }
 
 int data_files(const struct data_request *want, char *paths, size_t size, int max)
 {
-	const struct data_source *source = sources[data_sets[want->set].format];
+	const struct data_source *source = source_of(want->set);
 	return source->files ? source->files(want, paths, size, max) : 0;
 }
 
 const char *data_class_name(const struct dataset *d, int label, char *out, size_t size)
 {
-	return d->source->class_name(d, label, out, size);
+	return source_of(d->set)->class_name(d, label, out, size);
 }
 
 const char *data_file_name(const struct dataset *d, long index, char *out, size_t size)
 {
-	return d->source->file_name(d, index, out, size);
+	return source_of(d->set)->file_name(d, index, out, size);
 }
 
 long data_skipped(const struct dataset *d, const char **first)
 {
 	*first = "";
-	return d->source->skipped ? d->source->skipped(d, first) : 0;
+	const struct data_source *source = source_of(d->set);
+	return source->skipped ? source->skipped(d, first) : 0;
 }
 
-uint64_t dataset_identity(const struct dataset *d, uint64_t hash) { return d->source->identity(d, hash); }
+uint64_t dataset_identity(const struct dataset *d, uint64_t hash) { return source_of(d->set)->identity(d, hash); }
 
 void dataset_truncate(struct dataset *d, long count)
 {
@@ -103,12 +102,12 @@ void dataset_hold_out(struct dataset *train, long count, struct dataset *held)
 
 void dataset_channel_stats(const struct dataset *d, double *mean, double *std)
 {
-	d->source->channel_stats(d, mean, std);
+	source_of(d->set)->channel_stats(d, mean, std);
 }
 
 struct augment data_augment(const struct dataset *d, uint64_t seed, int pad, bool flip, bool aspect)
 {
-	if (data_sets[d->set].images_of_any_size) /* the paper's scale augmentation, or the aspect one */
+	if (data_set_is_folder(d->set)) /* the paper's scale augmentation, or the aspect one */
 		return (struct augment){.seed = seed, .flip = flip, .shorter_min = 256, .shorter_max = 480,
 					.aspect = aspect};
 	return (struct augment){.seed = seed, .pad = pad, .flip = flip};
@@ -126,11 +125,12 @@ void data_fill_batch(const struct dataset *d, const long *indices, int n, const 
 	char first_error[1024] = "";
 	for (int i = 0; i < n; i++)
 		labels[i] = data_label(d, indices[i]);
+	const struct data_source *source = source_of(d->set);
 	#pragma omp parallel for schedule(dynamic, 1)
 	for (int i = 0; i < n; i++) {
 		char error[1024];
 		uint64_t key = augment ? data_augment_key(augment, iteration, indices[i]) : 0;
-		if (d->source->fill(d, d->first + indices[i], augment, key, mean, std, out + (size_t)i * image, error,
+		if (source->fill(d, d->first + indices[i], augment, key, mean, std, out + (size_t)i * image, error,
 				    sizeof error) != 0) {
 			#pragma omp critical(resgen_data_error)
 			if (!first_error[0])

@@ -14,14 +14,12 @@
 #include "data_sets.h"
 #include "real.h"
 
-struct data_source;
-
-/* One split of a set: its images' shape, how many, their labels, and the
- * source that fills them. A split may be a view of part of another
- * (dataset_hold_out): its images are the owner's from first on. */
+/* One split of a set: its images' shape, how many and their labels; the
+ * source that fills them is its set's format's. A split may be a view of
+ * part of another (dataset_hold_out): its images are the owner's from
+ * first on. */
 struct dataset {
 	enum data_set set;
-	const struct data_source *source;
 	int channels, height, width, classes;
 	long count;
 	long first;       /* where this split's images start in what its source holds */

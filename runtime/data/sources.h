@@ -12,7 +12,7 @@
 
 struct data_source {
 	/* Opens want's train and test splits (data.c has zeroed them and set
-	 * their set and source): shapes, counts, labels and what fill reads.
+	 * their set): shapes, counts, labels and what fill reads.
 	 * 0, or -1 with one line in error; data.c then frees both. */
 	int (*open)(const struct data_request *want, struct dataset *train, struct dataset *test,
 		    struct data_error *error);

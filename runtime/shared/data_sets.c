@@ -32,18 +32,18 @@ const char *const data_format_names[FORMAT_COUNT] = {
  * images (its val/ folder, the paper's test split). */
 const struct data_set_info data_sets[SET_COUNT] = {
 	[SET_CIFAR10] = {"cifar10", "SET_CIFAR10", "CIFAR-10", "data/cifar10", 3, 32, 10, 50000, 10000, FORMAT_CIFAR,
-			 false, cifar10_classes},
+			 cifar10_classes},
 	[SET_CIFAR100] = {"cifar100", "SET_CIFAR100", "CIFAR-100", "data/cifar100", 3, 32, 100, 50000, 10000,
-			  FORMAT_CIFAR, false, cifar100_classes},
+			  FORMAT_CIFAR, cifar100_classes},
 	[SET_FASHION_MNIST] = {"fashion-mnist", "SET_FASHION_MNIST", "Fashion-MNIST", "/usr/share/datasets/fashion-mnist",
-			       1, 28, 10, 60000, 10000, FORMAT_IDX, false, fashion_mnist_classes},
+			       1, 28, 10, 60000, 10000, FORMAT_IDX, fashion_mnist_classes},
 	[SET_MNIST] = {"mnist", "SET_MNIST", "MNIST", "/usr/share/datasets/mnist", 1, 28, 10, 60000, 10000, FORMAT_IDX,
-		       false, NULL},
-	[SET_SYNTHETIC] = {"synthetic", "SET_SYNTHETIC", "synthetic data", "", 0, 0, 0, 0, 0, FORMAT_SYNTHETIC, false,
+		       NULL},
+	[SET_SYNTHETIC] = {"synthetic", "SET_SYNTHETIC", "synthetic data", "", 0, 0, 0, 0, 0, FORMAT_SYNTHETIC,
 			   NULL},
 	[SET_IMAGENET] = {"imagenet", "SET_IMAGENET", "ImageNet (ILSVRC 2012)", "data/imagenet", 3, 224, 1000, 1281167,
-			  50000, FORMAT_FOLDER, true, NULL},
-	[SET_FOLDER] = {"folder", "SET_FOLDER", "a folder of images", "", 3, 224, 0, 0, 0, FORMAT_FOLDER, true, NULL},
+			  50000, FORMAT_FOLDER, NULL},
+	[SET_FOLDER] = {"folder", "SET_FOLDER", "a folder of images", "", 3, 224, 0, 0, 0, FORMAT_FOLDER, NULL},
 };
 
 const char *const data_set_names[SET_COUNT] = {

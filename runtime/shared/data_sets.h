@@ -26,14 +26,16 @@ struct data_set_info {
 	const char *default_dir; /* "" where there are no files, or the spec gives them */
 	int channels, size, classes; /* square inputs of size x size */
 	long train_images, test_images;
-	enum data_format format;
-	bool images_of_any_size; /* a folder of JPEG or PNG files, cropped to the input */
+	enum data_format format; /* FORMAT_FOLDER: JPEG or PNG files of any size, cropped to the input */
 	const char *const *class_names; /* classes of them, as the set's documents name them; NULL: none */
 };
 
 extern const struct data_set_info data_sets[SET_COUNT];
 /* The names alone, in the table's order (a spec's choices). */
 extern const char *const data_set_names[SET_COUNT];
+
+/* Whether set is a folder of images of any size (its format's). */
+static inline bool data_set_is_folder(enum data_set set) { return data_sets[set].format == FORMAT_FOLDER; }
 
 /* The set called name; NULL: none. */
 const struct data_set_info *data_set_named(const char *name);

@@ -316,7 +316,7 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations, i
 		}
 	}
 	fprintf(out, "; momentum %g, weight decay %g; augmentation: ", r->momentum, r->weight_decay);
-	bool folder = r->data_set >= 0 && r->data_set < SET_COUNT && data_sets[r->data_set].images_of_any_size;
+	bool folder = r->data_set >= 0 && r->data_set < SET_COUNT && data_set_is_folder(r->data_set);
 	if (folder && r->augment_aspect) /* image_folder.h */
 		fprintf(out, "random crops of 8%% to 100%% of the area and aspect ratio 3/4 to 4/3, scaled to the input%s",
 			r->augment_flip ? ", random horizontal flip" : "");

@@ -67,7 +67,7 @@ int session_open(struct session *s, const struct run_options *o)
 	};
 	if (want.set == SET_SYNTHETIC) {
 		/* a folder's network takes large images: fewer of them */
-		bool large = data_sets[d->data_set].images_of_any_size;
+		bool large = data_set_is_folder(d->data_set);
 		want.train_images = d->train_images > 0 ? d->train_images : large ? 1024 : 10000;
 		want.test_images = d->test_images > 0 ? d->test_images : large ? 256 : 2000;
 	}
