@@ -515,7 +515,9 @@ plot-confusion:
 	@$(call refuse_overwrite,'$(CONFUSION)',$(basename $(CONFUSION)))
 	@[ "$$(stat -c %s '$(CONFUSION)')" -le 16000000 ] && head -n 1002 '$(CONFUSION)' | awk -F, 'NR > 1001 || NF > 1001 { exit 1 }' || \
 		{ echo "$(CONFUSION): larger than a confusion matrix of 1000 classes, the most a network has (1001 rows of 1001 fields, 16 MB)" >&2; exit 2; }
-	@gnuplot -c tools/plot-confusion.gp '$(CONFUSION)' '$(basename $(CONFUSION))'
+	@mkdir -p $(BUILD)
+	@/usr/bin/python3 tools/confusion-table '$(CONFUSION)' $(BUILD)/confusion.tsv
+	@gnuplot -c tools/plot-confusion.gp $(BUILD)/confusion.tsv '$(basename $(CONFUSION))' '$(CONFUSION)'
 	@echo "wrote $(basename $(CONFUSION)).png and $(basename $(CONFUSION)).svg"
 
 # ---- studies: make study S=NAME (specs/studies/NAME.yaml) -------------------------

@@ -155,7 +155,7 @@ static void test_predictions_are_headed_by_class_names(void **unused)
 	assert_int_equal(binary("", "fashion-tiny-f32", options, NULL, 0, NULL, 0), 0);
 	snprintf(options, sizeof options, "head -n 1 %s", path);
 	assert_int_equal(run(options, out, sizeof out, NULL, 0), 0);
-	assert_string_equal(out, "index,label,predicted,T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,"
+	assert_string_equal(out, "image,label,predicted,T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,"
 				 "Bag,Ankle boot\n");
 	snprintf(options, sizeof options, "init --save-weights %s/tiny.weights", scratch);
 	assert_int_equal(binary("", "tiny-f32", options, NULL, 0, NULL, 0), 0);
@@ -164,7 +164,7 @@ static void test_predictions_are_headed_by_class_names(void **unused)
 	assert_int_equal(binary("", "tiny-f32", options, NULL, 0, NULL, 0), 0);
 	snprintf(options, sizeof options, "head -n 1 %s", path);
 	assert_int_equal(run(options, out, sizeof out, NULL, 0), 0);
-	assert_int_equal(strncmp(out, "index,label,predicted,p0,p1,", 28), 0);
+	assert_int_equal(strncmp(out, "image,label,predicted,p0,p1,", 28), 0);
 }
 
 /* Issue 77, item 9: evaluate measures the images a run held out with
@@ -369,7 +369,8 @@ static void test_binary_evaluate_measures_saved_weights(void **unused)
 	snprintf(command, sizeof command,
 		 "(head -1 %1$s/confusion.csv; tail -n +2 %1$s/confusion.csv | tr ',' '\n' | "
 		 "awk 'NR %% 11 != 1 { n += $1 } END { print n }'; "
-		 "rm -f %1$s/confusion.png && gnuplot -c tools/plot-confusion.gp %1$s/confusion.csv %1$s/confusion && "
+		 "rm -f %1$s/confusion.png && tools/confusion-table %1$s/confusion.csv %1$s/confusion.tsv && "
+		 "gnuplot -c tools/plot-confusion.gp %1$s/confusion.tsv %1$s/confusion %1$s/confusion.csv && "
 		 "head -c 4 %1$s/confusion.png | od -An -c | tr -d ' \n')",
 		 scratch);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);

@@ -367,6 +367,40 @@ static void test_summary_says_the_folders_augmentation(void **unused)
 	expect_in(out, "augmentation: 4-pixel pad and random crop, random horizontal flip\n");
 }
 
+/* Issue 87, items 1 and 2: a folder's classes are named by their folders
+ * and its images by their paths in the predictions, the confusion matrix
+ * and every export's metadata, read back by Python's csv module, torch,
+ * onnx and TorchScript (tests/images/check_names.py): names with spaces,
+ * commas, quotes, a spreadsheet's formula, non-ASCII and a newline. */
+static void test_outputs_name_a_folders_classes_and_files(void **unused)
+{
+	(void)unused;
+	char command[4096], options[2048], out[16384], err[4096];
+	snprintf(command, sizeof command,
+		 "rm -rf %1$s/awkward && /usr/bin/python3 tests/images/make_folder.py %1$s/awkward --classes 6 "
+		 "--train 3 --val 2 --awkward", scratch);
+	assert_int_equal(run(command, NULL, 0, NULL, 0), 0);
+	snprintf(options, sizeof options, "train --data %1$s/awkward --iterations 2 --save-weights %1$s/awkward.weights",
+		 scratch);
+	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
+	snprintf(options, sizeof options,
+		 "evaluate --data %1$s/awkward --load-weights %1$s/awkward.weights --predictions %1$s/awkward.csv "
+		 "--confusion %1$s/awkward-confusion.csv", scratch);
+	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "\nAnkle boot       ");
+	expect_in(out, "\na, b and \"c\"     ");
+	snprintf(command, sizeof command,
+		 "/usr/bin/python3 tools/pytorch/resgen_torch.py export tests/specs/photos.yaml %1$s/awkward.weights "
+		 "%1$s/awkward.pt --onnx %1$s/awkward.onnx && /usr/bin/python3 tools/pytorch/resgen_torch.py export "
+		 "tests/specs/photos.yaml %1$s/awkward.weights %1$s/awkward-ts.pt --torchscript %1$s/awkward.ts && "
+		 "/usr/bin/python3 tests/images/check_names.py %1$s/awkward %1$s/awkward.csv %1$s/awkward-confusion.csv "
+		 "%1$s/awkward.pt %1$s/awkward.onnx %1$s/awkward.ts",
+		 scratch);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "6 class names and 12 image paths read back from the predictions, the confusion matrix, the "
+		       "state dict, ONNX's metadata and TorchScript's class_names.json\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_a_thin_image_takes_the_crops_memory),
 		cmocka_unit_test(test_resume_notices_an_image_replaced_by_one_of_its_size),
 		cmocka_unit_test(test_folder_trains_evaluates_and_resumes_bitwise),
+		cmocka_unit_test(test_outputs_name_a_folders_classes_and_files),
 	};
 	command_only_some();
 	return cmocka_run_group_tests(tests, setup, NULL);

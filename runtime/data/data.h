@@ -58,10 +58,15 @@ int data_files(const struct data_request *want, char *paths, size_t size, int ma
 /* Image index's label. */
 static inline int data_label(const struct dataset *d, long index) { return d->labels[d->first + index]; }
 
-/* The name of class label (its index as text where the set names none),
- * and of image index: a folder's file, its path under the split's folder
- * (CLASS/FILE); an image of a set in memory, its index. out holds at least
- * 16 bytes. */
+/* The most bytes of a class's name or an image's file name, with its end. */
+#define DATA_NAME_MAX 1024
+
+/* The name of class label: the set's documents' name, a folder's class
+ * folder's name made printable (printable.h), or its index as text where
+ * the set names none. The name of image index: a folder's file, its path
+ * under the data folder (SPLIT/CLASS/FILE, its bytes as they are); an
+ * image of a set in memory, its index in the split. out holds
+ * DATA_NAME_MAX bytes. */
 const char *data_class_name(const struct dataset *d, int label, char *out, size_t size);
 const char *data_file_name(const struct dataset *d, long index, char *out, size_t size);
 

@@ -37,6 +37,7 @@ struct image_file {
 
 struct image_folder {
 	char root[4096]; /* DIR/SPLIT */
+	char split[8];
 	int classes, crop;
 	char **class_names;
 	struct image_file *files;
@@ -51,6 +52,7 @@ long image_folder_count(const struct image_folder *f) { return f->count; }
 int image_folder_label(const struct image_folder *f, long index) { return f->files[index].label; }
 const char *image_folder_class(const struct image_folder *f, int label) { return f->class_names[label]; }
 const char *image_folder_path(const struct image_folder *f, long index) { return f->files[index].path; }
+const char *image_folder_split(const struct image_folder *f) { return f->split; }
 
 long image_folder_skipped(const struct image_folder *f, const char **first)
 {
@@ -450,6 +452,7 @@ int image_folder_open(struct image_folder **out, const char *dir, const char *sp
 	if (!f)
 		return refuse(error, size, dir, "out of memory");
 	snprintf(f->root, sizeof f->root, "%s/%s", dir, split);
+	snprintf(f->split, sizeof f->split, "%s", split);
 	f->crop = crop;
 	char **class_names;
 	long class_count;

@@ -62,6 +62,8 @@ int image_folder_label(const struct image_folder *folder, long index);
 const char *image_folder_class(const struct image_folder *folder, int label);
 /* Image index's file, CLASS/FILE under the split's folder. */
 const char *image_folder_path(const struct image_folder *folder, long index);
+/* The split's folder's name: "train" or "val". */
+const char *image_folder_split(const struct image_folder *folder);
 /* The files left out as undecodable, and the first of them ("" for none). */
 long image_folder_skipped(const struct image_folder *folder, const char **first);
 /* The folder's identity: each file's class, name, size and content (its

@@ -8,6 +8,7 @@
 
 #include "checksum.h"
 #include "image_folder.h"
+#include "printable.h"
 #include "sources.h"
 
 /* A split of a folder of images: the folder, and its labels. */
@@ -51,18 +52,17 @@ static int folder_fill(const struct dataset *d, long index, const struct augment
 	return image_folder_fill(d->folder, index, augment ? &drawn : NULL, key, mean, std, out, error, size);
 }
 
-/* Its classes by index for now, as the sets without names; the folders'
- * names are image_folder_class's. */
+/* A class by its folder's name, made printable: a name holds no
+ * newline, so that the names stored with the weights are a line each. */
 static const char *folder_class_name(const struct dataset *d, int label, char *out, size_t size)
 {
-	(void)d;
-	snprintf(out, size, "%d", label);
+	printable_text(out, size, image_folder_class(d->folder, label));
 	return out;
 }
 
 static const char *folder_file_name(const struct dataset *d, long index, char *out, size_t size)
 {
-	snprintf(out, size, "%s", image_folder_path(d->folder, d->first + index));
+	snprintf(out, size, "%s/%s", image_folder_split(d->folder), image_folder_path(d->folder, d->first + index));
 	return out;
 }
 

@@ -11,15 +11,19 @@
 
 #include "data.h"
 #include "net_api.h"
+#include "printable.h"
 #include "tensor_file.h"
 
 int weights_meta_add(struct tensor_file *f, const struct weights_meta *meta)
 {
 	/* the names, one a line, a byte a value (as tensor files hold numbers) */
-	double *names = malloc((size_t)net_info.classes * 64 * sizeof *names);
+	char name[DATA_NAME_MAX];
 	long length = 0;
+	for (int i = 0; i < net_info.classes; i++)
+		length += (long)strlen(data_class_name(meta->data, i, name, sizeof name)) + 1;
+	double *names = malloc((size_t)length * sizeof *names);
+	length = 0;
 	for (int i = 0; names && i < net_info.classes; i++) {
-		char name[64];
 		data_class_name(meta->data, i, name, sizeof name);
 		for (const char *c = name; *c; c++)
 			names[length++] = (unsigned char)*c;
@@ -50,6 +54,33 @@ static bool printable_bytes(const struct tensor_file_entry *e, bool lines)
 	}
 	return true;
 }
+
+/* How many names meta/class_names holds: lines of 1 to DATA_NAME_MAX - 1
+ * bytes of printable UTF-8 (printable.h), each ended by a newline; -1
+ * where it holds anything else. */
+static long class_names_count(const struct tensor_file_entry *e)
+{
+	char line[DATA_NAME_MAX], shown[DATA_NAME_MAX];
+	long lines = 0, length = 0;
+	for (long i = 0; i < e->count; i++) {
+		double v = e->values[i];
+		if (!(v == floor(v) && v >= 0 && v <= 255) || length >= DATA_NAME_MAX - 1)
+			return -1;
+		if (v != '\n') {
+			line[length++] = (char)(unsigned char)v;
+			continue;
+		}
+		line[length] = '\0';
+		printable_text(shown, sizeof shown, line);
+		if (length == 0 || strcmp(shown, line) != 0)
+			return -1;
+		lines++;
+		length = 0;
+	}
+	return length == 0 ? lines : -1;
+}
+
+static bool class_names_fit(const struct tensor_file_entry *e) { return class_names_count(e) == net_info.classes; }
 
 /* What is wrong with the meta/ tensors of f (weights_meta, above), in
  * one line in error: -1; 1 when they hold the normalisation, 0 when they
@@ -103,20 +134,11 @@ int weights_meta_check(const struct tensor_file *f, const char *path, char *erro
 			 path, forged);
 		return -1;
 	}
-	if (names) {
-		long lines = 0, line_length = 0;
-		bool fits = printable_bytes(names, true) && names->count > 0 && names->values[names->count - 1] == '\n';
-		for (long i = 0; fits && i < names->count; i++) {
-			line_length = names->values[i] == '\n' ? 0 : line_length + 1;
-			lines += names->values[i] == '\n';
-			fits = line_length < 64;
-		}
-		if (!fits || lines != net_info.classes) {
-			snprintf(error, size, "%s: meta/class_names holds %s, but %s has %d classes, a name each of 1 to "
-				 "63 printable characters%s", path, fits ? "another number of names" : "unprintable or "
-				 "overlong names", net_info.name, net_info.classes, forged);
-			return -1;
-		}
+	if (names && !class_names_fit(names)) {
+		snprintf(error, size, "%s: meta/class_names holds %s, but %s has %d classes, a name each of 1 to "
+			 "%d bytes of printable UTF-8%s", path, class_names_count(names) >= 0 ? "another number of names"
+			 : "unprintable or overlong names", net_info.name, net_info.classes, DATA_NAME_MAX - 1, forged);
+		return -1;
 	}
 	return 1;
 }

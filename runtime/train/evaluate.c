@@ -39,15 +39,38 @@ static int classes_above(const real *logits, int label)
 	return above;
 }
 
-/* One image's row of the predictions: its index in the split, label,
- * prediction, then each class's probability (the softmax of the logits,
- * in double), 17 digits: enough to give back each double. */
-static void write_prediction(FILE *out, long index, int label, int predicted, const real *logits)
+/* A field of CSV: quoted where it holds a comma, a quote, a line's end or
+ * an outer space (a quote inside doubled), and, where it starts as a
+ * spreadsheet's formula would (=, +, -, @, a tab or a carriage return),
+ * quoted with a ' before it, so that a spreadsheet shows it as text. */
+static void write_csv_field(FILE *out, const char *text)
+{
+	size_t length = strlen(text);
+	bool formula = length > 0 && strchr("=+-@\t\r", text[0]);
+	bool quoted = formula || strpbrk(text, ",\"\r\n") || (length > 0 && (text[0] == ' ' || text[length - 1] == ' '));
+	fputs(quoted ? "\"" : "", out);
+	fputs(formula ? "'" : "", out);
+	for (const char *c = text; *c; c++) {
+		if (*c == '"')
+			fputc('"', out);
+		fputc(*c, out);
+	}
+	fputs(quoted ? "\"" : "", out);
+}
+
+/* One image's row of the predictions: the image (a folder's file, its
+ * path under the data folder; a set in memory's, its index in the split),
+ * label, prediction, then each class's probability (the softmax of the
+ * logits, in double), 17 digits: enough to give back each double. */
+static void write_prediction(FILE *out, const struct dataset *split, long index, int label, int predicted,
+			     const real *logits)
 {
 	double top = logits[predicted], sum = 0;
 	for (int j = 0; j < net_info.classes; j++)
 		sum += exp((double)logits[j] - top);
-	fprintf(out, "%ld,%d,%d", index, label, predicted);
+	char image[DATA_NAME_MAX];
+	write_csv_field(out, data_file_name(split, index, image, sizeof image));
+	fprintf(out, ",%d,%d", label, predicted);
 	for (int j = 0; j < net_info.classes; j++)
 		fprintf(out, ",%.17g", exp((double)logits[j] - top) / sum);
 	fputc('\n', out);
@@ -79,7 +102,7 @@ void evaluate_split(struct session *s, const struct dataset *split, struct evalu
 			if (e->confusion)
 				e->confusion[(size_t)labels[i] * classes + predicted]++;
 			if (e->predictions)
-				write_prediction(e->predictions, start + i, labels[i], predicted, z);
+				write_prediction(e->predictions, split, start + i, labels[i], predicted, z);
 		}
 	}
 	s->state.training = 1;
@@ -98,7 +121,7 @@ void evaluate_split(struct session *s, const struct dataset *split, struct evalu
 static int write_confusion(const char *path, const long *confusion, const struct dataset *data)
 {
 	int classes = net_info.classes;
-	char name[64];
+	char name[DATA_NAME_MAX];
 	struct file_replace r;
 	char error[PATH_MAX + 256];
 	if (file_replace_begin(&r, path, error, sizeof error) != 0) {
@@ -106,11 +129,13 @@ static int write_confusion(const char *path, const long *confusion, const struct
 		return 1;
 	}
 	fprintf(r.file, "true\\predicted");
-	for (int j = 0; j < classes; j++)
-		fprintf(r.file, ",%s", data_class_name(data, j, name, sizeof name));
+	for (int j = 0; j < classes; j++) {
+		fputc(',', r.file);
+		write_csv_field(r.file, data_class_name(data, j, name, sizeof name));
+	}
 	fprintf(r.file, "\n");
 	for (int i = 0; i < classes; i++) {
-		fprintf(r.file, "%s", data_class_name(data, i, name, sizeof name));
+		write_csv_field(r.file, data_class_name(data, i, name, sizeof name));
 		for (int j = 0; j < classes; j++)
 			fprintf(r.file, ",%ld", confusion[(size_t)i * classes + j]);
 		fprintf(r.file, "\n");
@@ -122,27 +147,20 @@ static int write_confusion(const char *path, const long *confusion, const struct
 	return 0;
 }
 
-/* The predictions' header: a probability column a class, named by the
- * class (p0, p1... where the set names none), quoted where CSV needs it. */
+/* The predictions' header: the image, then a probability column a class,
+ * named by the class (p0, p1... where the set names none). */
 static void write_predictions_header(FILE *out, const struct dataset *data, int classes)
 {
-	fprintf(out, "index,label,predicted");
+	fprintf(out, "image,label,predicted");
 	for (int j = 0; j < classes; j++) {
-		char name[64], number[16];
+		char name[DATA_NAME_MAX], number[16];
 		data_class_name(data, j, name, sizeof name);
 		snprintf(number, sizeof number, "%d", j);
-		if (strcmp(name, number) == 0) {
-			fprintf(out, ",p%d", j);
-			continue;
-		}
-		bool quoted = strpbrk(name, ",\"\r\n") || name[0] == ' ' || name[strlen(name) - 1] == ' ';
-		fputs(quoted ? ",\"" : ",", out);
-		for (const char *c = name; *c; c++) {
-			if (*c == '"')
-				fputc('"', out); /* a quote inside is doubled */
-			fputc(*c, out);
-		}
-		fputs(quoted ? "\"" : "", out);
+		fputc(',', out);
+		if (strcmp(name, number) == 0)
+			fprintf(out, "p%d", j);
+		else
+			write_csv_field(out, name);
 	}
 	fputc('\n', out);
 }
@@ -232,8 +250,9 @@ int evaluate_run(const struct run_options *o)
 		} else {
 			char shown[4 * PATH_MAX];
 			printable_text(shown, sizeof shown, o->predictions_path);
-			printf("wrote the predictions (a row for each image: its index, label, predicted class and each "
-			       "class's probability, the softmax of the logits) to %s\n",
+			printf("wrote the predictions (a row for each image, in the split's order: %s, label, predicted "
+			       "class and each class's probability, the softmax of the logits) to %s\n",
+			       data_set_is_folder(data->set) ? "its file under the data folder" : "its index in the split",
 			       shown);
 		}
 	}
@@ -250,11 +269,16 @@ int evaluate_run(const struct run_options *o)
 			if (j != i && row[j] > 0 && (worst < 0 || row[j] > row[worst]))
 				worst = j;
 		}
-		char name[64];
-		printf("%-16s %8ld %6.2f%%", data_class_name(data, i, name, sizeof name), images,
+		char name[DATA_NAME_MAX];
+		data_class_name(data, i, name, sizeof name);
+		int characters = 0; /* of UTF-8: the bytes that start one */
+		for (const char *c = name; *c; c++)
+			characters += ((unsigned char)*c & 0xc0) != 0x80;
+		printf("%s%*s %8ld %6.2f%%", name, characters < 16 ? 16 - characters : 0, "", images,
 		       images ? 100.0 * (double)(images - row[i]) / (double)images : 0.0);
 		if (worst >= 0)
-			printf("  %s (%ld images)", data_class_name(data, (int)worst, name, sizeof name), row[worst]);
+			printf("  %s (%ld image%s)", data_class_name(data, (int)worst, name, sizeof name), row[worst],
+			       row[worst] == 1 ? "" : "s");
 		printf("\n");
 	}
 	if (status == 0 && o->confusion_path && (status = write_confusion(o->confusion_path, e.confusion, data)) == 0) {

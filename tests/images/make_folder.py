@@ -10,9 +10,12 @@ of files that cannot be decoded. With --odd, train/'s first class also
 holds images Pillow decodes that are unusual: a JPEG with junk bytes
 before its end (libjpeg warns), images 3 pixels thin, and a 16-bit colour
 PNG; and DIR/thin.JPEG is 1 x 32768 pixels, for the bound on an image's
-memory.
+memory. With --awkward, the classes are named as a researcher's folders
+may be (spaces, a comma, quotes, a leading '=', '+' or '@', non-ASCII),
+and so is each class's first file (a comma and quotes, a leading '=',
+a newline), for the tests of names in CSV.
 
-    make_folder.py DIR [--classes C] [--train N] [--val N] [--seed S] [--bad] [--odd] [--imagenet-sizes]
+    make_folder.py DIR [--classes C] [--train N] [--val N] [--seed S] [--bad] [--odd] [--imagenet-sizes] [--awkward]
 """
 import argparse
 import io
@@ -22,6 +25,12 @@ import zlib
 
 import numpy as np
 from PIL import Image
+
+
+# Class folders' names a spreadsheet or a CSV reader trips on, in the
+# order of their bytes (as the classes are numbered).
+AWKWARD_CLASSES = ["+plus", "=SUM(A1:A9)", "@home", "Ankle boot", "a, b and \"c\"", "Éclair ☕"]
+AWKWARD_FILE = '=x, "y"\nz'
 
 
 def image(rng, colour, width, height):
@@ -73,22 +82,26 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bad", action="store_true")
     parser.add_argument("--odd", action="store_true")
+    parser.add_argument("--awkward", action="store_true", help="awkward names of classes and files")
     parser.add_argument("--imagenet-sizes", action="store_true",
                         help="images of ILSVRC 2012's typical sizes (about 500 x 375), for the loader's bench")
     o = parser.parse_args()
+    if o.awkward and o.classes > len(AWKWARD_CLASSES):
+        parser.error(f"--awkward names at most {len(AWKWARD_CLASSES)} classes")
     rng = np.random.default_rng(o.seed)
     colours = rng.uniform(40, 215, (o.classes, 3))
     kinds = ["colour", "colour", "colour", "grey", "cmyk", "png"]
     for split, count in (("train", o.train), ("val", o.val)):
         for c in range(o.classes):
-            folder = os.path.join(o.dir, split, f"n{c:08d}")
+            folder = os.path.join(o.dir, split, AWKWARD_CLASSES[c] if o.awkward else f"n{c:08d}")
             os.makedirs(folder, exist_ok=True)
             for i in range(count):
                 width, height = int(rng.integers(64, 400)), int(rng.integers(64, 400))
                 if o.imagenet_sizes:
                     width, height = (500, 375) if i % 3 else (375, 500)
                 kind = kinds[(c * count + i) % len(kinds)]
-                write(rng, folder, f"{split}_{c}_{i}", image(rng, colours[c], width, height), kind)
+                name = AWKWARD_FILE if o.awkward and i == 0 else f"{split}_{c}_{i}"
+                write(rng, folder, name, image(rng, colours[c], width, height), kind)
     if o.bad:
         folder = os.path.join(o.dir, "bad")
         os.makedirs(folder, exist_ok=True)

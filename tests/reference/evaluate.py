@@ -157,7 +157,7 @@ def main():
 
     with open(predictions_path) as file:
         header = file.readline().strip()
-    expect("the predictions' header", header, "index,label,predicted," + ",".join(FASHION_CLASSES))
+    expect("the predictions' header", header, "image,label,predicted," + ",".join(FASHION_CLASSES))
     import csv
     expect("the predictions' header as a CSV reader takes it", next(csv.reader([header]))[3:], FASHION_CLASSES)
     rows = np.loadtxt(predictions_path, delimiter=",", skiprows=1)

@@ -404,6 +404,29 @@ def text_of(values):
     return bytes(int(v) for v in values if 0 <= v < 256).decode("utf-8", "replace")
 
 
+CLASS_NAME_MAX = 1024  # bytes of a class's name, with its end (runtime/data/data.h)
+
+
+def class_names_of(values):
+    """The names meta/class_names holds, a line each of 1 to
+    CLASS_NAME_MAX - 1 bytes of printable UTF-8 (no control characters,
+    C0 or C1, as runtime/shared/printable.c); None where it holds
+    anything else."""
+    if not all(v == math.floor(v) and 0 <= v < 256 for v in values) or not values.size or values[-1] != 10:
+        return None
+    lines = bytes(int(v) for v in values).split(b"\n")[:-1]
+    names = []
+    for line in lines:
+        try:
+            name = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if not 1 <= len(line) < CLASS_NAME_MAX or any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
+            return None
+        names.append(name)
+    return names
+
+
 def read_meta(tensors, graph, path):
     """The meta/ tensors of a weights file, as net.meta holds them: {} for a
     file that has none. They leave tensors. Refused, as the binaries refuse
@@ -446,14 +469,12 @@ def read_meta(tensors, graph, path):
             raise Refused(f"{where}: meta/data_set is not a data set's name (1 to 63 printable characters)" + forged)
         meta["data_set"] = text_of(stored["data_set"])
     if "class_names" in stored:
-        values = stored["class_names"]
-        names = text_of(values).split("\n")[:-1] if values.size and values[-1] == 10 else None
-        fits = printable(values, True) and names is not None and all(len(n) < 64 for n in names)
-        if not fits or len(names) != graph.spec.classes:
+        names = class_names_of(stored["class_names"])
+        if names is None or len(names) != graph.spec.classes:
             raise Refused(f"{where}: meta/class_names holds "
-                          f"{'another number of names' if fits else 'unprintable or overlong names'}, but "
-                          f"{graph.spec.name} has {graph.spec.classes} classes, a name each of 1 to 63 printable "
-                          "characters" + forged)
+                          f"{'another number of names' if names is not None else 'unprintable or overlong names'}, "
+                          f"but {graph.spec.name} has {graph.spec.classes} classes, a name each of 1 to "
+                          f"{CLASS_NAME_MAX - 1} bytes of printable UTF-8" + forged)
         meta["class_names"] = names
     return meta
 
