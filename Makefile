@@ -54,7 +54,7 @@
 ##   make reference-binaries  the reference specs' binaries (test-reference's first step)
 ##   make reference-run    the PyTorch check of those binaries
 ##   make reference-evaluate  evaluate and the export against PyTorch
-##   make reference-torchvision  ResNet-50 against torchvision's resnet50
+##   make reference-torchvision  ResNet-50 and ResNet-18 against torchvision's
 ##   make fuzz             fuzz the spec, study and weights readers (FUZZ_SECONDS=600 in all)
 ##   make golden           refresh the golden copies of emitted code on purpose
 ##   make dumps DUMPS=DIR  step --dump of the networks a kernel change must keep bitwise

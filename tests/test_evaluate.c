@@ -247,7 +247,13 @@ static void test_forged_metadata_is_refused(void **unused)
 		 "meta/input_images is not a whole number of training images from 1 to 1000000000"},
 		{"meta/class_names", "a\nb\n", 0, 0,
 		 "meta/class_names holds another number of names, but fashion-tiny has 10 classes, a name each of 1 to "
-		 "63 printable characters"},
+		 "1023 bytes of printable UTF-8"},
+		{"meta/class_names", "a\nb\nc\nd\ne\nf\ng\nh\ni\n\033[31mj\n", 0, 0,
+		 "meta/class_names holds unprintable or overlong names, but fashion-tiny has 10 classes, a name each of 1 "
+		 "to 1023 bytes of printable UTF-8"},
+		{"meta/class_names", "a\nb\nc\nd\ne\nf\ng\nh\ni\n\xc3(\n", 0, 0,
+		 "meta/class_names holds unprintable or overlong names, but fashion-tiny has 10 classes, a name each of 1 "
+		 "to 1023 bytes of printable UTF-8"},
 		{"meta/data_set", "fashion\033[31m-mnist", 0, 0,
 		 "meta/data_set is not a data set's name (1 to 63 printable characters)"},
 	};

@@ -209,22 +209,38 @@ static long trained_parameters(const struct graph *g)
 }
 
 /* The ImageNet networks count as torchvision's (the sum of numel() over
- * resnet50().parameters(), and so on), to the parameter: 25,557,032 for
- * ResNet-50 ("25.6M" in He et al. 2015's code and torchvision's table),
- * 44,549,160 for ResNet-101 and 60,192,808 for ResNet-152. */
+ * resnet50().parameters(), and so on), to the parameter: 11,689,512 for
+ * ResNet-18, 21,797,672 for ResNet-34, 25,557,032 for ResNet-50 ("25.6M"
+ * in He et al. 2015's code and torchvision's table), 44,549,160 for
+ * ResNet-101 and 60,192,808 for ResNet-152; the shipped specs of the
+ * first three among them. */
 static void test_graph_imagenet_networks_count_as_torchvision(void **unused)
 {
 	(void)unused;
 	struct {
-		const char *stages;
+		const char *unit, *stages;
 		long parameters;
-	} nets[] = {{"[3, 4, 6, 3]", 25557032}, {"[3, 4, 23, 3]", 44549160}, {"[3, 8, 36, 3]", 60192808}};
+		const char *spec; /* the shipped spec of it, or NULL */
+	} nets[] = {{"basic", "[2, 2, 2, 2]", 11689512, "specs/resnet-18.yaml"},
+		    {"basic", "[3, 4, 6, 3]", 21797672, "specs/resnet-34.yaml"},
+		    {"bottleneck", "[3, 4, 6, 3]", 25557032, "specs/resnet-50.yaml"},
+		    {"bottleneck", "[3, 4, 23, 3]", 44549160, NULL},
+		    {"bottleneck", "[3, 8, 36, 3]", 60192808, NULL}};
 	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
+		if (nets[i].spec) {
+			struct spec spec;
+			struct graph g;
+			struct diag d = {{0}};
+			assert_int_equal(spec_load(&spec, nets[i].spec, &d), 0);
+			assert_int_equal(graph_build(&g, &spec, &d), 0);
+			assert_int_equal(trained_parameters(&g), nets[i].parameters);
+			graph_free(&g);
+		}
 		FILE *file = fopen(scratch, "w");
 		assert_non_null(file);
-		fprintf(file, "name: t\ndata: {set: imagenet}\nnet: {unit: bottleneck, ordering: original, stem: imagenet, "
+		fprintf(file, "name: t\ndata: {set: imagenet}\nnet: {unit: %s, ordering: original, stem: imagenet, "
 			      "stages: %s, widths: [64, 128, 256, 512], shortcut_bn: true}\n",
-			nets[i].stages);
+			nets[i].unit, nets[i].stages);
 		fclose(file);
 		struct spec spec;
 		struct graph g;

@@ -38,10 +38,13 @@ CHECK_NET_CFLAGS := $(NET_BASE_CFLAGS) -DRESGEN_OUT_OF_LINE
 # fashion-tiny (the data sets, test_train and test_refusals), the demo in
 # bf16 in either order (test_precision: bf16's convolutions run the
 # reference kernels, which inlining does not change),
-# fashion-tiny-f64 for the check of evaluate and the export, and tiny-f64
+# fashion-tiny-f64 for the check of evaluate and the export, ResNet-50 at
+# 64x64 fine-tuned to 6 classes (test_fine_tune), ResNet-18 against
+# torchvision (resnet-50-small, inlined, is the check of the kernels as
+# users build them), and tiny-f64
 # (users' binaries are f32; the f64 build is the tests'). tiny-f32 and the
 # demo stay inlined as users build them.
-CHECK_NETS := ranks-sync tiny-cifar fashion-tiny demo-bf16 demo-bf16-pairs
+CHECK_NETS := ranks-sync tiny-cifar fashion-tiny demo-bf16 demo-bf16-pairs resnet-50-photos resnet-18-small
 $(foreach n,$(CHECK_NETS),$(BUILD)/obj/tests/$(n)-f32.o $(BUILD)/obj/tests/$(n)-f64.o) $(BUILD)/obj/tests/tiny-f64.o: \
 	NET_CFLAGS := $(CHECK_NET_CFLAGS)
 
@@ -97,7 +100,8 @@ $(TEST_BIN)/test_%: tests/test_%.c $(GENERATOR_LIBRARY)
 $(TEST_BIN)/test_train $(TEST_BIN)/test_refusals $(TEST_BIN)/test_process $(TEST_BIN)/test_study_runs \
 		$(TEST_BIN)/test_slurm_tools $(TEST_BIN)/test_startup \
 		$(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs \
-		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster $(TEST_BIN)/test_isa $(TEST_BIN)/test_torch_tool: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c \
+		$(TEST_BIN)/test_explain $(TEST_BIN)/test_cluster $(TEST_BIN)/test_isa $(TEST_BIN)/test_torch_tool \
+		$(TEST_BIN)/test_fine_tune: $(TEST_BIN)/test_%: tests/test_%.c tests/command.c \
 		tests/command.h \
 		$(BUILD)/obj/f64/tensor_file.o $(BUILD)/obj/f64/file_replace.o
 	@mkdir -p $(@D)
@@ -163,10 +167,11 @@ UNIT_TESTS := $(TEST_BIN)/test_spec $(TEST_BIN)/test_study $(TEST_BIN)/test_temp
 SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_train $(TEST_BIN)/test_refusals $(TEST_BIN)/test_process \
 	$(TEST_BIN)/test_study_runs $(TEST_BIN)/test_slurm_tools \
 	$(TEST_BIN)/test_startup $(TEST_BIN)/test_evaluate $(TEST_BIN)/test_outputs $(TEST_BIN)/test_explain \
-	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool $(TEST_BIN)/test_precision
+	$(TEST_BIN)/test_ranks $(TEST_BIN)/test_images $(TEST_BIN)/test_torch_tool $(TEST_BIN)/test_precision \
+	$(TEST_BIN)/test_fine_tune
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/demo-bf16-f32 $(TEST_BIN)/bin/demo-bf16-pairs-f32 \
-	$(TEST_BIN)/bin/photos-f32 $(TEST_BIN)/bin/photos-f64 \
+	$(TEST_BIN)/bin/photos-f32 $(TEST_BIN)/bin/photos-f64 $(TEST_BIN)/bin/resnet-50-photos-f32 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \
 	$(TEST_BIN)/bin/ranks-sync-f64 $(TEST_BIN)/bin/mpi/ranks-sync-f64 $(TEST_BIN)/bin/mpi/tiny-f64
 
@@ -231,13 +236,17 @@ test-reference:
 
 reference-binaries: $(REFERENCE_BINARIES)
 
-# ResNet-50 against torchvision's resnet50 (tests/reference/torchvision_check.py):
-# float64 steps with every gradient, the float32 export loaded outside the
-# repository, and torchvision's weights imported.
-reference-torchvision: $(TEST_BIN)/bin/resnet-50-small-f64 $(TEST_BIN)/bin/resnet-50-small-f32 $(RESGEN)
-	@echo "torchvision check: resnet-50-small against torchvision.models.resnet50 (tests/reference/torchvision_check.py)"
-	$(Q)RESGEN=$(RESGEN) /usr/bin/python3 tests/reference/torchvision_check.py $(BUILD)/reference tests/specs/resnet-50-small.yaml \
-		$(TEST_BIN)/bin/resnet-50-small-f64 $(TEST_BIN)/bin/resnet-50-small-f32
+# ResNet-50 and ResNet-18 against torchvision's resnet50 and resnet18
+# (tests/reference/torchvision_check.py): float64 steps with every
+# gradient, the float32 export loaded outside the repository, and
+# torchvision's weights imported.
+TORCHVISION_NETS := resnet-50-small resnet-18-small
+reference-torchvision: $(foreach n,$(TORCHVISION_NETS),$(TEST_BIN)/bin/$(n)-f64 $(TEST_BIN)/bin/$(n)-f32) $(RESGEN)
+	$(Q)for n in $(TORCHVISION_NETS); do \
+	  echo "torchvision check: $$n (tests/reference/torchvision_check.py)"; \
+	  RESGEN=$(RESGEN) /usr/bin/python3 tests/reference/torchvision_check.py $(BUILD)/reference tests/specs/$$n.yaml \
+		$(TEST_BIN)/bin/$$n-f64 $(TEST_BIN)/bin/$$n-f32 || exit 1; \
+	 done
 
 # The binaries' evaluate and the export of tools/pytorch/ against PyTorch,
 # on real Fashion-MNIST (tests/reference/evaluate.py).

@@ -156,7 +156,17 @@ static void print_help(const char *program)
 	       "  --train-limit N      use only the first N training images\n"
 	       "  --test-limit N       evaluate on only the first N test images\n"
 	       "  --load-weights FILE  start from exported weights (or a checkpoint's) instead of\n"
-	       "                       a random start\n"
+	       "                       a random start; train says how many tensors it loaded\n"
+	       "  --fresh-classifier   with --load-weights: fine-tune to this spec's classes:\n"
+	       "                       the classifier (head_fc_weight, head_fc_bias) keeps its\n"
+	       "                       fresh initialisation, and the file's, for any number\n"
+	       "                       of classes, is left out\n"
+	       "  --freeze PARTS       train: keep these parts' weights and BN running\n"
+	       "                       statistics bitwise as they began, a list of stem,\n"
+	       "                       stageK (its units), stageK_unitNN and head:\n"
+	       "                       --freeze stem,stage1 (their gradients are still\n"
+	       "                       computed; BN in them still normalises by the batch's\n"
+	       "                       statistics). A checkpoint keeps the list\n"
 	       "  --save-weights FILE  export the weights at the end\n"
 	       "  --checkpoint FILE    keep a checkpoint of the whole run in FILE, replaced\n"
 	       "                       atomically; SIGINT or SIGTERM then writes one and exits 4\n"
@@ -277,6 +287,8 @@ static const struct option options[] = {
 	 SETTING_CHECKPOINT_EVERY},
 	{"--resume", TRAIN, TEXT, 0, 0, FIELD(resume_path, 0), 0},
 	{"--load-weights", TRAIN | STEP | GRADFLOW | EVALUATE, TEXT, 0, 0, FIELD(load_weights, 0), 0},
+	{"--fresh-classifier", TRAIN | STEP | GRADFLOW, FLAG, 0, 0, FIELD(fresh_classifier, 0), 0},
+	{"--freeze", TRAIN, TEXT, 0, 0, FIELD(freeze, 0), 0},
 	{"--save-weights", TRAIN | STEP | INIT | GRADFLOW, TEXT, 0, 0, FIELD(save_weights, 0), 0},
 	{"--steps", STEP, NUMBER, 1, 1000, FIELD(steps, sizeof(int)), 0},
 	{"--dump", STEP, TEXT, 0, 0, FIELD(dump_path, 0), 0},
@@ -603,6 +615,9 @@ static int prepare(int argc, char **argv, enum command *command, struct run_opti
 					      "leave it out");
 	if (*command == GRADFLOW && !o->gradflow_every)
 		o->gradflow_every = o->iterations > 0 ? o->eval_every : 1;
+	if (o->fresh_classifier && !o->load_weights)
+		return bad(program, "--fresh-classifier", "initialises the classifier of weights loaded by --load-weights "
+							  "FILE; give that too, or leave it out");
 	if (o->resume_path && o->load_weights)
 		return bad(program, "--load-weights", "cannot start a resumed run; give --resume or --load-weights");
 	if (o->checkpoint_every && !o->checkpoint_path && !o->resume_path)

@@ -133,6 +133,15 @@ int checkpoint_save(const char *path, const struct run_settings *o, const struct
 	double window[4] = {(double)p->log_every, p->window_loss, (double)p->window_errors, (double)p->window_images};
 	failed = failed || tensor_file_add_double(&f, "checkpoint/log_window", window, 4);
 	double best[2] = {p->best_error, (double)p->best_iteration};
+	double *frozen = malloc((size_t)net_info.group_count * sizeof *frozen);
+	bool any_frozen = false;
+	for (int g = 0; frozen && g < net_info.group_count; g++) {
+		frozen[g] = o->frozen && o->frozen[g];
+		any_frozen = any_frozen || frozen[g];
+	}
+	failed = failed || !frozen ||
+		 (any_frozen && tensor_file_add_double(&f, "checkpoint/frozen", frozen, net_info.group_count));
+	free(frozen);
 	failed = failed || tensor_file_add_double(&f, "checkpoint/validation", &(double){(double)o->validation}, 1) ||
 		 tensor_file_add_double(&f, "checkpoint/best", best, 2) || weights_meta_add(&f, meta) != 0;
 	for (int i = 0; !failed && i < net_info.param_tensor_count; i++) {
@@ -296,6 +305,18 @@ int checkpoint_open(struct tensor_file *f, const char *path, struct run_settings
 		goto refused;
 	}
 	o->validation = (long)held;
+	/* train --freeze: a flag a group, written where the run froze any */
+	const struct tensor_file_entry *frozen = tensor_file_find(f, "checkpoint/frozen");
+	bool flags = frozen && frozen->count == net_info.group_count;
+	for (long g = 0; flags && g < frozen->count; g++)
+		flags = frozen->values[g] == 0 || frozen->values[g] == 1;
+	if (frozen && !flags) {
+		snprintf(error, size, "%s: its frozen parts (checkpoint/frozen) are not a flag for each of %s's %d "
+			 "groups; the checkpoint is damaged", path, net_info.name, net_info.group_count);
+		goto refused;
+	}
+	for (int g = 0; o->frozen_started && g < net_info.group_count; g++)
+		o->frozen_started[g] = frozen && frozen->values[g] == 1;
 	/* written since training across ranks came; before, every run had one */
 	const struct tensor_file_entry *split = tensor_file_find(f, "checkpoint/ranks");
 	*ranks = 1;

@@ -50,6 +50,11 @@ struct run_settings {
 	struct net_defaults recipe; /* the spec's, changed by --set (recipe.h) */
 	unsigned recipe_set;        /* the keys --set gave, a bit each */
 	long extends; /* checkpoint_open: the iterations of the run extended, else 0 */
+	/* train --freeze: a flag a group of net_info.groups, frozen or not
+	 * (NULL: none is), which checkpoint_save keeps; checkpoint_open puts
+	 * the checkpoint's in frozen_started (net_info.group_count bytes) */
+	const unsigned char *frozen;
+	unsigned char *frozen_started;
 	/* each setting as the command line spells it ("--batch"), by its bit's
 	 * place: the option table's (command/main.c), for the messages */
 	const char *spelling[SETTING_COUNT];

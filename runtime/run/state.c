@@ -202,9 +202,22 @@ static bool is_variance(const struct net_param *p)
 	return !p->trained && length >= sizeof suffix - 1 && strcmp(p->name + length - (sizeof suffix - 1), suffix) == 0;
 }
 
-int state_load_weights(struct net_state *s, const char *path, char *error, size_t size)
+bool state_is_classifier(const struct net_param *p) { return strncmp(p->name, "head_fc_", 8) == 0; }
+
+/* The network's tensor called name, or NULL. */
+static const struct net_param *param_named(const char *name)
+{
+	for (int k = 0; k < net_info.param_tensor_count; k++)
+		if (strcmp(net_info.params[k].name, name) == 0)
+			return &net_info.params[k];
+	return NULL;
+}
+
+int state_load_weights(struct net_state *s, const char *path, bool fresh_classifier, struct weights_loaded *loaded,
+		       char *error, size_t size)
 {
 	struct tensor_file f;
+	*loaded = (struct weights_loaded){0};
 	bool checkpoint = checkpoint_is(path); /* its weights, beside the rest of the run */
 	if ((checkpoint ? checkpoint_load_tensors(&f, path, error, size) : tensor_file_load(&f, path, error, size)) != 0)
 		return -1;
@@ -216,14 +229,21 @@ int state_load_weights(struct net_state *s, const char *path, char *error, size_
 		if ((checkpoint && (strncmp(e->name, "checkpoint/", 11) == 0 || strncmp(e->name, "velocity/", 9) == 0)) ||
 		    strncmp(e->name, "meta/", 5) == 0)
 			continue;
-		const struct net_param *p = NULL;
-		for (int k = 0; !p && k < net_info.param_tensor_count; k++)
-			if (strcmp(net_info.params[k].name, e->name) == 0)
-				p = &net_info.params[k];
+		const struct net_param *p = param_named(e->name);
+		if (fresh_classifier && p && state_is_classifier(p)) {
+			loaded->left_out_values += e->count;
+			continue;
+		}
 		if (!p || tensor_file_find(&f, e->name) != e) {
 			snprintf(error, size, "%s: tensor %.200s %s; were these weights exported by %s?",
 				 path, e->name, p ? "appears twice" : "is not one of this network's",
 				 net_info.name);
+			status = -1;
+		} else if (e->count != p->count && state_is_classifier(p) && !fresh_classifier) {
+			snprintf(error, size,
+				 "%s: tensor %s has %ld values, but %s's is %s, %ld values, for its %d classes; to "
+				 "fine-tune these weights to them, give --fresh-classifier",
+				 path, p->name, e->count, net_info.name, p->dims, p->count, net_info.classes);
 			status = -1;
 		} else if (e->count != p->count) {
 			snprintf(error, size,
@@ -249,18 +269,29 @@ int state_load_weights(struct net_state *s, const char *path, char *error, size_
 	}
 	for (int i = 0; status == 0 && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];
-		if (!tensor_file_find(&f, p->name)) {
-			snprintf(error, size, "%s: no tensor %s; were these weights exported by %s?", path,
-				 p->name, net_info.name);
-			status = -1;
-		}
+		if (fresh_classifier && state_is_classifier(p))
+			continue;
+		if (!tensor_file_find(&f, p->name) && state_is_classifier(p))
+			snprintf(error, size, "%s: no tensor %s, the classifier's; to fine-tune these weights to %s's %d "
+				 "classes, give --fresh-classifier", path, p->name, net_info.name, net_info.classes);
+		else if (!tensor_file_find(&f, p->name))
+			snprintf(error, size, "%s: no tensor %s; were these weights exported by %s?", path, p->name,
+				 net_info.name);
+		status = tensor_file_find(&f, p->name) ? 0 : -1;
 	}
 	for (int i = 0; status == 0 && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];
+		if (fresh_classifier && state_is_classifier(p)) {
+			loaded->fresh_tensors++;
+			loaded->fresh_values += p->count;
+			continue;
+		}
 		const struct tensor_file_entry *e = tensor_file_find(&f, p->name);
 		real *values = (p->trained ? s->params : s->buffers) + p->offset;
 		for (long j = 0; j < p->count; j++)
 			values[j] = (real)e->values[j];
+		loaded->tensors++;
+		loaded->values += p->count;
 	}
 	tensor_file_free(&f);
 	return status;

@@ -3,6 +3,7 @@
 #ifndef RESGEN_STATE_H
 #define RESGEN_STATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,21 @@ int state_load_normalisation(const char *path, double *mean, double *std, long *
  * weights file or a checkpoint (its weights). */
 int state_save_weights(const struct net_state *s, const struct weights_meta *meta, const char *path, char *error,
 		       size_t size);
-int state_load_weights(struct net_state *s, const char *path, char *error, size_t size);
+/* What state_load_weights took: the tensors and values loaded, and, with a
+ * fresh classifier, those of the spec's classifier it left as initialised
+ * and the file's classifier's values it left out. */
+struct weights_loaded {
+	int tensors, fresh_tensors;
+	long values, fresh_values, left_out_values;
+};
+/* fresh_classifier: the classifier (state_is_classifier) keeps its fresh
+ * initialisation, whatever the file holds of it (fine-tuning to another
+ * number of classes). */
+int state_load_weights(struct net_state *s, const char *path, bool fresh_classifier, struct weights_loaded *loaded,
+		       char *error, size_t size);
+
+/* Whether p is the classifier's weight or bias: the head's fully connected
+ * layer, which the spec's classes shape. */
+bool state_is_classifier(const struct net_param *p);
 
 #endif

@@ -145,7 +145,7 @@ int session_open(struct session *s, const struct run_options *o)
 	}
 	state_init(&s->state, (uint64_t)o->seed);
 	if (o->load_weights &&
-	    state_load_weights(&s->state, o->load_weights, message, sizeof message) != 0) {
+	    state_load_weights(&s->state, o->load_weights, o->fresh_classifier, &s->loaded, message, sizeof message) != 0) {
 		error_line("%s: %s\n", net_info.name, message);
 		session_free(s);
 		return 2;

@@ -27,6 +27,7 @@ struct session {
 	int rank, ranks, batch;
 	double *running_sums; /* averaging the ranks' BN running statistics */
 	uint64_t data_identity; /* the data as loaded, before any limit */
+	struct weights_loaded loaded; /* --load-weights: what it took */
 };
 
 /* Data, threads, memory and weights: everything before the first step.

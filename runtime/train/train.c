@@ -18,6 +18,7 @@
 #include "checkpoint.h"
 #include "data.h"
 #include "evaluate.h"
+#include "freeze.h"
 #include "gemm.h"
 #include "gradflow.h"
 #include "isa.h"
@@ -328,13 +329,18 @@ struct training {
 	/* this run's seconds in its training steps, and in their data loading
 	 * and augmentation: what train costs past the network's kernels */
 	double step_seconds, data_seconds;
+	/* --freeze: a flag a group (the checkpoint's on a resume), and the
+	 * frozen values, put back after every step */
+	unsigned char *frozen, *frozen_started;
+	struct freeze freeze;
 	char message[PATH_MAX + 512];
 };
 
 /* The settings a checkpoint keeps, out of the run's options and back. */
-static struct run_settings kept_settings(const struct run_options *o)
+static struct run_settings kept_settings(const struct run_options *o, const unsigned char *frozen)
 {
 	struct run_settings kept = {
+		.frozen = frozen,
 		.iterations = o->iterations, .batch = o->batch, .seed = o->seed, .eval_every = o->eval_every,
 		.train_limit = o->train_limit, .test_limit = o->test_limit, .synthetic = o->synthetic,
 		.checkpoint_every = o->checkpoint_every, .shares = o->shares, .validation = o->validation,
@@ -368,14 +374,33 @@ static int open_session(struct training *t)
 {
 	struct run_options *o = &t->o;
 	t->checkpoint_ranks = 1;
+	t->frozen = calloc((size_t)net_info.group_count, 1);
+	t->frozen_started = calloc((size_t)net_info.group_count, 1);
+	if (!t->frozen || !t->frozen_started) {
+		shared_error("%s: out of memory\n", net_info.name);
+		return ranks_agree_status(1);
+	}
+	if (o->freeze && freeze_parse(o->freeze, t->frozen, t->message, sizeof t->message) != 0) {
+		shared_error("%s: %s\n", net_info.name, t->message);
+		return ranks_agree_status(2);
+	}
 	if (o->resume_path) {
-		struct run_settings kept = kept_settings(o);
+		struct run_settings kept = kept_settings(o, t->frozen);
+		kept.frozen_started = t->frozen_started;
 		if (checkpoint_open(&t->checkpoint, o->resume_path, &kept, &t->checkpoint_ranks, t->message,
 				    sizeof t->message) != 0) {
 			shared_error("%s: %s\n", net_info.name, t->message);
 			return ranks_agree_status(2);
 		}
 		take_settings(o, &kept);
+		if (o->freeze && memcmp(t->frozen, t->frozen_started, (size_t)net_info.group_count) != 0) {
+			char started[512];
+			freeze_describe(t->frozen_started, started, sizeof started);
+			shared_error("%s: %s: the run was started with %s frozen, and this command gives --freeze %s; "
+				     "leave the option out to resume\n", net_info.name, o->resume_path, started, o->freeze);
+			return ranks_agree_status(2);
+		}
+		memcpy(t->frozen, t->frozen_started, (size_t)net_info.group_count);
 		if (!o->checkpoint_path)
 			o->checkpoint_path = o->resume_path;
 		char writer[128];
@@ -437,6 +462,10 @@ static int open_run(struct training *t)
 		}
 	}
 	tensor_file_free(&t->checkpoint);
+	if (status == 0 && freeze_begin(&t->freeze, t->frozen, &s->state) != 0) {
+		error_line("%s: out of memory\n", net_info.name);
+		status = 1;
+	}
 	/* every rank restored, or none: then they compare where they start */
 	status = ranks_agree_status(status);
 	if (status == 0)
@@ -453,6 +482,33 @@ static int open_run(struct training *t)
 			error_line("%s: %s: cannot write: %s\n", net_info.name, o->gradflow_path, strerror(errno));
 	}
 	return ranks_agree_status(status);
+}
+
+/* Where the weights start (--load-weights, --fresh-classifier) and what
+ * stays as it began (--freeze). */
+static void describe_weights(const struct training *t)
+{
+	const struct run_options *o = &t->o;
+	const struct weights_loaded *l = &t->s.loaded;
+	if (o->load_weights) {
+		char shown[4 * PATH_MAX], fresh[256] = "";
+		printable_text(shown, sizeof shown, o->load_weights);
+		char file[64] = "the file holding none";
+		if (l->left_out_values)
+			snprintf(file, sizeof file, "the file's (%ld values) left out", l->left_out_values);
+		if (o->fresh_classifier)
+			snprintf(fresh, sizeof fresh, "; the classifier (%d tensors, %ld values, for %d classes) initialised "
+				 "afresh, %s", l->fresh_tensors, l->fresh_values, net_info.classes, file);
+		printf("weights: loaded %d of the %d tensors (%ld values) from %s%s\n", l->tensors,
+		       net_info.param_tensor_count, l->values, shown, fresh);
+	}
+	if (t->freeze.tensors) {
+		char parts[512];
+		freeze_describe(t->frozen, parts, sizeof parts);
+		printf("frozen: %s: %d tensors (%ld parameters and %ld BN running statistics) kept as they began%s\n",
+		       parts, t->freeze.tensors, t->freeze.trained, t->freeze.values - t->freeze.trained,
+		       o->resume_path && !o->freeze ? ", as the run began (its checkpoint keeps the list)" : "");
+	}
 }
 
 /* What the run is, before its first step: the network, the data and
@@ -487,6 +543,7 @@ static void describe_training(const struct training *t)
 		printf("note: --threads %d is more than the run's %d shares%s; %d threads run it, a thread a share\n",
 		       o->threads, s->shares, o->resume_path ? " (its checkpoint's)" : "", s->threads);
 	describe_run(o, s->threads);
+	describe_weights(t);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];
 		printable_text(shown, sizeof shown, o->resume_path);
@@ -574,6 +631,7 @@ static int step(struct training *t, long it, double *lr, double *loss)
 	backward_summing_gradients(s);
 	net_sgd(&s->state, (real)*lr, (real)o->recipe.momentum, (real)o->recipe.weight_decay);
 	average_running_statistics(s);
+	freeze_restore(&t->freeze, &s->state);
 	t->step_seconds += now() - step_start;
 	at->iteration = it + 1;
 	if (t->gradflow && (it + 1) % o->gradflow_every == 0 && gradflow_record(s, o, it + 1, t->gradflow) != 0)
@@ -756,7 +814,7 @@ static int checkpoint_and_stop(struct training *t, long it)
 		t->at.seconds = now() - t->start;
 		t->at.log_bytes = t->log ? ftell(t->log) : -1;
 		struct weights_meta meta = session_meta(s);
-		struct run_settings kept = kept_settings(o);
+		struct run_settings kept = kept_settings(o, t->frozen);
 		if (t->writer && checkpoint_save(o->checkpoint_path, &kept, &meta, s->shares, s->ranks, &s->state, &t->at,
 						 t->order, s->train.count, s->data_identity, t->message,
 						 sizeof t->message) != 0) {
@@ -833,6 +891,9 @@ static int close_run(struct training *t, int status)
 		status = 1;
 	free(t->order);
 	free(t->labels);
+	free(t->frozen);
+	free(t->frozen_started);
+	freeze_free(&t->freeze);
 	if (t->opened)
 		session_free(&t->s);
 	return status;

@@ -25,6 +25,8 @@ struct run_options {
 	long epochs;                  /* train: the run's length in epochs; 0: --iterations says it */
 	const char *keep_best;        /* train: where the weights of the best evaluation go */
 	const char *save_weights, *load_weights;
+	bool fresh_classifier; /* --load-weights: the classifier initialised, not loaded (fine-tuning) */
+	const char *freeze;    /* train: the parts kept as they began (freeze.h); NULL: none */
 	int steps;             /* step: how many SGD steps on the first batch */
 	const char *dump_path; /* step: where the dump goes */
 	const char *checkpoint_path, *resume_path;

@@ -19,9 +19,12 @@ load a binary's weights file into it, and export it or measure it.
         for a network that is one of torchvision's ResNets (specs/resnet-50.yaml):
         torchvision's own state dict, which torchvision.models.resnet50()
         loads with load_state_dict as it is (float32)
-    resgen_torch.py import-torchvision SPEC SOURCE.pt OUT.weights
+    resgen_torch.py import-torchvision SPEC SOURCE.pt OUT.weights [--fresh-classifier]
         the other way: a state dict saved from torchvision's model as the
-        binary's weights file, with torchvision's ImageNet normalisation
+        binary's weights file, with torchvision's ImageNet normalisation;
+        --fresh-classifier: fine-tuning to the spec's classes, the
+        classifier (fc, of any number of classes) left out, for the
+        binary's train --load-weights OUT.weights --fresh-classifier
     resgen_torch.py evaluate SPEC WEIGHTS [--data DIR] [--split train|test]
                              [--train-limit N] [--test-limit N] [--batch B]
         error, top-5 error, loss and the confusion matrix of the split, as the
@@ -950,10 +953,13 @@ def torchvision_shapes(graph):
     return shapes
 
 
-def import_torchvision(spec_path, source, output):
+def import_torchvision(spec_path, source, output, fresh_classifier=False):
     """Weights saved from one of torchvision's ResNets (torch.save of its
     state_dict()) as the weights file of spec_path's binary, with
-    torchvision's ImageNet normalisation stored beside them."""
+    torchvision's ImageNet normalisation stored beside them. With
+    fresh_classifier, the classifier (fc, of any number of classes) is left
+    out, for the binary's train --load-weights --fresh-classifier to
+    initialise for the spec's classes."""
     check_spec(spec_path)
     graph = Graph(Spec(spec_path))
     names = torchvision_names(graph)
@@ -961,6 +967,15 @@ def import_torchvision(spec_path, source, output):
     state = load_state_dict(source)
     tensors = {}
     shapes = torchvision_shapes(graph)
+    left_out = {}
+    if fresh_classifier:
+        for name in [n for n in names if n.startswith("head_fc_")]:
+            key = names.pop(name)
+            if isinstance(state.get(key), torch.Tensor):
+                left_out[key] = list(state[key].shape)
+            elif key in state:
+                raise Refused(f"{shown(source)}: {key} is {kind_of(state[key])}, not a tensor")
+        classifier = {k for k in state if isinstance(k, str) and k.startswith("fc.")}
     for name, key in names.items():
         if key not in state:
             raise Refused(f"{shown(source)}: {key} is missing; it is not the state dict of torchvision's "
@@ -968,6 +983,11 @@ def import_torchvision(spec_path, source, output):
         value = state[key]
         if not isinstance(value, torch.Tensor) or not value.is_floating_point():
             raise Refused(f"{shown(source)}: {key} is {kind_of(value)}, not a tensor of floating-point numbers")
+        if tuple(value.shape) != shapes[name] and name.startswith("head_fc_") and \
+                tuple(value.shape)[1:] == shapes[name][1:]:
+            raise Refused(f"{shown(source)}: {key} has the shape {list(value.shape)}, for {value.shape[0]} classes, "
+                          f"but {graph.spec.name} has {graph.spec.classes}; to fine-tune these weights to its "
+                          "classes, give --fresh-classifier")
         if tuple(value.shape) != shapes[name]:
             raise Refused(f"{shown(source)}: {key} has the shape {list(value.shape)}, but {graph.spec.name}'s "
                           f"{name} is {list(shapes[name])} in torchvision's layout; is it resnet{graph.spec.depth} "
@@ -976,7 +996,8 @@ def import_torchvision(spec_path, source, output):
         check_values(f"{shown(source)}: {key}", values, key.endswith(".running_var"))
         tensors[name] = values
     extra = sorted(str(k) for k in state if not isinstance(k, str) or
-                   (k not in set(names.values()) and not k.endswith("num_batches_tracked")))
+                   (k not in set(names.values()) and not k.endswith("num_batches_tracked") and
+                    not (fresh_classifier and k in classifier)))
     if extra:
         raise Refused(f"{shown(source)}: {shown(extra[0])} is not one of resnet{graph.spec.depth}'s tensors")
     tensors["meta/input_mean"] = np.array(IMAGENET_MEAN)
@@ -987,6 +1008,10 @@ def import_torchvision(spec_path, source, output):
     print(f"wrote {shown(output)}: {len(names)} tensors of {shown(source)} as {graph.spec.name}'s weights, "
           f"normalised as torchvision's ImageNet weights expect: mean {list(IMAGENET_MEAN)}, std "
           f"{list(IMAGENET_STD)} (pixels in 0..1 units)")
+    if fresh_classifier:
+        said = " and ".join(f"{key} {shape}" for key, shape in left_out.items()) or "no classifier (there was none)"
+        print(f"left out {said}: {graph.spec.name}'s binary initialises its classifier for {graph.spec.classes} "
+              f"classes with train --load-weights {shown(output)} --fresh-classifier")
 
 
 def measure(net, o):
@@ -1045,6 +1070,9 @@ def main(arguments=None):
     import_command.add_argument("spec", help="the network's spec (such as specs/resnet-50.yaml)")
     import_command.add_argument("source", help="torch.save(model.state_dict(), FILE) of torchvision's model")
     import_command.add_argument("output", help="the weights file to write (NAME evaluate --load-weights FILE)")
+    import_command.add_argument("--fresh-classifier", action="store_true",
+                                help="leave the classifier out, of any number of classes, for the binary's "
+                                     "train --load-weights OUT --fresh-classifier to initialise (fine-tuning)")
     measure_command.add_argument("--data", metavar="DIR", help="data folder (default: the spec's)")
     measure_command.add_argument("--split", choices=["train", "test"], default="test")
     measure_command.add_argument("--train-limit", type=count, default=0, metavar="N",
@@ -1060,7 +1088,7 @@ def main(arguments=None):
                     raise Refused(f"{shown(o.output)}: OUTPUT and {what} name one file; writing one would "
                                   "destroy the other, so give another name")
             check_output(o.output)
-            import_torchvision(o.spec, o.source, o.output)
+            import_torchvision(o.spec, o.source, o.output, o.fresh_classifier)
             return 0
         if o.command == "export":
             # every output apart from every input and from each other,
