@@ -295,11 +295,13 @@ static void test_an_images_augmentation_is_keyed_by_seed_iteration_and_image(voi
 				      .classes = 6, .skip_bad = true};
 	assert_int_equal(data_open(&folder, &train, &test, &error), 0);
 	assert_true(train.count > 41);
-	/* the interface names each image: a folder's by its file under the split */
-	char name[300], path[800];
+	/* the interface names each image: a folder's by its file under the
+	 * data folder */
+	char name[DATA_NAME_MAX], path[DATA_NAME_MAX + 400];
 	data_file_name(&train, 7, name, sizeof name);
-	snprintf(path, sizeof path, "%s/train/%s", photos, name);
-	assert_non_null(strchr(name, '/'));
+	snprintf(path, sizeof path, "%s/%s", photos, name);
+	assert_int_equal(strncmp(name, "train/", 6), 0);
+	assert_non_null(strchr(name + 6, '/'));
 	assert_int_equal(access(path, R_OK), 0);
 	expect_keyed(&train, &(struct augment){.seed = 3, .flip = 1, .shorter_min = 73, .shorter_max = 137});
 	expect_keyed(&train, &(struct augment){.seed = 3, .flip = 1, .aspect = true});

@@ -571,6 +571,36 @@ static void test_study_warnings_are_said_once(void **unused)
 	}
 }
 
+/* Issue 87, item 5: make study-submit (and make study) look for every
+ * variant's data before building or queueing anything: a line a variant
+ * whose folder is missing or holds another count of classes. */
+static void test_study_submit_looks_for_each_variants_data(void **unused)
+{
+	(void)unused;
+	char study[400], text[2048], command[2048], err[4096], expected[2048];
+	snprintf(study, sizeof study, "%s/data.yaml", scratch);
+	snprintf(command, sizeof command, "mkdir -p %1$s/three/train/a %1$s/three/train/b %1$s/three/train/c "
+		 "%1$s/three/val/a %1$s/three/val/b %1$s/three/val/c", scratch);
+	assert_int_equal(system(command), 0);
+	snprintf(text, sizeof text,
+		 "name: data\nbase: demo\nseeds: [1]\nvariants:\n  - {name: here}\n"
+		 "  - {name: elsewhere, set: {data: {dir: %1$s/nowhere}}}\n"
+		 "  - {name: photos, spec: resnet-18, set: {data: {set: folder, dir: %1$s/three, classes: 4, crop: 32}, "
+		 "train: {batch: 8}}}\n", scratch);
+	write_text(study, text);
+	snprintf(command, sizeof command,
+		 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH=%s:$PATH make -s study-submit STUDY=%s RESULTS=%s/data-results",
+		 stub, study, scratch);
+	assert_int_equal(run(command, NULL, 0, err, sizeof err), 2);
+	snprintf(expected, sizeof expected, "%1$s: variant elsewhere: its data folder %2$s/nowhere is missing; put the "
+		 "data there, or give the variant another folder in the study (set: {data: {dir: DIR}}; "
+		 "docs/imagenet.md)\n%1$s: variant photos: %2$s/three/train holds 3 class folders, but the spec has 4 "
+		 "classes; put the data there, or give the variant another folder in the study (set: {data: {dir: DIR}}; "
+		 "docs/imagenet.md)\n", study, scratch);
+	assert_memory_equal(err, expected, strlen(expected));
+	assert_string_equal(sbatch_calls(), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_task_requeues_only_a_run_that_made_progress),
 		cmocka_unit_test(test_every_tool_answers_help),
 		cmocka_unit_test(test_study_warnings_are_said_once),
+		cmocka_unit_test(test_study_submit_looks_for_each_variants_data),
 	};
 	command_only_some();
 	return cmocka_run_group_tests_name("the study tools against stand-ins for Slurm", tests, setup, NULL);
