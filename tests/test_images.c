@@ -373,7 +373,8 @@ static void test_summary_says_the_folders_augmentation(void **unused)
  * and its images by their paths in the predictions, the confusion matrix
  * and every export's metadata, read back by Python's csv module, torch,
  * onnx and TorchScript (tests/images/check_names.py): names with spaces,
- * commas, quotes, a spreadsheet's formula, non-ASCII and a newline. */
+ * commas, quotes, a spreadsheet's formula, non-ASCII and a newline. And
+ * item 6: resgen_torch.py evaluate measures the folder as the binary. */
 static void test_outputs_name_a_folders_classes_and_files(void **unused)
 {
 	(void)unused;
@@ -391,6 +392,16 @@ static void test_outputs_name_a_folders_classes_and_files(void **unused)
 	assert_int_equal(binary("", "photos-f32", options, out, sizeof out, err, sizeof err), 0);
 	expect_in(out, "\nAnkle boot       ");
 	expect_in(out, "\na, b and \"c\"     ");
+	/* item 6: resgen_torch.py evaluate reads the folder as the binary
+	 * does: the same error, top-5 error and, to f32's rounding, loss */
+	char mine[256], *line = strstr(out, "\nerror ");
+	assert_non_null(line);
+	snprintf(mine, sizeof mine, "%.*s", (int)(strstr(line, ", loss ") - line), line);
+	snprintf(command, sizeof command,
+		 "/usr/bin/python3 tools/pytorch/resgen_torch.py evaluate tests/specs/photos.yaml %1$s/awkward.weights "
+		 "--data %1$s/awkward", scratch);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, mine);
 	snprintf(command, sizeof command,
 		 "/usr/bin/python3 tools/pytorch/resgen_torch.py export tests/specs/photos.yaml %1$s/awkward.weights "
 		 "%1$s/awkward.pt --onnx %1$s/awkward.onnx && /usr/bin/python3 tools/pytorch/resgen_torch.py export "

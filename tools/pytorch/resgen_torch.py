@@ -29,7 +29,10 @@ load a binary's weights file into it, and export it or measure it.
                              [--train-limit N] [--test-limit N] [--batch B]
         error, top-5 error, loss and the confusion matrix of the split, as the
         binary's evaluate command measures them, normalised as the weights
-        file says (older files: by the first --train-limit training images)
+        file says (older files: by the first --train-limit training images);
+        a folder of images cropped as the binaries evaluate it (Resize,
+        CenterCrop), its first --train-limit or --test-limit images in the
+        binaries' order
 
 In Python:
 
@@ -667,9 +670,61 @@ def _idx(path, dimensions):
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
-def read_split(spec, data_dir, split):
-    """(images as uint8 N x C x H x W, labels) of a split of the spec's data."""
-    images, labels = _read_split(spec, data_dir, split)
+def folder_files(data_dir, split):
+    """A folder of images' split (train/, or val/ for the test split) as
+    the binaries list it (runtime/data/image_folder.c): (path under the
+    split, label) in the order of FNV-1a of CLASS/FILE, the classes
+    train/'s folders in the order of their names, hidden names left out."""
+    def entries(folder, folders):
+        try:
+            names = os.listdir(folder)
+        except OSError as e:
+            raise Refused(f"{shown(folder)}: cannot read the folder: {e.strerror}; a folder of images holds "
+                          "train/CLASS/*.JPEG and val/CLASS/*.JPEG")
+        return sorted(n for n in names if not n.startswith(".") and
+                      (os.path.isdir if folders else os.path.isfile)(os.path.join(folder, n)))
+    classes = entries(os.path.join(data_dir, "train"), True)
+    root = os.path.join(data_dir, "train" if split == "train" else "val")
+    files = []
+    for c in entries(root, True):
+        if c not in classes:
+            raise Refused(f"{shown(root)}: class folder {shown(c)} is not one of the {len(classes)} of "
+                          f"{shown(os.path.join(data_dir, 'train'))}")
+        files += [(f"{c}/{name}", classes.index(c)) for name in entries(os.path.join(root, c), False)
+                  if os.path.splitext(name)[1].lower() in (".jpeg", ".jpg", ".png")]
+    return root, sorted(files, key=lambda item: (checksum(os.fsencode(item[0])), os.fsencode(item[0])))
+
+
+def read_folder(spec, data_dir, split, limit=0):
+    """The first limit images (0: all) of a folder of images' split,
+    cropped as the binaries' evaluate crops them: the shorter side resized
+    to round(256 C / 224), the center C x C crop (torchvision's Resize and
+    CenterCrop, which the binaries equal pixel for pixel), as uint8."""
+    from PIL import Image
+    from torchvision import transforms
+    root, files = folder_files(data_dir, split)
+    files = files[:limit] if limit else files
+    crop = spec.input[1]
+    transform = transforms.Compose([transforms.Resize(round(256 * crop / 224)), transforms.CenterCrop(crop)])
+    images = np.empty((len(files),) + tuple(spec.input), dtype=np.uint8)
+    for i, (path, _) in enumerate(files):
+        try:
+            with Image.open(os.path.join(root, path)) as picture:
+                images[i] = np.asarray(transform(picture.convert("RGB")), dtype=np.uint8).transpose(2, 0, 1)
+        except (OSError, ValueError, Image.DecompressionBombError) as e:
+            raise Refused(f"{shown(os.path.join(root, path))}: Pillow cannot decode it ({e}); the binaries' "
+                          "--skip-bad-images leaves such files out, this tool does not")
+    return images, np.array([label for _, label in files], dtype=np.int64)
+
+
+def read_split(spec, data_dir, split, limit=0):
+    """(images as uint8 N x C x H x W, labels) of a split of the spec's
+    data; a folder of images' first limit (0: all), as its evaluation
+    crops them."""
+    if spec.data_format == "folder":
+        images, labels = read_folder(spec, data_dir, split, limit)
+    else:
+        images, labels = _read_split(spec, data_dir, split)
     if len(images) != len(labels) or images.shape[1:] != spec.input:
         raise Refused(f"{spec.name}: the {split} split in {shown(data_dir)} has {len(images)} images of "
                       f"{'x'.join(map(str, images.shape[1:]))} and {len(labels)} labels; the network takes "
@@ -1016,10 +1071,20 @@ def import_torchvision(spec_path, source, output, fresh_classifier=False):
 
 def measure(net, o):
     data_dir = o.data or net.spec.data_dir
-    train_images, train_labels = read_split(net.spec, data_dir, "train")
-    if o.train_limit:
+    folder = net.spec.data_format == "folder"
+    if folder:  # a folder's images are read as far as the split and limit need
+        train_images = train_labels = None
+        if o.split == "train":
+            train_images, train_labels = read_split(net.spec, data_dir, "train", o.train_limit)
+    else:
+        train_images, train_labels = read_split(net.spec, data_dir, "train")
+    if o.train_limit and not folder:
         train_images, train_labels = train_images[:o.train_limit], train_labels[:o.train_limit]
-    if "input_mean" in net.meta:
+    if folder and "input_mean" not in net.meta:
+        mean, std = np.array(IMAGENET_MEAN), np.array(IMAGENET_STD)
+        print("inputs normalised by ImageNet's channel mean and deviation, as the binaries normalise a folder of "
+              "images")
+    elif "input_mean" in net.meta:
         mean, std = np.array(net.meta["input_mean"]), np.array(net.meta["input_std"])
         if is_imagenet(mean, std):
             print("inputs normalised as the weights file says (ImageNet's channel mean and deviation, as "
@@ -1031,7 +1096,8 @@ def measure(net, o):
         mean, std = channel_statistics(train_images)
         print(f"inputs normalised by the statistics of {len(train_images)} training images (the weights file "
               "does not say)")
-    images, labels = (train_images, train_labels) if o.split == "train" else read_split(net.spec, data_dir, "test")
+    images, labels = (train_images, train_labels) if o.split == "train" else \
+        read_split(net.spec, data_dir, "test", o.test_limit)
     if o.split == "test" and o.test_limit:
         images, labels = images[:o.test_limit], labels[:o.test_limit]
     error, top5, loss, confusion = evaluate(net, normalise(images, mean, std), labels, o.batch)
