@@ -53,6 +53,26 @@ class Standalone(nn.Module):
         return self.net(x.to(torch.float32).to(torch.float64))
 
 
+class RawPixels(nn.Module):
+    """The TorchScript export's outer module: refuses images that are not
+    raw pixels, as torchvision's usual preprocessing gives them (ToTensor's
+    0..1, Normalize's negative values), rather than answer on them
+    silently, then runs the traced network."""
+
+    def __init__(self, traced):
+        super().__init__()
+        self.traced = traced
+
+    def forward(self, images):
+        if bool((images < 0).any()):
+            raise ValueError("this model takes raw pixels from 0 to 255 and normalises them inside; these images "
+                             "hold negative values, as torchvision's Normalize gives: feed PILToTensor's output")
+        if images.is_floating_point() and bool((images > 0).any()) and bool((images <= 1).all()):
+            raise ValueError("this model takes raw pixels from 0 to 255 and normalises them inside; these images "
+                             "lie within 0..1, as torchvision's ToTensor gives: feed PILToTensor's output")
+        return self.traced(images)
+
+
 class GateBias(nn.Module):
     """The bias of a gated shortcut's gate, one per channel."""
 

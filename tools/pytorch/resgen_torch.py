@@ -922,11 +922,11 @@ def export_torchscript(net, spec_path, output):
     torch.jit.load runs in any Python with PyTorch: raw images in, logits
     out; its class names, normalisation and spec in the file beside it."""
     import torch
-    from resgen_nn import Standalone
+    from resgen_nn import RawPixels, Standalone
     module = Standalone(net, net.meta["input_mean"], net.meta["input_std"]).eval()
     example = torch.zeros((1,) + net.spec.input, dtype=torch.uint8)
     with torch.no_grad():
-        traced = torch.jit.trace(module, example, check_trace=False)
+        traced = torch.jit.script(RawPixels(torch.jit.trace(module, example, check_trace=False)))
     with open(spec_path, "rb") as f:
         spec_text = f.read()
     extra = {"class_names.json": json.dumps(net.meta.get("class_names", [str(i) for i in range(net.spec.classes)])),
@@ -937,7 +937,8 @@ def export_torchscript(net, spec_path, output):
         extra["trained_precision.txt"] = trained_precision(net.spec)
     replace(output, lambda to: torch.jit.save(traced, to, _extra_files=extra))
     print(f"wrote {shown(output)}: {net.spec.name} as TorchScript (float64), taking raw images of "
-          f"{'x'.join(map(str, net.spec.input))} pixels from 0 to 255 and normalising them inside; class names, "
+          f"{'x'.join(map(str, net.spec.input))} pixels from 0 to 255 (refusing 0..1 or normalised ones) and "
+          "normalising them inside; class names, "
           "normalisation and spec in its extra files (class_names.json, normalisation.json, spec.yaml)")
 
 
