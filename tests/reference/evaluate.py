@@ -186,6 +186,17 @@ def main():
     os.rmdir(outside)
     with open(loaded + ".json") as file:
         expect("the TorchScript file's class names", json.load(file), FASHION_CLASSES)
+    # fed torchvision's usual ToTensor + Normalize, the module refuses in
+    # one line rather than answer on images normalised twice
+    model = torch.jit.load(scripted)
+    for kind, batch in (("ToTensor's 0..1", test_images[:2] / 255.0),
+                        ("Normalize's", (test_images[:2] / 255.0 - 0.5) / 0.25)):
+        try:
+            model(torch.from_numpy(batch))
+            failures.append(f"the TorchScript module answered on images as {kind}")
+        except torch.jit.Error as e:
+            if "feed PILToTensor's output" not in str(e):
+                failures.append(f"the TorchScript module refused {kind} images saying {str(e)[-300:]!r}")
     scripted_worst = float(np.abs(np.load(loaded) - rows[:SCRIPTED, 3:]).max())
     if not scripted_worst <= 1e-6:
         failures.append(f"the TorchScript module's probabilities differ from evaluate --predictions by up to "
