@@ -207,7 +207,14 @@ static void print_summary_json(const struct spec *spec)
 		printf("%s", i ? ", " : "");
 		json_string(stdout, data_set_class_name(spec->data.set, spec->data.classes, i, name, sizeof name));
 	}
-	printf("]}}\n");
+	/* a folder's normalisation: data.normalise, with the spec's values */
+	printf("], \"normalise\": \"%s\"", set->format != FORMAT_FOLDER ? "images"
+					 : normalisation_names[spec->data.normalise]);
+	if (set->format == FORMAT_FOLDER && spec->data.normalise == NORMALISE_GIVEN)
+		printf(", \"normalise_mean\": [%.17g, %.17g, %.17g], \"normalise_std\": [%.17g, %.17g, %.17g]",
+		       spec->data.normalise_mean[0], spec->data.normalise_mean[1], spec->data.normalise_mean[2],
+		       spec->data.normalise_std[0], spec->data.normalise_std[1], spec->data.normalise_std[2]);
+	printf("}}\n");
 }
 
 static void print_summary(const struct spec *spec, const struct graph *g, const struct plan *p)

@@ -72,6 +72,13 @@ struct net_defaults {
 	double lr_gamma, momentum, weight_decay;
 	int augment_pad, augment_flip;
 	int augment_aspect; /* folders of images: RandomResizedCrop's crops rather than the scale augmentation */
+	/* folders of images: the scale augmentation's range of the shorter
+	 * side in pixels at the crop ({0, 0}: the paper's [256, 480] for a 224
+	 * crop, scaled to the crop), and the inputs' normalisation (enum
+	 * normalisation, shared/data_sets.h) with NORMALISE_GIVEN's values */
+	int augment_scale[2];
+	int normalise;
+	double normalise_mean[3], normalise_std[3];
 	long seed;
 	long eval_every;
 	int bn_sync; /* under mpirun: BN's statistics over the whole batch */

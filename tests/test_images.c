@@ -22,6 +22,7 @@
 #include "command.h"
 #include "data.h"
 #include "image_folder.h"
+#include "tensor_file.h"
 
 static char photos[400];
 
@@ -46,10 +47,10 @@ static int setup(void **unused)
 static void test_folder_draws_the_papers_crops(void **unused)
 {
 	(void)unused;
-	struct folder_augment scale = {256, 480, false, true}, aspect = {256, 480, true, true};
 	int sizes[][2] = {{500, 375}, {375, 500}, {64, 400}, {1000, 1000}, {224, 300}};
 	for (int crop = 64; crop <= 224; crop += 160) {
 		int low = (int)lround(256.0 * crop / 224), high = (int)lround(480.0 * crop / 224);
+		struct folder_augment scale = {low, high, false, true}, aspect = {low, high, true, true};
 		int lowest = 1 << 30, highest = 0, flips = 0;
 		for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
 			int w = sizes[s][0], h = sizes[s][1];
@@ -359,11 +360,13 @@ static void test_summary_says_the_folders_augmentation(void **unused)
 	char command[1024], out[16384];
 	snprintf(command, sizeof command, "%s/bin/resgen summary specs/resnet-50.yaml", build);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
-	expect_in(out, "augmentation: shorter side scaled to [256, 480], random 224x224 crop, random horizontal flip\n");
+	expect_in(out, "augmentation: shorter side scaled to [256, 480], random 224x224 crop, random horizontal flip; "
+		       "inputs normalised by ImageNet's channel mean and deviation (torchvision's)\n");
 	snprintf(command, sizeof command, "%s/bin/resgen summary tests/specs/photos.yaml", build);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	expect_in(out, "augmentation: shorter side scaled to [73, 137] (the paper's [256, 480] for a 224 crop, scaled to "
-		       "this 64 crop), random 64x64 crop, random horizontal flip\n");
+		       "this 64 crop), random 64x64 crop, random horizontal flip; inputs normalised by ImageNet's channel "
+		       "mean and deviation (torchvision's)\n");
 	snprintf(command, sizeof command, "%s/bin/resgen summary specs/preact-110.yaml", build);
 	assert_int_equal(run(command, out, sizeof out, NULL, 0), 0);
 	expect_in(out, "augmentation: 4-pixel pad and random crop, random horizontal flip\n");
@@ -414,6 +417,60 @@ static void test_outputs_name_a_folders_classes_and_files(void **unused)
 		       "state dict, ONNX's metadata and TorchScript's class_names.json\n");
 }
 
+/* Issue 87, item 4: a folder normalised by its own channel statistics
+ * (data.normalise: folder), computed from its training images'
+ * evaluation crops as the run starts and stored with the weights, equal
+ * to torchvision's crops' statistics; and the spec's scale range, said
+ * by the recipe line, --help and evaluate. */
+static void test_a_folder_is_normalised_by_its_own_statistics(void **unused)
+{
+	(void)unused;
+	static char out[16384], err[4096];
+	char options[1024], weights[400], command[4096];
+	snprintf(weights, sizeof weights, "%s/own.weights", scratch);
+	snprintf(options, sizeof options, "train --data %s --iterations 4 --save-weights %s", photos, weights);
+	assert_int_equal(binary("", "photos-own-f32", options, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "augmentation: shorter side scaled to [64, 96] (the spec's augment.scale), random 64x64 crop, "
+		       "random horizontal flip; inputs normalised by the training images' own channel statistics, "
+		       "computed as the run starts (data.normalise: folder)\n");
+	expect_in(out, "normalisation: the 60 training images' channel mean [");
+	struct tensor_file f;
+	char error[512];
+	assert_int_equal(tensor_file_load(&f, weights, error, sizeof error), 0);
+	const struct tensor_file_entry *mean = tensor_file_find(&f, "meta/input_mean"),
+				       *std = tensor_file_find(&f, "meta/input_std");
+	assert_non_null(mean);
+	assert_non_null(std);
+	snprintf(command, sizeof command,
+		 "/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"tests/images\")\n"
+		 "import numpy as np; from PIL import Image; from torchvision import transforms\n"
+		 "from check_crops import folder_order\n"
+		 "root = sys.argv[1] + \"/train\"; crop = 64; sums, squares, n = np.zeros(3), np.zeros(3), 0\n"
+		 "t = transforms.Compose([transforms.Resize(round(256 * crop / 224)), transforms.CenterCrop(crop)])\n"
+		 "for path, _ in folder_order(root):\n"
+		 "    a = np.asarray(t(Image.open(root + \"/\" + path).convert(\"RGB\")), dtype=np.float64)"
+		 ".transpose(2, 0, 1) / 255\n"
+		 "    sums += a.sum((1, 2)); squares += (a * a).sum((1, 2)); n += crop * crop\n"
+		 "m = sums / n; print(*m, *np.sqrt(squares / n - m * m))' %s", photos);
+	assert_int_equal(run(command, out, sizeof out, err, sizeof err), 0);
+	double theirs[6];
+	assert_int_equal(sscanf(out, "%lf %lf %lf %lf %lf %lf", &theirs[0], &theirs[1], &theirs[2], &theirs[3],
+				&theirs[4], &theirs[5]),
+			 6);
+	for (int c = 0; c < 3; c++) {
+		if (fabs(mean->values[c] - theirs[c]) > 1e-12 || fabs(std->values[c] - theirs[3 + c]) > 1e-12)
+			fail_msg("channel %d: stored mean %.17g, deviation %.17g; torchvision's crops' %.17g, %.17g", c,
+				 mean->values[c], std->values[c], theirs[c], theirs[3 + c]);
+		assert_true(fabs(mean->values[c] - image_folder_mean[c]) > 1e-3); /* not ImageNet's */
+	}
+	tensor_file_free(&f);
+	snprintf(options, sizeof options, "evaluate --data %s --load-weights %s", photos, weights);
+	assert_int_equal(binary("", "photos-own-f32", options, out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "; inputs normalised by the 60 training images' channel statistics, as stored with the weights;");
+	assert_int_equal(binary("", "photos-own-f32", "--help", out, sizeof out, err, sizeof err), 0);
+	expect_in(out, "shorter side scaled to [64, 96] (the spec's augment.scale)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_resume_notices_an_image_replaced_by_one_of_its_size),
 		cmocka_unit_test(test_folder_trains_evaluates_and_resumes_bitwise),
 		cmocka_unit_test(test_outputs_name_a_folders_classes_and_files),
+		cmocka_unit_test(test_a_folder_is_normalised_by_its_own_statistics),
 	};
 	command_only_some();
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -158,7 +158,8 @@ static void test_make_refuses_names_that_are_not_names(void **unused)
 	assert_int_equal(make(arguments, err, sizeof err), 2);
 	snprintf(message, sizeof message,
 		 "no spec specs/no-such-network.yaml; the specs are demo original-110 original-164 preact-110 "
-		 "preact-164 resnet-50 and 43 in specs/paper/ (make %s/bin/paper/NAME, or make paper)",
+		 "preact-164 resnet-18 resnet-34 resnet-50 and 43 in specs/paper/ (make %s/bin/paper/NAME, or make "
+		 "paper)",
 		 build);
 	expect_make_error(err, message);
 }

@@ -535,6 +535,7 @@ static void test_every_tool_answers_help(void **unused)
 		{"tools/slurm-task", "One task of a study's job array"},
 		{"tools/slurm-report", "A study's report job"},
 		{"tools/pytorch/resgen_torch.py", "usage: resgen_torch.py"},
+		{"tools/confusion-table", "Turns an evaluate --confusion CSV"},
 	};
 	char command[600], out[16384], err[4096];
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {

@@ -322,6 +322,38 @@ static void test_spec_imagenet_networks(void **unused)
 	assert_int_equal(spec_load(&spec, scratch, &d), 0);
 	assert_int_equal(spec.data.classes, 5);
 	assert_int_equal(spec.data.width, 64);
+	/* issue 87, item 4: a folder's normalisation and scale range */
+	expect_error(VALID_HEAD "  normalise: folder\n" VALID_NET,
+		     "4:14: 'normalise' is for folders of images (imagenet, folder); cifar10's inputs are normalised "
+		     "by its training images' channel statistics");
+	expect_error("name: t\ndata:\n  set: imagenet\n  normalise: own\n" VALID_NET,
+		     "4:14: 'normalise' must be imagenet (ImageNet's channel mean and deviation, torchvision's), folder "
+		     "(the training images' own channel statistics, computed when a run starts) or {mean: [R, G, B], "
+		     "std: [R, G, B]} in pixels' 0..1 units");
+	expect_error("name: t\ndata:\n  set: imagenet\n  normalise: {mean: [0.5, 0.5], std: [0.2, 0.2, 0.2]}\n"
+		     VALID_NET,
+		     "4:21: 'mean' must be a list of 3 numbers, a channel each (red, green, blue), such as [0.485, "
+		     "0.456, 0.406]");
+	expect_error("name: t\ndata:\n  set: imagenet\n  normalise: {mean: [0.5, 0.5, 0.5], std: [0.2, 0.7, 0.2]}\n"
+		     VALID_NET,
+		     "4:49: 'std' is 0.7, out of range; it must be above 0 and at most 0.5");
+	expect_error("name: t\ndata:\n  set: imagenet\n  crop: 64\n" VALID_NET "train:\n  augment: {scale: [32, 96]}\n",
+		     "10:21: 'scale' is 32, out of range; it must be from 64 to 256");
+	expect_error("name: t\ndata:\n  set: imagenet\n  crop: 64\n" VALID_NET "train:\n  augment: {scale: [96, 64]}\n",
+		     "10:20: 'scale' must be [shortest, longest]: the range the shorter side is drawn from, in pixels, "
+		     "from the crop (64) up, such as [64, 96]");
+	expect_error("name: t\ndata:\n  set: imagenet\n" VALID_NET "train:\n  augment: {aspect: true, scale: [224, 300]}\n",
+		     "9:34: 'scale' is the scale augmentation's range, and 'aspect: true' draws crops by area and "
+		     "aspect ratio instead; give one of them");
+	expect_error(VALID_HEAD VALID_NET "train:\n  augment: {scale: [32, 40]}\n",
+		     "9:20: 'scale' is for folders of images (imagenet, folder), whose images are scaled; cifar10's "
+		     "are padded and cropped ('pad')");
+	write_spec("name: t\ndata:\n  set: folder\n  dir: photos\n  classes: 5\n  crop: 64\n  normalise: {mean: [0.5, "
+		   "0.4, 0.3], std: [0.2, 0.2, 0.25]}\n" VALID_NET "train:\n  augment: {scale: [64, 80]}\n");
+	assert_int_equal(spec_load(&spec, scratch, &d), 0);
+	assert_int_equal(spec.data.normalise, NORMALISE_GIVEN);
+	assert_true(spec.data.normalise_mean[1] == 0.4 && spec.data.normalise_std[2] == 0.25);
+	assert_int_equal(spec.train.augment_scale[1], 80);
 }
 
 static void test_spec_missing_required_key(void **unused)

@@ -39,12 +39,14 @@ CHECK_NET_CFLAGS := $(NET_BASE_CFLAGS) -DRESGEN_OUT_OF_LINE
 # bf16 in either order (test_precision: bf16's convolutions run the
 # reference kernels, which inlining does not change),
 # fashion-tiny-f64 for the check of evaluate and the export, ResNet-50 at
-# 64x64 fine-tuned to 6 classes (test_fine_tune), ResNet-18 against
+# 64x64 fine-tuned to 6 classes (test_fine_tune), the folder normalised by
+# its own statistics (photos-own, test_images), ResNet-18 against
 # torchvision (resnet-50-small, inlined, is the check of the kernels as
 # users build them), and tiny-f64
 # (users' binaries are f32; the f64 build is the tests'). tiny-f32 and the
 # demo stay inlined as users build them.
-CHECK_NETS := ranks-sync tiny-cifar fashion-tiny demo-bf16 demo-bf16-pairs resnet-50-photos resnet-18-small
+CHECK_NETS := ranks-sync tiny-cifar fashion-tiny demo-bf16 demo-bf16-pairs resnet-50-photos resnet-18-small \
+	photos-own
 $(foreach n,$(CHECK_NETS),$(BUILD)/obj/tests/$(n)-f32.o $(BUILD)/obj/tests/$(n)-f64.o) $(BUILD)/obj/tests/tiny-f64.o: \
 	NET_CFLAGS := $(CHECK_NET_CFLAGS)
 
@@ -172,6 +174,7 @@ SYSTEM_TESTS := $(TEST_BIN)/test_golden $(TEST_BIN)/test_train $(TEST_BIN)/test_
 SYSTEM_TEST_NEEDS := $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 \
 	$(TEST_BIN)/bin/demo-bf16-f32 $(TEST_BIN)/bin/demo-bf16-pairs-f32 \
 	$(TEST_BIN)/bin/photos-f32 $(TEST_BIN)/bin/photos-f64 $(TEST_BIN)/bin/resnet-50-photos-f32 \
+	$(TEST_BIN)/bin/photos-own-f32 \
 	$(TEST_BIN)/bin/tiny-cifar-f32 $(TEST_BIN)/bin/fashion-tiny-f32 $(TEST_BIN)/bin/tiny-edited-f64 \
 	$(TEST_BIN)/bin/ranks-sync-f64 $(TEST_BIN)/bin/mpi/ranks-sync-f64 $(TEST_BIN)/bin/mpi/tiny-f64
 

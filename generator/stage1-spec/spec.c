@@ -69,10 +69,61 @@ static int check_name(const struct checker *c, const struct ynode *root, struct 
 	return check_word(c, node, "name", SPEC_NAME_MAX, "my-net", spec->name);
 }
 
+/* Three numbers of a channel each, [R, G, B], in [min, max] (min excluded
+ * when min_open). */
+static int get_channels(const struct checker *c, const struct ynode *node, const char *key, double min,
+			bool min_open, double max, double *out)
+{
+	if (node->kind != YNODE_SEQ || node->count != 3)
+		return error_at(c, node, "'%s' must be a list of 3 numbers, a channel each (red, green, blue), such as "
+				"[0.485, 0.456, 0.406]", key);
+	for (size_t i = 0; i < 3; i++)
+		if (parse_real(c, node->values[i], key, min, min_open, max, &out[i]) != 0)
+			return -1;
+	return 0;
+}
+
+/* data.normalise, for folders of images: imagenet (the default), folder,
+ * or {mean: [...], std: [...]} in pixels' 0..1 units. */
+static int check_normalise(const struct checker *c, const struct ynode *data, struct spec *spec)
+{
+	spec->data.normalise = NORMALISE_IMAGENET;
+	const struct ynode *node = ynode_get(data, "normalise");
+	if (!node)
+		return 0;
+	if (!data_set_is_folder(spec->data.set))
+		return error_at(c, node,
+				"'normalise' is for folders of images (imagenet, folder); %s's inputs are normalised "
+				"by its training images' channel statistics",
+				data_set_names[spec->data.set]);
+	if (node->kind == YNODE_MAP) {
+		static const char *const keys[] = {"mean", "std"};
+		const struct ynode *mean, *std;
+		if (check_keys(c, node, "'normalise'", keys, COUNT(keys)) != 0 ||
+		    require(c, node, "mean", "'normalise'", &mean) != 0 ||
+		    require(c, node, "std", "'normalise'", &std) != 0 ||
+		    get_channels(c, mean, "mean", 0, false, 1, spec->data.normalise_mean) != 0 ||
+		    get_channels(c, std, "std", 0, true, 0.5, spec->data.normalise_std) != 0)
+			return -1;
+		spec->data.normalise = NORMALISE_GIVEN;
+		return 0;
+	}
+	if (node->kind == YNODE_SCALAR && strcmp(node->text, "imagenet") == 0)
+		return 0;
+	if (node->kind == YNODE_SCALAR && strcmp(node->text, "folder") == 0) {
+		spec->data.normalise = NORMALISE_FOLDER;
+		return 0;
+	}
+	return error_at(c, node,
+			"'normalise' must be imagenet (ImageNet's channel mean and deviation, torchvision's), folder "
+			"(the training images' own channel statistics, computed when a run starts) or {mean: [R, G, B], "
+			"std: [R, G, B]} in pixels' 0..1 units");
+}
+
 static int check_data(const struct checker *c, const struct ynode *root, struct spec *spec)
 {
 	static const char *const keys[] = {"set", "dir", "shape", "classes", "train_images",
-					   "test_images", "crop"};
+					   "test_images", "crop", "normalise"};
 	const struct ynode *data;
 	if (require(c, root, "data", "the spec", &data) != 0 || expect_map(c, data, "data") != 0 ||
 	    check_keys(c, data, "'data'", keys, COUNT(keys)) != 0)
@@ -136,6 +187,8 @@ static int check_data(const struct checker *c, const struct ynode *root, struct 
 				return -1;
 		}
 	}
+	if (check_normalise(c, data, spec) != 0)
+		return -1;
 	if (synthetic) {
 		long shape[3] = {3, 32, 32};
 		int count = 3;
@@ -512,8 +565,12 @@ void spec_recipe(const struct spec *spec, struct net_defaults *recipe)
 		.eval_every = spec->train.eval_every,
 		.bn_sync = spec->train.bn_sync,
 		.data_set = spec->data.set,
+		.augment_scale = {spec->train.augment_scale[0], spec->train.augment_scale[1]},
+		.normalise = spec->data.normalise,
 	};
 	memcpy(recipe->lr_steps, spec->train.lr_steps, sizeof recipe->lr_steps);
+	memcpy(recipe->normalise_mean, spec->data.normalise_mean, sizeof recipe->normalise_mean);
+	memcpy(recipe->normalise_std, spec->data.normalise_std, sizeof recipe->normalise_std);
 }
 
 int spec_warnings(const struct spec *spec, struct diag *warnings, int max)
@@ -570,7 +627,7 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 	static const struct ynode no_augment = {.kind = YNODE_MAP};
 	if (!augment)
 		augment = &no_augment;
-	static const char *const augment_keys[] = {"pad", "flip", "aspect"};
+	static const char *const augment_keys[] = {"pad", "flip", "aspect", "scale"};
 	if (expect_map(c, augment, "augment") != 0 ||
 	    check_keys(c, augment, "'augment'", augment_keys, COUNT(augment_keys)) != 0 ||
 	    recipe_int(c, augment, "augment.pad", &spec->train.augment_pad) != 0 ||
@@ -584,6 +641,29 @@ static int check_train(const struct checker *c, const struct ynode *root, struct
 				"'aspect' is for folders of images (imagenet, folder), whose images come in any "
 				"shape; %s's are padded and cropped ('pad')",
 				data_set_names[spec->data.set]);
+	const struct ynode *scale = ynode_get(augment, "scale");
+	if (scale && !data_set_is_folder(spec->data.set))
+		return error_at(c, scale,
+				"'scale' is for folders of images (imagenet, folder), whose images are scaled; %s's are "
+				"padded and cropped ('pad')",
+				data_set_names[spec->data.set]);
+	if (scale && spec->train.augment_aspect)
+		return error_at(c, scale,
+				"'scale' is the scale augmentation's range, and 'aspect: true' draws crops by area and "
+				"aspect ratio instead; give one of them");
+	if (scale) {
+		int crop = spec->data.crop, count;
+		long range[2];
+		if (get_integer_list(c, scale, "scale", crop, 4L * crop, 2, range, &count) != 0)
+			return -1;
+		if (count != 2 || range[0] > range[1])
+			return error_at(c, scale,
+					"'scale' must be [shortest, longest]: the range the shorter side is drawn from, "
+					"in pixels, from the crop (%d) up, such as [%d, %d]",
+					crop, crop, (int)lround(1.5 * crop));
+		spec->train.augment_scale[0] = (int)range[0];
+		spec->train.augment_scale[1] = (int)range[1];
+	}
 	const struct ynode *pad = ynode_get(augment, "pad");
 	if (pad && data_set_is_folder(spec->data.set))
 		return error_at(c, pad,
@@ -666,8 +746,17 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 			spec->data.channels, spec->data.height, spec->data.width, spec->data.classes,
 			spec->data.train_images, spec->data.test_images);
 	else
-		fprintf(out, ", dir %s (input %dx%dx%d, %d classes)\n", spec->data.dir,
+		fprintf(out, ", dir %s (input %dx%dx%d, %d classes)", spec->data.dir,
 			spec->data.channels, spec->data.height, spec->data.width, spec->data.classes);
+	/* ImageNet's normalisation said as it always was: not at all */
+	if (spec->data.normalise == NORMALISE_FOLDER)
+		fprintf(out, ", normalise folder");
+	for (int i = 0; spec->data.normalise == NORMALISE_GIVEN && i < 6; i++)
+		fprintf(out, "%s%s%s", i == 0 ? ", normalise mean [" : i == 3 ? "], std [" : ", ",
+			real_text(a, i < 3 ? spec->data.normalise_mean[i] : spec->data.normalise_std[i - 3]),
+			i == 5 ? "]" : "");
+	if (spec->data.set != SET_SYNTHETIC)
+		fprintf(out, "\n");
 	fprintf(out, "%snet: unit %s, ordering %s, depth %d, widths [", p, unit_names[spec->net.unit],
 		ordering_names[spec->net.ordering], spec->net.depth);
 	for (int i = 0; i < spec->net.stage_count; i++)
@@ -711,7 +800,10 @@ void spec_describe(const struct spec *spec, FILE *out, const char *prefix)
 	fprintf(out, "]\n");
 	if (spec->train.lr_schedule != LR_SCHEDULE_STEP) /* the step schedule's text as it always was */
 		fprintf(out, "%slr: schedule %s\n", p, lr_schedule_names[spec->train.lr_schedule]);
-	fprintf(out, "%saugment: pad %d, flip %s%s; eval_every %ld; bn_sync %s\n", p, spec->train.augment_pad,
-		spec->train.augment_flip ? "true" : "false", spec->train.augment_aspect ? ", aspect true" : "",
+	char scale[64] = "";
+	if (spec->train.augment_scale[1])
+		snprintf(scale, sizeof scale, ", scale [%d, %d]", spec->train.augment_scale[0], spec->train.augment_scale[1]);
+	fprintf(out, "%saugment: pad %d, flip %s%s%s; eval_every %ld; bn_sync %s\n", p, spec->train.augment_pad,
+		spec->train.augment_flip ? "true" : "false", spec->train.augment_aspect ? ", aspect true" : "", scale,
 		spec->train.eval_every, spec->train.bn_sync ? "true" : "false");
 }

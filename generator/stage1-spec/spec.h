@@ -65,6 +65,8 @@ struct spec {
 		int channels, height, width, classes;
 		long train_images, test_images; /* synthetic only */
 		int crop; /* folders of images: the side of the square crop the network takes */
+		enum normalisation normalise; /* folders of images: data.normalise */
+		double normalise_mean[3], normalise_std[3]; /* NORMALISE_GIVEN's, in pixels' 0..1 units */
 	} data;
 	struct {
 		enum unit_kind unit;
@@ -106,6 +108,7 @@ struct spec {
 		int augment_pad;
 		bool augment_flip;
 		bool augment_aspect; /* folders of images: RandomResizedCrop's crops */
+		int augment_scale[2]; /* folders of images: the shorter side's range at the crop; 0 0: the paper's */
 		long seed;
 		long eval_every;
 		/* under mpirun: BN's statistics over the whole batch (true) or

@@ -485,6 +485,14 @@ static void defaults_vars(const struct emitter *e, struct template_vars *v)
 	template_set(v, "AUGMENT_PAD", "%d", s->train.augment_pad);
 	template_set(v, "AUGMENT_FLIP", "%d", s->train.augment_flip ? 1 : 0);
 	template_set(v, "AUGMENT_ASPECT", "%d", s->train.augment_aspect ? 1 : 0);
+	template_set(v, "AUGMENT_SCALE", "%d, %d", s->train.augment_scale[0], s->train.augment_scale[1]);
+	template_set(v, "NORMALISE", "NORMALISE_%s", s->data.normalise == NORMALISE_FOLDER ? "FOLDER"
+						   : s->data.normalise == NORMALISE_GIVEN ? "GIVEN" : "IMAGENET");
+	char a[32], b[32], c[32];
+	template_set(v, "NORMALISE_MEAN", "%s, %s, %s", real_text(a, s->data.normalise_mean[0]),
+		     real_text(b, s->data.normalise_mean[1]), real_text(c, s->data.normalise_mean[2]));
+	template_set(v, "NORMALISE_STD", "%s, %s, %s", real_text(a, s->data.normalise_std[0]),
+		     real_text(b, s->data.normalise_std[1]), real_text(c, s->data.normalise_std[2]));
 	template_set(v, "SEED", "%ld", s->train.seed);
 	template_set(v, "EVAL_EVERY", "%ld", s->train.eval_every);
 	template_set(v, "BN_SYNC", "%d", s->train.bn_sync ? 1 : 0);

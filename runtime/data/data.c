@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "image_folder.h"
 #include "rng.h"
 #include "sources.h"
 
@@ -105,10 +106,25 @@ void dataset_channel_stats(const struct dataset *d, double *mean, double *std)
 	source_of(d->set)->channel_stats(d, mean, std);
 }
 
-struct augment data_augment(const struct dataset *d, uint64_t seed, int pad, bool flip, bool aspect)
+void data_normalisation(const struct dataset *d, int normalise, const double *given_mean, const double *given_std,
+			double *mean, double *std)
 {
-	if (data_set_is_folder(d->set)) /* the paper's scale augmentation, or the aspect one */
-		return (struct augment){.seed = seed, .flip = flip, .shorter_min = 256, .shorter_max = 480,
+	if (!data_set_is_folder(d->set) || normalise == NORMALISE_FOLDER) {
+		dataset_channel_stats(d, mean, std);
+	} else if (normalise == NORMALISE_GIVEN) {
+		memcpy(mean, given_mean, 3 * sizeof *mean);
+		memcpy(std, given_std, 3 * sizeof *std);
+	} else {
+		memcpy(mean, image_folder_mean, sizeof image_folder_mean);
+		memcpy(std, image_folder_std, sizeof image_folder_std);
+	}
+}
+
+struct augment data_augment(const struct dataset *d, uint64_t seed, int pad, bool flip, bool aspect,
+			    const int scale[2])
+{
+	if (data_set_is_folder(d->set)) /* the scale augmentation, or the aspect one */
+		return (struct augment){.seed = seed, .flip = flip, .shorter_min = scale[0], .shorter_max = scale[1],
 					.aspect = aspect};
 	return (struct augment){.seed = seed, .pad = pad, .flip = flip};
 }

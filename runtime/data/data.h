@@ -86,10 +86,18 @@ void dataset_truncate(struct dataset *d, long count);
  * them, and train keeps the rest. */
 void dataset_hold_out(struct dataset *train, long count, struct dataset *held);
 
-/* What the inputs are normalised by, per channel in 0..1 units: the
- * images' own mean and standard deviation for a set in memory, ImageNet's
- * fixed values for a folder of images. */
+/* The images' own channel mean and standard deviation, in 0..1 units
+ * (a folder's: of its evaluation crops, one decoding pass). A folder of
+ * images is normalised so only where its spec says data.normalise:
+ * folder (data_normalisation). */
 void dataset_channel_stats(const struct dataset *d, double *mean, double *std);
+
+/* What a split's inputs are normalised by under the recipe's
+ * data.normalise (enum normalisation): a set in memory, its images'
+ * statistics; a folder of images, ImageNet's fixed values (torchvision's),
+ * its images' statistics or the spec's values. */
+void data_normalisation(const struct dataset *d, int normalise, const double *given_mean, const double *given_std,
+			double *mean, double *std);
 
 /* A training image's augmentation. Its draws come from one key of (seed,
  * iteration, the image's index in its set) (data_augment_key), so they
@@ -100,16 +108,18 @@ struct augment {
 	int pad;  /* sets held in memory: random crop from the image zero-padded by pad pixels */
 	int flip; /* random horizontal flip */
 	/* a folder of images: the scale augmentation's range of the shorter
-	 * side (image_folder.h), and the aspect augmentation */
+	 * side in pixels at the crop (image_folder.h), and the aspect
+	 * augmentation */
 	int shorter_min, shorter_max;
 	bool aspect;
 };
 
 /* The augmentation a split trains with under the recipe's pad, flip and
  * aspect: a set in memory pads and crops; a folder of images takes the
- * paper's scale augmentation (the shorter side drawn from [256, 480] for a
- * 224 crop, scaled with the crop), or the aspect one. */
-struct augment data_augment(const struct dataset *d, uint64_t seed, int pad, bool flip, bool aspect);
+ * scale augmentation, the shorter side drawn from scale's range (pixels at
+ * the crop: recipe_scale_range), or the aspect one. */
+struct augment data_augment(const struct dataset *d, uint64_t seed, int pad, bool flip, bool aspect,
+			    const int scale[2]);
 
 /* The key image index's draws come from at iteration. */
 uint64_t data_augment_key(const struct augment *augment, long iteration, long index);

@@ -552,8 +552,7 @@ void image_folder_draw(int width, int height, int crop, const struct folder_augm
 		/* the shorter side to a size, then a crop x crop square */
 		int target = (int)lround(256.0 * crop / 224);
 		if (augment) {
-			int low = (int)lround((double)augment->shorter_min * crop / 224);
-			int high = (int)lround((double)augment->shorter_max * crop / 224);
+			int low = augment->shorter_min, high = augment->shorter_max;
 			target = low + (int)rng_below(&rng, (uint32_t)(high - low + 1));
 		}
 		if (target < crop)

@@ -41,8 +41,8 @@ struct image_folder;
 extern const double image_folder_mean[3], image_folder_std[3];
 
 /* How a training image is cropped: the scale augmentation's range of the
- * shorter side (for a 224 crop; scaled with the crop), or the aspect
- * augmentation; and the flip. */
+ * shorter side, in pixels at the crop (the paper's [256, 480] at 224), or
+ * the aspect augmentation; and the flip. */
 struct folder_augment {
 	int shorter_min, shorter_max;
 	bool aspect;

@@ -2,6 +2,7 @@
  * DIR/val/CLASS/FILE, JPEG or PNG files of any size, decoded as batches
  * are filled (image_folder.h); the classes are the folders, in the order
  * of their names. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,12 +79,60 @@ static uint64_t folder_identity(const struct dataset *d, uint64_t hash)
 	return image_folder_identity(d->folder, checksum_add(hash, shape, sizeof shape));
 }
 
-/* ImageNet's fixed values (torchvision's), whatever the folder holds. */
+/* The channel statistics of the split's images as evaluation crops them
+ * (the center crop, data.normalise: folder): each image's sums apart, in
+ * parallel, then added in the images' order, so the bits are the same on
+ * any number of threads. An image that cannot be decoded now, having been
+ * decoded when the folder opened, stops the run, as data_fill_batch does. */
 static void folder_channel_stats(const struct dataset *d, double *mean, double *std)
 {
-	(void)d;
-	memcpy(mean, image_folder_mean, sizeof image_folder_mean);
-	memcpy(std, image_folder_std, sizeof image_folder_std);
+	long plane = (long)d->height * d->width, count = d->count;
+	double *sums = calloc((size_t)(count > 0 ? count : 1) * 6, sizeof *sums);
+	if (!sums) {
+		fprintf(stderr, "out of memory for the channel statistics of %ld images\n", count);
+		exit(1);
+	}
+	const double zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+	char first_error[1024] = "";
+	#pragma omp parallel
+	{
+		real *image = malloc((size_t)3 * plane * sizeof *image);
+		#pragma omp for schedule(dynamic, 16)
+		for (long i = 0; i < count; i++) {
+			char error[1024];
+			if (!image || image_folder_fill(d->folder, d->first + i, NULL, 0, zero, one, image, error,
+						       sizeof error) != 0) {
+				#pragma omp critical(resgen_stats_error)
+				if (!first_error[0])
+					snprintf(first_error, sizeof first_error, "%s", image ? error : "out of memory");
+				continue;
+			}
+			for (int c = 0; c < 3; c++)
+				for (long j = 0; j < plane; j++) {
+					double v = (double)lround((double)image[c * plane + j] * 255) / 255.0;
+					sums[i * 6 + c] += v;
+					sums[i * 6 + 3 + c] += v * v;
+				}
+		}
+		free(image);
+	}
+	if (first_error[0]) {
+		fprintf(stderr, "%s; it was decoded when the folder opened, so it was changed or removed since; the run "
+			"stops rather than normalise by other images\n", first_error);
+		exit(1);
+	}
+	for (int c = 0; c < 3; c++) {
+		double sum = 0, squares = 0;
+		for (long i = 0; i < count; i++) {
+			sum += sums[i * 6 + c];
+			squares += sums[i * 6 + 3 + c];
+		}
+		double values = (double)count * plane;
+		mean[c] = sum / values;
+		double variance = squares / values - mean[c] * mean[c];
+		std[c] = variance > 1e-12 ? sqrt(variance) : 1.0;
+	}
+	free(sums);
 }
 
 static void folder_free(struct dataset *d)

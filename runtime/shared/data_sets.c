@@ -24,6 +24,10 @@ static const char *const cifar100_classes[100] = {
 	"train", "trout", "tulip", "turtle", "wardrobe", "whale", "willow_tree", "wolf", "woman", "worm",
 };
 
+const char *const normalisation_names[NORMALISE_COUNT] = {
+	[NORMALISE_IMAGENET] = "imagenet", [NORMALISE_FOLDER] = "folder", [NORMALISE_GIVEN] = "given",
+};
+
 const char *const data_format_names[FORMAT_COUNT] = {
 	[FORMAT_IDX] = "idx", [FORMAT_CIFAR] = "cifar", [FORMAT_FOLDER] = "folder", [FORMAT_SYNTHETIC] = "synthetic",
 };

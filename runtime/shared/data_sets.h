@@ -16,6 +16,14 @@ enum data_set { SET_CIFAR10, SET_CIFAR100, SET_FASHION_MNIST, SET_MNIST, SET_SYN
 
 /* How a set's files are laid out, each read by one data source. */
 enum data_format { FORMAT_IDX, FORMAT_CIFAR, FORMAT_FOLDER, FORMAT_SYNTHETIC, FORMAT_COUNT };
+
+/* How a folder of images' inputs are normalised (the spec's
+ * data.normalise): by ImageNet's channel mean and deviation
+ * (torchvision's), by the training images' own channel statistics,
+ * computed when a run starts, or by values the spec gives. The other sets
+ * take their training images' statistics. */
+enum normalisation { NORMALISE_IMAGENET, NORMALISE_FOLDER, NORMALISE_GIVEN, NORMALISE_COUNT };
+extern const char *const normalisation_names[NORMALISE_COUNT]; /* "imagenet", "folder", "given" */
 extern const char *const data_format_names[FORMAT_COUNT]; /* "idx", "cifar", "folder", "synthetic" */
 
 /* Sizes of 0 are the spec's to give (synthetic, folder). */

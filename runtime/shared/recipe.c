@@ -320,18 +320,37 @@ void recipe_describe(FILE *out, const struct net_defaults *r, long iterations, i
 	if (folder && r->augment_aspect) /* image_folder.h */
 		fprintf(out, "random crops of 8%% to 100%% of the area and aspect ratio 3/4 to 4/3, scaled to the input%s",
 			r->augment_flip ? ", random horizontal flip" : "");
-	else if (folder) { /* the paper's range for a 224 crop, scaled with the crop as image_folder_draw scales it */
-		char scaled[80] = "";
-		if (crop != 224)
+	else if (folder) { /* the paper's range for a 224 crop, scaled with the crop, or the spec's */
+		char scaled[80] = " (the spec's augment.scale)";
+		if (!r->augment_scale[1] && crop != 224)
 			snprintf(scaled, sizeof scaled, " (the paper's [256, 480] for a 224 crop, scaled to this %d crop)", crop);
-		fprintf(out, "shorter side scaled to [%ld, %ld]%s, random %dx%d crop%s", lround(256.0 * crop / 224),
-			lround(480.0 * crop / 224), scaled, crop, crop, r->augment_flip ? ", random horizontal flip" : "");
+		else if (!r->augment_scale[1])
+			scaled[0] = '\0';
+		int low, high;
+		recipe_scale_range(r, crop, &low, &high);
+		fprintf(out, "shorter side scaled to [%d, %d]%s, random %dx%d crop%s", low, high, scaled, crop, crop,
+			r->augment_flip ? ", random horizontal flip" : "");
 	}
 	else if (r->augment_pad > 0)
 		fprintf(out, "%d-pixel pad and random crop%s", r->augment_pad,
 			r->augment_flip ? ", random horizontal flip" : "");
 	else
 		fprintf(out, "%s", r->augment_flip ? "random horizontal flip" : "none");
+	if (folder && r->normalise == NORMALISE_FOLDER)
+		fprintf(out, "; inputs normalised by the training images' own channel statistics, computed as the run "
+			"starts (data.normalise: folder)");
+	else if (folder && r->normalise == NORMALISE_GIVEN)
+		fprintf(out, "; inputs normalised by the spec's mean [%g, %g, %g] and deviation [%g, %g, %g]",
+			r->normalise_mean[0], r->normalise_mean[1], r->normalise_mean[2], r->normalise_std[0],
+			r->normalise_std[1], r->normalise_std[2]);
+	else if (folder)
+		fprintf(out, "; inputs normalised by ImageNet's channel mean and deviation (torchvision's)");
+}
+
+void recipe_scale_range(const struct net_defaults *r, int crop, int *low, int *high)
+{
+	*low = r->augment_scale[1] ? r->augment_scale[0] : (int)lround(256.0 * crop / 224);
+	*high = r->augment_scale[1] ? r->augment_scale[1] : (int)lround(480.0 * crop / 224);
 }
 
 /* Key i's value in r, as --set would take it. */

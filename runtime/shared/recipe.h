@@ -70,8 +70,14 @@ long recipe_step_at(const struct net_defaults *recipe, int i, long iterations);
 /* "lr 0.1 (0.01 for the first 400 iterations), times 0.1 at iterations
  * 32000 48000; momentum 0.9, weight decay 0.0001; augmentation: ..." for a
  * run of iterations on inputs crop pixels a side (a folder's crop, whose
- * scale augmentation's range it scales), without a newline. */
+ * scale augmentation's range it scales; and its normalisation), without a
+ * newline. */
 void recipe_describe(FILE *out, const struct net_defaults *recipe, long iterations, int crop);
+
+/* A folder's scale augmentation's range of the shorter side at crop: the
+ * spec's augment.scale, else the paper's [256, 480] for a 224 crop scaled
+ * to crop. */
+void recipe_scale_range(const struct net_defaults *recipe, int crop, int *low, int *high);
 
 /* The keys set, as KEY=VALUE with the values as the recipe holds them
  * ("lr.base=0.05 lr.steps=[0.5,0.75]"); empty when none. options: the

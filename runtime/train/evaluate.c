@@ -165,8 +165,18 @@ static void write_predictions_header(FILE *out, const struct dataset *data, int 
 	fputc('\n', out);
 }
 
-int evaluate_run(const struct run_options *o)
+int evaluate_run(const struct run_options *options)
 {
+	/* weights that keep their normalisation spare the session computing
+	 * one (a folder's own statistics are a pass over its images); a file
+	 * that cannot be read is the session's to refuse, below */
+	struct run_options with = *options;
+	const struct run_options *o = &with;
+	double kept_mean[16], kept_std[16];
+	long kept_images = 0;
+	char meta_error[PATH_MAX + 512];
+	with.normalisation_stored = state_load_normalisation(options->load_weights, kept_mean, kept_std, &kept_images,
+							     meta_error, sizeof meta_error) > 0;
 	struct session s;
 	int status = session_open(&s, o);
 	if (status != 0)
@@ -184,7 +194,6 @@ int evaluate_run(const struct run_options *o)
 	char weights[4 * PATH_MAX], normalised[160];
 	printable_text(weights, sizeof weights, o->load_weights);
 	long images = s.train.count;
-	char meta_error[PATH_MAX + 512];
 	int stored = state_load_normalisation(o->load_weights, s.mean, s.std, &images, meta_error, sizeof meta_error);
 	if (stored < 0) {
 		error_line("%s: %s\n", net_info.name, meta_error);
@@ -204,10 +213,17 @@ int evaluate_run(const struct run_options *o)
 	 * fixed mean and deviation, not statistics of their images */
 	bool imagenet = stored && memcmp(s.mean, image_folder_mean, sizeof image_folder_mean) == 0 &&
 			memcmp(s.std, image_folder_std, sizeof image_folder_std) == 0;
+	bool given = stored && data_set_is_folder(s.train.set) && net_info.defaults.normalise == NORMALISE_GIVEN &&
+		     memcmp(s.mean, net_info.defaults.normalise_mean, sizeof net_info.defaults.normalise_mean) == 0 &&
+		     memcmp(s.std, net_info.defaults.normalise_std, sizeof net_info.defaults.normalise_std) == 0;
 	if (imagenet)
 		snprintf(normalised, sizeof normalised,
 			 "inputs normalised by ImageNet's channel mean and deviation (torchvision's), as stored with the "
 			 "weights");
+	else if (given)
+		snprintf(normalised, sizeof normalised,
+			 "inputs normalised by the spec's channel mean and deviation (data.normalise), as stored with "
+			 "the weights");
 	else
 		snprintf(normalised, sizeof normalised, "inputs normalised by the %ld training images' channel statistics, %s",
 			 images, stored ? "as stored with the weights" : "computed now (the weights store none)");

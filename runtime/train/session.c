@@ -119,7 +119,9 @@ int session_open(struct session *s, const struct run_options *o)
 		session_free(s);
 		return 1;
 	}
-	dataset_channel_stats(&s->train, s->mean, s->std);
+	if (!o->normalisation_stored)
+		data_normalisation(&s->train, o->recipe.normalise, o->recipe.normalise_mean, o->recipe.normalise_std,
+				   s->mean, s->std);
 	s->threads = threads_setup(o->threads, o->shares);
 	s->shares = threads_shares();
 	net_choose(); /* before any pass: the passes below call the groups' functions */

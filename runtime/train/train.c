@@ -432,8 +432,10 @@ static int open_run(struct training *t)
 	const struct run_options *o = &t->o;
 	struct session *s = &t->s;
 	t->writer = s->rank == 0;
+	int scale[2];
+	recipe_scale_range(&o->recipe, net_info.height, &scale[0], &scale[1]);
 	t->augment = data_augment(&s->train, (uint64_t)o->seed, o->recipe.augment_pad, o->recipe.augment_flip,
-				  o->recipe.augment_aspect);
+				  o->recipe.augment_aspect, scale);
 	t->at.log_bytes = -1;
 	rng_seed(&t->at.rng, (uint64_t)o->seed, 0xba7c);
 	t->order = malloc((size_t)s->train.count * sizeof *t->order);
@@ -543,6 +545,10 @@ static void describe_training(const struct training *t)
 		printf("note: --threads %d is more than the run's %d shares%s; %d threads run it, a thread a share\n",
 		       o->threads, s->shares, o->resume_path ? " (its checkpoint's)" : "", s->threads);
 	describe_run(o, s->threads);
+	if (data_set_is_folder(s->train.set) && o->recipe.normalise == NORMALISE_FOLDER)
+		printf("normalisation: the %ld training images' channel mean [%.4f, %.4f, %.4f] and deviation [%.4f, "
+		       "%.4f, %.4f], stored with the weights\n", s->train.count, s->mean[0], s->mean[1], s->mean[2],
+		       s->std[0], s->std[1], s->std[2]);
 	describe_weights(t);
 	if (o->resume_path) {
 		char shown[4 * PATH_MAX];

@@ -26,6 +26,7 @@ struct run_options {
 	const char *keep_best;        /* train: where the weights of the best evaluation go */
 	const char *save_weights, *load_weights;
 	bool fresh_classifier; /* --load-weights: the classifier initialised, not loaded (fine-tuning) */
+	bool normalisation_stored; /* evaluate: the weights keep their normalisation; the session computes none */
 	const char *freeze;    /* train: the parts kept as they began (freeze.h); NULL: none */
 	int steps;             /* step: how many SGD steps on the first batch */
 	const char *dump_path; /* step: where the dump goes */

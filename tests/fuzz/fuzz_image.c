@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum { CROP = 32 };
 	static real out[3 * CROP * CROP];
 	const double *mean = image_folder_mean, *std = image_folder_std;
-	struct folder_augment scale = {256, 480, false, true}, aspect = {256, 480, true, true};
+	/* the paper's [256, 480] at 224, scaled to this crop */
+	struct folder_augment scale = {37, 69, false, true}, aspect = {37, 69, true, true};
 	const struct folder_augment *ways[] = {NULL, &scale, &aspect};
 	for (int i = 0; i < 3; i++) {
 		char reason[256] = "";

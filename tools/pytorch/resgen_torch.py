@@ -202,6 +202,9 @@ class Spec:
         # (runtime/shared/data_sets.c): no copy of it here
         data = spec_data(path)
         self.data_set, self.data_format, self.data_dir = data["set"], data["format"], data["dir"] or None
+        # a folder's data.normalise: imagenet, folder (its images' own statistics) or given values
+        self.normalise = data.get("normalise", "images")
+        self.normalise_given = (data.get("normalise_mean"), data.get("normalise_std"))
         self.input, self.classes = (data["channels"], data["height"], data["width"]), data["classes"]
         self.class_names = data["class_names"]
         self.unit = net["unit"]
@@ -1081,7 +1084,13 @@ def measure(net, o):
         train_images, train_labels = read_split(net.spec, data_dir, "train")
     if o.train_limit and not folder:
         train_images, train_labels = train_images[:o.train_limit], train_labels[:o.train_limit]
-    if folder and "input_mean" not in net.meta:
+    if folder and "input_mean" not in net.meta and net.spec.normalise == "given":
+        mean, std = (np.array(v) for v in net.spec.normalise_given)
+        print("inputs normalised by the spec's channel mean and deviation (data.normalise)")
+    elif folder and "input_mean" not in net.meta and net.spec.normalise == "folder":
+        mean, std = channel_statistics(read_split(net.spec, data_dir, "train", o.train_limit)[0])
+        print("inputs normalised by the training images' own channel statistics (data.normalise: folder)")
+    elif folder and "input_mean" not in net.meta:
         mean, std = np.array(IMAGENET_MEAN), np.array(IMAGENET_STD)
         print("inputs normalised by ImageNet's channel mean and deviation, as the binaries normalise a folder of "
               "images")
