@@ -1,8 +1,10 @@
 /* Freezing parts of a network while it trains (train --freeze), as
  * fine-tuning does: a part is a group of ops (stem, stage2_unit01, head)
  * or a stage (stage1: its units). A frozen part's weights and BN running
- * statistics stay bitwise as they began: each step still computes its
- * gradients, and the part is put back after the update. */
+ * statistics stay bitwise as they began: the part is put back after each
+ * update. Backward stops before the frozen groups that open the network
+ * (session.h); a frozen group after a trained one still computes its
+ * gradients, which the trained ones below need. */
 #ifndef RESGEN_FREEZE_H
 #define RESGEN_FREEZE_H
 

@@ -161,14 +161,18 @@ struct weights_meta session_meta(const struct session *s)
 }
 
 /* Backward group by group, last to first: as soon as a group's parameter
- * gradients are final, their sums across the ranks can start. */
+ * gradients are final, their sums across the ranks can start. The frozen
+ * groups before the first trained one are not run: their gradients stay
+ * the zeros they were given, and the step puts their weights back. */
 void backward_summing_gradients(struct session *s)
 {
 	ranks_gradients_begin(s->state.grads, net_info.param_count);
-	for (int g = net_info.group_count - 1; g >= 0; g--) {
+	for (int g = net_info.group_count - 1; g >= s->first_trained_group; g--) {
 		net_info.groups[g].backward(&s->state, s->batch);
 		ranks_gradients_ready(net_info.groups[g].param_offset);
 	}
+	if (s->first_trained_group > 0)
+		ranks_gradients_ready(0);
 	ranks_gradients_end();
 }
 

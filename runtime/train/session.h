@@ -28,6 +28,9 @@ struct session {
 	double *running_sums; /* averaging the ranks' BN running statistics */
 	uint64_t data_identity; /* the data as loaded, before any limit */
 	struct weights_loaded loaded; /* --load-weights: what it took */
+	/* backward stops at this group: those before it are frozen (train
+	 * --freeze), and no gradient of theirs is needed */
+	int first_trained_group;
 };
 
 /* Data, threads, memory and weights: everything before the first step.

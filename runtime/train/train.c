@@ -468,6 +468,8 @@ static int open_run(struct training *t)
 		error_line("%s: out of memory\n", net_info.name);
 		status = 1;
 	}
+	while (s->first_trained_group < net_info.group_count && t->frozen[s->first_trained_group])
+		s->first_trained_group++;
 	/* every rank restored, or none: then they compare where they start */
 	status = ranks_agree_status(status);
 	if (status == 0)
