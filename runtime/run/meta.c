@@ -44,12 +44,12 @@ int weights_meta_add(struct tensor_file *f, const struct weights_meta *meta)
 }
 
 /* Whether the values of a meta/ tensor of text (a byte a value) are
- * printable ASCII, or the newline where lines are allowed. */
-static bool printable_bytes(const struct tensor_file_entry *e, bool lines)
+ * printable ASCII. */
+static bool printable_bytes(const struct tensor_file_entry *e)
 {
 	for (long i = 0; i < e->count; i++) {
 		double v = e->values[i];
-		if (!(v == floor(v) && ((v >= 0x20 && v < 0x7f) || (lines && v == '\n'))))
+		if (!(v == floor(v) && v >= 0x20 && v < 0x7f))
 			return false;
 	}
 	return true;
@@ -129,7 +129,7 @@ int weights_meta_check(const struct tensor_file *f, const char *path, char *erro
 			 "1000000000%s", path, forged);
 		return -1;
 	}
-	if (set && (set->count < 1 || set->count > 63 || !printable_bytes(set, false))) {
+	if (set && (set->count < 1 || set->count > 63 || !printable_bytes(set))) {
 		snprintf(error, size, "%s: meta/data_set is not a data set's name (1 to 63 printable characters)%s",
 			 path, forged);
 		return -1;

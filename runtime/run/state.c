@@ -269,15 +269,15 @@ int state_load_weights(struct net_state *s, const char *path, bool fresh_classif
 	}
 	for (int i = 0; status == 0 && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];
-		if (fresh_classifier && state_is_classifier(p))
+		if ((fresh_classifier && state_is_classifier(p)) || tensor_file_find(&f, p->name))
 			continue;
-		if (!tensor_file_find(&f, p->name) && state_is_classifier(p))
+		if (state_is_classifier(p))
 			snprintf(error, size, "%s: no tensor %s, the classifier's; to fine-tune these weights to %s's %d "
 				 "classes, give --fresh-classifier", path, p->name, net_info.name, net_info.classes);
-		else if (!tensor_file_find(&f, p->name))
+		else
 			snprintf(error, size, "%s: no tensor %s; were these weights exported by %s?", path, p->name,
 				 net_info.name);
-		status = tensor_file_find(&f, p->name) ? 0 : -1;
+		status = -1;
 	}
 	for (int i = 0; status == 0 && i < net_info.param_tensor_count; i++) {
 		const struct net_param *p = &net_info.params[i];

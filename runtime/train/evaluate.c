@@ -167,16 +167,18 @@ static void write_predictions_header(FILE *out, const struct dataset *data, int 
 
 int evaluate_run(const struct run_options *options)
 {
-	/* weights that keep their normalisation spare the session computing
-	 * one (a folder's own statistics are a pass over its images); a file
-	 * that cannot be read is the session's to refuse, below */
+	/* the normalisation the weights keep, read once: it spares the session
+	 * computing one (a folder's own statistics are a pass over its
+	 * images); a file that cannot be read is the session's to refuse, and
+	 * forged meta/ tensors are refused below, once the session opened */
 	struct run_options with = *options;
 	const struct run_options *o = &with;
 	double kept_mean[16], kept_std[16];
 	long kept_images = 0;
 	char meta_error[PATH_MAX + 512];
-	with.normalisation_stored = state_load_normalisation(options->load_weights, kept_mean, kept_std, &kept_images,
-							     meta_error, sizeof meta_error) > 0;
+	int stored = state_load_normalisation(options->load_weights, kept_mean, kept_std, &kept_images, meta_error,
+					      sizeof meta_error);
+	with.normalisation_stored = stored > 0;
 	struct session s;
 	int status = session_open(&s, o);
 	if (status != 0)
@@ -193,8 +195,11 @@ int evaluate_run(const struct run_options *options)
 	}
 	char weights[4 * PATH_MAX], normalised[160];
 	printable_text(weights, sizeof weights, o->load_weights);
-	long images = s.train.count;
-	int stored = state_load_normalisation(o->load_weights, s.mean, s.std, &images, meta_error, sizeof meta_error);
+	long images = stored > 0 ? kept_images : s.train.count;
+	if (stored > 0) {
+		memcpy(s.mean, kept_mean, (size_t)net_info.channels * sizeof *s.mean);
+		memcpy(s.std, kept_std, (size_t)net_info.channels * sizeof *s.std);
+	}
 	if (stored < 0) {
 		error_line("%s: %s\n", net_info.name, meta_error);
 		free(e.confusion);

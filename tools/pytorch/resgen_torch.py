@@ -469,12 +469,12 @@ def read_meta(tensors, graph, path):
         raise Refused(f"{where}: meta/input_images is not a whole number of training images from 1 to "
                       "1000000000" + forged)
 
-    def printable(values, lines):
-        return all(v == math.floor(v) and (0x20 <= v < 0x7F or (lines and v == 10)) for v in values)
+    def printable(values):
+        return all(v == math.floor(v) and 0x20 <= v < 0x7F for v in values)
     meta = {"input_mean": [float(v) for v in stored["input_mean"]],
             "input_std": [float(v) for v in stored["input_std"]], "input_images": int(images[0])}
     if "data_set" in stored:
-        if not 1 <= stored["data_set"].size <= 63 or not printable(stored["data_set"], False):
+        if not 1 <= stored["data_set"].size <= 63 or not printable(stored["data_set"]):
             raise Refused(f"{where}: meta/data_set is not a data set's name (1 to 63 printable characters)" + forged)
         meta["data_set"] = text_of(stored["data_set"])
     if "class_names" in stored:
@@ -1084,16 +1084,19 @@ def measure(net, o):
         train_images, train_labels = read_split(net.spec, data_dir, "train")
     if o.train_limit and not folder:
         train_images, train_labels = train_images[:o.train_limit], train_labels[:o.train_limit]
-    if folder and "input_mean" not in net.meta and net.spec.normalise == "given":
-        mean, std = (np.array(v) for v in net.spec.normalise_given)
-        print("inputs normalised by the spec's channel mean and deviation (data.normalise)")
-    elif folder and "input_mean" not in net.meta and net.spec.normalise == "folder":
-        mean, std = channel_statistics(read_split(net.spec, data_dir, "train", o.train_limit)[0])
-        print("inputs normalised by the training images' own channel statistics (data.normalise: folder)")
-    elif folder and "input_mean" not in net.meta:
-        mean, std = np.array(IMAGENET_MEAN), np.array(IMAGENET_STD)
-        print("inputs normalised by ImageNet's channel mean and deviation, as the binaries normalise a folder of "
-              "images")
+    if folder and "input_mean" not in net.meta:  # as the spec's data.normalise says
+        if net.spec.normalise == "given":
+            mean, std = (np.array(v) for v in net.spec.normalise_given)
+            print("inputs normalised by the spec's channel mean and deviation (data.normalise)")
+        elif net.spec.normalise == "folder":
+            if train_images is None:
+                train_images, train_labels = read_split(net.spec, data_dir, "train", o.train_limit)
+            mean, std = channel_statistics(train_images)
+            print("inputs normalised by the training images' own channel statistics (data.normalise: folder)")
+        else:
+            mean, std = np.array(IMAGENET_MEAN), np.array(IMAGENET_STD)
+            print("inputs normalised by ImageNet's channel mean and deviation, as the binaries normalise a "
+                  "folder of images")
     elif "input_mean" in net.meta:
         mean, std = np.array(net.meta["input_mean"]), np.array(net.meta["input_std"])
         if is_imagenet(mean, std):
