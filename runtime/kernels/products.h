@@ -165,13 +165,13 @@ static inline void products_round(real *out, const real *x, size_t count)
 #endif
 }
 
-/* The calling thread's buffer slot of bytes, for what a caller writes
- * into products_columns on the way (f32 builds). */
+/* The calling thread's buffer slot of bytes (kept until the slot's next
+ * use), for a bf16 convolution's operands on their way to a product. */
 static inline void *products_scratch(int slot, size_t bytes)
 {
 	void *x = bf16_buffer(slot, bytes);
 	if (!x) {
-		fprintf(stderr, "out of memory for %zu bytes of a bf16 convolution's rounded image; stopping (the last checkpoint is kept)\n",
+		fprintf(stderr, "out of memory for %zu bytes of a bf16 convolution's operands; stopping (the last checkpoint is kept)\n",
 			bytes);
 		exit(1);
 	}

@@ -129,36 +129,48 @@ KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const
 				CONV_PATCH(s.c_in, s.k), s.w_out);
 }
 
+/* result (C_OUT, PIXELS) = beta result + W . columns(image) for one image
+ * of a convolution of shape s, w as products_pack made W (C_OUT x PATCH):
+ * the columns written packed where p's path reads them so
+ * (products_columns), else made in own (PATCH x PIXELS reals) and packed
+ * by the product; rounded: room for the image rounded (C_IN x H_IN x
+ * W_IN reals), where the columns are written widened and not gathered. */
+KERNEL_HELPER void conv_products_image(real *result, const real *image, struct products_operand w, struct conv_shape s, real *own, real *rounded, real beta, struct products p)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
+	struct products_columns packed = products_columns(p, patch, pixels);
+	if (packed.x && !direct && !packed.pairs) {
+		/* the image rounded once, its columns then written packed */
+		products_round(rounded, image, (size_t)s.c_in * s.h_in * s.w_in);
+		conv_im2col_rows(packed.x, packed.ld, rounded, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
+	} else if (packed.x && !direct && s.stride == 1) {
+		conv_columns_pairs(packed, image, s);
+		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
+	} else {
+		const real *columns = image;
+		if (!direct) {
+			conv_im2col(own, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+			columns = own;
+		}
+		products_gemm_with(p, w, 0, s.c_out, pixels, patch, columns, pixels, beta, result, pixels);
+	}
+}
+
 /* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue */
 KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
-	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
 	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *activated = own + CONV_ALIGN(patch * pixels);
 	struct products_operand w = products_pack(p, 0, false, s.c_out, patch, weight, patch);
-	struct products_columns packed = products_columns(p, patch, pixels);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
 		const real *image = conv_activate(activated, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in * s.w_in);
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = out + (size_t)i * s.c_out * pixels;
-		if (packed.x && !direct && !packed.pairs) {
-			/* the image rounded once, its columns then written packed */
-			products_round(activated, image, (size_t)s.c_in * s.h_in * s.w_in);
-			conv_im2col_rows(packed.x, packed.ld, activated, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
-			products_gemm_columns(p, w, packed, s.c_out, pixels, patch, 0, result, pixels);
-		} else if (packed.x && !direct && s.stride == 1) {
-			conv_columns_pairs(packed, image, s);
-			products_gemm_columns(p, w, packed, s.c_out, pixels, patch, 0, result, pixels);
-		} else {
-			const real *columns = image;
-			if (!direct) {
-				conv_im2col(own, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
-				columns = own;
-			}
-			products_gemm_with(p, w, 0, s.c_out, pixels, patch, columns, pixels, 0, result, pixels);
-		}
+		conv_products_image(result, image, w, s, own, activated, 0, p);
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -274,20 +286,51 @@ KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dou
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, (struct conv_strides){patch, s.k * s.k, s.k, 1});
 }
 
-/* W^T as the data gradient's products take it, packed once a call
- * where p multiplies in bf16 (products_pack). */
+/* Whether a bf16 network's data gradient runs as a convolution itself,
+ * dX = conv(dY, W flipped and transposed) (conv_transposed): one product
+ * an image of K = C_OUT K K, with no columns folded back; for stride 1,
+ * an odd window and the image's size kept. Elsewhere it is W^T . dY(i),
+ * whose columns col2im adds back onto their pixels. The two sum in
+ * different orders: which one runs follows from the shape alone. */
+KERNEL_HELPER bool conv_data_gradient_convolves(struct conv_shape s, struct products p)
+{
+	return products_bf16(p) && s.k > 1 && s.k % 2 == 1 && s.stride == 1 && s.h_in == s.h_out && s.w_in == s.w_out;
+}
+
+/* The weights as the data gradient's products take them, packed once a
+ * call where p multiplies in bf16 (products_pack): W flipped and
+ * transposed, (C_IN, C_OUT K K), where it convolves; W^T otherwise. */
 KERNEL_HELPER struct products_operand conv_data_gradient_weights(const real *weight, struct conv_shape s, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k);
-	return products_pack(p, 1, true, patch, s.c_out, weight, patch);
+	if (!conv_data_gradient_convolves(s, p))
+		return products_pack(p, 1, true, patch, s.c_out, weight, patch);
+	int kk = s.k * s.k, flipped_patch = CONV_PATCH(s.c_out, s.k);
+	real *flipped = products_scratch(0, sizeof(real) * s.c_in * flipped_patch);
+	for (int c = 0; c < s.c_in; c++)
+		for (int co = 0; co < s.c_out; co++)
+			for (int t = 0; t < kk; t++)
+				flipped[(size_t)c * flipped_patch + co * kk + t] = weight[((size_t)co * s.c_in + c) * kk + kk - 1 - t];
+	return products_pack(p, 1, false, s.c_in, flipped_patch, flipped, flipped_patch);
 }
 
 /* dimage (+)= W^T . dy for one image, folded back onto the pixels the
- * columns came from; dcolumns: this thread's scratch for the columns;
- * w: W^T (conv_data_gradient_weights). */
+ * columns came from, or where conv_data_gradient_convolves, conv(dy, W
+ * flipped); dcolumns: this thread's scratch for the columns W^T . dy;
+ * w: conv_data_gradient_weights. */
 KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *dy, struct products_operand w, struct conv_shape s, real *dcolumns, enum gradient_write write, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	if (conv_data_gradient_convolves(s, p)) {
+		struct conv_shape t = conv_transposed(s);
+		struct products_columns packed = products_columns(p, CONV_PATCH(t.c_in, t.k), t.h_out * t.w_out);
+		/* room for dY's columns where the product packs them, or for dY
+		 * rounded where they are written widened */
+		size_t spare = packed.x ? (size_t)t.c_in * t.h_in * t.w_in : (size_t)CONV_PATCH(t.c_in, t.k) * t.h_out * t.w_out;
+		real *room = packed.x && packed.pairs ? NULL : products_scratch(PRODUCTS_PADDED_SLOT, sizeof(real) * spare);
+		conv_products_image(dimage, dy, w, t, room, room, write == GRADIENT_ADD, p);
+		return;
+	}
 	if (s.k == 1 && s.stride == 1) { /* the image is its own columns */
 		products_gemm_with(p, w, 0, patch, pixels, s.c_out, dy, pixels, write == GRADIENT_ADD, dimage, pixels);
 		return;
