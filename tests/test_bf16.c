@@ -147,7 +147,7 @@ static void test_the_orders_by_hand(void **unused)
 static void test_every_path_gives_the_definitions_bits(void **unused)
 {
 	(void)unused;
-	const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {16, 16, 32}, {17, 33, 65}, {40, 20, 100}, {5, 64, 288},
+	const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {16, 16, 32}, {17, 33, 65}, {40, 20, 100}, {5, 64, 288}, {29, 16, 96},
 				 {64, 48, 576}};
 	long compared[BF16_PATH_COUNT][BF16_ARITHMETIC_COUNT] = {{0}}, differing_orders = 0, outputs = 0;
 	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
@@ -376,6 +376,59 @@ static void test_gathered_operands_are_packed_ones(void **unused)
 	}
 }
 
+/* Likewise A, where a convolution writes its columns as A (the weight
+ * gradient, bf16_gather_along and bf16_gather_pairs_along, bf16_pad_a):
+ * the bytes bf16_pack_a makes of the matrix, for rows gathered from
+ * several rows of x one after the other, and any width of them. */
+static void test_gathered_rows_are_packed_ones(void **unused)
+{
+	(void)unused;
+	const int shapes[][3] = {{5, 3, 32}, {19, 2, 16}, {7, 4, 8}, {3, 5, 2}, {33, 1, 40}}; /* m, rows, width */
+	const struct {
+		enum bf16_path path;
+		enum bf16_arithmetic arithmetic;
+	} layouts[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX2, BF16_PAIRS}, {BF16_AVX512_BF16, BF16_PAIRS}, {BF16_AMX, BF16_TILES}};
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int m = shapes[s][0], rows = shapes[s][1], width = shapes[s][2], k = rows * width, stride = width + 3;
+		size_t size = (size_t)(m + rows) * stride;
+		float *x = malloc(sizeof(float) * size), *matrix = malloc(sizeof(float) * (size_t)m * k);
+		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * m);
+		assert_non_null(x);
+		assert_non_null(matrix);
+		assert_non_null(offsets);
+		for (size_t i = 0; i < size; i++)
+			x[i] = operand(5.0f, true);
+		bf16_round(x, x, size);
+		for (int j = 0; j < m; j++) {
+			offsets[j] = (ptrdiff_t)j * stride + j % 3;
+			for (int r = 0; r < rows; r++)
+				memcpy(matrix + (size_t)j * k + (size_t)r * width, x + offsets[j] + (ptrdiff_t)r * stride, sizeof(float) * width);
+		}
+		for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+			enum bf16_path path = layouts[l].path;
+			enum bf16_arithmetic arithmetic = layouts[l].arithmetic;
+			size_t bytes = bf16_packed_a_bytes(path, arithmetic, m, k);
+			unsigned char *want = malloc(bytes), *got = malloc(bytes);
+			assert_non_null(want);
+			assert_non_null(got);
+			bf16_pack_a(path, arithmetic, false, m, k, matrix, k, want);
+			memset(got, 0xa5, bytes);
+			int ld = bf16_packed_a_width(path, arithmetic, k);
+			if (bf16_b_layout(path) == BF16_B_WIDENED)
+				bf16_gather_along((float *)got, ld, x, offsets, m, rows, stride, width);
+			else
+				bf16_gather_pairs_along((uint32_t *)got, ld, x, offsets, m, rows, stride, width);
+			bf16_pad_a(path, arithmetic, m, k, got);
+			assert_memory_equal(got, want, bytes);
+			free(want);
+			free(got);
+		}
+		free(x);
+		free(matrix);
+		free(offsets);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_every_path_gives_the_definitions_bits),
 		cmocka_unit_test(test_matmul_rounds_its_operands),
 		cmocka_unit_test(test_gathered_operands_are_packed_ones),
+		cmocka_unit_test(test_gathered_rows_are_packed_ones),
 	};
 	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
 }

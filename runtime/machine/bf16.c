@@ -55,6 +55,12 @@ static bool has_avx512(void)
 	return __builtin_cpu_supports("avx512f");
 }
 
+static bool has_avx512_bw(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+}
+
 static bool has_avx512_bf16(void)
 {
 	unsigned eax, ebx, ecx, edx;
@@ -236,122 +242,158 @@ struct widened {
 	int start, stop; /* the part of K the kernels take now (widened_parts) */
 };
 
-/* rows rows of C (from row i) by 32 columns (from j; masks for the columns
- * within n), in arithmetic's order: two vectors of 16 outputs a row. The
- * tiles order keeps its two chains a block in registers and adds their
- * sum to C, in memory, once a block; the pairs order keeps C in
- * registers. */
+/* rows rows of C (from row i) by 16 halves columns (from j; masks for
+ * the columns within n), in arithmetic's order: halves vectors of 16
+ * outputs a row, rows up to 6 by two vectors or 12 by one (n of 16 or
+ * fewer: a convolution's 16 output channels as the columns). The tiles
+ * order keeps its two chains a block in registers and adds their sum to
+ * C, in memory, once a block; the pairs order keeps C in registers. */
+enum { BLOCK_ROWS = 16 };
+
 __attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
 	enum bf16_arithmetic arithmetic, const struct widened *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
-	float *c, int ldc, const int rows)
+	float *c, int ldc, const int rows, const int halves)
 {
-	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
+	const float *b = w->b + j, *row[BLOCK_ROWS]; /* each row of A's: no arithmetic for a step's addresses */
+	for (int r = 0; r < rows; r++)
+		row[r] = w->a + (size_t)(i + r) * w->kp;
 	size_t np = (size_t)w->np;
+	__mmask16 masks[2] = {mask0, mask1};
 	if (arithmetic == BF16_TILES) {
 		for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
-			__m512 te[6][2], to[6][2];
+			__m512 te[BLOCK_ROWS][2], to[BLOCK_ROWS][2];
 			for (int r = 0; r < rows; r++)
-				te[r][0] = te[r][1] = to[r][0] = to[r][1] = _mm512_setzero_ps();
+				for (int h = 0; h < halves; h++)
+					te[r][h] = to[r][h] = _mm512_setzero_ps();
 			int end = block + BF16_TILE_K < w->used ? block + BF16_TILE_K : w->used;
 			for (int p = block; p < end; p += 2) {
-				__m512 be0 = _mm512_load_ps(b + p * np), be1 = _mm512_load_ps(b + p * np + 16);
-				__m512 bo0 = _mm512_load_ps(b + (p + 1) * np), bo1 = _mm512_load_ps(b + (p + 1) * np + 16);
+				__m512 be[2], bo[2];
+				for (int h = 0; h < halves; h++) {
+					be[h] = _mm512_load_ps(b + p * np + 16 * h);
+					bo[h] = _mm512_load_ps(b + (p + 1) * np + 16 * h);
+				}
 				for (int r = 0; r < rows; r++) {
-					__m512 ae = _mm512_set1_ps(a[(size_t)r * w->kp + p]);
-					__m512 ao = _mm512_set1_ps(a[(size_t)r * w->kp + p + 1]);
-					te[r][0] = _mm512_fmadd_ps(ae, be0, te[r][0]);
-					te[r][1] = _mm512_fmadd_ps(ae, be1, te[r][1]);
-					to[r][0] = _mm512_fmadd_ps(ao, bo0, to[r][0]);
-					to[r][1] = _mm512_fmadd_ps(ao, bo1, to[r][1]);
+					__m512 ae = _mm512_set1_ps(row[r][p]);
+					__m512 ao = _mm512_set1_ps(row[r][p + 1]);
+					for (int h = 0; h < halves; h++) {
+						te[r][h] = _mm512_fmadd_ps(ae, be[h], te[r][h]);
+						to[r][h] = _mm512_fmadd_ps(ao, bo[h], to[r][h]);
+					}
 				}
 			}
 			if (end < block + BF16_TILE_K)
 				for (int r = 0; r < rows; r++)
-					for (int h = 0; h < 2; h++) {
+					for (int h = 0; h < halves; h++) {
 						te[r][h] = _mm512_add_ps(te[r][h], _mm512_setzero_ps());
 						to[r][h] = _mm512_add_ps(to[r][h], _mm512_setzero_ps());
 					}
 			bool first = block == 0 && !w->add;
-			for (int r = 0; r < rows; r++) {
-				float *row = c + (size_t)(i + r) * ldc + j;
-				__m512 sum0 = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask0, row);
-				__m512 sum1 = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask1, row + 16);
-				_mm512_mask_storeu_ps(row, mask0, _mm512_add_ps(sum0, _mm512_add_ps(te[r][0], to[r][0])));
-				_mm512_mask_storeu_ps(row + 16, mask1, _mm512_add_ps(sum1, _mm512_add_ps(te[r][1], to[r][1])));
-			}
+			for (int r = 0; r < rows; r++)
+				for (int h = 0; h < halves; h++) {
+					float *row = c + (size_t)(i + r) * ldc + j + 16 * h;
+					__m512 sum = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks[h], row);
+					_mm512_mask_storeu_ps(row, masks[h], _mm512_add_ps(sum, _mm512_add_ps(te[r][h], to[r][h])));
+				}
 		}
 		return;
 	}
-	__m512 sum[6][2];
-	for (int r = 0; r < rows; r++) {
-		sum[r][0] = w->add || w->start ? _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j) : _mm512_setzero_ps();
-		sum[r][1] = w->add || w->start ? _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16) : _mm512_setzero_ps();
-	}
+	__m512 sum[BLOCK_ROWS][2];
+	for (int r = 0; r < rows; r++)
+		for (int h = 0; h < halves; h++)
+			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
+						       : _mm512_setzero_ps();
 	for (int e = w->start; e < w->stop; e += 2) {
-		__m512 be0 = _mm512_load_ps(b + e * np), be1 = _mm512_load_ps(b + e * np + 16);
-		__m512 bo0 = _mm512_load_ps(b + (e + 1) * np), bo1 = _mm512_load_ps(b + (e + 1) * np + 16);
+		__m512 be[2], bo[2];
+		for (int h = 0; h < halves; h++) {
+			be[h] = _mm512_load_ps(b + e * np + 16 * h);
+			bo[h] = _mm512_load_ps(b + (e + 1) * np + 16 * h);
+		}
 		for (int r = 0; r < rows; r++) {
-			__m512 ae = _mm512_set1_ps(a[(size_t)r * w->kp + e]);
-			__m512 ao = _mm512_set1_ps(a[(size_t)r * w->kp + e + 1]);
-			sum[r][0] = _mm512_fmadd_ps(ao, bo0, sum[r][0]);
-			sum[r][1] = _mm512_fmadd_ps(ao, bo1, sum[r][1]);
-			sum[r][0] = _mm512_fmadd_ps(ae, be0, sum[r][0]);
-			sum[r][1] = _mm512_fmadd_ps(ae, be1, sum[r][1]);
+			__m512 ae = _mm512_set1_ps(row[r][e]);
+			__m512 ao = _mm512_set1_ps(row[r][e + 1]);
+			for (int h = 0; h < halves; h++)
+				sum[r][h] = _mm512_fmadd_ps(ao, bo[h], sum[r][h]);
+			for (int h = 0; h < halves; h++)
+				sum[r][h] = _mm512_fmadd_ps(ae, be[h], sum[r][h]);
 		}
 	}
-	for (int r = 0; r < rows; r++) {
-		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j, mask0, sum[r][0]);
-		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16, mask1, sum[r][1]);
-	}
+	for (int r = 0; r < rows; r++)
+		for (int h = 0; h < halves; h++)
+			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 }
 
 static __mmask16 columns_mask(int left) { return (__mmask16)(left >= 16 ? 0xffff : left <= 0 ? 0 : (1u << left) - 1); }
+
+/* block(..., rows, halves) over every row of C from 0 to m, for the
+ * columns from j: wide rows by two vectors a step, or narrow rows by one
+ * where 16 columns or fewer are left (a convolution's 16 output channels
+ * as the columns); then blocks of 4, 2 and 1. */
+#define EACH_ROW_BLOCK(block, wide, narrow, m, n, j, ...)                   \
+	do {                                                                \
+		int i = 0;                                                  \
+		if ((narrow) && (n) - (j) <= 16) {                         \
+			for (; i + (narrow) <= (m); i += (narrow))          \
+				block(__VA_ARGS__, i, narrow, 1);           \
+			for (; i + 4 <= (m); i += 4)                        \
+				block(__VA_ARGS__, i, 4, 1);                \
+			for (; i < (m); i++)                                \
+				block(__VA_ARGS__, i, 1, 1);                \
+			break;                                              \
+		}                                                           \
+		for (; i + (wide) <= (m); i += (wide))                      \
+			block(__VA_ARGS__, i, wide, 2);                     \
+		for (; i + 4 <= (m); i += 4)                                \
+			block(__VA_ARGS__, i, 4, 2);                        \
+		for (; i + 2 <= (m); i += 2)                                \
+			block(__VA_ARGS__, i, 2, 2);                        \
+		for (; i < (m); i++)                                        \
+			block(__VA_ARGS__, i, 1, 2);                        \
+	} while (0)
+
+#define AVX512_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, i, rows, halves) \
+	avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, halves)
 
 __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithmetic arithmetic,
 								const struct widened *w, int m, int n, float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		int i = 0;
-		/* rows left over in blocks of 4 and 2 before single ones: a
-		 * convolution's 16 or 64 channels are not multiples of 6 */
-		for (; i + 6 <= m; i += 6)
-			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 6);
-		for (; i + 4 <= m; i += 4)
-			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 4);
-		for (; i + 2 <= m; i += 2)
-			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 2);
-		for (; i < m; i++)
-			avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, 1);
+		EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc);
 	}
 }
 
 /* ---- AVX512-BF16: vdpbf16ps, the pairs order ---------------------------- */
 
-/* rows rows (from i) by 32 columns (from j) of C, a pair of K a step; A's
- * pairs as pair_of makes them, kp / 2 a row. */
+/* rows rows of C (from i) by 16 halves columns (from j), a pair of K a
+ * step, as avx512_block; A's pairs as pair_of makes them, kp / 2 a row. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_block(
-	int i, int j, int kp, int start, int stop, const uint32_t *a_pairs, const uint32_t *pairs, int np, __mmask16 mask0,
-	__mmask16 mask1, bool add, float *c, int ldc, const int rows)
+	int kp, int start, int stop, const uint32_t *a_pairs, const uint32_t *pairs, int np, int j, __mmask16 mask0,
+	__mmask16 mask1, bool add, float *c, int ldc, int i, const int rows, const int halves)
 {
-	__m512 sum[6][2];
-	for (int r = 0; r < rows; r++) {
-		sum[r][0] = add ? _mm512_maskz_loadu_ps(mask0, c + (size_t)(i + r) * ldc + j) : _mm512_setzero_ps();
-		sum[r][1] = add ? _mm512_maskz_loadu_ps(mask1, c + (size_t)(i + r) * ldc + j + 16) : _mm512_setzero_ps();
-	}
-	for (int e = start; e < stop; e += 2) {
-		const uint32_t *column = pairs + (size_t)e / 2 * np + j;
-		__m512bh b0 = (__m512bh)_mm512_load_si512(column), b1 = (__m512bh)_mm512_load_si512(column + 16);
+	__mmask16 masks[2] = {mask0, mask1};
+	__m512 sum[BLOCK_ROWS][2];
+	for (int r = 0; r < rows; r++)
+		for (int h = 0; h < halves; h++)
+			sum[r][h] = add ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h) : _mm512_setzero_ps();
+	/* each row's pairs from start on, and B's row of pairs: pointers
+	 * stepped along K, so that a step's addresses take no arithmetic */
+	const uint32_t *row[BLOCK_ROWS];
+	for (int r = 0; r < rows; r++)
+		row[r] = a_pairs + (size_t)(i + r) * (kp / 2) + start / 2;
+	const uint32_t *column = pairs + (size_t)start / 2 * np + j;
+	for (int q = 0; q < (stop - start) / 2; q++, column += np) {
+		__m512bh b[2];
+		for (int h = 0; h < halves; h++)
+			b[h] = (__m512bh)_mm512_load_si512(column + 16 * h);
 		for (int r = 0; r < rows; r++) {
-			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)a_pairs[(size_t)(i + r) * (kp / 2) + e / 2]);
-			sum[r][0] = _mm512_dpbf16_ps(sum[r][0], pair, b0);
-			sum[r][1] = _mm512_dpbf16_ps(sum[r][1], pair, b1);
+			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)row[r][q]);
+			for (int h = 0; h < halves; h++)
+				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, b[h]);
 		}
 	}
-	for (int r = 0; r < rows; r++) {
-		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j, mask0, sum[r][0]);
-		_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16, mask1, sum[r][1]);
-	}
+	for (int r = 0; r < rows; r++)
+		for (int h = 0; h < halves; h++)
+			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 }
 
 __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int kp, int start, int stop,
@@ -361,15 +403,7 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		int i = 0;
-		for (; i + 6 <= m; i += 6)
-			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 6);
-		for (; i + 4 <= m; i += 4)
-			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 4);
-		for (; i + 2 <= m; i += 2)
-			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 2);
-		for (; i < m; i++)
-			avx512_bf16_block(i, j, kp, start, stop, a_pairs, pairs, np, mask0, mask1, add, c, ldc, 1);
+		EACH_ROW_BLOCK(avx512_bf16_block, 8, 16, m, n, j, kp, start, stop, a_pairs, pairs, np, j, mask0, mask1, add, c, ldc);
 	}
 }
 
@@ -381,10 +415,11 @@ struct tile_config {
 	uint8_t rows[16];
 } __attribute__((aligned(64)));
 
-/* C (mp x np, padded to 32) += A (mp x kp, padded bf16) B (pairs of rows,
- * as pair_rows lays them): 32 x 32 outputs at a time in four C tiles, so
- * that each A and B tile loaded serves two products. Each C tile takes its
- * K blocks in order, as the definition sums them. */
+/* C (mp x np: N padded to 32 within rows np apart) += A (mp x kp, padded
+ * bf16) B (pairs of rows, as pair_rows lays them): 32 x 32 outputs at a
+ * time in four C tiles, so that each A and B tile loaded serves two
+ * products. Each C tile takes its K blocks in order, as the definition
+ * sums them. */
 __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(int mp, int np, int kp,
 										 const uint16_t *a, const uint32_t *pairs,
 										 float *c)
@@ -402,7 +437,7 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(i
 	_tile_loadconfig(&config);
 	size_t c_row = (size_t)np * sizeof(float), a_row = (size_t)kp * sizeof(uint16_t), b_row = c_row;
 	for (int i = 0; i < mp; i += 32)
-		for (int j = 0; j < np; j += 32) {
+		for (int j = 0; j + 32 <= np; j += 32) { /* np: N to 32, or a line past it (b_width) */
 			float *c0 = c + (size_t)i * np + j, *c1 = c0 + (size_t)16 * np;
 			_tile_loadd(0, c0, c_row);
 			_tile_loadd(1, c0 + 16, c_row);
@@ -559,9 +594,20 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
  *   avx512-bf16   A in pairs (two bf16 along K in 32 bits, the first
  *                 low), m x kp / 2; B in pairs, kp / 2 x np
  *   amx           A as bf16, mp x kp; B in pairs, kp / 2 x np
- * kp: K padded to the arithmetic's unit (padded_k); np: N to 32; mp: M
- * to 32. */
+ * kp: K padded to the arithmetic's unit (padded_k); np: N to 32, or a
+ * line more (b_width); mp: M to 32. */
 static int to_32(int x) { return (x + 31) / 32 * 32; }
+
+/* B's rows apart, in floats or words: N to 32, and a cache line more
+ * where that would be a multiple of 512 bytes, so that the rows a kernel
+ * walks down K (and a gather writes) fall in different sets of the L1
+ * cache rather than a few: 1024 columns 4 KiB apart took every row of a
+ * K part to one set. */
+static int b_width(int n)
+{
+	int np = to_32(n);
+	return np % 128 == 0 ? np + 16 : np;
+}
 
 size_t bf16_packed_a_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k)
 {
@@ -578,7 +624,7 @@ size_t bf16_packed_a_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic,
 
 size_t bf16_packed_b_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n)
 {
-	size_t kp = (size_t)padded_k(arithmetic, k), np = (size_t)to_32(n);
+	size_t kp = (size_t)padded_k(arithmetic, k), np = (size_t)b_width(n);
 	if (path == BF16_PORTABLE)
 		return (size_t)k * n * sizeof(uint16_t);
 	return kp * np * (bf16_b_layout(path) == BF16_B_WIDENED ? sizeof(float) : sizeof(uint16_t));
@@ -800,7 +846,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
 		 int ldb, void *packed)
 {
-	int kp = padded_k(arithmetic, k), np = to_32(n);
+	int kp = padded_k(arithmetic, k), np = b_width(n);
 	if (path == BF16_PORTABLE) {
 		uint16_t *out = packed;
 		for (int e = 0; e < k; e++)
@@ -848,11 +894,11 @@ enum bf16_b_layout bf16_b_layout(enum bf16_path path)
 	return path == BF16_PORTABLE ? BF16_B_OWN : BF16_B_PAIRS;
 }
 
-int bf16_packed_b_width(int n) { return to_32(n); }
+int bf16_packed_b_width(int n) { return b_width(n); }
 
 void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n, void *packed)
 {
-	int np = to_32(n), kp = padded_k(arithmetic, k);
+	int np = b_width(n), kp = padded_k(arithmetic, k);
 	if (bf16_b_layout(path) == BF16_B_WIDENED) {
 		float *out = packed;
 		for (int e = 0; e < kp; e++) {
@@ -873,9 +919,101 @@ void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdif
 	round_transposed(out, ld_out, x, offsets, 0, count, length);
 }
 
+/* The pair of two floats rounded already: the first's high half low. */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline __m512i rounded_pairs16(__m512 first, __m512 second)
+{
+	return _mm512_mask_blend_epi16(0xaaaaaaaa, _mm512_srli_epi32(_mm512_castps_si512(first), 16), _mm512_castps_si512(second));
+}
+
+/* pair_rows of values rounded already, sixteen at a time. */
+__attribute__((target("avx512f,avx512bw"), noinline)) static void pair_rows_rounded(uint32_t *out, int ld_out, const float *x,
+										      const ptrdiff_t *offsets, int count, int length)
+{
+	for (int p = 0; 2 * p < count; p++) {
+		const float *even = x + offsets[2 * p];
+		const float *odd = 2 * p + 1 < count ? x + offsets[2 * p + 1] : NULL;
+		uint32_t *to = out + (size_t)p * ld_out;
+		for (int e = 0; e < length; e += 16) {
+			__mmask16 mask = columns_mask(length - e);
+			__m512 second = odd ? _mm512_maskz_loadu_ps(mask, odd + e) : _mm512_setzero_ps();
+			_mm512_mask_storeu_epi32(to + e, mask, rounded_pairs16(_mm512_maskz_loadu_ps(mask, even + e), second));
+		}
+	}
+}
+
 void bf16_gather_pairs(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
 {
-	pair_rows(out, ld_out, x, offsets, 0, count, length);
+	if (has_avx512_bw())
+		pair_rows_rounded(out, ld_out, x, offsets, count, length);
+	else
+		pair_rows(out, ld_out, x, offsets, 0, count, length);
+}
+
+int bf16_packed_a_width(enum bf16_path path, enum bf16_arithmetic arithmetic, int k)
+{
+	int kp = padded_k(arithmetic, k);
+	return bf16_b_layout(path) == BF16_B_WIDENED ? kp : kp / 2;
+}
+
+void bf16_pad_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k, void *packed)
+{
+	int width = bf16_packed_a_width(path, arithmetic, k);
+	if (bf16_b_layout(path) == BF16_B_WIDENED) {
+		float *out = packed;
+		for (int i = 0; i < m; i++)
+			memset(out + (size_t)i * width + k, 0, sizeof *out * (size_t)(width - k));
+	} else if (bf16_b_layout(path) == BF16_B_PAIRS) {
+		uint16_t *out = packed; /* a pair's halves, the first low */
+		for (int i = 0; i < (path == BF16_AMX ? to_32(m) : m); i++)
+			memset(out + (size_t)i * 2 * width + (i < m ? k : 0), 0, sizeof *out * (size_t)(2 * width - (i < m ? k : 0)));
+	}
+}
+
+void bf16_gather_along(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows, int stride,
+		       int width)
+{
+	for (int j = 0; j < count; j++)
+		for (int r = 0; r < rows; r++)
+			memcpy(out + (size_t)j * ld_out + (size_t)r * width, x + offsets[j] + (ptrdiff_t)r * stride, sizeof *out * (size_t)width);
+}
+
+__attribute__((target("avx512f,avx512bw"), noinline)) static void pairs_along_rounded(uint32_t *out, int ld_out, const float *x,
+											const ptrdiff_t *offsets, int count, int rows,
+											int stride, int width)
+{
+	__m512i first = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	__m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(1));
+	for (int j = 0; j < count; j++)
+		for (int r = 0; r < rows; r++) {
+			const float *from = x + offsets[j] + (ptrdiff_t)r * stride;
+			uint32_t *to = out + (size_t)j * ld_out + (size_t)r * (width / 2);
+			for (int e = 0; e < width; e += 32) {
+				int left = width - e;
+				__m512 low = _mm512_maskz_loadu_ps(columns_mask(left), from + e);
+				__m512 high = _mm512_maskz_loadu_ps(columns_mask(left - 16), from + e + 16);
+				__m512 evens = _mm512_permutex2var_ps(low, first, high), odds = _mm512_permutex2var_ps(low, second, high);
+				_mm512_mask_storeu_epi32(to + e / 2, columns_mask(left / 2), rounded_pairs16(evens, odds));
+			}
+		}
+}
+
+void bf16_gather_pairs_along(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows,
+			     int stride, int width)
+{
+	if (has_avx512_bw()) {
+		pairs_along_rounded(out, ld_out, x, offsets, count, rows, stride, width);
+		return;
+	}
+	for (int j = 0; j < count; j++)
+		for (int r = 0; r < rows; r++) {
+			const float *from = x + offsets[j] + (ptrdiff_t)r * stride;
+			uint32_t *to = out + (size_t)j * ld_out + (size_t)r * (width / 2);
+			int e = 0;
+			for (; e + 16 <= width; e += 16)
+				_mm256_storeu_si256((__m256i *)(to + e / 2), rounded_pairs8(_mm256_loadu_ps(from + e), _mm256_loadu_ps(from + e + 8)));
+			for (; e < width; e += 2)
+				to[e / 2] = pair_of(from[e], from[e + 1]);
+		}
 }
 
 void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count,
@@ -900,7 +1038,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 		return -1;
 	if (m == 0 || n == 0)
 		return 0;
-	int kp = padded_k(arithmetic, k), np = to_32(n);
+	int kp = padded_k(arithmetic, k), np = b_width(n);
 	if (path == BF16_AMX) {
 		int mp = to_32(m);
 		float *cp = scratch_of(2, (size_t)mp * np * sizeof *cp);

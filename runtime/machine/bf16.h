@@ -77,6 +77,13 @@ enum bf16_b_layout bf16_b_layout(enum bf16_path path);
 int bf16_packed_b_width(int n);
 void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n, void *packed);
 
+/* Likewise A, where path reads it in the layout bf16_b_layout names:
+ * rows bf16_packed_a_width floats (widened) or words (in pairs: a word
+ * the pair of a row's elements 2q and 2q + 1, 2q's low) apart; then
+ * bf16_pad_a zeroes what lies past k (and AMX's rows past m). */
+int bf16_packed_a_width(enum bf16_path path, enum bf16_arithmetic arithmetic, int k);
+void bf16_pad_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k, void *packed);
+
 /* out[i] = x[i] rounded to bf16 (as bf16_from_float, kept as an f32), for
  * i below count; out may be x. */
 void bf16_round(float *out, const float *x, size_t count);
@@ -96,6 +103,16 @@ void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdif
 void bf16_gather_pairs(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length);
 void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count,
 				  int length);
+
+/* A's rows gathered from x (rounded already): row j the rows of x at
+ * offsets[j] + r * stride (r below rows), width elements each, one after
+ * the other along K; rows of out ld_out floats or words apart:
+ *   bf16_gather_along        widened
+ *   bf16_gather_pairs_along  in pairs, width even */
+void bf16_gather_along(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows, int stride,
+		       int width);
+void bf16_gather_pairs_along(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows,
+			     int stride, int width);
 
 /* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B
  * packed for path, summed in arithmetic's order. 0, or -1 where the path

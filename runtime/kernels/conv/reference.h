@@ -253,13 +253,49 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 	}
 }
 
-/* own += dY(i) . columns(X(i))^T for one image; columns, activated: this
- * thread's scratch for them. */
+/* Whether a bf16 network's weight gradient keeps its sums transposed,
+ * dW^T (PATCH, C_OUT) = columns(X) . dY^T: in f32 builds where p's path
+ * reads operands a caller may write, for a stride-1 convolution wider
+ * than 1x1 whose output rows hold pairs whole. Then the columns, the
+ * larger operand, are written as A, row by row of the padded image,
+ * where as B they would be transposed; and dY^T is packed as B. Each
+ * product is the same and so is every sum's order (a . b = b . a
+ * exactly): the bits do not change. */
+KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p)
+{
+#ifdef RESGEN_F64
+	(void)s;
+	(void)p;
+	return false;
+#else
+	return products_bf16(p) && bf16_b_layout((enum bf16_path)p.path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0;
+#endif
+}
+
+/* Where the reference weight gradient keeps dW[co][c][ky][kx] in a
+ * share's own sum: as dW, or transposed (conv_weight_gradient_swapped). */
+KERNEL_HELPER struct conv_strides conv_reference_strides(struct conv_shape s, struct products p)
+{
+	if (conv_weight_gradient_swapped(s, p))
+		return (struct conv_strides){1, s.k * s.k * s.c_out, s.k * s.c_out, s.c_out};
+	return (struct conv_strides){CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
+}
+
+/* own += dY(i) . columns(X(i))^T for one image (laid out by
+ * conv_reference_strides); columns, activated: this thread's scratch for
+ * them. */
 KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *dy, const real *image, const real *pre, struct conv_shape s, real *columns, real *activated, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
 	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
+	if (conv_weight_gradient_swapped(s, p)) {
+		struct conv_padded padded = conv_pad_rounded(image, s);
+		struct products_columns a = products_rows(p, patch, pixels);
+		products_gather_along(a, padded.x, padded.offsets, patch, s.h_out, padded.wp, s.w_out);
+		products_gemm_rows(p, a, 1, patch, s.c_out, pixels, dy, pixels, 1, own, s.c_out);
+		return;
+	}
 	struct products_columns packed = products_columns(p, pixels, patch);
 	if (packed.x && !direct && s.stride == 1 && (!packed.pairs || s.w_out % 2 == 0)) {
 		conv_columns_transposed(packed, image, s);
@@ -283,7 +319,7 @@ KERNEL_HELPER void conv_weight_gradient_reference(real *dweight, const real *dou
 	for (int i = 0; i < n; i++)
 		conv_weight_gradient_reference_image(dweight_own, dout + (size_t)i * s.c_out * s.h_out * s.w_out, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s,
 						     columns, columns + CONV_ALIGN(patch * s.h_out * s.w_out), p);
-	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, (struct conv_strides){patch, s.k * s.k, s.k, 1});
+	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, conv_reference_strides(s, p));
 }
 
 /* Whether a bf16 network's data gradient runs as a convolution itself,

@@ -585,7 +585,7 @@ KERNEL_HELPER void conv_weight_gradient_finish(struct conv_weight_gradient *g)
  * conv_weight_gradient_finish; c: the convolution's choices */
 KERNEL_HELPER void conv_weight_gradient_end(real *dweight, const real *scratch, size_t scratch_per_thread, struct conv_shape s, const struct conv_choices *c)
 {
-	struct conv_strides reference = {CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
+	struct conv_strides reference = conv_reference_strides(s, c->products);
 	const struct gemm_micro *micro = gemm_micro();
 	bool fast = micro && s.stride == 1 && c->weight.method != CONV_WEIGHT_REFERENCE;
 	conv_sum_weight_gradients(dweight, scratch, scratch_per_thread, s, fast ? conv_weight_plan(micro, s, &c->weight).own : reference);
