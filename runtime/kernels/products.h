@@ -152,12 +152,25 @@ static inline struct products_columns products_columns(struct products p, int k,
 	return b;
 }
 
-/* out = x rounded to bf16 (count values; out may be x): the values a
- * caller writes into products_columns. */
+/* out = x rounded to bf16 (count values; out may be x), kept as reals:
+ * an image whose columns a caller writes widened (im2col). */
 static inline void products_round(real *out, const real *x, size_t count)
 {
 #ifndef RESGEN_F64
 	bf16_round(out, x, count);
+#else
+	(void)out;
+	(void)x;
+	(void)count;
+#endif
+}
+
+/* out = x as bf16 (count values): an image a caller gathers columns from
+ * (products_gather, products_gather_along). */
+static inline void products_convert(uint16_t *out, const real *x, size_t count)
+{
+#ifndef RESGEN_F64
+	bf16_convert(out, x, count);
 #else
 	(void)out;
 	(void)x;
@@ -179,10 +192,10 @@ static inline void *products_scratch(int slot, size_t bytes)
 }
 
 /* b from its row row and column column on (of its floats or words),
- * gathered from the rows of x at offsets (rounded already) as
+ * gathered from the rows of x (bf16) at offsets as
  * bf16_gather_transposed or bf16_gather_pairs_transposed (transposed) or
  * bf16_gather_pairs do, by b's layout; in f32 builds. */
-static inline void products_gather(struct products_columns b, int row, int column, bool transposed, const real *x,
+static inline void products_gather(struct products_columns b, int row, int column, bool transposed, const uint16_t *x,
 				   const ptrdiff_t *offsets, int count, int length)
 {
 #ifndef RESGEN_F64
@@ -228,9 +241,9 @@ static inline struct products_columns products_rows(struct products p, int m, in
 	return a;
 }
 
-/* a's rows from x (rounded already) as bf16_gather_along or
+/* a's rows from x (bf16) as bf16_gather_along or
  * bf16_gather_pairs_along do, by a's layout; in f32 builds. */
-static inline void products_gather_along(struct products_columns a, const real *x, const ptrdiff_t *offsets, int count, int rows,
+static inline void products_gather_along(struct products_columns a, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
 					 int stride, int width)
 {
 #ifndef RESGEN_F64

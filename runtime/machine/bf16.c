@@ -55,12 +55,6 @@ static bool has_avx512(void)
 	return __builtin_cpu_supports("avx512f");
 }
 
-static bool has_avx512_bw(void)
-{
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-}
-
 static bool has_avx512_bf16(void)
 {
 	unsigned eax, ebx, ecx, edx;
@@ -706,18 +700,12 @@ static void round_rows(float *out, int ld_out, const float *x, int ld_in, int ro
 	}
 }
 
-/* The packers below read rows of X: row j at x + offsets[j], or at x + j *
- * ld where offsets is NULL (a matrix). They round what they read, which
- * leaves values rounded already (a convolution's, bf16_gather_*) as they
- * are. */
-static inline const float *row_of(const float *x, const ptrdiff_t *offsets, int ld, int j)
-{
-	return x + (offsets ? offsets[j] : (ptrdiff_t)j * ld);
-}
+/* Row j of X, rows ld apart. */
+static inline const float *row_of(const float *x, int ld, int j) { return x + (ptrdiff_t)j * ld; }
 
 /* out[e][j] = row j's element e, rounded, for j below count and e below
  * length: eight rows by eight elements, through registers. */
-static void round_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int ld, int count, int length)
+static void round_transposed(float *out, int ld_out, const float *x, int ld, int count, int length)
 {
 	int j = 0;
 	for (; j + 8 <= count; j += 8) {
@@ -725,18 +713,18 @@ static void round_transposed(float *out, int ld_out, const float *x, const ptrdi
 		for (; e + 8 <= length; e += 8) {
 			__m256 block[8];
 			for (int q = 0; q < 8; q++)
-				block[q] = _mm256_loadu_ps(row_of(x, offsets, ld, j + q) + e);
+				block[q] = _mm256_loadu_ps(row_of(x, ld, j + q) + e);
 			transpose8(block);
 			for (int q = 0; q < 8; q++)
 				_mm256_storeu_si256((__m256i *)(out + (size_t)(e + q) * ld_out + j), rounded_bits8(block[q]));
 		}
 		for (; e < length; e++)
 			for (int q = 0; q < 8; q++)
-				out[(size_t)e * ld_out + j + q] = rounded_float(row_of(x, offsets, ld, j + q)[e]);
+				out[(size_t)e * ld_out + j + q] = rounded_float(row_of(x, ld, j + q)[e]);
 	}
 	for (; j < count; j++)
 		for (int e = 0; e < length; e++)
-			out[(size_t)e * ld_out + j] = rounded_float(row_of(x, offsets, ld, j)[e]);
+			out[(size_t)e * ld_out + j] = rounded_float(row_of(x, ld, j)[e]);
 }
 
 /* A pair of bf16 from two floats, the first low. */
@@ -744,11 +732,11 @@ static inline uint32_t pair_of(float first, float second) { return rounded_bits(
 
 /* out[p][e] = the pair of rows 2p and 2p + 1 at element e (the second 0
  * past count), for 2p below count and e below length. */
-static void pair_rows(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int ld, int count, int length)
+static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
 {
 	for (int p = 0; 2 * p < count; p++) {
-		const float *even = row_of(x, offsets, ld, 2 * p);
-		const float *odd = 2 * p + 1 < count ? row_of(x, offsets, ld, 2 * p + 1) : NULL;
+		const float *even = row_of(x, ld, 2 * p);
+		const float *odd = 2 * p + 1 < count ? row_of(x, ld, 2 * p + 1) : NULL;
 		uint32_t *to = out + (size_t)p * ld_out;
 		int e = 0;
 		for (; e + 8 <= length; e += 8) {
@@ -764,7 +752,7 @@ static void pair_rows(uint32_t *out, int ld_out, const float *x, const ptrdiff_t
 /* out[p][j] = the pair of row j's elements 2p and 2p + 1, for j below
  * count and 2p + 1 below length: eight rows by eight pairs, through
  * registers. */
-static void pair_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int ld, int count, int length)
+static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
 {
 	int pairs = length / 2, j = 0;
 	for (; j + 8 <= count; j += 8) {
@@ -772,7 +760,7 @@ static void pair_transposed(uint32_t *out, int ld_out, const float *x, const ptr
 		for (; p + 8 <= pairs; p += 8) {
 			__m256 block[8];
 			for (int q = 0; q < 8; q++) {
-				const float *from = row_of(x, offsets, ld, j + q) + 2 * p;
+				const float *from = row_of(x, ld, j + q) + 2 * p;
 				block[q] = _mm256_castsi256_ps(rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
 			}
 			transpose8(block);
@@ -781,13 +769,13 @@ static void pair_transposed(uint32_t *out, int ld_out, const float *x, const ptr
 		}
 		for (; p < pairs; p++)
 			for (int q = 0; q < 8; q++) {
-				const float *from = row_of(x, offsets, ld, j + q) + 2 * p;
+				const float *from = row_of(x, ld, j + q) + 2 * p;
 				out[(size_t)p * ld_out + j + q] = pair_of(from[0], from[1]);
 			}
 	}
 	for (; j < count; j++)
 		for (int p = 0; p < pairs; p++) {
-			const float *from = row_of(x, offsets, ld, j) + 2 * p;
+			const float *from = row_of(x, ld, j) + 2 * p;
 			out[(size_t)p * ld_out + j] = pair_of(from[0], from[1]);
 		}
 }
@@ -836,7 +824,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	}
 	float *out = packed;
 	if (transpose)
-		round_transposed(out, kp, a, NULL, lda, k, m);
+		round_transposed(out, kp, a, lda, k, m);
 	else
 		round_rows(out, kp, a, lda, m, k);
 	for (int i = 0; i < m; i++)
@@ -860,9 +848,9 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		uint32_t *out = packed;
 		int pairs = k / 2;
 		if (transpose)
-			pair_transposed(out, np, b, NULL, ldb, n, 2 * pairs);
+			pair_transposed(out, np, b, ldb, n, 2 * pairs);
 		else
-			pair_rows(out, np, b, NULL, ldb, 2 * pairs, n);
+			pair_rows(out, np, b, ldb, 2 * pairs, n);
 		for (int e = 0; e < pairs; e++)
 			memset(out + (size_t)e * np + n, 0, (size_t)(np - n) * sizeof *out);
 		for (int e = pairs; e < kp / 2; e++)
@@ -872,7 +860,7 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	}
 	float *out = packed;
 	if (transpose)
-		round_transposed(out, np, b, NULL, ldb, n, k);
+		round_transposed(out, np, b, ldb, n, k);
 	else
 		round_rows(out, np, b, ldb, k, n);
 	bf16_pad_b(path, arithmetic, k, n, out);
@@ -914,39 +902,85 @@ void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int
 	}
 }
 
-void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
+/* ---- gathers: a convolution's operands from its image in bf16 ---------- */
+
+/* Eight bf16 widened to f32: the bits of each in the high half. */
+static inline __m256 widened8(const uint16_t *x)
 {
-	round_transposed(out, ld_out, x, offsets, 0, count, length);
+	return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)), 16));
 }
 
-/* The pair of two floats rounded already: the first's high half low. */
-__attribute__((target("avx512f,avx512bw"), always_inline)) static inline __m512i rounded_pairs16(__m512 first, __m512 second)
+void bf16_gather_transposed(float *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int length)
 {
-	return _mm512_mask_blend_epi16(0xaaaaaaaa, _mm512_srli_epi32(_mm512_castps_si512(first), 16), _mm512_castps_si512(second));
-}
-
-/* pair_rows of values rounded already, sixteen at a time. */
-__attribute__((target("avx512f,avx512bw"), noinline)) static void pair_rows_rounded(uint32_t *out, int ld_out, const float *x,
-										      const ptrdiff_t *offsets, int count, int length)
-{
-	for (int p = 0; 2 * p < count; p++) {
-		const float *even = x + offsets[2 * p];
-		const float *odd = 2 * p + 1 < count ? x + offsets[2 * p + 1] : NULL;
-		uint32_t *to = out + (size_t)p * ld_out;
-		for (int e = 0; e < length; e += 16) {
-			__mmask16 mask = columns_mask(length - e);
-			__m512 second = odd ? _mm512_maskz_loadu_ps(mask, odd + e) : _mm512_setzero_ps();
-			_mm512_mask_storeu_epi32(to + e, mask, rounded_pairs16(_mm512_maskz_loadu_ps(mask, even + e), second));
+	int j = 0;
+	for (; j + 8 <= count; j += 8) {
+		int e = 0;
+		for (; e + 8 <= length; e += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++)
+				block[q] = widened8(x + offsets[j + q] + e);
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_ps(out + (size_t)(e + q) * ld_out + j, block[q]);
 		}
+		for (; e < length; e++)
+			for (int q = 0; q < 8; q++)
+				out[(size_t)e * ld_out + j + q] = bf16_to_float(x[offsets[j + q] + e]);
+	}
+	for (; j < count; j++)
+		for (int e = 0; e < length; e++)
+			out[(size_t)e * ld_out + j] = bf16_to_float(x[offsets[j] + e]);
+}
+
+/* Sixteen elements of two rows interleaved, the first's low: AVX2's
+ * unpacking works within halves, which the permutes put back in order. */
+void bf16_gather_pairs(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int length)
+{
+	static const uint16_t none[16];
+	for (int p = 0; 2 * p < count; p++) {
+		const uint16_t *even = x + offsets[2 * p];
+		const uint16_t *odd = 2 * p + 1 < count ? x + offsets[2 * p + 1] : NULL;
+		uint32_t *to = out + (size_t)p * ld_out;
+		int e = 0;
+		for (; e + 16 <= length; e += 16) {
+			__m256i first = _mm256_loadu_si256((const __m256i *)(even + e));
+			__m256i second = _mm256_loadu_si256((const __m256i *)(odd ? odd + e : none));
+			__m256i low = _mm256_unpacklo_epi16(first, second), high = _mm256_unpackhi_epi16(first, second);
+			_mm256_storeu_si256((__m256i *)(to + e), _mm256_permute2x128_si256(low, high, 0x20));
+			_mm256_storeu_si256((__m256i *)(to + e + 8), _mm256_permute2x128_si256(low, high, 0x31));
+		}
+		for (; e < length; e++)
+			to[e] = even[e] | (odd ? (uint32_t)odd[e] << 16 : 0u);
 	}
 }
 
-void bf16_gather_pairs(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length)
+/* A pair along a row is the 32-bit word where it starts: eight rows by
+ * eight words, through registers. */
+void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count,
+				  int length)
 {
-	if (has_avx512_bw())
-		pair_rows_rounded(out, ld_out, x, offsets, count, length);
-	else
-		pair_rows(out, ld_out, x, offsets, 0, count, length);
+	int pairs = length / 2, j = 0;
+	for (; j + 8 <= count; j += 8) {
+		int p = 0;
+		for (; p + 8 <= pairs; p += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++)
+				block[q] = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(x + offsets[j + q] + 2 * p)));
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_ps((float *)(out + (size_t)(p + q) * ld_out + j), block[q]);
+		}
+		for (; p < pairs; p++)
+			for (int q = 0; q < 8; q++) {
+				const uint16_t *from = x + offsets[j + q] + 2 * p;
+				out[(size_t)p * ld_out + j + q] = from[0] | (uint32_t)from[1] << 16;
+			}
+	}
+	for (; j < count; j++)
+		for (int p = 0; p < pairs; p++) {
+			const uint16_t *from = x + offsets[j] + 2 * p;
+			out[(size_t)p * ld_out + j] = from[0] | (uint32_t)from[1] << 16;
+		}
 }
 
 int bf16_packed_a_width(enum bf16_path path, enum bf16_arithmetic arithmetic, int k)
@@ -969,57 +1003,64 @@ void bf16_pad_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int
 	}
 }
 
-void bf16_gather_along(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows, int stride,
-		       int width)
+void bf16_gather_along(float *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
+		       int stride, int width)
+{
+	for (int j = 0; j < count; j++)
+		for (int r = 0; r < rows; r++) {
+			const uint16_t *from = x + offsets[j] + (ptrdiff_t)r * stride;
+			float *to = out + (size_t)j * ld_out + (size_t)r * width;
+			int e = 0;
+			for (; e + 8 <= width; e += 8)
+				_mm256_storeu_ps(to + e, widened8(from + e));
+			for (; e < width; e++)
+				to[e] = bf16_to_float(from[e]);
+		}
+}
+
+/* In pairs, a row's elements are its bf16 as they lie: copies of a
+ * constant size for the widths of CIFAR's and ImageNet's outputs, which
+ * the compiler makes a few moves rather than a call each. */
+static inline void copy_rows(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
+			     int stride, int width)
 {
 	for (int j = 0; j < count; j++)
 		for (int r = 0; r < rows; r++)
-			memcpy(out + (size_t)j * ld_out + (size_t)r * width, x + offsets[j] + (ptrdiff_t)r * stride, sizeof *out * (size_t)width);
+			memcpy(out + (size_t)j * ld_out + (size_t)r * (width / 2), x + offsets[j] + (ptrdiff_t)r * stride,
+			       sizeof *x * (size_t)width);
 }
 
-__attribute__((target("avx512f,avx512bw"), noinline)) static void pairs_along_rounded(uint32_t *out, int ld_out, const float *x,
-											const ptrdiff_t *offsets, int count, int rows,
-											int stride, int width)
-{
-	__m512i first = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-	__m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(1));
-	for (int j = 0; j < count; j++)
-		for (int r = 0; r < rows; r++) {
-			const float *from = x + offsets[j] + (ptrdiff_t)r * stride;
-			uint32_t *to = out + (size_t)j * ld_out + (size_t)r * (width / 2);
-			for (int e = 0; e < width; e += 32) {
-				int left = width - e;
-				__m512 low = _mm512_maskz_loadu_ps(columns_mask(left), from + e);
-				__m512 high = _mm512_maskz_loadu_ps(columns_mask(left - 16), from + e + 16);
-				__m512 evens = _mm512_permutex2var_ps(low, first, high), odds = _mm512_permutex2var_ps(low, second, high);
-				_mm512_mask_storeu_epi32(to + e / 2, columns_mask(left / 2), rounded_pairs16(evens, odds));
-			}
-		}
-}
-
-void bf16_gather_pairs_along(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows,
+void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
 			     int stride, int width)
 {
-	if (has_avx512_bw()) {
-		pairs_along_rounded(out, ld_out, x, offsets, count, rows, stride, width);
-		return;
+	switch (width) {
+	case 8:
+		copy_rows(out, ld_out, x, offsets, count, rows, stride, 8);
+		break;
+	case 14:
+		copy_rows(out, ld_out, x, offsets, count, rows, stride, 14);
+		break;
+	case 16:
+		copy_rows(out, ld_out, x, offsets, count, rows, stride, 16);
+		break;
+	case 28:
+		copy_rows(out, ld_out, x, offsets, count, rows, stride, 28);
+		break;
+	case 32:
+		copy_rows(out, ld_out, x, offsets, count, rows, stride, 32);
+		break;
+	default:
+		copy_rows(out, ld_out, x, offsets, count, rows, stride, width);
 	}
-	for (int j = 0; j < count; j++)
-		for (int r = 0; r < rows; r++) {
-			const float *from = x + offsets[j] + (ptrdiff_t)r * stride;
-			uint32_t *to = out + (size_t)j * ld_out + (size_t)r * (width / 2);
-			int e = 0;
-			for (; e + 16 <= width; e += 16)
-				_mm256_storeu_si256((__m256i *)(to + e / 2), rounded_pairs8(_mm256_loadu_ps(from + e), _mm256_loadu_ps(from + e + 8)));
-			for (; e < width; e += 2)
-				to[e / 2] = pair_of(from[e], from[e + 1]);
-		}
 }
 
-void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count,
-				  int length)
+void bf16_convert(uint16_t *out, const float *x, size_t count)
 {
-	pair_transposed(out, ld_out, x, offsets, 0, count, length);
+	size_t i = 0;
+	for (; i + 16 <= count; i += 16)
+		_mm256_storeu_si256((__m256i *)(out + i), rounded_pairs8(_mm256_loadu_ps(x + i), _mm256_loadu_ps(x + i + 8)));
+	for (; i < count; i++)
+		out[i] = rounded_half(x[i]);
 }
 
 void bf16_round(float *out, const float *x, size_t count)

@@ -88,9 +88,13 @@ void bf16_pad_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int
  * i below count; out may be x. */
 void bf16_round(float *out, const float *x, size_t count);
 
-/* B's rows or columns gathered from x, whose values are rounded already
- * (bf16_round), its rows (of the columns: count of them, length long)
- * found at offsets; eight by eight:
+/* out[i] = x[i] as bf16 (bf16_from_float), for i below count: an image
+ * a convolution gathers its columns from (below). */
+void bf16_convert(uint16_t *out, const float *x, size_t count);
+
+/* B's rows or columns gathered from x, bf16 already (bf16_convert), its
+ * rows (of the columns: count of them, length long) found at offsets;
+ * eight by eight:
  *   bf16_gather_transposed  widened, out[e][j] = x[offsets[j] + e]
  *   bf16_gather_pairs       in pairs, out[p][e] = the pair of
  *                           x[offsets[2p] + e] and x[offsets[2p + 1] + e]
@@ -99,19 +103,19 @@ void bf16_round(float *out, const float *x, size_t count);
  *                           x[offsets[j] + 2p] and x[offsets[j] + 2p + 1],
  *                           length even
  * rows of out ld_out floats or words apart. */
-void bf16_gather_transposed(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length);
-void bf16_gather_pairs(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int length);
-void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count,
+void bf16_gather_transposed(float *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int length);
+void bf16_gather_pairs(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int length);
+void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count,
 				  int length);
 
-/* A's rows gathered from x (rounded already): row j the rows of x at
- * offsets[j] + r * stride (r below rows), width elements each, one after
- * the other along K; rows of out ld_out floats or words apart:
+/* A's rows gathered from x (bf16): row j the rows of x at offsets[j] + r
+ * * stride (r below rows), width elements each, one after the other
+ * along K; rows of out ld_out floats or words apart:
  *   bf16_gather_along        widened
  *   bf16_gather_pairs_along  in pairs, width even */
-void bf16_gather_along(float *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows, int stride,
-		       int width);
-void bf16_gather_pairs_along(uint32_t *out, int ld_out, const float *x, const ptrdiff_t *offsets, int count, int rows,
+void bf16_gather_along(float *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
+		       int stride, int width);
+void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
 			     int stride, int width);
 
 /* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B

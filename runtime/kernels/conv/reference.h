@@ -75,13 +75,13 @@ KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channel
 			}
 }
 
-/* An image rounded once, with its convolution's zero border (rows wp
+/* An image rounded once to bf16, with its convolution's zero border (rows wp
  * apart), in the thread's PRODUCTS_PADDED_SLOT; and where each row of its
  * columns (c, ky, kx) starts in it for output row 0 of a stride-1
  * convolution: output row oy's are wp * oy further on. */
 struct conv_padded {
 	const ptrdiff_t *offsets;
-	const real *x;
+	const uint16_t *x;
 	int wp;
 };
 
@@ -89,18 +89,18 @@ KERNEL_HELPER struct conv_padded conv_pad_rounded(const real *image, struct conv
 {
 	int pad = s.k / 2, hp = s.h_in + 2 * pad, wp = s.w_in + 2 * pad, patch = CONV_PATCH(s.c_in, s.k);
 	size_t plane = (size_t)hp * wp;
-	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + sizeof(real) * s.c_in * plane);
-	real *padded = (real *)(offsets + patch);
+	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + sizeof(uint16_t) * s.c_in * plane);
+	uint16_t *padded = (uint16_t *)(offsets + patch);
 	for (int c = 0; c < s.c_in; c++) {
-		real *to = padded + c * plane;
-		memset(to, 0, sizeof(real) * (size_t)pad * wp);
+		uint16_t *to = padded + c * plane;
+		memset(to, 0, sizeof *to * (size_t)pad * wp);
 		for (int y = 0; y < s.h_in; y++) {
-			real *row = to + (size_t)(y + pad) * wp;
-			memset(row, 0, sizeof(real) * pad);
-			products_round(row + pad, image + ((size_t)c * s.h_in + y) * s.w_in, s.w_in);
-			memset(row + pad + s.w_in, 0, sizeof(real) * pad);
+			uint16_t *row = to + (size_t)(y + pad) * wp;
+			memset(row, 0, sizeof *row * pad);
+			products_convert(row + pad, image + ((size_t)c * s.h_in + y) * s.w_in, s.w_in);
+			memset(row + pad + s.w_in, 0, sizeof *row * pad);
 		}
-		memset(to + (size_t)(pad + s.h_in) * wp, 0, sizeof(real) * (size_t)pad * wp);
+		memset(to + (size_t)(pad + s.h_in) * wp, 0, sizeof *to * (size_t)pad * wp);
 		for (int ky = 0; ky < s.k; ky++)
 			for (int kx = 0; kx < s.k; kx++)
 				offsets[(c * s.k + ky) * s.k + kx] = (ptrdiff_t)(c * plane) + ky * wp + kx;
