@@ -256,9 +256,11 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
 /* Whether a bf16 network's weight gradient keeps its sums transposed,
  * dW^T (PATCH, C_OUT) = columns(X) . dY^T: in f32 builds where p's path
  * reads operands a caller may write, for a stride-1 convolution wider
- * than 1x1 whose output rows hold pairs whole. Then the columns, the
- * larger operand, are written as A, row by row of the padded image,
- * where as B they would be transposed; and dY^T is packed as B. Each
+ * than 1x1 whose output rows hold pairs whole, of more than 16 output
+ * channels. Then the columns, the larger operand, are copied as A, row
+ * by row of the padded image, where as B they would be transposed; and
+ * dY^T, C_OUT columns, is packed as B. With 16 the kernels' blocks of 32
+ * columns ran half full, slower than the transposed copy they spare. Each
  * product is the same and so is every sum's order (a . b = b . a
  * exactly): the bits do not change. */
 KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p)
@@ -268,7 +270,7 @@ KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct prod
 	(void)p;
 	return false;
 #else
-	return products_bf16(p) && bf16_b_layout((enum bf16_path)p.path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0;
+	return products_bf16(p) && bf16_b_layout((enum bf16_path)p.path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0 && s.c_out > 16;
 #endif
 }
 
