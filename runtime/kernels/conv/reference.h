@@ -337,7 +337,9 @@ KERNEL_HELPER bool conv_data_gradient_convolves(struct conv_shape s, struct prod
 
 /* The weights as the data gradient's products take them, packed once a
  * call where p multiplies in bf16 (products_pack): W flipped and
- * transposed, (C_IN, C_OUT K K), where it convolves; W^T otherwise. */
+ * transposed, (C_IN, C_OUT K K), where it convolves; W^T otherwise. The
+ * flipped matrix lies in the thread's buffer slot 0, which the f64
+ * builds' operand points to: nothing else takes that slot there. */
 KERNEL_HELPER struct products_operand conv_data_gradient_weights(const real *weight, struct conv_shape s, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k);
