@@ -336,6 +336,12 @@ static void test_matmul_rounds_its_operands(void **unused)
 	}
 }
 
+/* Each layout a convolution writes its operands in, by a path of each. */
+static const struct {
+	enum bf16_path path;
+	enum bf16_arithmetic arithmetic;
+} layouts[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX2, BF16_PAIRS}, {BF16_AVX512_BF16, BF16_PAIRS}, {BF16_AMX, BF16_TILES}};
+
 /* A convolution writes B itself (bf16_gather_*, bf16_pad_b) where a path
  * reads it widened or in pairs: the same bytes as bf16_pack_b makes of
  * the matrix, transposed or not, for every layout and padding (K odd or
@@ -344,10 +350,6 @@ static void test_gathered_operands_are_packed_ones(void **unused)
 {
 	(void)unused;
 	const int shapes[][2] = {{37, 19}, {40, 24}, {7, 9}, {64, 33}};
-	const struct {
-		enum bf16_path path;
-		enum bf16_arithmetic arithmetic;
-	} layouts[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX2, BF16_PAIRS}, {BF16_AVX512_BF16, BF16_PAIRS}, {BF16_AMX, BF16_TILES}};
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int k = shapes[s][0], n = shapes[s][1], ld = k + n + 3;
 		/* rows of ld floats, as many as either way round needs */
@@ -403,10 +405,6 @@ static void test_gathered_rows_are_packed_ones(void **unused)
 {
 	(void)unused;
 	const int shapes[][3] = {{5, 3, 32}, {19, 2, 16}, {7, 4, 8}, {3, 5, 2}, {33, 1, 40}}; /* m, rows, width */
-	const struct {
-		enum bf16_path path;
-		enum bf16_arithmetic arithmetic;
-	} layouts[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX2, BF16_PAIRS}, {BF16_AVX512_BF16, BF16_PAIRS}, {BF16_AMX, BF16_TILES}};
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int m = shapes[s][0], rows = shapes[s][1], width = shapes[s][2], k = rows * width, stride = width + 3;
 		size_t size = (size_t)(m + rows) * stride;

@@ -1033,25 +1033,22 @@ static inline void copy_rows(uint32_t *out, int ld_out, const uint16_t *x, const
 void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
 			     int stride, int width)
 {
+/* a case of the switch below: width a constant */
+#define COPY_ROWS_OF(constant)                                                                \
+	case constant:                                                                        \
+		copy_rows(out, ld_out, x, offsets, count, rows, stride, constant);            \
+		break;
 	switch (width) {
-	case 8:
-		copy_rows(out, ld_out, x, offsets, count, rows, stride, 8);
-		break;
-	case 14:
-		copy_rows(out, ld_out, x, offsets, count, rows, stride, 14);
-		break;
-	case 16:
-		copy_rows(out, ld_out, x, offsets, count, rows, stride, 16);
-		break;
-	case 28:
-		copy_rows(out, ld_out, x, offsets, count, rows, stride, 28);
-		break;
-	case 32:
-		copy_rows(out, ld_out, x, offsets, count, rows, stride, 32);
-		break;
+		COPY_ROWS_OF(8)
+		COPY_ROWS_OF(14)
+		COPY_ROWS_OF(16)
+		COPY_ROWS_OF(28)
+		COPY_ROWS_OF(32)
+		COPY_ROWS_OF(56)
 	default:
 		copy_rows(out, ld_out, x, offsets, count, rows, stride, width);
 	}
+#undef COPY_ROWS_OF
 }
 
 void bf16_convert(uint16_t *out, const float *x, size_t count)
