@@ -336,6 +336,20 @@ static void test_matmul_rounds_its_operands(void **unused)
 	}
 }
 
+/* An image a convolution gathers from: count operands of varied
+ * exponents, and the same as bf16 at *bf16 (bf16_convert). */
+static float *image_of(size_t count, uint16_t **bf16)
+{
+	float *x = malloc(sizeof(float) * count);
+	*bf16 = malloc(sizeof(uint16_t) * count);
+	assert_non_null(x);
+	assert_non_null(*bf16);
+	for (size_t i = 0; i < count; i++)
+		x[i] = operand(5.0f, true);
+	bf16_convert(*bf16, x, count);
+	return x;
+}
+
 /* Each layout a convolution writes its operands in, by a path of each. */
 static const struct {
 	enum bf16_path path;
@@ -353,15 +367,10 @@ static void test_gathered_operands_are_packed_ones(void **unused)
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int k = shapes[s][0], n = shapes[s][1], ld = k + n + 3;
 		/* rows of ld floats, as many as either way round needs */
-		float *x = malloc(sizeof(float) * (size_t)ld * ld);
+		uint16_t *x16;
+		float *x = image_of((size_t)ld * ld, &x16);
 		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * ld);
-		assert_non_null(x);
 		assert_non_null(offsets);
-		uint16_t *x16 = malloc(sizeof(uint16_t) * (size_t)ld * ld);
-		assert_non_null(x16);
-		for (int i = 0; i < ld * ld; i++)
-			x[i] = operand(5.0f, true);
-		bf16_convert(x16, x, (size_t)ld * ld);
 		for (int r = 0; r < ld; r++)
 			offsets[r] = (ptrdiff_t)r * ld;
 		for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
@@ -408,16 +417,11 @@ static void test_gathered_rows_are_packed_ones(void **unused)
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int m = shapes[s][0], rows = shapes[s][1], width = shapes[s][2], k = rows * width, stride = width + 3;
 		size_t size = (size_t)(m + rows) * stride;
-		float *x = malloc(sizeof(float) * size), *matrix = malloc(sizeof(float) * (size_t)m * k);
+		uint16_t *x16;
+		float *x = image_of(size, &x16), *matrix = malloc(sizeof(float) * (size_t)m * k);
 		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * m);
-		assert_non_null(x);
 		assert_non_null(matrix);
 		assert_non_null(offsets);
-		uint16_t *x16 = malloc(sizeof(uint16_t) * size);
-		assert_non_null(x16);
-		for (size_t i = 0; i < size; i++)
-			x[i] = operand(5.0f, true);
-		bf16_convert(x16, x, size);
 		for (int j = 0; j < m; j++) {
 			offsets[j] = (ptrdiff_t)j * stride + j % 3;
 			for (int r = 0; r < rows; r++)
