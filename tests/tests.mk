@@ -301,7 +301,8 @@ CHECK_TESTS := $(UNIT_TESTS) $(TEST_BIN)/test_golden $(KERNEL_TESTS) $(CHECK_GRA
 check:
 	@$(MAKE) --no-print-directory $(SUB_JOBS) check-plain
 
-check-plain: $(CHECK_TESTS) $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 $(TEST_BIN)/bin/fashion-tiny-f32
+check-plain: $(CHECK_TESTS) $(RESGEN) $(BUILD)/bin/demo $(TEST_BIN)/bin/tiny-f32 $(TEST_BIN)/bin/tiny-f64 $(TEST_BIN)/bin/fashion-tiny-f32 \
+		$(TEST_BIN)/bin/tiny-cifar-f32
 	@BUILD=$(BUILD) tests/run-all $(CHECK_TESTS)
 
 # make test-cluster: a study on a real one-node Slurm that the test starts
