@@ -453,6 +453,70 @@ static void test_gathered_rows_are_packed_ones(void **unused)
 	}
 }
 
+/* Where a path reads a convolution's columns in place from its image
+ * (bf16_multiply_image): the bits bf16_multiply gives of those columns
+ * packed, for 3x3 windows over images of 16 and 32 columns and of widths
+ * whose rows split the kernels' 16 columns (28, 20, 17), K short of a
+ * block and over a part (K_PART), C starting from its own values or +0. */
+static void test_columns_read_in_place_are_packed_ones(void **unused)
+{
+	(void)unused;
+	const int shapes[][4] = {{16, 2, 3, 16}, {29, 16, 2, 32}, {7, 32, 4, 16}, {64, 4, 1, 32},
+				 {13, 4, 3, 28}, {6, 2, 5, 20}, {16, 6, 2, 17}, {30, 2, 1, 48}}; /* m, channels, height, width */
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int m = shapes[s][0], channels = shapes[s][1], height = shapes[s][2], width = shapes[s][3];
+		int wp = width + 2, plane = (height + 2) * wp, k = channels * 9, n = height * width;
+		float *image = malloc(sizeof(float) * (size_t)channels * plane), *b = malloc(sizeof(float) * (size_t)k * n);
+		float *a = malloc(sizeof(float) * (size_t)m * k), *want = malloc(sizeof(float) * (size_t)m * n);
+		float *got = malloc(sizeof(float) * (size_t)m * n);
+		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * k);
+		assert_true(image && b && a && want && got && offsets);
+		for (int i = 0; i < channels * plane; i++)
+			image[i] = bf16_to_float(value());
+		for (int i = 0; i < m * k; i++)
+			a[i] = bf16_to_float(value());
+		for (int e = 0; e < k; e++) {
+			offsets[e] = (ptrdiff_t)(e / 9) * plane + e % 9 / 3 * wp + e % 3;
+			for (int j = 0; j < n; j++)
+				b[(size_t)e * n + j] = image[offsets[e] + j / width * wp + j % width];
+		}
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			if (!bf16_path_available(BF16_AVX512, (enum bf16_arithmetic)arithmetic, NULL, 0))
+				continue;
+			assert_true(bf16_reads_image(BF16_AVX512, m, k, width));
+			void *packed = malloc(bf16_packed_a_bytes(BF16_AVX512, (enum bf16_arithmetic)arithmetic, m, k));
+			assert_non_null(packed);
+			bf16_pack_a(BF16_AVX512, (enum bf16_arithmetic)arithmetic, false, m, k, a, k, packed);
+			for (int add = 0; add < 2; add++) {
+				for (int i = 0; i < m * n; i++)
+					want[i] = got[i] = bf16_to_float(value());
+				assert_int_equal(bf16_matmul(BF16_AVX512, (enum bf16_arithmetic)arithmetic, false, false, m, n, k, a, k, b, n,
+							     add, want, n),
+						 0);
+				assert_int_equal(bf16_multiply_image(BF16_AVX512, (enum bf16_arithmetic)arithmetic, m, n, k, packed, image,
+								     offsets, width, wp, add, got, n),
+						 0);
+				assert_memory_equal(got, want, sizeof(float) * (size_t)m * n);
+			}
+			free(packed);
+		}
+		free(image);
+		free(b);
+		free(a);
+		free(want);
+		free(got);
+		free(offsets);
+	}
+	/* what no path reads in place: K odd, rows under 16, and any path but
+	 * AVX-512's; nor where that is the slower (rows split, more than 16
+	 * rows of C, a narrow image) */
+	assert_false(bf16_reads_image(BF16_AVX512, 16, 27, 16));
+	assert_false(bf16_reads_image(BF16_AVX512, 16, 18, 8));
+	assert_false(bf16_reads_image(BF16_PORTABLE, 16, 18, 16));
+	assert_false(bf16_reads_image(BF16_AVX512, 32, 288, 28));
+	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 8, 27, NULL, NULL, NULL, 8, 10, false, NULL, 8), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_matmul_rounds_its_operands),
 		cmocka_unit_test(test_gathered_operands_are_packed_ones),
 		cmocka_unit_test(test_gathered_rows_are_packed_ones),
+		cmocka_unit_test(test_columns_read_in_place_are_packed_ones),
 	};
 	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
 }

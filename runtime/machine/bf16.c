@@ -34,10 +34,12 @@ float bf16_to_float(uint16_t b)
 	return x;
 }
 
-/* The length K is padded to: a block of AMX's, or a pair. */
-static int padded_k(enum bf16_arithmetic arithmetic, int k)
+/* The length K is padded to in the operands path reads: AMX's block, or
+ * a pair. The emulations stop a block's chains at the last pair and add
+ * +0 for the rest of it (struct widened), so they need no more. */
+static int padded_k(enum bf16_path path, int k)
 {
-	int unit = arithmetic == BF16_TILES ? BF16_TILE_K : 2;
+	int unit = path == BF16_AMX ? BF16_TILE_K : 2;
 	return (k + unit - 1) / unit * unit;
 }
 
@@ -193,7 +195,7 @@ __attribute__((noinline)) static void portable(enum bf16_arithmetic arithmetic, 
 					      const uint16_t *a, int lda, const uint16_t *b, int ldb, float *c,
 					      int ldc)
 {
-	int kp = padded_k(arithmetic, k);
+	int kp = arithmetic == BF16_TILES ? (k + BF16_TILE_K - 1) / BF16_TILE_K * BF16_TILE_K : (k + 1) / 2 * 2;
 	for (int i = 0; i < m; i++)
 		for (int j = 0; j < n; j++) {
 			float sum = c[(size_t)i * ldc + j];
@@ -220,20 +222,26 @@ __attribute__((noinline)) static void portable(enum bf16_arithmetic arithmetic, 
 
 /* ---- AVX-512: f32 multiply-adds on widened operands --------------------- */
 
-/* A widened to f32, m x kp, and B widened, kp x np (np: n to 32), both
- * zero-padded: what the emulations read (bf16_pack_a, bf16_pack_b); used:
- * K to a whole pair, past which both hold zeros; add: whether C's values
- * start the sums (else +0 does).
+/* A widened to f32, m x kp, and B widened, kp x np (kp: K to a whole
+ * pair; np: n to 32), both zero-padded: what the emulations read
+ * (bf16_pack_a, bf16_pack_b); add: whether C's values start the sums
+ * (else +0 does).
  *
- * A block of the tiles order stops its chains at used: a product of two
- * padding zeros is +0, and te + +0 is te except where te is -0 (a product
- * flushed to zero), which it makes +0; so one addition of +0 to each chain
- * gives what the rest of the block's padding would have. */
+ * A block of the tiles order stops its chains at kp, short of the block's
+ * 32 where K is: a product of two padding zeros is +0, and te + +0 is te
+ * except where te is -0 (a product flushed to zero), which it makes +0;
+ * so one addition of +0 to each chain gives what the rest of the block's
+ * padding would have, and that padding is neither stored nor read. */
 struct widened {
 	const float *a, *b;
-	int kp, np, used;
+	int kp, np;
 	bool add;
 	int start, stop; /* the part of K the kernels take now (widened_parts) */
+	/* B read in place from an image (bf16_multiply_image) where image:
+	 * B[e][j] = image[offsets[e] + (j / width) * wp + j % width] */
+	const float *image;
+	const ptrdiff_t *offsets;
+	int width, wp;
 };
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
@@ -244,27 +252,63 @@ struct widened {
  * C, in memory, once a block; the pairs order keeps C in registers. */
 enum { BLOCK_ROWS = 16 };
 
+static __mmask16 columns_mask(int left) { return (__mmask16)(left >= 16 ? 0xffff : left <= 0 ? 0 : (1u << left) - 1); }
+
+/* 16 columns of B read in place from an image: the lanes of first from at,
+ * those of second from next (the output's next row), the rest 0. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 image_row(const float *at, const float *next, __mmask16 first,
+										 __mmask16 second)
+{
+	if (first == 0xffff)
+		return _mm512_loadu_ps(at);
+	__m512 x = _mm512_maskz_loadu_ps(first, at);
+	return second ? _mm512_mask_loadu_ps(x, second, next) : x;
+}
+
 __attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
 	enum bf16_arithmetic arithmetic, const struct widened *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
-	float *c, int ldc, const int rows, const int halves)
+	float *c, int ldc, const int rows, const int halves, const bool image)
 {
-	const float *b = w->b + j, *row[BLOCK_ROWS]; /* each row of A's: no arithmetic for a step's addresses */
+	const float *row[BLOCK_ROWS]; /* each row of A's: no arithmetic for a step's addresses */
 	for (int r = 0; r < rows; r++)
 		row[r] = w->a + (size_t)(i + r) * w->kp;
-	size_t np = (size_t)w->np;
 	__mmask16 masks[2] = {mask0, mask1};
+	/* where B's row e holds the 16 columns of each half: half + e * np
+	 * packed; in the image, half + offsets[e] for the lanes in first, in
+	 * the output's row of the half's first column, and next + offsets[e]
+	 * for those in second, in the row after it (width 16 or more: two rows
+	 * at most); no lane past n is read. */
+	const float *half[2], *next[2];
+	__mmask16 first[2], second[2];
+	for (int h = 0; h < halves; h++) {
+		int column = j + 16 * h;
+		if (!image) {
+			half[h] = next[h] = w->b + column;
+			first[h] = second[h] = 0;
+			continue;
+		}
+		int y = column / w->width, x = column % w->width, in_row = w->width - x;
+		__mmask16 row_lanes = columns_mask(in_row);
+		half[h] = w->image + (size_t)y * w->wp + x;
+		next[h] = w->image + (size_t)(y + 1) * w->wp - in_row;
+		first[h] = masks[h] & row_lanes;
+		second[h] = masks[h] & (__mmask16)~row_lanes;
+	}
+	size_t np = (size_t)w->np;
+#define B_ROW(h, e) \
+	(image ? image_row(half[h] + w->offsets[e], next[h] + w->offsets[e], first[h], second[h]) : _mm512_load_ps(half[h] + (size_t)(e) * np))
 	if (arithmetic == BF16_TILES) {
 		for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 			__m512 te[BLOCK_ROWS][2], to[BLOCK_ROWS][2];
 			for (int r = 0; r < rows; r++)
 				for (int h = 0; h < halves; h++)
 					te[r][h] = to[r][h] = _mm512_setzero_ps();
-			int end = block + BF16_TILE_K < w->used ? block + BF16_TILE_K : w->used;
+			int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
 			for (int p = block; p < end; p += 2) {
 				__m512 be[2], bo[2];
 				for (int h = 0; h < halves; h++) {
-					be[h] = _mm512_load_ps(b + p * np + 16 * h);
-					bo[h] = _mm512_load_ps(b + (p + 1) * np + 16 * h);
+					be[h] = B_ROW(h, p);
+					bo[h] = B_ROW(h, p + 1);
 				}
 				for (int r = 0; r < rows; r++) {
 					__m512 ae = _mm512_set1_ps(row[r][p]);
@@ -299,8 +343,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 	for (int e = w->start; e < w->stop; e += 2) {
 		__m512 be[2], bo[2];
 		for (int h = 0; h < halves; h++) {
-			be[h] = _mm512_load_ps(b + e * np + 16 * h);
-			bo[h] = _mm512_load_ps(b + (e + 1) * np + 16 * h);
+			be[h] = B_ROW(h, e);
+			bo[h] = B_ROW(h, e + 1);
 		}
 		for (int r = 0; r < rows; r++) {
 			__m512 ae = _mm512_set1_ps(row[r][e]);
@@ -314,9 +358,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
+#undef B_ROW
 }
-
-static __mmask16 columns_mask(int left) { return (__mmask16)(left >= 16 ? 0xffff : left <= 0 ? 0 : (1u << left) - 1); }
 
 /* block(..., rows, halves) over every row of C from 0 to m, for the
  * columns from j: wide rows by two vectors a step, or narrow rows by one
@@ -344,15 +387,18 @@ static __mmask16 columns_mask(int left) { return (__mmask16)(left >= 16 ? 0xffff
 			block(__VA_ARGS__, i, 1, 2);                        \
 	} while (0)
 
-#define AVX512_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, i, rows, halves) \
-	avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, halves)
+#define AVX512_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, image, i, rows, halves) \
+	avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, halves, image)
 
 __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithmetic arithmetic,
 								const struct widened *w, int m, int n, float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc);
+		if (w->image)
+			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, true);
+		else
+			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, false);
 	}
 }
 
@@ -529,7 +575,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 {
 	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
 	for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
-		int end = block + BF16_TILE_K < w->used ? block + BF16_TILE_K : w->used;
+		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
 		__m256 even[6][2], odd[6][2];
 		avx2_chain(a, w->kp, b, w->np, block, end, rows, even);
 		avx2_chain(a, w->kp, b, w->np, block + 1, end, rows, odd);
@@ -588,8 +634,8 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
  *   avx512-bf16   A in pairs (two bf16 along K in 32 bits, the first
  *                 low), m x kp / 2; B in pairs, kp / 2 x np
  *   amx           A as bf16, mp x kp; B in pairs, kp / 2 x np
- * kp: K padded to the arithmetic's unit (padded_k); np: N to 32, or a
- * line more (b_width); mp: M to 32. */
+ * kp: K padded to a pair, or for AMX to its block of 32 (padded_k); np:
+ * N to 32, or a line more (b_width); mp: M to 32. */
 static int to_32(int x) { return (x + 31) / 32 * 32; }
 
 /* B's rows apart, in floats or words: N to 32, and a cache line more
@@ -605,7 +651,8 @@ static int b_width(int n)
 
 size_t bf16_packed_a_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k)
 {
-	size_t kp = (size_t)padded_k(arithmetic, k);
+	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
+	size_t kp = (size_t)padded_k(path, k);
 	switch (path) {
 	case BF16_PORTABLE:
 		return (size_t)m * k * sizeof(uint16_t);
@@ -618,7 +665,8 @@ size_t bf16_packed_a_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic,
 
 size_t bf16_packed_b_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n)
 {
-	size_t kp = (size_t)padded_k(arithmetic, k), np = (size_t)b_width(n);
+	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
+	size_t kp = (size_t)padded_k(path, k), np = (size_t)b_width(n);
 	if (path == BF16_PORTABLE)
 		return (size_t)k * n * sizeof(uint16_t);
 	return kp * np * (bf16_b_layout(path) == BF16_B_WIDENED ? sizeof(float) : sizeof(uint16_t));
@@ -790,7 +838,8 @@ static inline float element(const float *x, bool transpose, int ld, int r, int e
 void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int m, int k, const float *a,
 		 int lda, void *packed)
 {
-	int kp = padded_k(arithmetic, k);
+	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
+	int kp = padded_k(path, k);
 	if (path == BF16_PORTABLE || path == BF16_AMX) {
 		uint16_t *out = packed;
 		int rows = path == BF16_AMX ? to_32(m) : m, width = path == BF16_AMX ? kp : k;
@@ -834,7 +883,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
 		 int ldb, void *packed)
 {
-	int kp = padded_k(arithmetic, k), np = b_width(n);
+	int kp = padded_k(path, k), np = b_width(n);
 	if (path == BF16_PORTABLE) {
 		uint16_t *out = packed;
 		for (int e = 0; e < k; e++)
@@ -886,7 +935,8 @@ int bf16_packed_b_width(int n) { return b_width(n); }
 
 void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n, void *packed)
 {
-	int np = b_width(n), kp = padded_k(arithmetic, k);
+	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
+	int np = b_width(n), kp = padded_k(path, k);
 	if (bf16_b_layout(path) == BF16_B_WIDENED) {
 		float *out = packed;
 		for (int e = 0; e < kp; e++) {
@@ -985,7 +1035,8 @@ void bf16_gather_pairs_transposed(uint32_t *out, int ld_out, const uint16_t *x, 
 
 int bf16_packed_a_width(enum bf16_path path, enum bf16_arithmetic arithmetic, int k)
 {
-	int kp = padded_k(arithmetic, k);
+	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
+	int kp = padded_k(path, k);
 	return bf16_b_layout(path) == BF16_B_WIDENED ? kp : kp / 2;
 }
 
@@ -1076,7 +1127,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 		return -1;
 	if (m == 0 || n == 0)
 		return 0;
-	int kp = padded_k(arithmetic, k), np = b_width(n);
+	int kp = padded_k(path, k), np = b_width(n);
 	if (path == BF16_AMX) {
 		int mp = to_32(m);
 		float *cp = scratch_of(2, (size_t)mp * np * sizeof *cp);
@@ -1105,11 +1156,42 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 	if (path == BF16_PORTABLE)
 		portable(arithmetic, m, n, k, a, k, b, n, c, ldc);
 	for (int start = 0; path != BF16_PORTABLE && start < kp; start += K_PART) {
-		struct widened w = {a, b, kp, np, (k + 1) / 2 * 2, add, start, start + K_PART < kp ? start + K_PART : kp};
+		struct widened w = {a, b, kp, np, add, start, start + K_PART < kp ? start + K_PART : kp, NULL, NULL, 0, 0};
 		if (path == BF16_AVX2)
 			avx2(arithmetic, &w, m, n, c, ldc);
 		else
 			avx512(arithmetic, &w, m, n, c, ldc);
+	}
+	flush_end(mxcsr);
+	return 0;
+}
+
+bool bf16_reads_image(enum bf16_path path, int m, int k, int width)
+{
+	/* Where it is faster than the columns packed, one thread of a Zen 5
+	 * (results/speed/bf16-kernels.md): widths of whole halves, each load
+	 * one row's and aligned as the image is; 16 rows or fewer, whose
+	 * columns cost the most to write for each output; or images 48 wide
+	 * or more, whose columns outgrow the L2 cache. A half split across
+	 * two rows takes two loads. */
+	return path == BF16_AVX512 && k % 2 == 0 && width >= 16 && (width % 16 == 0 || m <= 16 || width >= 48);
+}
+
+int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
+			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc)
+{
+	if (!bf16_reads_image(path, m, k, width) || !bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 ||
+	    n % width != 0)
+		return -1;
+	if (m == 0 || n == 0)
+		return 0;
+	if (k == 0 && !add)
+		for (int i = 0; i < m; i++)
+			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
+	unsigned mxcsr = flush_begin();
+	for (int start = 0; start < k; start += K_PART) {
+		struct widened w = {a, NULL, k, 0, add, start, start + K_PART < k ? start + K_PART : k, image, offsets, width, wp};
+		avx512(arithmetic, &w, m, n, c, ldc);
 	}
 	flush_end(mxcsr);
 	return 0;

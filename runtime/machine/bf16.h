@@ -124,6 +124,19 @@ void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const
 int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 		  const void *b, bool add, float *c, int ldc);
 
+/* A convolution of stride 1 whose B, its columns, need not be written:
+ * bf16_multiply_image reads them in place from the image, rounded to
+ * bf16 and kept as f32 values with its zero border, B[e][j] =
+ * image[offsets[e] + (j / width) * wp + j % width] (width: the output's,
+ * which n is rows of; wp: the bordered image's). The same sums in the
+ * same order as bf16_multiply of those columns packed, so the same bits;
+ * where bf16_reads_image says path reads them so (AVX-512's emulation,
+ * K even, width 16 or more, and where it is the faster), else it
+ * returns -1. */
+bool bf16_reads_image(enum bf16_path path, int m, int k, int width);
+int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
+			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc);
+
 /* The three in one: C = C (add) or 0, + op(A) op(B), of f32 operands. */
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
 		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc);

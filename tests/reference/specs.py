@@ -3,7 +3,8 @@
 ordering x every shortcut kind x every unit kind, at small, odd sizes
 (batch 3, widths 3/5/7, inputs 1x28x28 and 3x32x32, both projections);
 and in bf16 (net.precision) every ordering x every unit kind, the shortcut
-kinds and both arithmetics in turn, and the ImageNet stem once.
+kinds and both arithmetics in turn, the ImageNet stem once, and even
+widths once.
 Every spec is checked in f64; a third of them, spread so that every
 ordering, shortcut and unit is among them, in f32 too: their names go to
 FOLDER/f32.list. A file is rewritten only when its text changes, so make
@@ -106,6 +107,15 @@ def main():
                      "  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n  precision: bf16\n", RECIPES[0])
     write(os.path.join(folder, "bf16-imagenet.yaml"), text)
     f32.append("bf16-imagenet")
+    # even widths at 32 and 16 columns: the convolutions whose columns
+    # AVX-512's emulation reads in place from the image (bf16_reads_image)
+    text = spec_text(" in bf16: even widths, whose columns the emulation reads in place.", "bf16-even-widths",
+                     "[2, 32, 32]", 5,
+                     "  unit: basic\n  ordering: full-preact\n  depth: 14\n"
+                     "  widths: [4, 6, 8]\n  shortcut: identity\n  projection: conv1x1\n"
+                     "  precision: bf16\n  arithmetic: tiles\n", RECIPES[1])
+    write(os.path.join(folder, "bf16-even-widths.yaml"), text)
+    f32.append("bf16-even-widths")
     write(os.path.join(folder, "f32.list"), "\n".join(f32) + "\n")
 
 

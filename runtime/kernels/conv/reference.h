@@ -78,35 +78,48 @@ KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channel
 /* An image rounded once to bf16, with its convolution's zero border (rows wp
  * apart), in the thread's PRODUCTS_PADDED_SLOT; and where each row of its
  * columns (c, ky, kx) starts in it for output row 0 of a stride-1
- * convolution: output row oy's are wp * oy further on. */
+ * convolution: output row oy's are wp * oy further on. The image as bf16
+ * (x, conv_pad_rounded), or as rounded reals (wide, conv_pad_widened: what
+ * a path that reads the columns in place reads, products_read_image). */
 struct conv_padded {
 	const ptrdiff_t *offsets;
 	const uint16_t *x;
+	const real *wide;
 	int wp;
 };
 
-KERNEL_HELPER struct conv_padded conv_pad_rounded(const real *image, struct conv_shape s)
+/* The image bordered in bf16 (conv_pad_rounded) or in rounded reals
+ * (conv_pad_widened): each row converted (products_convert) or rounded
+ * (products_round) between its border's zeros, size bytes a value. */
+KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, struct conv_shape s, bool widened)
 {
 	int pad = s.k / 2, hp = s.h_in + 2 * pad, wp = s.w_in + 2 * pad, patch = CONV_PATCH(s.c_in, s.k);
-	size_t plane = (size_t)hp * wp;
-	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + sizeof(uint16_t) * s.c_in * plane);
-	uint16_t *padded = (uint16_t *)(offsets + patch);
+	size_t plane = (size_t)hp * wp, size = widened ? sizeof(real) : sizeof(uint16_t);
+	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + size * s.c_in * plane);
+	char *padded = (char *)(offsets + patch);
 	for (int c = 0; c < s.c_in; c++) {
-		uint16_t *to = padded + c * plane;
-		memset(to, 0, sizeof *to * (size_t)pad * wp);
+		char *to = padded + size * c * plane;
+		memset(to, 0, size * pad * wp);
 		for (int y = 0; y < s.h_in; y++) {
-			uint16_t *row = to + (size_t)(y + pad) * wp;
-			memset(row, 0, sizeof *row * pad);
-			products_convert(row + pad, image + ((size_t)c * s.h_in + y) * s.w_in, s.w_in);
-			memset(row + pad + s.w_in, 0, sizeof *row * pad);
+			char *row = to + size * (y + pad) * wp;
+			const real *from = image + ((size_t)c * s.h_in + y) * s.w_in;
+			memset(row, 0, size * pad);
+			if (widened)
+				products_round((real *)row + pad, from, s.w_in);
+			else
+				products_convert((uint16_t *)row + pad, from, s.w_in);
+			memset(row + size * (pad + s.w_in), 0, size * pad);
 		}
-		memset(to + (size_t)(pad + s.h_in) * wp, 0, sizeof *to * (size_t)pad * wp);
+		memset(to + size * (pad + s.h_in) * wp, 0, size * pad * wp);
 		for (int ky = 0; ky < s.k; ky++)
 			for (int kx = 0; kx < s.k; kx++)
 				offsets[(c * s.k + ky) * s.k + kx] = (ptrdiff_t)(c * plane) + ky * wp + kx;
 	}
-	return (struct conv_padded){offsets, padded, wp};
+	return (struct conv_padded){offsets, widened ? NULL : (const uint16_t *)padded, widened ? (const real *)padded : NULL, wp};
 }
+
+KERNEL_HELPER struct conv_padded conv_pad_rounded(const real *image, struct conv_shape s) { return conv_pad_image(image, s, false); }
+KERNEL_HELPER struct conv_padded conv_pad_widened(const real *image, struct conv_shape s) { return conv_pad_image(image, s, true); }
 
 /* columns(X) of a stride-1 convolution written into packed in pairs of
  * rows (products_columns), each output row's pixels gathered from the
@@ -140,7 +153,11 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, struct p
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
 	struct products_columns packed = products_columns(p, patch, pixels);
-	if (packed.x && !direct && !packed.pairs) {
+	if (!direct && s.stride == 1 && products_read_image(p, s.c_out, patch, s.w_out)) {
+		/* the columns read in place from the image padded and rounded once */
+		struct conv_padded padded = conv_pad_widened(image, s);
+		products_gemm_image(p, w, s.c_out, pixels, patch, padded.wide, padded.offsets, s.w_out, padded.wp, beta, result, pixels);
+	} else if (packed.x && !direct && !packed.pairs) {
 		/* the image rounded once, its columns then written packed */
 		products_round(rounded, image, (size_t)s.c_in * s.h_in * s.w_in);
 		conv_im2col_rows(packed.x, packed.ld, rounded, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
@@ -365,9 +382,11 @@ KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *
 		struct conv_shape t = conv_transposed(s);
 		struct products_columns packed = products_columns(p, CONV_PATCH(t.c_in, t.k), t.h_out * t.w_out);
 		/* room for dY's columns where the product packs them, or for dY
-		 * rounded where they are written widened */
+		 * rounded where they are written widened; none where they are
+		 * gathered in pairs or read in place */
 		size_t spare = packed.x ? (size_t)t.c_in * t.h_in * t.w_in : (size_t)CONV_PATCH(t.c_in, t.k) * t.h_out * t.w_out;
-		real *room = packed.x && packed.pairs ? NULL : products_scratch(PRODUCTS_PADDED_SLOT, sizeof(real) * spare);
+		bool room_needed = !(packed.x && packed.pairs) && !products_read_image(p, t.c_out, CONV_PATCH(t.c_in, t.k), t.w_out);
+		real *room = room_needed ? products_scratch(PRODUCTS_PADDED_SLOT, sizeof(real) * spare) : NULL;
 		conv_products_image(dimage, dy, w, t, room, room, write == GRADIENT_ADD, p);
 		return;
 	}
