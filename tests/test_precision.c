@@ -121,7 +121,8 @@ static void test_bf16_path_refusals(void **unused)
 }
 
 /* explain names each convolution's path, RESGEN_BF16's where it is set,
- * and the summary says the network multiplies in bf16. */
+ * and the product each pass makes, and the summary says the network
+ * multiplies in bf16. */
 static void test_explain_names_the_path(void **unused)
 {
 	(void)unused;
@@ -132,8 +133,10 @@ static void test_explain_names_the_path(void **unused)
 	expect_in(out, "stem_conv: 3x3 convolution, stride 1, 1 -> 16 channels, 28x28 -> 28x28\n"
 		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path: the columns "
 		       "packed, then one product an image\n"
-		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path: the columns "
-		       "packed, then one product an image\n");
+		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path: dY "
+		       "convolved with W flipped, the columns packed, then one product an image\n"
+		       "    weight   bf16 operands, their products summed in f32 in the pairs order by the avx2 path: dY . "
+		       "columns(X)^T an image\n");
 }
 
 /* An export of a bf16 network's weights (its f32 masters) says how they

@@ -299,10 +299,42 @@ KERNEL_HELPER bool conv_streams_gradient(const struct conv_choices *c, size_t re
 static const char *conv_forced_note(bool forced) { return forced ? " (forced by RESGEN_CHOICES)" : ""; }
 
 /* A bf16 network's pass: what it multiplies, in which order, by which path. */
-static void conv_explain_products(FILE *out, const char *pass, struct products p)
+/* The shape rules of the reference kernels (reference.h), which every
+ * bf16 convolution runs. */
+KERNEL_HELPER bool conv_data_gradient_convolves(struct conv_shape s, struct products p);
+KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p);
+
+/* What a product of a convolution of shape s takes as its columns. */
+static const char *conv_products_columns(struct conv_shape s, struct products p)
 {
-	fprintf(out, "    %-8s bf16 operands, their products summed in f32 in the %s order by the %s path: the columns packed, then one product an image\n",
-		pass, bf16_arithmetic_names[p.arithmetic], bf16_path_names[p.path]);
+	if (s.k == 1 && s.stride == 1)
+		return "the image is its own columns";
+	if (s.stride == 1 && products_read_image(p, s.c_out, CONV_PATCH(s.c_in, s.k), s.w_out))
+		return "the columns read in place from the image";
+	return "the columns packed";
+}
+
+/* A bf16 convolution's three passes: each one's path, and the product it
+ * makes of each image. */
+static void conv_explain_products(FILE *out, struct conv_shape s, struct products p)
+{
+	const char *said = "bf16 operands, their products summed in f32 in the";
+	const char *arithmetic = bf16_arithmetic_names[p.arithmetic], *path = bf16_path_names[p.path];
+	bool direct = s.k == 1 && s.stride == 1;
+	fprintf(out, "    %-8s %s %s order by the %s path: %s, then one product an image\n", "forward", said, arithmetic, path,
+		conv_products_columns(s, p));
+	if (conv_data_gradient_convolves(s, p))
+		fprintf(out, "    %-8s %s %s order by the %s path: dY convolved with W flipped, %s, then one product an image\n",
+			"data", said, arithmetic, path, conv_products_columns(conv_transposed(s), p));
+	else
+		fprintf(out, "    %-8s %s %s order by the %s path: W^T . dY an image%s\n", "data", said, arithmetic, path,
+			direct ? "" : ", its columns added back onto their pixels (col2im)");
+	if (conv_weight_gradient_swapped(s, p))
+		fprintf(out, "    %-8s %s %s order by the %s path: its transpose, columns(X) . dY^T an image, the columns copied row by row\n",
+			"weight", said, arithmetic, path);
+	else
+		fprintf(out, "    %-8s %s %s order by the %s path: dY . %s^T an image\n", "weight", said, arithmetic, path,
+			direct ? "X" : "columns(X)");
 }
 
 static void conv_explain_method(FILE *out, const char *pass, struct conv_shape s, const struct conv_method_choice *c)
@@ -391,9 +423,7 @@ static void conv_explain(FILE *out, const char *layer, struct conv_shape s, cons
 	fprintf(out, "%s: %dx%d convolution, stride %d, %d -> %d channels, %dx%d -> %dx%d\n", layer, s.k, s.k, s.stride,
 		s.c_in, s.c_out, s.h_in, s.w_in, s.h_out, s.w_out);
 	if (products_bf16(c->products)) {
-		conv_explain_products(out, "forward", c->products);
-		conv_explain_products(out, "data", c->products);
-		conv_explain_products(out, "weight", c->products);
+		conv_explain_products(out, s, c->products);
 		fprintf(out, "    %-8s no (the reference kernels write in place)\n", "streams");
 		return;
 	}
