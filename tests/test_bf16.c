@@ -462,7 +462,7 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 {
 	(void)unused;
 	const int shapes[][4] = {{16, 2, 3, 16}, {29, 16, 2, 32}, {7, 32, 4, 16}, {64, 4, 1, 32},
-				 {13, 4, 3, 28}, {6, 2, 5, 20}, {16, 6, 2, 17}, {30, 2, 1, 48}}; /* m, channels, height, width */
+				 {13, 4, 3, 28}, {6, 2, 5, 20}, {30, 6, 2, 17}, {30, 2, 1, 48}}; /* m, channels, height, width */
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int m = shapes[s][0], channels = shapes[s][1], height = shapes[s][2], width = shapes[s][3];
 		int wp = width + 2, plane = (height + 2) * wp, k = channels * 9, n = height * width;
@@ -483,7 +483,6 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
 			if (!bf16_path_available(BF16_AVX512, (enum bf16_arithmetic)arithmetic, NULL, 0))
 				continue;
-			assert_true(bf16_reads_image(BF16_AVX512, m, k, width));
 			void *packed = malloc(bf16_packed_a_bytes(BF16_AVX512, (enum bf16_arithmetic)arithmetic, m, k));
 			assert_non_null(packed);
 			bf16_pack_a(BF16_AVX512, (enum bf16_arithmetic)arithmetic, false, m, k, a, k, packed);
@@ -507,6 +506,11 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 		free(got);
 		free(offsets);
 	}
+	/* where a convolution reads in place: whole halves a row, 16 rows of C
+	 * or fewer, images 48 wide or more */
+	assert_true(bf16_reads_image(BF16_AVX512, 64, 576, 32));
+	assert_true(bf16_reads_image(BF16_AVX512, 16, 144, 28));
+	assert_true(bf16_reads_image(BF16_AVX512, 64, 576, 56));
 	/* what no path reads in place: K odd, rows under 16, and any path but
 	 * AVX-512's; nor where that is the slower (rows split, more than 16
 	 * rows of C, a narrow image) */
@@ -515,6 +519,7 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 	assert_false(bf16_reads_image(BF16_PORTABLE, 16, 18, 16));
 	assert_false(bf16_reads_image(BF16_AVX512, 32, 288, 28));
 	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 8, 27, NULL, NULL, NULL, 8, 10, false, NULL, 8), -1);
+	assert_int_equal(bf16_multiply_image(BF16_AVX2, BF16_TILES, 1, 16, 18, NULL, NULL, NULL, 16, 18, false, NULL, 16), -1);
 }
 
 int main(void)

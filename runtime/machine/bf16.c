@@ -1166,6 +1166,10 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 	return 0;
 }
 
+/* What bf16_multiply_image can read in place: the rows of the avx512
+ * kernels' halves, from two of the output's rows at most. */
+static bool image_readable(enum bf16_path path, int k, int width) { return path == BF16_AVX512 && k % 2 == 0 && width >= 16; }
+
 bool bf16_reads_image(enum bf16_path path, int m, int k, int width)
 {
 	/* Where it is faster than the columns packed, one thread of a Zen 5
@@ -1174,13 +1178,13 @@ bool bf16_reads_image(enum bf16_path path, int m, int k, int width)
 	 * columns cost the most to write for each output; or images 48 wide
 	 * or more, whose columns outgrow the L2 cache. A half split across
 	 * two rows takes two loads. */
-	return path == BF16_AVX512 && k % 2 == 0 && width >= 16 && (width % 16 == 0 || m <= 16 || width >= 48);
+	return image_readable(path, k, width) && (width % 16 == 0 || m <= 16 || width >= 48);
 }
 
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc)
 {
-	if (!bf16_reads_image(path, m, k, width) || !bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 ||
+	if (!image_readable(path, k, width) || !bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 ||
 	    n % width != 0)
 		return -1;
 	if (m == 0 || n == 0)

@@ -129,10 +129,10 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
  * bf16 and kept as f32 values with its zero border, B[e][j] =
  * image[offsets[e] + (j / width) * wp + j % width] (width: the output's,
  * which n is rows of; wp: the bordered image's). The same sums in the
- * same order as bf16_multiply of those columns packed, so the same bits;
- * where bf16_reads_image says path reads them so (AVX-512's emulation,
- * K even, width 16 or more, and where it is the faster), else it
- * returns -1. */
+ * same order as bf16_multiply of those columns packed, so the same bits,
+ * by AVX-512's emulation where K is even and width 16 or more (else -1).
+ * bf16_reads_image says whether path reads them so and where that is the
+ * faster: what a convolution follows. */
 bool bf16_reads_image(enum bf16_path path, int m, int k, int width);
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc);
