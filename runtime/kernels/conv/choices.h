@@ -298,7 +298,6 @@ KERNEL_HELPER bool conv_streams_gradient(const struct conv_choices *c, size_t re
 
 static const char *conv_forced_note(bool forced) { return forced ? " (forced by RESGEN_CHOICES)" : ""; }
 
-/* A bf16 network's pass: what it multiplies, in which order, by which path. */
 /* The shape rules of the reference kernels (reference.h), which every
  * bf16 convolution runs. */
 KERNEL_HELPER bool conv_data_gradient_convolves(struct conv_shape s, struct products p);
@@ -314,8 +313,8 @@ static const char *conv_products_columns(struct conv_shape s, struct products p)
 	return "the columns packed";
 }
 
-/* A bf16 convolution's three passes: each one's path, and the product it
- * makes of each image. */
+/* A bf16 convolution's three passes: what each multiplies, in which
+ * order, by which path, and how it takes its columns. */
 static void conv_explain_products(FILE *out, struct conv_shape s, struct products p)
 {
 	const char *said = "bf16 operands, their products summed in f32 in the";
