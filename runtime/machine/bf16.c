@@ -1120,6 +1120,22 @@ void bf16_round(float *out, const float *x, size_t count)
 		out[i] = rounded_float(x[i]);
 }
 
+/* An emulation's product of the operands w names (its start and stop
+ * set here): K a part at a time over all of C, under DAZ and FTZ. */
+static void widened_products(enum bf16_path path, enum bf16_arithmetic arithmetic, struct widened w, int m, int n, float *c,
+			     int ldc)
+{
+	unsigned mxcsr = flush_begin();
+	for (w.start = 0; w.start < w.kp; w.start += K_PART) {
+		w.stop = w.start + K_PART < w.kp ? w.start + K_PART : w.kp;
+		if (path == BF16_AVX2)
+			avx2(arithmetic, &w, m, n, c, ldc);
+		else
+			avx512(arithmetic, &w, m, n, c, ldc);
+	}
+	flush_end(mxcsr);
+}
+
 int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 		  const void *b, bool add, float *c, int ldc)
 {
@@ -1152,17 +1168,13 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 			avx512_bf16(m, n, kp, start, start + K_PART < kp ? start + K_PART : kp, a, b, np, add || start, c, ldc);
 		return 0;
 	}
-	unsigned mxcsr = flush_begin();
-	if (path == BF16_PORTABLE)
+	if (path == BF16_PORTABLE) {
+		unsigned mxcsr = flush_begin();
 		portable(arithmetic, m, n, k, a, k, b, n, c, ldc);
-	for (int start = 0; path != BF16_PORTABLE && start < kp; start += K_PART) {
-		struct widened w = {a, b, kp, np, add, start, start + K_PART < kp ? start + K_PART : kp, NULL, NULL, 0, 0};
-		if (path == BF16_AVX2)
-			avx2(arithmetic, &w, m, n, c, ldc);
-		else
-			avx512(arithmetic, &w, m, n, c, ldc);
+		flush_end(mxcsr);
+		return 0;
 	}
-	flush_end(mxcsr);
+	widened_products(path, arithmetic, (struct widened){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0}, m, n, c, ldc);
 	return 0;
 }
 
@@ -1192,12 +1204,7 @@ int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 	if (k == 0 && !add)
 		for (int i = 0; i < m; i++)
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
-	unsigned mxcsr = flush_begin();
-	for (int start = 0; start < k; start += K_PART) {
-		struct widened w = {a, NULL, k, 0, add, start, start + K_PART < k ? start + K_PART : k, image, offsets, width, wp};
-		avx512(arithmetic, &w, m, n, c, ldc);
-	}
-	flush_end(mxcsr);
+	widened_products(path, arithmetic, (struct widened){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp}, m, n, c, ldc);
 	return 0;
 }
 

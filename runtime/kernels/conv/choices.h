@@ -313,27 +313,30 @@ static const char *conv_products_columns(struct conv_shape s, struct products p)
 	return "the columns packed";
 }
 
-/* A bf16 convolution's three passes: what each multiplies, in which
- * order, by which path, and how it takes its columns. */
+/* One pass of a bf16 convolution: what it multiplies, in which order, by
+ * which path, and the product it makes of each image (what). */
+static void conv_explain_pass(FILE *out, const char *pass, struct products p, const char *what, const char *detail)
+{
+	fprintf(out, "    %-8s bf16 operands, their products summed in f32 in the %s order by the %s path: %s%s\n", pass,
+		bf16_arithmetic_names[p.arithmetic], bf16_path_names[p.path], what, detail);
+}
+
+/* A bf16 convolution's three passes, each by the shape rules its kernel follows. */
 static void conv_explain_products(FILE *out, struct conv_shape s, struct products p)
 {
-	const char *said = "bf16 operands, their products summed in f32 in the";
-	const char *arithmetic = bf16_arithmetic_names[p.arithmetic], *path = bf16_path_names[p.path];
 	bool direct = s.k == 1 && s.stride == 1;
-	fprintf(out, "    %-8s %s %s order by the %s path: %s, then one product an image\n", "forward", said, arithmetic, path,
-		conv_products_columns(s, p));
-	if (conv_data_gradient_convolves(s, p))
-		fprintf(out, "    %-8s %s %s order by the %s path: dY convolved with W flipped, %s, then one product an image\n",
-			"data", said, arithmetic, path, conv_products_columns(conv_transposed(s), p));
-	else
-		fprintf(out, "    %-8s %s %s order by the %s path: W^T . dY an image%s\n", "data", said, arithmetic, path,
-			direct ? "" : ", its columns added back onto their pixels (col2im)");
+	char said[160];
+	snprintf(said, sizeof said, "%s, then one product an image", conv_products_columns(s, p));
+	conv_explain_pass(out, "forward", p, said, "");
+	if (conv_data_gradient_convolves(s, p)) {
+		snprintf(said, sizeof said, "%s, then one product an image", conv_products_columns(conv_transposed(s), p));
+		conv_explain_pass(out, "data", p, "dY convolved with W flipped, ", said);
+	} else
+		conv_explain_pass(out, "data", p, "W^T . dY an image", direct ? "" : ", its columns added back onto their pixels (col2im)");
 	if (conv_weight_gradient_swapped(s, p))
-		fprintf(out, "    %-8s %s %s order by the %s path: its transpose, columns(X) . dY^T an image, the columns copied row by row\n",
-			"weight", said, arithmetic, path);
+		conv_explain_pass(out, "weight", p, "its transpose, columns(X) . dY^T an image, the columns copied row by row", "");
 	else
-		fprintf(out, "    %-8s %s %s order by the %s path: dY . %s^T an image\n", "weight", said, arithmetic, path,
-			direct ? "X" : "columns(X)");
+		conv_explain_pass(out, "weight", p, direct ? "dY . X^T an image" : "dY . columns(X)^T an image", "");
 }
 
 static void conv_explain_method(FILE *out, const char *pass, struct conv_shape s, const struct conv_method_choice *c)
