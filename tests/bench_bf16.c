@@ -2,12 +2,14 @@
  * has (runtime/machine/bf16.h), both orders, against the f32 GEMM the
  * networks call (gemm.h: BLIS, with the kernels resgen chooses) on the
  * same shape, in the same run. Each call packs its operands, as the
- * kernels do today, and that is counted. Then, where AVX-512's emulation
- * runs, a 3x3 convolution's product an image at several shapes, its
- * columns packed first or read in place from the image
- * (bf16_multiply_image), which is what bf16_reads_image's rule follows.
+ * kernels do today, and that is counted. Then, for each path that reads
+ * a convolution's columns in place (AVX-512's emulation, vdpbf16ps), a
+ * 3x3 convolution's product an image at several shapes, its columns
+ * packed first or read in place from the image (bf16_multiply_image),
+ * which is what bf16_reads_image's rule follows.
  * The best of BENCH_ROUNDS rounds of at least 0.4 s counts; the machine
  * may be shared. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,18 +28,21 @@ static double now(void)
 static void *aligned(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
 
 /* One image's product of a 3x3 convolution (c_in to c_out channels,
- * width x width, stride 1) in the tiles order: GFLOP/s with its columns
- * packed (copied from the rounded, bordered image, as the convolutions'
- * packing does) and read in place, the best of rounds rounds each. */
-static int image_product(int c_in, int c_out, int width, int rounds)
+ * width x width, stride 1) by path in its arithmetic: GFLOP/s with its
+ * columns packed (copied from the rounded, bordered image as the
+ * convolutions' packing does: widened, or gathered in pairs from the image
+ * as bf16) and read in place, the best of rounds rounds each. */
+static int image_product(enum bf16_path path, enum bf16_arithmetic arithmetic, int c_in, int c_out, int width, int rounds)
 {
 	int wp = width + 2, plane = wp * wp, k = 9 * c_in, n = width * width, np = bf16_packed_b_width(n);
+	bool pairs = bf16_b_layout(path) == BF16_B_PAIRS;
 	/* aligned as the networks' tensors and buffers are (B's rows must be) */
 	float *image = aligned(sizeof(float) * (size_t)c_in * plane), *a = aligned(sizeof(float) * (size_t)c_out * k);
-	float *c = aligned(sizeof(float) * (size_t)c_out * n), *columns = aligned(bf16_packed_b_bytes(BF16_AVX512, BF16_TILES, k, n));
-	void *packed = aligned(bf16_packed_a_bytes(BF16_AVX512, BF16_TILES, c_out, k));
+	uint16_t *halves = aligned(sizeof(uint16_t) * (size_t)c_in * plane);
+	float *c = aligned(sizeof(float) * (size_t)c_out * n), *columns = aligned(bf16_packed_b_bytes(path, arithmetic, k, n));
+	void *packed = aligned(bf16_packed_a_bytes(path, arithmetic, c_out, k));
 	ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * (size_t)k);
-	if (!image || !a || !c || !columns || !packed || !offsets) {
+	if (!image || !halves || !a || !c || !columns || !packed || !offsets) {
 		fprintf(stderr, "bench-bf16: out of memory\n");
 		return 1;
 	}
@@ -46,11 +51,12 @@ static int image_product(int c_in, int c_out, int width, int rounds)
 		for (int y = 1; y <= width; y++)
 			for (int x = 1; x <= width; x++)
 				image[(size_t)ch * plane + y * wp + x] = bf16_to_float(bf16_from_float((float)(rand() % 200) / 100 - 1));
+	bf16_convert(halves, image, (size_t)c_in * plane);
 	for (int i = 0; i < c_out * k; i++)
 		a[i] = (float)(rand() % 200) / 100 - 1;
 	for (int e = 0; e < k; e++)
 		offsets[e] = (ptrdiff_t)(e / 9) * plane + e % 9 / 3 * wp + e % 3;
-	bf16_pack_a(BF16_AVX512, BF16_TILES, false, c_out, k, a, k, packed);
+	bf16_pack_a(path, arithmetic, false, c_out, k, a, k, packed);
 	double flops = 2.0 * c_out * n * k, rate[2] = {0, 0};
 	for (int r = 0; r < rounds; r++)
 		for (int way = 0; way < 2; way++) { /* in turns: the machine may be shared */
@@ -58,21 +64,26 @@ static int image_product(int c_in, int c_out, int width, int rounds)
 			double start = now(), took;
 			do {
 				if (way == 0) {
-					for (int e = 0; e < k; e++)
-						for (int y = 0; y < width; y++)
-							memcpy(columns + (size_t)e * np + (size_t)y * width, image + offsets[e] + (size_t)y * wp,
-							       sizeof(float) * (size_t)width);
-					bf16_pad_b(BF16_AVX512, BF16_TILES, k, n, columns);
-					bf16_multiply(BF16_AVX512, BF16_TILES, c_out, n, k, packed, columns, false, c, n);
+					for (int y = 0; y < width; y++)
+						if (pairs)
+							bf16_gather_pairs((uint32_t *)columns + (size_t)y * width, np, halves + (size_t)y * wp,
+									  offsets, k, width);
+						else
+							for (int e = 0; e < k; e++)
+								memcpy(columns + (size_t)e * np + (size_t)y * width,
+								       image + offsets[e] + (size_t)y * wp, sizeof(float) * (size_t)width);
+					bf16_pad_b(path, arithmetic, k, n, columns);
+					bf16_multiply(path, arithmetic, c_out, n, k, packed, columns, false, c, n);
 				} else
-					bf16_multiply_image(BF16_AVX512, BF16_TILES, c_out, n, k, packed, image, offsets, width, wp, false, c, n);
+					bf16_multiply_image(path, arithmetic, c_out, n, k, packed, image, offsets, width, wp, false, c, n);
 				calls++;
 			} while ((took = now() - start) < 0.4);
 			rate[way] = flops * calls / took / 1e9 > rate[way] ? flops * calls / took / 1e9 : rate[way];
 		}
-	printf("%4d -> %-4d %3dx%-3d %12.1f %12.1f %8.2f %s\n", c_in, c_out, width, width, rate[0], rate[1], rate[1] / rate[0],
-	       bf16_reads_image(BF16_AVX512, c_out, k, width) ? "in place" : "packed");
+	printf("%-12s %4d -> %-4d %3dx%-3d %12.1f %12.1f %8.2f %s\n", bf16_path_names[path], c_in, c_out, width, width, rate[0],
+	       rate[1], rate[1] / rate[0], bf16_reads_image(path, c_out, k, width) ? "in place" : "packed");
 	free(image);
+	free(halves);
 	free(a);
 	free(c);
 	free(columns);
@@ -139,17 +150,25 @@ int main(int argc, char **argv)
 	free(af);
 	free(bf);
 	free(c);
-	if (!bf16_path_available(BF16_AVX512, BF16_TILES, NULL, 0))
-		return 0;
-	printf("\nA 3x3 convolution's product an image, AVX-512's emulation (tiles), one thread, best of %d rounds:\n"
-	       "its columns packed first, or read in place from the image (GFLOP/s); the last column what\n"
-	       "bf16_reads_image chooses\n",
-	       rounds);
-	printf("%-12s %7s %12s %12s %8s %s\n", "channels", "size", "packed", "in place", "ratio", "chosen");
+	/* the paths that read a convolution's columns in place, each in its
+	 * first arithmetic: AVX-512's emulation (tiles), vdpbf16ps (pairs) */
+	const struct {
+		enum bf16_path path;
+		enum bf16_arithmetic arithmetic;
+	} ways[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX512_BF16, BF16_PAIRS}};
 	const int shapes[][3] = {{16, 16, 32}, {32, 32, 16}, {64, 64, 32}, {16, 16, 28}, {32, 32, 28},
 				 {64, 64, 28}, {128, 128, 28}, {64, 64, 56}, {32, 32, 20}};
-	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-		if (image_product(shapes[i][0], shapes[i][1], shapes[i][2], rounds) != 0)
-			return 1;
+	for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+		if (!bf16_path_available(ways[w].path, ways[w].arithmetic, NULL, 0))
+			continue;
+		printf("\nA 3x3 convolution's product an image, %s (%s), one thread, best of %d rounds:\n"
+		       "its columns packed first, or read in place from the image (GFLOP/s); the last column what\n"
+		       "bf16_reads_image chooses\n",
+		       bf16_path_names[ways[w].path], bf16_arithmetic_names[ways[w].arithmetic], rounds);
+		printf("%-12s %-12s %7s %12s %12s %8s %s\n", "path", "channels", "size", "packed", "in place", "ratio", "chosen");
+		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+			if (image_product(ways[w].path, ways[w].arithmetic, shapes[i][0], shapes[i][1], shapes[i][2], rounds) != 0)
+				return 1;
+	}
 	return 0;
 }

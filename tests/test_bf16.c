@@ -480,25 +480,28 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 			for (int j = 0; j < n; j++)
 				b[(size_t)e * n + j] = image[offsets[e] + j / width * wp + j % width];
 		}
-		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
-			if (!bf16_path_available(BF16_AVX512, (enum bf16_arithmetic)arithmetic, NULL, 0))
-				continue;
-			void *packed = malloc(bf16_packed_a_bytes(BF16_AVX512, (enum bf16_arithmetic)arithmetic, m, k));
-			assert_non_null(packed);
-			bf16_pack_a(BF16_AVX512, (enum bf16_arithmetic)arithmetic, false, m, k, a, k, packed);
-			for (int add = 0; add < 2; add++) {
-				for (int i = 0; i < m * n; i++)
-					want[i] = got[i] = bf16_to_float(value());
-				assert_int_equal(bf16_matmul(BF16_AVX512, (enum bf16_arithmetic)arithmetic, false, false, m, n, k, a, k, b, n,
-							     add, want, n),
-						 0);
-				assert_int_equal(bf16_multiply_image(BF16_AVX512, (enum bf16_arithmetic)arithmetic, m, n, k, packed, image,
-								     offsets, width, wp, add, got, n),
-						 0);
-				assert_memory_equal(got, want, sizeof(float) * (size_t)m * n);
+		/* every arithmetic of the paths that read in place, where this
+		 * processor has them */
+		const enum bf16_path paths[] = {BF16_AVX512, BF16_AVX512_BF16};
+		for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
+			for (int order = 0; order < BF16_ARITHMETIC_COUNT; order++) {
+				enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)order;
+				if (!bf16_path_available(paths[p], arithmetic, NULL, 0))
+					continue;
+				void *packed = malloc(bf16_packed_a_bytes(paths[p], arithmetic, m, k));
+				assert_non_null(packed);
+				bf16_pack_a(paths[p], arithmetic, false, m, k, a, k, packed);
+				for (int add = 0; add < 2; add++) {
+					for (int i = 0; i < m * n; i++)
+						want[i] = got[i] = bf16_to_float(value());
+					assert_int_equal(bf16_matmul(paths[p], arithmetic, false, false, m, n, k, a, k, b, n, add, want, n), 0);
+					assert_int_equal(bf16_multiply_image(paths[p], arithmetic, m, n, k, packed, image, offsets, width, wp, add,
+									     got, n),
+							 0);
+					assert_memory_equal(got, want, sizeof(float) * (size_t)m * n);
+				}
+				free(packed);
 			}
-			free(packed);
-		}
 		free(image);
 		free(b);
 		free(a);
@@ -512,12 +515,17 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 	assert_true(bf16_reads_image(BF16_AVX512, 16, 144, 28));
 	assert_true(bf16_reads_image(BF16_AVX512, 64, 576, 56));
 	/* what no path reads in place: K odd, rows under 16, and any path but
-	 * AVX-512's; nor where that is the slower (rows split, more than 16
-	 * rows of C, a narrow image) */
+	 * AVX-512's two; nor where that is the slower for the emulation (rows
+	 * split, more than 16 rows of C, a narrow image) */
 	assert_false(bf16_reads_image(BF16_AVX512, 16, 27, 16));
 	assert_false(bf16_reads_image(BF16_AVX512, 16, 18, 8));
 	assert_false(bf16_reads_image(BF16_PORTABLE, 16, 18, 16));
 	assert_false(bf16_reads_image(BF16_AVX512, 32, 288, 28));
+	/* vdpbf16ps, whose pairs cost more to gather: up to 32 rows of C */
+	assert_true(bf16_reads_image(BF16_AVX512_BF16, 32, 288, 28));
+	assert_false(bf16_reads_image(BF16_AVX512_BF16, 64, 576, 28));
+	assert_false(bf16_reads_image(BF16_AVX512_BF16, 64, 576, 56));
+	assert_true(bf16_reads_image(BF16_AVX512_BF16, 64, 576, 32));
 	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 8, 27, NULL, NULL, NULL, 8, 10, false, NULL, 8), -1);
 	assert_int_equal(bf16_multiply_image(BF16_AVX2, BF16_TILES, 1, 16, 18, NULL, NULL, NULL, 16, 18, false, NULL, 16), -1);
 }

@@ -36,7 +36,7 @@ float bf16_to_float(uint16_t b)
 
 /* The length K is padded to in the operands path reads: AMX's block, or
  * a pair. The emulations stop a block's chains at the last pair and add
- * +0 for the rest of it (struct widened), so they need no more. */
+ * +0 for the rest of it (struct operands), so they need no more. */
 static int padded_k(enum bf16_path path, int k)
 {
 	int unit = path == BF16_AMX ? BF16_TILE_K : 2;
@@ -143,11 +143,11 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * a new buffer each call would cost more in page faults than the products
  * (scratch slot 0 and 1: bf16_matmul's packed operands, 2: AMX's C,
  * padded; 3 and 4: bf16_gemm's operands widened, bf16_matmul_f64's
- * rounded). */
+ * rounded; 5: A's pairs in panels, pairs_in_panels). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
-} scratch[5];
+} scratch[6];
 
 static void *scratch_of(int slot, size_t bytes)
 {
@@ -222,21 +222,22 @@ __attribute__((noinline)) static void portable(enum bf16_arithmetic arithmetic, 
 
 /* ---- AVX-512: f32 multiply-adds on widened operands --------------------- */
 
-/* A widened to f32, m x kp, and B widened, kp x np (kp: K to a whole
- * pair; np: n to 32), both zero-padded: what the emulations read
- * (bf16_pack_a, bf16_pack_b); add: whether C's values start the sums
- * (else +0 does).
+/* The operands of a product as a path packs them (bf16_pack_a,
+ * bf16_pack_b), both zero-padded: for the emulations A widened to f32, m
+ * x kp, and B widened, kp x np; for avx512-bf16 both in pairs, m x kp / 2
+ * and kp / 2 x np (kp: K to a whole pair; np: n to 32); add: whether C's
+ * values start the sums (else +0 does).
  *
  * A block of the tiles order stops its chains at kp, short of the block's
  * 32 where K is: a product of two padding zeros is +0, and te + +0 is te
  * except where te is -0 (a product flushed to zero), which it makes +0;
  * so one addition of +0 to each chain gives what the rest of the block's
  * padding would have, and that padding is neither stored nor read. */
-struct widened {
-	const float *a, *b;
+struct operands {
+	const void *a, *b;
 	int kp, np;
 	bool add;
-	int start, stop; /* the part of K the kernels take now (widened_parts) */
+	int start, stop; /* the part of K the kernels take now (products_by_parts) */
 	/* B read in place from an image (bf16_multiply_image) where image:
 	 * B[e][j] = image[offsets[e] + (j / width) * wp + j % width] */
 	const float *image;
@@ -265,38 +266,51 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 image_row
 	return second ? _mm512_mask_loadu_ps(x, second, next) : x;
 }
 
-__attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
-	enum bf16_arithmetic arithmetic, const struct widened *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
-	float *c, int ldc, const int rows, const int halves, const bool image)
-{
-	const float *row[BLOCK_ROWS]; /* each row of A's: no arithmetic for a step's addresses */
-	for (int r = 0; r < rows; r++)
-		row[r] = w->a + (size_t)(i + r) * w->kp;
-	__mmask16 masks[2] = {mask0, mask1};
-	/* where B's row e holds the 16 columns of each half: half + e * np
-	 * packed; in the image, half + offsets[e] for the lanes in first, in
-	 * the output's row of the half's first column, and next + offsets[e]
-	 * for those in second, in the row after it (width 16 or more: two rows
-	 * at most); no lane past n is read. */
+/* Where B's row e holds the 16 columns of each half (from j): half + e *
+ * np packed (of B's floats or words); in the image, half + offsets[e] for
+ * the lanes in first, in the output's row of the half's first column, and
+ * next + offsets[e] for those in second, in the row after it (width 16 or
+ * more: two rows at most); no lane past n is read. */
+struct halves {
 	const float *half[2], *next[2];
 	__mmask16 first[2], second[2];
+};
+
+__attribute__((target("avx512f"), always_inline)) static inline struct halves halves_at(const struct operands *w, int j,
+											  const __mmask16 masks[2], int halves,
+											  bool image)
+{
+	struct halves at;
 	for (int h = 0; h < halves; h++) {
 		int column = j + 16 * h;
 		if (!image) {
-			half[h] = next[h] = w->b + column;
-			first[h] = second[h] = 0;
+			at.half[h] = at.next[h] = (const float *)w->b + column;
+			at.first[h] = at.second[h] = 0;
 			continue;
 		}
 		int y = column / w->width, x = column % w->width, in_row = w->width - x;
 		__mmask16 row_lanes = columns_mask(in_row);
-		half[h] = w->image + (size_t)y * w->wp + x;
-		next[h] = w->image + (size_t)(y + 1) * w->wp - in_row;
-		first[h] = masks[h] & row_lanes;
-		second[h] = masks[h] & (__mmask16)~row_lanes;
+		at.half[h] = w->image + (size_t)y * w->wp + x;
+		at.next[h] = w->image + (size_t)(y + 1) * w->wp - in_row;
+		at.first[h] = masks[h] & row_lanes;
+		at.second[h] = masks[h] & (__mmask16)~row_lanes;
 	}
+	return at;
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
+	enum bf16_arithmetic arithmetic, const struct operands *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
+	float *c, int ldc, const int rows, const int halves, const bool image)
+{
+	const float *row[BLOCK_ROWS]; /* each row of A's: no arithmetic for a step's addresses */
+	for (int r = 0; r < rows; r++)
+		row[r] = (const float *)w->a + (size_t)(i + r) * w->kp;
+	__mmask16 masks[2] = {mask0, mask1};
+	struct halves at = halves_at(w, j, masks, halves, image);
 	size_t np = (size_t)w->np;
 #define B_ROW(h, e) \
-	(image ? image_row(half[h] + w->offsets[e], next[h] + w->offsets[e], first[h], second[h]) : _mm512_load_ps(half[h] + (size_t)(e) * np))
+	(image ? image_row(at.half[h] + w->offsets[e], at.next[h] + w->offsets[e], at.first[h], at.second[h])  \
+	       : _mm512_load_ps(at.half[h] + (size_t)(e) * np))
 	if (arithmetic == BF16_TILES) {
 		for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 			__m512 te[BLOCK_ROWS][2], to[BLOCK_ROWS][2];
@@ -391,7 +405,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 	avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, halves, image)
 
 __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithmetic arithmetic,
-								const struct widened *w, int m, int n, float *c, int ldc)
+								const struct operands *w, int m, int n, float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
@@ -404,46 +418,111 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
 
 /* ---- AVX512-BF16: vdpbf16ps, the pairs order ---------------------------- */
 
+/* 16 columns of B in pairs read in place from an image of rounded f32
+ * values, whose low 16 bits are 0: the even row's bf16 low in each word,
+ * the odd row's high; from one row of the image (whole) or two (the
+ * lanes in first from the output's row of at, those in second from the
+ * next, image_row). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512i image_pair(const float *at, const float *next, __mmask16 first,
+										   __mmask16 second, ptrdiff_t even, ptrdiff_t odd,
+										   const bool whole)
+{
+	__m512i low, high;
+	if (whole) {
+		low = _mm512_castps_si512(_mm512_loadu_ps(at + even));
+		high = _mm512_castps_si512(_mm512_loadu_ps(at + odd));
+	} else {
+		low = _mm512_castps_si512(image_row(at + even, next + even, first, second));
+		high = _mm512_castps_si512(image_row(at + odd, next + odd, first, second));
+	}
+	return _mm512_or_si512(_mm512_srli_epi32(low, 16), high);
+}
+
+/* A's pairs (as pair_of makes them, kp / 2 a row) in panels of PANEL
+ * rows for the kernel: row PANEL p + r's pair q at q PANEL + r of panel
+ * p, kp / 2 PANEL words a panel, rows past m 0; so that a block reads
+ * its rows from one pointer or two at fixed distances, not from a
+ * register each. NULL where memory runs out. */
+enum { PANEL = 8 };
+
+static const uint32_t *pairs_in_panels(const uint32_t *a, int m, int kp)
+{
+	int pairs = kp / 2, panels = (m + PANEL - 1) / PANEL;
+	uint32_t *out = scratch_of(5, (size_t)panels * PANEL * pairs * sizeof *out);
+	if (!out)
+		return NULL;
+	for (int p = 0; p < panels; p++)
+		for (int r = 0; r < PANEL; r++) {
+			int row = p * PANEL + r;
+			uint32_t *to = out + (size_t)p * pairs * PANEL + r;
+			for (int q = 0; q < pairs; q++)
+				to[(size_t)q * PANEL] = row < m ? a[(size_t)row * pairs + q] : 0;
+		}
+	return out;
+}
+
+/* How a block reads B: packed (kp / 2 x np words), or made from the image
+ * where each half lies in one of the output's rows (widths a multiple of
+ * 16) or may span two. */
+enum b_reading { B_PACKED, B_WHOLE_ROWS, B_SPLIT_ROWS };
+
 /* rows rows of C (from i) by 16 halves columns (from j), a pair of K a
- * step, as avx512_block; A's pairs as pair_of makes them, kp / 2 a row. */
+ * step, as avx512_block; A's pairs in panels (pairs_in_panels); B as
+ * reading says. Every pointer steps along K, so that a step's addresses
+ * are fixed distances from a few registers. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_block(
-	int kp, int start, int stop, const uint32_t *a_pairs, const uint32_t *pairs, int np, int j, __mmask16 mask0,
-	__mmask16 mask1, bool add, float *c, int ldc, int i, const int rows, const int halves)
+	const struct operands *w, int j, __mmask16 mask0, __mmask16 mask1, const enum b_reading reading, float *c, int ldc,
+	int i, const int rows, const int halves)
 {
 	__mmask16 masks[2] = {mask0, mask1};
+	struct halves at = halves_at(w, j, masks, halves, reading != B_PACKED);
 	__m512 sum[BLOCK_ROWS][2];
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
-			sum[r][h] = add ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h) : _mm512_setzero_ps();
-	/* each row's pairs from start on, and B's row of pairs: pointers
-	 * stepped along K, so that a step's addresses take no arithmetic */
-	const uint32_t *row[BLOCK_ROWS];
-	for (int r = 0; r < rows; r++)
-		row[r] = a_pairs + (size_t)(i + r) * (kp / 2) + start / 2;
-	const uint32_t *column = pairs + (size_t)start / 2 * np + j;
-	for (int q = 0; q < (stop - start) / 2; q++, column += np) {
-		__m512bh b[2];
+			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
+						       : _mm512_setzero_ps();
+	/* the rows' pairs from start on; a 16-row block's last 8 in the next
+	 * panel */
+	size_t panel = (size_t)w->kp / 2 * PANEL, np = (size_t)w->np;
+	const uint32_t *a = (const uint32_t *)w->a + (size_t)(i / PANEL) * panel + (size_t)w->start / 2 * PANEL + i % PANEL;
+	const uint32_t *a_next = a + panel;
+	const uint32_t *b = (const uint32_t *)at.half[0] + (size_t)w->start / 2 * np;
+	const ptrdiff_t *offset = reading != B_PACKED ? w->offsets + w->start : NULL;
+	for (int steps = (w->stop - w->start) / 2; steps > 0; steps--) {
+		__m512bh pairs[2];
 		for (int h = 0; h < halves; h++)
-			b[h] = (__m512bh)_mm512_load_si512(column + 16 * h);
+			pairs[h] = (__m512bh)(reading == B_PACKED ? _mm512_load_si512(b + 16 * h)
+								  : image_pair(at.half[h], at.next[h], at.first[h], at.second[h],
+									       offset[0], offset[1], reading == B_WHOLE_ROWS));
 		for (int r = 0; r < rows; r++) {
-			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)row[r][q]);
+			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)(r < PANEL ? a[r] : a_next[r - PANEL]));
 			for (int h = 0; h < halves; h++)
-				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, b[h]);
+				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, pairs[h]);
 		}
+		a += PANEL;
+		a_next += PANEL;
+		b += np;
+		offset += 2;
 	}
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 }
 
-__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(int m, int n, int kp, int start, int stop,
-										  const uint32_t *a_pairs,
-										  const uint32_t *pairs, int np, bool add,
+#define AVX512_BF16_BLOCK(w, j, mask0, mask1, reading, c, ldc, i, rows, halves) \
+	avx512_bf16_block(w, j, mask0, mask1, reading, c, ldc, i, rows, halves)
+
+__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(const struct operands *w, int m, int n,
 										  float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		EACH_ROW_BLOCK(avx512_bf16_block, 8, 16, m, n, j, kp, start, stop, a_pairs, pairs, np, j, mask0, mask1, add, c, ldc);
+		if (!w->image)
+			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_PACKED, c, ldc);
+		else if (w->width % 16 == 0)
+			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_WHOLE_ROWS, c, ldc);
+		else
+			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_SPLIT_ROWS, c, ldc);
 	}
 }
 
@@ -507,11 +586,11 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"), noinline)) static void amx(i
 
 /* The pairs order as avx512_block computes it, eight lanes a vector: rows
  * rows of C by 16 columns (from j; mask0 and mask1 the lanes within n). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs_block(const struct widened *w, int i, int j,
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs_block(const struct operands *w, int i, int j,
 										       __m256i mask0, __m256i mask1, float *c,
 										       int ldc, const int rows)
 {
-	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
+	const float *a = (const float *)w->a + (size_t)i * w->kp, *b = (const float *)w->b + j;
 	size_t np = (size_t)w->np;
 	__m256 sum[6][2];
 	for (int r = 0; r < rows; r++) {
@@ -542,7 +621,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 
 /* One chain of a block of the tiles order for rows rows by 16 columns:
  * the products of K from start to end, two apart, summed from +0 (then
- * the rest of the block's padding, struct widened). */
+ * the rest of the block's padding, struct operands). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_chain(const float *a, int kp, const float *b, int np,
 										 int start, int end, const int rows,
 										 __m256 chain[6][2])
@@ -569,11 +648,11 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_chain
  * runs in turn, twelve sums at a time with two vectors of B and one of A
  * in registers; the even chain's sums wait in memory while the odd one
  * runs, which costs a store and a load each a block. */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct widened *w, int i, int j,
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct operands *w, int i, int j,
 										       __m256i mask0, __m256i mask1, float *c,
 										       int ldc, const int rows)
 {
-	const float *a = w->a + (size_t)i * w->kp, *b = w->b + j;
+	const float *a = (const float *)w->a + (size_t)i * w->kp, *b = (const float *)w->b + j;
 	for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
 		__m256 even[6][2], odd[6][2];
@@ -598,7 +677,7 @@ __attribute__((target("avx2"))) static __m256i lanes_mask(int left)
 
 /* Six rows at a time in either order (avx2_tiles_block, avx2_pairs_block:
  * 12 sums, 2 vectors of B and 1 of A in AVX2's 16 registers). */
-__attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct widened *w,
+__attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct operands *w,
 							     int m, int n, float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 16) {
@@ -1120,20 +1199,26 @@ void bf16_round(float *out, const float *x, size_t count)
 		out[i] = rounded_float(x[i]);
 }
 
-/* An emulation's product of the operands w names (its start and stop
- * set here): K a part at a time over all of C, under DAZ and FTZ. */
-static void widened_products(enum bf16_path path, enum bf16_arithmetic arithmetic, struct widened w, int m, int n, float *c,
+/* A vector path's product of the operands w names (its start and stop
+ * set here): K a part at a time over all of C, under DAZ and FTZ (which
+ * vdpbf16ps applies whatever MXCSR says). */
+static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmetic, struct operands w, int m, int n, float *c,
 			     int ldc)
 {
+	if (path == BF16_AVX512_BF16 && !(w.a = pairs_in_panels(w.a, m, w.kp)))
+		return -1;
 	unsigned mxcsr = flush_begin();
 	for (w.start = 0; w.start < w.kp; w.start += K_PART) {
 		w.stop = w.start + K_PART < w.kp ? w.start + K_PART : w.kp;
 		if (path == BF16_AVX2)
 			avx2(arithmetic, &w, m, n, c, ldc);
+		else if (path == BF16_AVX512_BF16)
+			avx512_bf16(&w, m, n, c, ldc);
 		else
 			avx512(arithmetic, &w, m, n, c, ldc);
 	}
 	flush_end(mxcsr);
+	return 0;
 }
 
 int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
@@ -1163,34 +1248,36 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
 	if (kp == 0)
 		return 0;
-	if (path == BF16_AVX512_BF16) {
-		for (int start = 0; start < kp; start += K_PART)
-			avx512_bf16(m, n, kp, start, start + K_PART < kp ? start + K_PART : kp, a, b, np, add || start, c, ldc);
-		return 0;
-	}
 	if (path == BF16_PORTABLE) {
 		unsigned mxcsr = flush_begin();
 		portable(arithmetic, m, n, k, a, k, b, n, c, ldc);
 		flush_end(mxcsr);
 		return 0;
 	}
-	widened_products(path, arithmetic, (struct widened){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0}, m, n, c, ldc);
-	return 0;
+	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0}, m, n, c, ldc);
 }
 
-/* What bf16_multiply_image can read in place: the rows of the avx512
+/* What bf16_multiply_image can read in place: the rows of the AVX-512
  * kernels' halves, from two of the output's rows at most. */
-static bool image_readable(enum bf16_path path, int k, int width) { return path == BF16_AVX512 && k % 2 == 0 && width >= 16; }
+static bool image_readable(enum bf16_path path, int k, int width)
+{
+	return (path == BF16_AVX512 || path == BF16_AVX512_BF16) && k % 2 == 0 && width >= 16;
+}
 
 bool bf16_reads_image(enum bf16_path path, int m, int k, int width)
 {
 	/* Where it is faster than the columns packed, one thread of a Zen 5
 	 * (results/speed/bf16-kernels.md): widths of whole halves, each load
-	 * one row's and aligned as the image is; 16 rows or fewer, whose
-	 * columns cost the most to write for each output; or images 48 wide
-	 * or more, whose columns outgrow the L2 cache. A half split across
-	 * two rows takes two loads. */
-	return image_readable(path, k, width) && (width % 16 == 0 || m <= 16 || width >= 48);
+	 * one row's; few rows of C, whose columns cost the most to write for
+	 * each output (16 for the emulation, 32 for vdpbf16ps, whose pairs
+	 * cost more to gather); or, for the emulation, images 48 wide or
+	 * more, whose columns outgrow the L2 cache. A half split across two
+	 * rows takes two loads. */
+	if (!image_readable(path, k, width))
+		return false;
+	if (path == BF16_AVX512_BF16)
+		return width % 16 == 0 || m <= 32;
+	return width % 16 == 0 || m <= 16 || width >= 48;
 }
 
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
@@ -1204,8 +1291,7 @@ int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 	if (k == 0 && !add)
 		for (int i = 0; i < m; i++)
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
-	widened_products(path, arithmetic, (struct widened){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp}, m, n, c, ldc);
-	return 0;
+	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp}, m, n, c, ldc);
 }
 
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,

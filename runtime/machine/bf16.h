@@ -130,7 +130,8 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
  * image[offsets[e] + (j / width) * wp + j % width] (width: the output's,
  * which n is rows of; wp: the bordered image's). The same sums in the
  * same order as bf16_multiply of those columns packed, so the same bits,
- * by AVX-512's emulation where K is even and width 16 or more (else -1).
+ * by AVX-512's emulation and AVX512-BF16's vdpbf16ps where K is even
+ * and width 16 or more (else -1).
  * bf16_reads_image says whether path reads them so and where that is the
  * faster: what a convolution follows. */
 bool bf16_reads_image(enum bf16_path path, int m, int k, int width);
