@@ -143,7 +143,7 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * a new buffer each call would cost more in page faults than the products
  * (scratch slot 0 and 1: bf16_matmul's packed operands, 2: AMX's C,
  * padded; 3 and 4: bf16_gemm's operands widened, bf16_matmul_f64's
- * rounded; 5: A's pairs in panels, pairs_in_panels). */
+ * rounded; 5: A's rows in panels, rows_in_panels). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
@@ -243,6 +243,7 @@ struct operands {
 	const float *image;
 	const ptrdiff_t *offsets;
 	int width, wp;
+	bool panels; /* A in panels (rows_in_panels), else its rows kp or kp / 2 apart */
 };
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
@@ -298,19 +299,80 @@ __attribute__((target("avx512f"), always_inline)) static inline struct halves ha
 	return at;
 }
 
+/* How a block reads B: packed, or made from the image where each half
+ * lies in one of the output's rows (widths a multiple of 16) or may span
+ * two. */
+enum b_reading { B_PACKED, B_WHOLE_ROWS, B_SPLIT_ROWS };
+
+/* A's rows, of 4-byte values (widened floats, or pairs of bf16 as
+ * pair_of makes them), length a row, in panels of panel rows for the
+ * AVX-512 kernels: row panel p + r's value q at q panel + r of panel p,
+ * length panel values a panel, rows past m 0. A block then reads its
+ * rows from one pointer (two for vdpbf16ps's 16 rows) at fixed
+ * distances, not from a register each, which the kernels' accumulators
+ * leave too few of. Every block lies in one panel: the emulation's take
+ * 6 or 12 rows from a multiple of their size, then 4, 2 and 1;
+ * vdpbf16ps's 8, or 16 in two panels. NULL where memory runs out. */
+enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANELS_FROM = 128 };
+
+static const void *rows_in_panels(const void *a, int m, int length, int panel)
+{
+	const uint32_t *from = a;
+	int panels = (m + panel - 1) / panel;
+	uint32_t *out = scratch_of(5, (size_t)panels * panel * length * sizeof *out);
+	if (!out)
+		return NULL;
+	for (int p = 0; p < panels; p++)
+		for (int r = 0; r < panel; r++) {
+			int row = p * panel + r;
+			uint32_t *to = out + (size_t)p * length * panel + r;
+			for (int q = 0; q < length; q++)
+				to[(size_t)q * panel] = row < m ? from[(size_t)row * length + q] : 0;
+		}
+	return out;
+}
+
+/* 16 columns of B's row read in place from an image (offset: the row's)
+ * in one of the output's rows (whole) or two (image_row). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 image_b(const struct halves *at, int h, ptrdiff_t offset,
+									       const bool whole)
+{
+	if (whole)
+		return _mm512_loadu_ps(at->half[h] + offset);
+	return image_row(at->half[h] + offset, at->next[h] + offset, at->first[h], at->second[h]);
+}
+
 __attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
 	enum bf16_arithmetic arithmetic, const struct operands *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
-	float *c, int ldc, const int rows, const int halves, const bool image)
+	float *c, int ldc, const int rows, const int halves, const enum b_reading reading, const bool panels)
 {
-	const float *row[BLOCK_ROWS]; /* each row of A's: no arithmetic for a step's addresses */
-	for (int r = 0; r < rows; r++)
-		row[r] = (const float *)w->a + (size_t)(i + r) * w->kp;
 	__mmask16 masks[2] = {mask0, mask1};
-	struct halves at = halves_at(w, j, masks, halves, image);
-	size_t np = (size_t)w->np;
-#define B_ROW(h, e) \
-	(image ? image_row(at.half[h] + w->offsets[e], at.next[h] + w->offsets[e], at.first[h], at.second[h])  \
-	       : _mm512_load_ps(at.half[h] + (size_t)(e) * np))
+	struct halves at = halves_at(w, j, masks, halves, reading != B_PACKED);
+	/* A's rows from start on, in their panel (rows_in_panels: rows 1
+	 * apart, K's steps PANEL_WIDENED) or not; B's row start packed or its
+	 * offset in the image: pointers stepped along K, so that with panels
+	 * a step's addresses are fixed distances from a few registers */
+	size_t np = (size_t)w->np, rs = panels ? 1 : (size_t)w->kp, qs = panels ? PANEL_WIDENED : 1;
+	const float *a = (const float *)w->a + (size_t)w->start * qs +
+			 (panels ? (size_t)(i / PANEL_WIDENED) * w->kp * PANEL_WIDENED + i % PANEL_WIDENED : (size_t)i * w->kp);
+	const float *b = at.half[0] + (size_t)w->start * np;
+	const ptrdiff_t *offset = reading != B_PACKED ? w->offsets + w->start : NULL;
+#define B_ROWS(h, even, odd)                                                                                   \
+	do {                                                                                                  \
+		if (reading == B_PACKED) {                                                                    \
+			even = _mm512_load_ps(b + 16 * (h));                                                  \
+			odd = _mm512_load_ps(b + np + 16 * (h));                                              \
+		} else {                                                                                      \
+			even = image_b(&at, h, offset[0], reading == B_WHOLE_ROWS);                           \
+			odd = image_b(&at, h, offset[1], reading == B_WHOLE_ROWS);                            \
+		}                                                                                             \
+	} while (0)
+#define NEXT_PAIR()                                     \
+	do {                                            \
+		a += 2 * qs;                            \
+		b += 2 * np;                            \
+		offset = offset ? offset + 2 : NULL;    \
+	} while (0)
 	if (arithmetic == BF16_TILES) {
 		for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 			__m512 te[BLOCK_ROWS][2], to[BLOCK_ROWS][2];
@@ -318,20 +380,19 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 				for (int h = 0; h < halves; h++)
 					te[r][h] = to[r][h] = _mm512_setzero_ps();
 			int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
-			for (int p = block; p < end; p += 2) {
+			for (int steps = (end - block) / 2; steps > 0; steps--) {
 				__m512 be[2], bo[2];
-				for (int h = 0; h < halves; h++) {
-					be[h] = B_ROW(h, p);
-					bo[h] = B_ROW(h, p + 1);
-				}
+				for (int h = 0; h < halves; h++)
+					B_ROWS(h, be[h], bo[h]);
 				for (int r = 0; r < rows; r++) {
-					__m512 ae = _mm512_set1_ps(row[r][p]);
-					__m512 ao = _mm512_set1_ps(row[r][p + 1]);
+					__m512 ae = _mm512_set1_ps(a[r * rs]);
+					__m512 ao = _mm512_set1_ps(a[r * rs + qs]);
 					for (int h = 0; h < halves; h++) {
 						te[r][h] = _mm512_fmadd_ps(ae, be[h], te[r][h]);
 						to[r][h] = _mm512_fmadd_ps(ao, bo[h], to[r][h]);
 					}
 				}
+				NEXT_PAIR();
 			}
 			if (end < block + BF16_TILE_K)
 				for (int r = 0; r < rows; r++)
@@ -354,25 +415,25 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 		for (int h = 0; h < halves; h++)
 			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
 						       : _mm512_setzero_ps();
-	for (int e = w->start; e < w->stop; e += 2) {
+	for (int steps = (w->stop - w->start) / 2; steps > 0; steps--) {
 		__m512 be[2], bo[2];
-		for (int h = 0; h < halves; h++) {
-			be[h] = B_ROW(h, e);
-			bo[h] = B_ROW(h, e + 1);
-		}
+		for (int h = 0; h < halves; h++)
+			B_ROWS(h, be[h], bo[h]);
 		for (int r = 0; r < rows; r++) {
-			__m512 ae = _mm512_set1_ps(row[r][e]);
-			__m512 ao = _mm512_set1_ps(row[r][e + 1]);
+			__m512 ae = _mm512_set1_ps(a[r * rs]);
+			__m512 ao = _mm512_set1_ps(a[r * rs + qs]);
 			for (int h = 0; h < halves; h++)
 				sum[r][h] = _mm512_fmadd_ps(ao, bo[h], sum[r][h]);
 			for (int h = 0; h < halves; h++)
 				sum[r][h] = _mm512_fmadd_ps(ae, be[h], sum[r][h]);
 		}
+		NEXT_PAIR();
 	}
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
-#undef B_ROW
+#undef B_ROWS
+#undef NEXT_PAIR
 }
 
 /* block(..., rows, halves) over every row of C from 0 to m, for the
@@ -401,18 +462,22 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			block(__VA_ARGS__, i, 1, 2);                        \
 	} while (0)
 
-#define AVX512_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, image, i, rows, halves) \
-	avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, halves, image)
+#define AVX512_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, reading, panels, i, rows, halves) \
+	avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, halves, reading, panels)
 
 __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithmetic arithmetic,
 								const struct operands *w, int m, int n, float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		if (w->image)
-			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, true);
+		if (!w->image && !w->panels)
+			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_PACKED, false);
+		else if (!w->image)
+			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_PACKED, true);
+		else if (w->width % 16 == 0)
+			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_WHOLE_ROWS, true);
 		else
-			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, false);
+			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_SPLIT_ROWS, true);
 	}
 }
 
@@ -438,41 +503,13 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512i image_pa
 	return _mm512_or_si512(_mm512_srli_epi32(low, 16), high);
 }
 
-/* A's pairs (as pair_of makes them, kp / 2 a row) in panels of PANEL
- * rows for the kernel: row PANEL p + r's pair q at q PANEL + r of panel
- * p, kp / 2 PANEL words a panel, rows past m 0; so that a block reads
- * its rows from one pointer or two at fixed distances, not from a
- * register each. NULL where memory runs out. */
-enum { PANEL = 8 };
-
-static const uint32_t *pairs_in_panels(const uint32_t *a, int m, int kp)
-{
-	int pairs = kp / 2, panels = (m + PANEL - 1) / PANEL;
-	uint32_t *out = scratch_of(5, (size_t)panels * PANEL * pairs * sizeof *out);
-	if (!out)
-		return NULL;
-	for (int p = 0; p < panels; p++)
-		for (int r = 0; r < PANEL; r++) {
-			int row = p * PANEL + r;
-			uint32_t *to = out + (size_t)p * pairs * PANEL + r;
-			for (int q = 0; q < pairs; q++)
-				to[(size_t)q * PANEL] = row < m ? a[(size_t)row * pairs + q] : 0;
-		}
-	return out;
-}
-
-/* How a block reads B: packed (kp / 2 x np words), or made from the image
- * where each half lies in one of the output's rows (widths a multiple of
- * 16) or may span two. */
-enum b_reading { B_PACKED, B_WHOLE_ROWS, B_SPLIT_ROWS };
-
 /* rows rows of C (from i) by 16 halves columns (from j), a pair of K a
- * step, as avx512_block; A's pairs in panels (pairs_in_panels); B as
- * reading says. Every pointer steps along K, so that a step's addresses
- * are fixed distances from a few registers. */
+ * step, as avx512_block; A's pairs in panels (rows_in_panels) or not; B
+ * as reading says. Every pointer steps along K, so that with panels a
+ * step's addresses are fixed distances from a few registers. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_block(
-	const struct operands *w, int j, __mmask16 mask0, __mmask16 mask1, const enum b_reading reading, float *c, int ldc,
-	int i, const int rows, const int halves)
+	const struct operands *w, int j, __mmask16 mask0, __mmask16 mask1, const enum b_reading reading, const bool panels,
+	float *c, int ldc, int i, const int rows, const int halves)
 {
 	__mmask16 masks[2] = {mask0, mask1};
 	struct halves at = halves_at(w, j, masks, halves, reading != B_PACKED);
@@ -481,11 +518,13 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 		for (int h = 0; h < halves; h++)
 			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
 						       : _mm512_setzero_ps();
-	/* the rows' pairs from start on; a 16-row block's last 8 in the next
-	 * panel */
-	size_t panel = (size_t)w->kp / 2 * PANEL, np = (size_t)w->np;
-	const uint32_t *a = (const uint32_t *)w->a + (size_t)(i / PANEL) * panel + (size_t)w->start / 2 * PANEL + i % PANEL;
-	const uint32_t *a_next = a + panel;
+	/* the rows' pairs from start on; a 16-row block's last 8 from
+	 * a_next (the next panel) */
+	size_t panel = (size_t)w->kp / 2 * PANEL_PAIRS, np = (size_t)w->np;
+	size_t rs = panels ? 1 : (size_t)w->kp / 2, qs = panels ? PANEL_PAIRS : 1;
+	const uint32_t *a = (const uint32_t *)w->a + (size_t)w->start / 2 * qs +
+			    (panels ? (size_t)(i / PANEL_PAIRS) * panel + i % PANEL_PAIRS : (size_t)i * rs);
+	const uint32_t *a_next = rows <= PANEL_PAIRS ? a : panels ? a + panel : a + PANEL_PAIRS * rs;
 	const uint32_t *b = (const uint32_t *)at.half[0] + (size_t)w->start / 2 * np;
 	const ptrdiff_t *offset = reading != B_PACKED ? w->offsets + w->start : NULL;
 	for (int steps = (w->stop - w->start) / 2; steps > 0; steps--) {
@@ -495,34 +534,36 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 								  : image_pair(at.half[h], at.next[h], at.first[h], at.second[h],
 									       offset[0], offset[1], reading == B_WHOLE_ROWS));
 		for (int r = 0; r < rows; r++) {
-			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)(r < PANEL ? a[r] : a_next[r - PANEL]));
+			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)(r < PANEL_PAIRS ? a[r * rs] : a_next[(r - PANEL_PAIRS) * rs]));
 			for (int h = 0; h < halves; h++)
 				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, pairs[h]);
 		}
-		a += PANEL;
-		a_next += PANEL;
+		a += qs;
+		a_next += qs;
 		b += np;
-		offset += 2;
+		offset = offset ? offset + 2 : NULL;
 	}
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 }
 
-#define AVX512_BF16_BLOCK(w, j, mask0, mask1, reading, c, ldc, i, rows, halves) \
-	avx512_bf16_block(w, j, mask0, mask1, reading, c, ldc, i, rows, halves)
+#define AVX512_BF16_BLOCK(w, j, mask0, mask1, reading, panels, c, ldc, i, rows, halves) \
+	avx512_bf16_block(w, j, mask0, mask1, reading, panels, c, ldc, i, rows, halves)
 
 __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(const struct operands *w, int m, int n,
 										  float *c, int ldc)
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		if (!w->image)
-			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_PACKED, c, ldc);
+		if (!w->image && !w->panels)
+			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_PACKED, false, c, ldc);
+		else if (!w->image)
+			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_PACKED, true, c, ldc);
 		else if (w->width % 16 == 0)
-			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_WHOLE_ROWS, c, ldc);
+			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_WHOLE_ROWS, true, c, ldc);
 		else
-			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_SPLIT_ROWS, c, ldc);
+			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_SPLIT_ROWS, true, c, ldc);
 	}
 }
 
@@ -1205,7 +1246,14 @@ void bf16_round(float *out, const float *x, size_t count)
 static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmetic, struct operands w, int m, int n, float *c,
 			     int ldc)
 {
-	if (path == BF16_AVX512_BF16 && !(w.a = pairs_in_panels(w.a, m, w.kp)))
+	/* A in panels where the image is read in place (those kernels take
+	 * no other), and for vdpbf16ps where the copy costs little beside the
+	 * product (M K values copied, M N K / 16 vectors multiplied): the
+	 * emulation's blocks of 6 rows keep their pointers in registers */
+	w.panels = w.image || (path == BF16_AVX512_BF16 && n >= PANELS_FROM);
+	if (w.panels && path == BF16_AVX512_BF16 && !(w.a = rows_in_panels(w.a, m, w.kp / 2, PANEL_PAIRS)))
+		return -1;
+	if (w.panels && path == BF16_AVX512 && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_WIDENED)))
 		return -1;
 	unsigned mxcsr = flush_begin();
 	for (w.start = 0; w.start < w.kp; w.start += K_PART) {
@@ -1254,7 +1302,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 		flush_end(mxcsr);
 		return 0;
 	}
-	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0}, m, n, c, ldc);
+	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false}, m, n, c, ldc);
 }
 
 /* What bf16_multiply_image can read in place: the rows of the AVX-512
@@ -1291,7 +1339,7 @@ int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 	if (k == 0 && !add)
 		for (int i = 0; i < m; i++)
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
-	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp}, m, n, c, ldc);
+	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false}, m, n, c, ldc);
 }
 
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
