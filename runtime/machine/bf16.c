@@ -462,6 +462,22 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			block(__VA_ARGS__, i, 1, 2);                        \
 	} while (0)
 
+/* EACH_ROW_BLOCK in the instantiation w's operands take: B packed, with
+ * A's rows or A in panels, or read from the image, each half in one row
+ * or not (A in panels); the block's last arguments before i, rows and
+ * halves are its b_reading and whether A is in panels. */
+#define EACH_READING(block, wide, narrow, m, n, j, w, ...)                                                     \
+	do {                                                                                                  \
+		if (!(w)->image && !(w)->panels)                                                              \
+			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_PACKED, false);           \
+		else if (!(w)->image)                                                                         \
+			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_PACKED, true);            \
+		else if ((w)->width % 16 == 0)                                                                \
+			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_WHOLE_ROWS, true);        \
+		else                                                                                          \
+			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_SPLIT_ROWS, true);        \
+	} while (0)
+
 #define AVX512_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, reading, panels, i, rows, halves) \
 	avx512_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, halves, reading, panels)
 
@@ -470,36 +486,19 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		if (!w->image && !w->panels)
-			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_PACKED, false);
-		else if (!w->image)
-			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_PACKED, true);
-		else if (w->width % 16 == 0)
-			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_WHOLE_ROWS, true);
-		else
-			EACH_ROW_BLOCK(AVX512_BLOCK, 6, 12, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, B_SPLIT_ROWS, true);
+		EACH_READING(AVX512_BLOCK, 6, 12, m, n, j, w, arithmetic, w, j, mask0, mask1, c, ldc);
 	}
 }
 
 /* ---- AVX512-BF16: vdpbf16ps, the pairs order ---------------------------- */
 
 /* 16 columns of B in pairs read in place from an image of rounded f32
- * values, whose low 16 bits are 0: the even row's bf16 low in each word,
- * the odd row's high; from one row of the image (whole) or two (the
- * lanes in first from the output's row of at, those in second from the
- * next, image_row). */
-__attribute__((target("avx512f"), always_inline)) static inline __m512i image_pair(const float *at, const float *next, __mmask16 first,
-										   __mmask16 second, ptrdiff_t even, ptrdiff_t odd,
-										   const bool whole)
+ * values, whose low 16 bits are 0 (image_b: even and odd the rows'
+ * offsets): the even row's bf16 low in each word, the odd row's high. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512i image_pair(const struct halves *at, int h, ptrdiff_t even,
+										   ptrdiff_t odd, const bool whole)
 {
-	__m512i low, high;
-	if (whole) {
-		low = _mm512_castps_si512(_mm512_loadu_ps(at + even));
-		high = _mm512_castps_si512(_mm512_loadu_ps(at + odd));
-	} else {
-		low = _mm512_castps_si512(image_row(at + even, next + even, first, second));
-		high = _mm512_castps_si512(image_row(at + odd, next + odd, first, second));
-	}
+	__m512i low = _mm512_castps_si512(image_b(at, h, even, whole)), high = _mm512_castps_si512(image_b(at, h, odd, whole));
 	return _mm512_or_si512(_mm512_srli_epi32(low, 16), high);
 }
 
@@ -531,8 +530,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 		__m512bh pairs[2];
 		for (int h = 0; h < halves; h++)
 			pairs[h] = (__m512bh)(reading == B_PACKED ? _mm512_load_si512(b + 16 * h)
-								  : image_pair(at.half[h], at.next[h], at.first[h], at.second[h],
-									       offset[0], offset[1], reading == B_WHOLE_ROWS));
+								  : image_pair(&at, h, offset[0], offset[1], reading == B_WHOLE_ROWS));
 		for (int r = 0; r < rows; r++) {
 			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)(r < PANEL_PAIRS ? a[r * rs] : a_next[(r - PANEL_PAIRS) * rs]));
 			for (int h = 0; h < halves; h++)
@@ -548,7 +546,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 }
 
-#define AVX512_BF16_BLOCK(w, j, mask0, mask1, reading, panels, c, ldc, i, rows, halves) \
+#define AVX512_BF16_BLOCK(w, j, mask0, mask1, c, ldc, reading, panels, i, rows, halves) \
 	avx512_bf16_block(w, j, mask0, mask1, reading, panels, c, ldc, i, rows, halves)
 
 __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(const struct operands *w, int m, int n,
@@ -556,14 +554,7 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		if (!w->image && !w->panels)
-			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_PACKED, false, c, ldc);
-		else if (!w->image)
-			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_PACKED, true, c, ldc);
-		else if (w->width % 16 == 0)
-			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_WHOLE_ROWS, true, c, ldc);
-		else
-			EACH_ROW_BLOCK(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, j, mask0, mask1, B_SPLIT_ROWS, true, c, ldc);
+		EACH_READING(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, w, j, mask0, mask1, c, ldc);
 	}
 }
 
