@@ -248,8 +248,9 @@ struct operands {
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
  * the columns within n), in arithmetic's order: halves vectors of 16
- * outputs a row, rows up to 6 by two vectors or 12 by one (n of 16 or
- * fewer: a convolution's 16 output channels as the columns). The tiles
+ * outputs a row, rows up to 6 by two vectors or 12 by one for the
+ * emulation, 8 by two or 16 by one for vdpbf16ps (n of 16 or fewer: a
+ * convolution's 16 output channels as the columns). The tiles
  * order keeps its two chains a block in registers and adds their sum to
  * C, in memory, once a block; the pairs order keeps C in registers. */
 enum { BLOCK_ROWS = 16 };
@@ -1241,10 +1242,9 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * no other), and for vdpbf16ps where the copy costs little beside the
 	 * product (M K values copied, M N K / 16 vectors multiplied): the
 	 * emulation's blocks of 6 rows keep their pointers in registers */
-	w.panels = w.image || (path == BF16_AVX512_BF16 && n >= PANELS_FROM);
-	if (w.panels && path == BF16_AVX512_BF16 && !(w.a = rows_in_panels(w.a, m, w.kp / 2, PANEL_PAIRS)))
-		return -1;
-	if (w.panels && path == BF16_AVX512 && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_WIDENED)))
+	bool pairs = path == BF16_AVX512_BF16;
+	w.panels = w.image || (pairs && n >= PANELS_FROM);
+	if (w.panels && !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
 	unsigned mxcsr = flush_begin();
 	for (w.start = 0; w.start < w.kp; w.start += K_PART) {
