@@ -300,6 +300,26 @@ __attribute__((target("avx512f"), always_inline)) static inline struct halves ha
 	return at;
 }
 
+/* r[0..7] transposed in place, as eight rows of eight lanes. */
+static inline void transpose8(__m256 r[8])
+{
+	__m256 t[8], u[8];
+	for (int q = 0; q < 8; q += 2) {
+		t[q] = _mm256_unpacklo_ps(r[q], r[q + 1]);
+		t[q + 1] = _mm256_unpackhi_ps(r[q], r[q + 1]);
+	}
+	for (int q = 0; q < 8; q += 4) {
+		u[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44);
+		u[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xee);
+		u[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+		u[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xee);
+	}
+	for (int q = 0; q < 4; q++) {
+		r[q] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x20);
+		r[q + 4] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x31);
+	}
+}
+
 /* How a block reads B: packed, or made from the image where each half
  * lies in one of the output's rows (widths a multiple of 16) or may span
  * two. */
@@ -313,22 +333,41 @@ enum b_reading { B_PACKED, B_WHOLE_ROWS, B_SPLIT_ROWS };
  * distances, not from a register each, which the kernels' accumulators
  * leave too few of. Every block lies in one panel: the emulation's take
  * 6 or 12 rows from a multiple of their size, then 4, 2 and 1;
- * vdpbf16ps's 8, or 16 in two panels. NULL where memory runs out. */
+ * vdpbf16ps's 8, or 16 in two panels. The copy moves eight rows by eight
+ * values through registers, bits as they are (panel 8 or 12, so its last
+ * eight rows may be four). NULL where memory runs out. */
 enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANELS_FROM = 128 };
 
 static const void *rows_in_panels(const void *a, int m, int length, int panel)
 {
-	const uint32_t *from = a;
+	const float *from = a; /* 4-byte values, moved as floats */
 	int panels = (m + panel - 1) / panel;
-	uint32_t *out = scratch_of(5, (size_t)panels * panel * length * sizeof *out);
+	float *out = scratch_of(5, (size_t)panels * panel * length * sizeof *out);
 	if (!out)
 		return NULL;
 	for (int p = 0; p < panels; p++)
-		for (int r = 0; r < panel; r++) {
-			int row = p * panel + r;
-			uint32_t *to = out + (size_t)p * length * panel + r;
-			for (int q = 0; q < length; q++)
-				to[(size_t)q * panel] = row < m ? from[(size_t)row * length + q] : 0;
+		for (int r0 = 0; r0 < panel; r0 += 8) {
+			/* eight rows of the panel at a time (four at its end where
+			 * it has 12), those past m 0 */
+			int rows = panel - r0 < 8 ? panel - r0 : 8, first = p * panel + r0;
+			float *to = out + (size_t)p * length * panel + r0;
+			int q = 0;
+			for (; q + 8 <= length; q += 8) {
+				__m256 block[8];
+				for (int r = 0; r < 8; r++)
+					block[r] = r < rows && first + r < m ? _mm256_loadu_ps(from + (size_t)(first + r) * length + q)
+									       : _mm256_setzero_ps();
+				transpose8(block);
+				for (int v = 0; v < 8; v++)
+					if (rows == 8)
+						_mm256_storeu_ps(to + (size_t)(q + v) * panel, block[v]);
+					else
+						_mm_storeu_ps(to + (size_t)(q + v) * panel, _mm256_castps256_ps128(block[v]));
+			}
+			for (; q < length; q++)
+				for (int r = 0; r < rows; r++)
+					((uint32_t *)to)[(size_t)q * panel + r] =
+						first + r < m ? ((const uint32_t *)from)[(size_t)(first + r) * length + q] : 0;
 		}
 	return out;
 }
@@ -823,26 +862,6 @@ static inline __m256i rounded_pairs8(__m256 x, __m256 y)
 {
 	__m256i low = _mm256_srli_epi32(rounded_bits8(x), 16), high = _mm256_srli_epi32(rounded_bits8(y), 16);
 	return _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8);
-}
-
-/* r[0..7] transposed in place, as eight rows of eight lanes. */
-static inline void transpose8(__m256 r[8])
-{
-	__m256 t[8], u[8];
-	for (int q = 0; q < 8; q += 2) {
-		t[q] = _mm256_unpacklo_ps(r[q], r[q + 1]);
-		t[q + 1] = _mm256_unpackhi_ps(r[q], r[q + 1]);
-	}
-	for (int q = 0; q < 8; q += 4) {
-		u[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44);
-		u[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xee);
-		u[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44);
-		u[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xee);
-	}
-	for (int q = 0; q < 4; q++) {
-		r[q] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x20);
-		r[q + 4] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x31);
-	}
 }
 
 /* out[r][c] = X[r][c] rounded (rows ld_in and ld_out apart), for r below
