@@ -618,7 +618,8 @@ $(foreach pair,$(study_reused),$(foreach flavour,/ mpi/,$(eval $(call reuse_bina
 # PyTorch's tensors are channels-last, which oneDNN trained faster here;
 # BENCH_PYTORCH_LAYOUT=nchw times its default layout instead.
 BENCH ?= preact-110 original-110 preact-164 paper/t4-c10-preact-1001 resnet-50 \
-	bench/preact-110-bf16 bench/preact-110-bf16-pairs bench/preact-164-bf16 bench/resnet-50-bf16
+	bench/preact-110-bf16 bench/preact-110-bf16-pairs bench/preact-164-bf16 bench/preact-164-bf16-pairs \
+	bench/resnet-50-bf16 bench/resnet-50-bf16-pairs
 BENCH_SCALING ?= preact-110
 BENCH_ROUNDS ?= 2
 BENCH_PYTORCH_LAYOUT ?= channels-last
@@ -628,6 +629,8 @@ BENCH_STEPS_resnet-50 := 3
 # the bf16 rows (specs/bench/), after the f32 networks they are read against
 BENCH_BATCH_bench/resnet-50-bf16 := 32
 BENCH_STEPS_bench/resnet-50-bf16 := 3
+BENCH_BATCH_bench/resnet-50-bf16-pairs := 32
+BENCH_STEPS_bench/resnet-50-bf16-pairs := 3
 bench_batch = $(or $(BENCH_BATCH_$(1)),128)
 bench_steps = $(or $(BENCH_STEPS_$(1)),4)
 # Then BENCH_SHARED's networks beside BENCH_LOOPS busy loops each
