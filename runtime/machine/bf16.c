@@ -868,15 +868,8 @@ static inline __m256i rounded_pairs8(__m256 x, __m256 y)
  * rows and c below columns. */
 static void round_rows(float *out, int ld_out, const float *x, int ld_in, int rows, int columns)
 {
-	for (int r = 0; r < rows; r++) {
-		const float *from = x + (size_t)r * ld_in;
-		float *to = out + (size_t)r * ld_out;
-		int c = 0;
-		for (; c + 8 <= columns; c += 8)
-			_mm256_storeu_si256((__m256i *)(to + c), rounded_bits8(_mm256_loadu_ps(from + c)));
-		for (; c < columns; c++)
-			to[c] = rounded_float(from[c]);
-	}
+	for (int r = 0; r < rows; r++)
+		bf16_round(out + (size_t)r * ld_out, x + (size_t)r * ld_in, (size_t)columns);
 }
 
 /* Row j of X, rows ld apart. */
@@ -909,15 +902,77 @@ static void round_transposed(float *out, int ld_out, const float *x, int ld, int
 /* A pair of bf16 from two floats, the first low. */
 static inline uint32_t pair_of(float first, float second) { return rounded_bits(first) >> 16 | (rounded_bits(second) & 0xffff0000u); }
 
+/* ---- rounding by AVX512-BF16's own instruction, where there is one ---- */
+
+/* vcvtneps2bf16 and vcvtne2ps2bf16 round to nearest even and quiet a NaN
+ * as bf16_from_float does, MXCSR aside, but take a subnormal float as a
+ * zero of its sign: the operands are packed by them where the processor
+ * has them, and a run of floats holding a subnormal the portable way, so
+ * that the bits are the same on every path. */
+static bool converts_natively(void)
+{
+	static int known = -1; /* cpuid is slow under a hypervisor: asked once */
+	int has = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (has < 0) {
+		has = has_avx512_bf16();
+		__atomic_store_n(&known, has, __ATOMIC_RELAXED);
+	}
+	return has;
+}
+
+#define NATIVE __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/* The lanes of x holding a subnormal: 0 < |x| < FLT_MIN, that is 2 <= its
+ * bits shifted left once (the sign gone) < 0x01000000. */
+NATIVE static inline __mmask16 subnormals16(__m512 x)
+{
+	__m512i twice = _mm512_slli_epi32(_mm512_castps_si512(x), 1);
+	return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(twice, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x00ffffff));
+}
+
+/* Sixteen floats rounded, their bf16 in order (eight pairs, the first of
+ * each low), as rounded_pairs8 makes them. */
+NATIVE static inline __m256i native_pairs8(const float *from)
+{
+	__m512 x = _mm512_loadu_ps(from);
+	if (subnormals16(x))
+		return rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8));
+	return (__m256i)_mm512_cvtneps_pbh(x);
+}
+
+/* to[e] = the pair of even[e] and odd[e] (0 where odd is NULL), sixteen at
+ * a time while they last: the two rows' bf16 side by side
+ * (vcvtne2ps2bf16), then interleaved (vpermw). Returns where it stopped. */
+NATIVE static inline int native_pair_run(uint32_t *to, const float *even, const float *odd, int length)
+{
+	static const uint16_t interleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+						8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+	__m512i order = _mm512_loadu_si512(interleave);
+	int e = 0;
+	for (; e + 16 <= length; e += 16) {
+		__m512 low = _mm512_loadu_ps(even + e), high = odd ? _mm512_loadu_ps(odd + e) : _mm512_setzero_ps();
+		if (subnormals16(low) | subnormals16(high)) {
+			for (int i = e; i < e + 16; i++)
+				to[i] = pair_of(even[i], odd ? odd[i] : 0.0f);
+			continue;
+		}
+		__m512i both = (__m512i)_mm512_cvtne2ps_pbh(high, low);
+		_mm512_storeu_si512(to + e, _mm512_permutexvar_epi16(order, both));
+	}
+	return e;
+}
+
 /* out[p][e] = the pair of rows 2p and 2p + 1 at element e (the second 0
- * past count), for 2p below count and e below length. */
-static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+ * past count), for 2p below count and e below length: sixteen at a time
+ * by native_pair_run first where native. */
+__attribute__((always_inline)) static inline void pairs_of_rows(uint32_t *out, int ld_out, const float *x, int ld, int count,
+								 int length, const bool native)
 {
 	for (int p = 0; 2 * p < count; p++) {
 		const float *even = row_of(x, ld, 2 * p);
 		const float *odd = 2 * p + 1 < count ? row_of(x, ld, 2 * p + 1) : NULL;
 		uint32_t *to = out + (size_t)p * ld_out;
-		int e = 0;
+		int e = native ? native_pair_run(to, even, odd, length) : 0;
 		for (; e + 8 <= length; e += 8) {
 			__m256i low = _mm256_srli_epi32(rounded_bits8(_mm256_loadu_ps(even + e)), 16);
 			__m256i high = odd ? rounded_bits8(_mm256_loadu_ps(odd + e)) : _mm256_setzero_si256();
@@ -928,10 +983,21 @@ static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int cou
 	}
 }
 
+static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+{
+	pairs_of_rows(out, ld_out, x, ld, count, length, false);
+}
+
+NATIVE static void native_pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+{
+	pairs_of_rows(out, ld_out, x, ld, count, length, true);
+}
+
 /* out[p][j] = the pair of row j's elements 2p and 2p + 1, for j below
  * count and 2p + 1 below length: eight rows by eight pairs, through
- * registers. */
-static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+ * registers, each row's rounded by vcvtneps2bf16 where native. */
+__attribute__((always_inline)) static inline void pairs_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count,
+								    int length, const bool native)
 {
 	int pairs = length / 2, j = 0;
 	for (; j + 8 <= count; j += 8) {
@@ -940,7 +1006,8 @@ static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, i
 			__m256 block[8];
 			for (int q = 0; q < 8; q++) {
 				const float *from = row_of(x, ld, j + q) + 2 * p;
-				block[q] = _mm256_castsi256_ps(rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
+				block[q] = _mm256_castsi256_ps(native ? native_pairs8(from)
+								      : rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
 			}
 			transpose8(block);
 			for (int q = 0; q < 8; q++)
@@ -957,6 +1024,54 @@ static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, i
 			const float *from = row_of(x, ld, j) + 2 * p;
 			out[(size_t)p * ld_out + j] = pair_of(from[0], from[1]);
 		}
+}
+
+static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+{
+	pairs_transposed(out, ld_out, x, ld, count, length, false);
+}
+
+NATIVE static void native_pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+{
+	pairs_transposed(out, ld_out, x, ld, count, length, true);
+}
+
+/* to[0, length / 2) = from's pairs, as bf16_pack_a's rows for vdpbf16ps. */
+NATIVE static void native_pairs_along(uint32_t *to, const float *from, int length)
+{
+	int e = 0;
+	for (; e + 16 <= length; e += 16)
+		_mm256_storeu_si256((__m256i *)(to + e / 2), native_pairs8(from + e));
+	for (; e + 1 < length; e += 2)
+		to[e / 2] = pair_of(from[e], from[e + 1]);
+}
+
+/* out = x rounded, kept as floats, as bf16_round makes it. */
+NATIVE static void native_round(float *out, const float *x, size_t count)
+{
+	size_t i = 0;
+	for (; i + 16 <= count; i += 16) {
+		__m512 v = _mm512_loadu_ps(x + i);
+		if (subnormals16(v)) {
+			for (size_t e = i; e < i + 16; e++)
+				out[e] = rounded_float(x[e]);
+			continue;
+		}
+		__m512i halves = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(v));
+		_mm512_storeu_si512(out + i, _mm512_slli_epi32(halves, 16));
+	}
+	for (; i < count; i++)
+		out[i] = rounded_float(x[i]);
+}
+
+/* out = x as bf16, as bf16_convert makes it. */
+NATIVE static void native_convert(uint16_t *out, const float *x, size_t count)
+{
+	size_t i = 0;
+	for (; i + 16 <= count; i += 16)
+		_mm256_storeu_si256((__m256i *)(out + i), native_pairs8(x + i));
+	for (; i < count; i++)
+		out[i] = rounded_half(x[i]);
 }
 
 /* Element (r, e) of X (rows apart by ld), or of X transposed; 0 outside
@@ -985,6 +1100,10 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 			const float *from = a + (size_t)i * lda;
 			uint32_t *to = out + (size_t)i * (kp / 2);
 			int e = 0;
+			if (converts_natively()) {
+				native_pairs_along(to, from, k / 16 * 16);
+				e = k / 16 * 16;
+			}
 			for (; e + 16 <= k; e += 16)
 				_mm256_storeu_si256((__m256i *)(to + e / 2), rounded_pairs8(_mm256_loadu_ps(from + e), _mm256_loadu_ps(from + e + 8)));
 			for (; e < kp; e += 2)
@@ -1027,8 +1146,12 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		 * compiler vectorises), then the odd last row and the padding */
 		uint32_t *out = packed;
 		int pairs = k / 2;
-		if (transpose)
+		if (transpose && converts_natively())
+			native_pair_transposed(out, np, b, ldb, n, 2 * pairs);
+		else if (transpose)
 			pair_transposed(out, np, b, ldb, n, 2 * pairs);
+		else if (converts_natively())
+			native_pair_rows(out, np, b, ldb, 2 * pairs, n);
 		else
 			pair_rows(out, np, b, ldb, 2 * pairs, n);
 		for (int e = 0; e < pairs; e++)
@@ -1235,6 +1358,10 @@ void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const
 
 void bf16_convert(uint16_t *out, const float *x, size_t count)
 {
+	if (converts_natively()) {
+		native_convert(out, x, count);
+		return;
+	}
 	size_t i = 0;
 	for (; i + 16 <= count; i += 16)
 		_mm256_storeu_si256((__m256i *)(out + i), rounded_pairs8(_mm256_loadu_ps(x + i), _mm256_loadu_ps(x + i + 8)));
@@ -1244,6 +1371,10 @@ void bf16_convert(uint16_t *out, const float *x, size_t count)
 
 void bf16_round(float *out, const float *x, size_t count)
 {
+	if (converts_natively()) {
+		native_round(out, x, count);
+		return;
+	}
 	size_t i = 0;
 	for (; i + 8 <= count; i += 8)
 		_mm256_storeu_si256((__m256i *)(out + i), rounded_bits8(_mm256_loadu_ps(x + i)));
