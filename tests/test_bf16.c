@@ -100,13 +100,48 @@ static void test_rounding_to_bf16(void **unused)
 			bits = cases[i - 32].in;
 		memcpy(&in[i], &bits, sizeof bits);
 	}
-	bf16_round(rounded, in, COUNT);
-	bf16_convert(converted, in, COUNT);
-	for (size_t i = 0; i < COUNT; i++) {
-		assert_int_equal(converted[i], bf16_from_float(in[i]));
-		assert_int_equal(bf16_from_float(rounded[i]), bf16_from_float(in[i]));
-		assert_true(bf16_to_float(bf16_from_float(in[i])) == rounded[i] || isnan(rounded[i]));
+	/* every count from the run of 32 on (a last run of each length), and
+	 * nothing written past it */
+	for (size_t count = 32; count <= COUNT; count++) {
+		memset(rounded, 0xa5, sizeof rounded);
+		memset(converted, 0xa5, sizeof converted);
+		bf16_round(rounded, in, count);
+		bf16_convert(converted, in, count);
+		for (size_t i = 0; i < count; i++) {
+			assert_int_equal(converted[i], bf16_from_float(in[i]));
+			assert_int_equal(bf16_from_float(rounded[i]), bf16_from_float(in[i]));
+			assert_true(bf16_to_float(bf16_from_float(in[i])) == rounded[i] || isnan(rounded[i]));
+		}
+		for (size_t i = count; i < COUNT; i++) {
+			assert_int_equal(converted[i], 0xa5a5);
+			uint32_t bits;
+			memcpy(&bits, &rounded[i], sizeof bits);
+			assert_int_equal(bits, 0xa5a5a5a5u);
+		}
 	}
+	/* the rows forms: rows of 7 values 8 apart (a row's last value skipped)
+	 * into rows 11 apart, the 4 between untouched */
+	enum { ROWS = COUNT / 8, LD = 8, COLUMNS = 7, LD_OUT = 11 };
+	float rows_rounded[ROWS * LD_OUT];
+	uint16_t rows_converted[ROWS * LD_OUT];
+	memset(rows_rounded, 0xa5, sizeof rows_rounded);
+	memset(rows_converted, 0xa5, sizeof rows_converted);
+	bf16_round_rows(rows_rounded, LD_OUT, in, LD, ROWS, COLUMNS);
+	bf16_convert_rows(rows_converted, LD_OUT, in, LD, ROWS, COLUMNS);
+	for (int r = 0; r < ROWS; r++)
+		for (int e = 0; e < LD_OUT; e++) {
+			uint32_t bits;
+			memcpy(&bits, &rows_rounded[r * LD_OUT + e], sizeof bits);
+			if (e >= COLUMNS) {
+				assert_int_equal(rows_converted[r * LD_OUT + e], 0xa5a5);
+				assert_int_equal(bits, 0xa5a5a5a5u);
+				continue;
+			}
+			uint16_t want = bf16_from_float(in[r * LD + e]);
+			assert_int_equal(rows_converted[r * LD_OUT + e], want);
+			assert_int_equal(bits >> 16, want);
+			assert_int_equal(bits & 0xffff, 0);
+		}
 }
 
 /* The orders by hand: c = 1 and two products of 2^-24. The tiles order

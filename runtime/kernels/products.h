@@ -208,16 +208,25 @@ static inline void products_round(real *out, const real *x, size_t count)
 #endif
 }
 
-/* out = x as bf16 (count values): an image a caller gathers columns from
- * (products_gather, products_gather_along). */
-static inline void products_convert(uint16_t *out, const real *x, size_t count)
+/* An image's rows (rows of columns values, ld apart) into a padded plane
+ * (rows ld_out apart): rounded and kept as reals where widened
+ * (bf16_round_rows), else as bf16 (bf16_convert_rows: an image a caller
+ * gathers columns from, products_gather, products_gather_along). */
+static inline void products_image_rows(void *out, int ld_out, const real *x, int ld, int rows, int columns, bool widened)
 {
 #ifndef RESGEN_F64
-	bf16_convert(out, x, count);
+	if (widened)
+		bf16_round_rows(out, ld_out, x, ld, rows, columns);
+	else
+		bf16_convert_rows(out, ld_out, x, ld, rows, columns);
 #else
 	(void)out;
+	(void)ld_out;
 	(void)x;
-	(void)count;
+	(void)ld;
+	(void)rows;
+	(void)columns;
+	(void)widened;
 #endif
 }
 

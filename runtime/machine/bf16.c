@@ -864,14 +864,6 @@ static inline __m256i rounded_pairs8(__m256 x, __m256 y)
 	return _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8);
 }
 
-/* out[r][c] = X[r][c] rounded (rows ld_in and ld_out apart), for r below
- * rows and c below columns. */
-static void round_rows(float *out, int ld_out, const float *x, int ld_in, int rows, int columns)
-{
-	for (int r = 0; r < rows; r++)
-		bf16_round(out + (size_t)r * ld_out, x + (size_t)r * ld_in, (size_t)columns);
-}
-
 /* Row j of X, rows ld apart. */
 static inline const float *row_of(const float *x, int ld, int j) { return x + (ptrdiff_t)j * ld; }
 
@@ -1046,32 +1038,44 @@ NATIVE static void native_pairs_along(uint32_t *to, const float *from, int lengt
 		to[e / 2] = pair_of(from[e], from[e + 1]);
 }
 
-/* out = x rounded, kept as floats, as bf16_round makes it. */
-NATIVE static void native_round(float *out, const float *x, size_t count)
+/* out = x as bf16 (bf16_convert), or rounded and kept as floats where
+ * widened (bf16_round): sixteen at a time, the last fewer under a mask (a
+ * convolution's rows of 8 to 32). */
+NATIVE __attribute__((always_inline)) static inline void native_rounding(void *out, const float *x, size_t count,
+									  const bool widened)
 {
-	size_t i = 0;
-	for (; i + 16 <= count; i += 16) {
-		__m512 v = _mm512_loadu_ps(x + i);
+	for (size_t i = 0; i < count; i += 16) {
+		__mmask16 lanes = count - i >= 16 ? 0xffff : (__mmask16)((1u << (count - i)) - 1);
+		__m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
 		if (subnormals16(v)) {
-			for (size_t e = i; e < i + 16; e++)
-				out[e] = rounded_float(x[e]);
+			for (size_t e = i; e < count && e < i + 16; e++)
+				if (widened)
+					((float *)out)[e] = rounded_float(x[e]);
+				else
+					((uint16_t *)out)[e] = rounded_half(x[e]);
 			continue;
 		}
-		__m512i halves = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(v));
-		_mm512_storeu_si512(out + i, _mm512_slli_epi32(halves, 16));
+		__m256i halves = (__m256i)_mm512_cvtneps_pbh(v);
+		if (widened)
+			_mm512_mask_storeu_epi32((float *)out + i, lanes, _mm512_slli_epi32(_mm512_cvtepu16_epi32(halves), 16));
+		else
+			_mm256_mask_storeu_epi16((uint16_t *)out + i, lanes, halves);
 	}
-	for (; i < count; i++)
-		out[i] = rounded_float(x[i]);
 }
 
-/* out = x as bf16, as bf16_convert makes it. */
-NATIVE static void native_convert(uint16_t *out, const float *x, size_t count)
+NATIVE static void native_round(float *out, const float *x, size_t count) { native_rounding(out, x, count, true); }
+NATIVE static void native_convert(uint16_t *out, const float *x, size_t count) { native_rounding(out, x, count, false); }
+
+NATIVE static void native_round_rows(float *out, int ld_out, const float *x, int ld, int rows, int columns)
 {
-	size_t i = 0;
-	for (; i + 16 <= count; i += 16)
-		_mm256_storeu_si256((__m256i *)(out + i), native_pairs8(x + i));
-	for (; i < count; i++)
-		out[i] = rounded_half(x[i]);
+	for (int r = 0; r < rows; r++)
+		native_rounding(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns, true);
+}
+
+NATIVE static void native_convert_rows(uint16_t *out, int ld_out, const float *x, int ld, int rows, int columns)
+{
+	for (int r = 0; r < rows; r++)
+		native_rounding(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns, false);
 }
 
 /* Element (r, e) of X (rows apart by ld), or of X transposed; 0 outside
@@ -1125,7 +1129,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	if (transpose)
 		round_transposed(out, kp, a, lda, k, m);
 	else
-		round_rows(out, kp, a, lda, m, k);
+		bf16_round_rows(out, kp, a, lda, m, k);
 	for (int i = 0; i < m; i++)
 		memset(out + (size_t)i * kp + k, 0, (size_t)(kp - k) * sizeof *out);
 }
@@ -1165,7 +1169,7 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	if (transpose)
 		round_transposed(out, np, b, ldb, n, k);
 	else
-		round_rows(out, np, b, ldb, k, n);
+		bf16_round_rows(out, np, b, ldb, k, n);
 	bf16_pad_b(path, arithmetic, k, n, out);
 }
 
@@ -1380,6 +1384,26 @@ void bf16_round(float *out, const float *x, size_t count)
 		_mm256_storeu_si256((__m256i *)(out + i), rounded_bits8(_mm256_loadu_ps(x + i)));
 	for (; i < count; i++)
 		out[i] = rounded_float(x[i]);
+}
+
+void bf16_round_rows(float *out, int ld_out, const float *x, int ld, int rows, int columns)
+{
+	if (converts_natively()) {
+		native_round_rows(out, ld_out, x, ld, rows, columns);
+		return;
+	}
+	for (int r = 0; r < rows; r++)
+		bf16_round(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns);
+}
+
+void bf16_convert_rows(uint16_t *out, int ld_out, const float *x, int ld, int rows, int columns)
+{
+	if (converts_natively()) {
+		native_convert_rows(out, ld_out, x, ld, rows, columns);
+		return;
+	}
+	for (int r = 0; r < rows; r++)
+		bf16_convert(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns);
 }
 
 /* A vector path's product of the operands w names (its start and stop

@@ -89,8 +89,9 @@ struct conv_padded {
 };
 
 /* The image bordered in bf16 (conv_pad_rounded) or in rounded reals
- * (conv_pad_widened): each row converted (products_convert) or rounded
- * (products_round) between its border's zeros, size bytes a value. */
+ * (conv_pad_widened): each plane's rows converted or rounded in one call
+ * (products_image_rows), then the border's zeros beside them, size bytes
+ * a value. */
 KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, struct conv_shape s, bool widened)
 {
 	int pad = s.k / 2, hp = s.h_in + 2 * pad, wp = s.w_in + 2 * pad, patch = CONV_PATCH(s.c_in, s.k);
@@ -99,15 +100,12 @@ KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, struct conv_s
 	char *padded = (char *)(offsets + patch);
 	for (int c = 0; c < s.c_in; c++) {
 		char *to = padded + size * c * plane;
+		const real *from = image + (size_t)c * s.h_in * s.w_in;
 		memset(to, 0, size * pad * wp);
+		products_image_rows(to + size * (pad * wp + pad), wp, from, s.w_in, s.h_in, s.w_in, widened);
 		for (int y = 0; y < s.h_in; y++) {
 			char *row = to + size * (y + pad) * wp;
-			const real *from = image + ((size_t)c * s.h_in + y) * s.w_in;
 			memset(row, 0, size * pad);
-			if (widened)
-				products_round((real *)row + pad, from, s.w_in);
-			else
-				products_convert((uint16_t *)row + pad, from, s.w_in);
 			memset(row + size * (pad + s.w_in), 0, size * pad);
 		}
 		memset(to + size * (pad + s.h_in) * wp, 0, size * pad * wp);
