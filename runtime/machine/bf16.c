@@ -1028,14 +1028,12 @@ NATIVE static void native_pair_transposed(uint32_t *out, int ld_out, const float
 	pairs_transposed(out, ld_out, x, ld, count, length, true);
 }
 
-/* to[0, length / 2) = from's pairs, as bf16_pack_a's rows for vdpbf16ps. */
+/* to[0, length / 2) = from's pairs, as bf16_pack_a's rows for vdpbf16ps
+ * (length a multiple of 16). */
 NATIVE static void native_pairs_along(uint32_t *to, const float *from, int length)
 {
-	int e = 0;
-	for (; e + 16 <= length; e += 16)
+	for (int e = 0; e < length; e += 16)
 		_mm256_storeu_si256((__m256i *)(to + e / 2), native_pairs8(from + e));
-	for (; e + 1 < length; e += 2)
-		to[e / 2] = pair_of(from[e], from[e + 1]);
 }
 
 /* out = x as bf16 (bf16_convert), or rounded and kept as floats where
