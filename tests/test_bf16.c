@@ -1,5 +1,7 @@
-/* bf16 products summed in f32 (runtime/machine/bf16.h): rounding to bf16,
- * each arithmetic's order on inputs worked by hand, and every path this
+/* bf16 products summed in f32 (runtime/machine/bf16.h): rounding to bf16
+ * (by AVX512-BF16's own instruction where the processor has it, else by
+ * AVX2's integers: each machine checks the one it runs), each
+ * arithmetic's order on inputs worked by hand, and every path this
  * processor has against the plain definition (the portable path), element
  * by element and bit for bit, on inputs of varied exponents, subnormal
  * inputs and results, ties and cancellation. A path the processor lacks is
