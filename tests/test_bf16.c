@@ -128,8 +128,8 @@ static void test_rounding_to_bf16(void **unused)
 	uint16_t rows_converted[ROWS * LD_OUT];
 	memset(rows_rounded, 0xa5, sizeof rows_rounded);
 	memset(rows_converted, 0xa5, sizeof rows_converted);
-	bf16_round_rows(rows_rounded, LD_OUT, in, LD, ROWS, COLUMNS);
-	bf16_convert_rows(rows_converted, LD_OUT, in, LD, ROWS, COLUMNS);
+	bf16_round_rows(rows_rounded, LD_OUT, in, LD, ROWS, COLUMNS, true);
+	bf16_round_rows(rows_converted, LD_OUT, in, LD, ROWS, COLUMNS, false);
 	for (int r = 0; r < ROWS; r++)
 		for (int e = 0; e < LD_OUT; e++) {
 			uint32_t bits;

@@ -210,15 +210,12 @@ static inline void products_round(real *out, const real *x, size_t count)
 
 /* An image's rows (rows of columns values, ld apart) into a padded plane
  * (rows ld_out apart): rounded and kept as reals where widened
- * (bf16_round_rows), else as bf16 (bf16_convert_rows: an image a caller
- * gathers columns from, products_gather, products_gather_along). */
+ * (bf16_round_rows), else as bf16 (an image a caller gathers columns
+ * from, products_gather, products_gather_along). */
 static inline void products_image_rows(void *out, int ld_out, const real *x, int ld, int rows, int columns, bool widened)
 {
 #ifndef RESGEN_F64
-	if (widened)
-		bf16_round_rows(out, ld_out, x, ld, rows, columns);
-	else
-		bf16_convert_rows(out, ld_out, x, ld, rows, columns);
+	bf16_round_rows(out, ld_out, x, ld, rows, columns, widened);
 #else
 	(void)out;
 	(void)ld_out;

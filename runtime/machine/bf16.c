@@ -1064,16 +1064,16 @@ NATIVE __attribute__((always_inline)) static inline void native_rounding(void *o
 NATIVE static void native_round(float *out, const float *x, size_t count) { native_rounding(out, x, count, true); }
 NATIVE static void native_convert(uint16_t *out, const float *x, size_t count) { native_rounding(out, x, count, false); }
 
-NATIVE static void native_round_rows(float *out, int ld_out, const float *x, int ld, int rows, int columns)
+/* Each row of rows by native_rounding, widened or not. */
+NATIVE static void native_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened)
 {
-	for (int r = 0; r < rows; r++)
-		native_rounding(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns, true);
-}
-
-NATIVE static void native_convert_rows(uint16_t *out, int ld_out, const float *x, int ld, int rows, int columns)
-{
-	for (int r = 0; r < rows; r++)
-		native_rounding(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns, false);
+	for (int r = 0; r < rows; r++) {
+		const float *from = x + (size_t)r * ld;
+		if (widened)
+			native_rounding((float *)out + (size_t)r * ld_out, from, (size_t)columns, true);
+		else
+			native_rounding((uint16_t *)out + (size_t)r * ld_out, from, (size_t)columns, false);
+	}
 }
 
 /* Element (r, e) of X (rows apart by ld), or of X transposed; 0 outside
@@ -1098,11 +1098,12 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	}
 	if (path == BF16_AVX512_BF16 && !transpose) {
 		uint32_t *out = packed;
+		bool native = converts_natively();
 		for (int i = 0; i < m; i++) {
 			const float *from = a + (size_t)i * lda;
 			uint32_t *to = out + (size_t)i * (kp / 2);
 			int e = 0;
-			if (converts_natively()) {
+			if (native) {
 				native_pairs_along(to, from, k / 16 * 16);
 				e = k / 16 * 16;
 			}
@@ -1127,7 +1128,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	if (transpose)
 		round_transposed(out, kp, a, lda, k, m);
 	else
-		bf16_round_rows(out, kp, a, lda, m, k);
+		bf16_round_rows(out, kp, a, lda, m, k, true);
 	for (int i = 0; i < m; i++)
 		memset(out + (size_t)i * kp + k, 0, (size_t)(kp - k) * sizeof *out);
 }
@@ -1167,7 +1168,7 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	if (transpose)
 		round_transposed(out, np, b, ldb, n, k);
 	else
-		bf16_round_rows(out, np, b, ldb, k, n);
+		bf16_round_rows(out, np, b, ldb, k, n, true);
 	bf16_pad_b(path, arithmetic, k, n, out);
 }
 
@@ -1384,24 +1385,19 @@ void bf16_round(float *out, const float *x, size_t count)
 		out[i] = rounded_float(x[i]);
 }
 
-void bf16_round_rows(float *out, int ld_out, const float *x, int ld, int rows, int columns)
+void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened)
 {
 	if (converts_natively()) {
-		native_round_rows(out, ld_out, x, ld, rows, columns);
+		native_rows(out, ld_out, x, ld, rows, columns, widened);
 		return;
 	}
-	for (int r = 0; r < rows; r++)
-		bf16_round(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns);
-}
-
-void bf16_convert_rows(uint16_t *out, int ld_out, const float *x, int ld, int rows, int columns)
-{
-	if (converts_natively()) {
-		native_convert_rows(out, ld_out, x, ld, rows, columns);
-		return;
+	for (int r = 0; r < rows; r++) {
+		const float *from = x + (size_t)r * ld;
+		if (widened)
+			bf16_round((float *)out + (size_t)r * ld_out, from, (size_t)columns);
+		else
+			bf16_convert((uint16_t *)out + (size_t)r * ld_out, from, (size_t)columns);
 	}
-	for (int r = 0; r < rows; r++)
-		bf16_convert(out + (size_t)r * ld_out, x + (size_t)r * ld, (size_t)columns);
 }
 
 /* A vector path's product of the operands w names (its start and stop

@@ -92,10 +92,10 @@ void bf16_round(float *out, const float *x, size_t count);
  * a convolution gathers its columns from (below). */
 void bf16_convert(uint16_t *out, const float *x, size_t count);
 
-/* Both for rows rows of columns values, ld apart in x and ld_out in out:
- * a convolution's image rows into its padded plane, one call a plane. */
-void bf16_round_rows(float *out, int ld_out, const float *x, int ld, int rows, int columns);
-void bf16_convert_rows(uint16_t *out, int ld_out, const float *x, int ld, int rows, int columns);
+/* rows rows of columns values, ld apart in x and ld_out in out, rounded:
+ * kept as floats where widened (bf16_round), else as bf16 (bf16_convert).
+ * A convolution's image rows into its padded plane, one call a plane. */
+void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened);
 
 /* B's rows or columns gathered from x, bf16 already (bf16_convert), its
  * rows (of the columns: count of them, length long) found at offsets;
