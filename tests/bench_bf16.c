@@ -31,31 +31,39 @@ static void *aligned(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 
  * width x width, stride 1) by path in its arithmetic: GFLOP/s with its
  * columns packed (copied from the rounded, bordered image as the
  * convolutions' packing does: widened, or gathered in pairs from the image
- * as bf16) and read in place, the best of rounds rounds each. */
+ * as bf16) and read in place (from the image with its border beside the
+ * rows or without, as bf16_image_rows_apart says), the best of rounds
+ * rounds each. */
 static int image_product(enum bf16_path path, enum bf16_arithmetic arithmetic, int c_in, int c_out, int width, int rounds)
 {
 	int wp = width + 2, plane = wp * wp, k = 9 * c_in, n = width * width, np = bf16_packed_b_width(n);
 	bool pairs = bf16_b_layout(path) == BF16_B_PAIRS;
 	/* aligned as the networks' tensors and buffers are (B's rows must be) */
+	int flat_plane = (width + 2) * width + 2;
 	float *image = aligned(sizeof(float) * (size_t)c_in * plane), *a = aligned(sizeof(float) * (size_t)c_out * k);
+	float *flat = aligned(sizeof(float) * (size_t)c_in * flat_plane);
 	uint16_t *halves = aligned(sizeof(uint16_t) * (size_t)c_in * plane);
 	float *c = aligned(sizeof(float) * (size_t)c_out * n), *columns = aligned(bf16_packed_b_bytes(path, arithmetic, k, n));
 	void *packed = aligned(bf16_packed_a_bytes(path, arithmetic, c_out, k));
-	ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * (size_t)k);
-	if (!image || !halves || !a || !c || !columns || !packed || !offsets) {
+	ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * (size_t)k), *flat_offsets = malloc(sizeof(ptrdiff_t) * (size_t)k);
+	if (!image || !flat || !halves || !a || !c || !columns || !packed || !offsets || !flat_offsets) {
 		fprintf(stderr, "bench-bf16: out of memory\n");
 		return 1;
 	}
 	memset(image, 0, sizeof(float) * (size_t)c_in * plane);
+	memset(flat, 0, sizeof(float) * (size_t)c_in * flat_plane);
 	for (int ch = 0; ch < c_in; ch++)
 		for (int y = 1; y <= width; y++)
 			for (int x = 1; x <= width; x++)
-				image[(size_t)ch * plane + y * wp + x] = bf16_to_float(bf16_from_float((float)(rand() % 200) / 100 - 1));
+				flat[(size_t)ch * flat_plane + y * width + x] = image[(size_t)ch * plane + y * wp + x] =
+					bf16_to_float(bf16_from_float((float)(rand() % 200) / 100 - 1));
 	bf16_convert(halves, image, (size_t)c_in * plane);
 	for (int i = 0; i < c_out * k; i++)
 		a[i] = (float)(rand() % 200) / 100 - 1;
-	for (int e = 0; e < k; e++)
+	for (int e = 0; e < k; e++) {
 		offsets[e] = (ptrdiff_t)(e / 9) * plane + e % 9 / 3 * wp + e % 3;
+		flat_offsets[e] = (ptrdiff_t)(e / 9) * flat_plane + e % 9 / 3 * width + e % 3;
+	}
 	bf16_pack_a(path, arithmetic, false, c_out, k, a, k, packed);
 	double flops = 2.0 * c_out * n * k, rate[2] = {0, 0};
 	for (int r = 0; r < rounds; r++)
@@ -74,15 +82,20 @@ static int image_product(enum bf16_path path, enum bf16_arithmetic arithmetic, i
 								       image + offsets[e] + (size_t)y * wp, sizeof(float) * (size_t)width);
 					bf16_pad_b(path, arithmetic, k, n, columns);
 					bf16_multiply(path, arithmetic, c_out, n, k, packed, columns, false, c, n);
-				} else
+				} else if (bf16_image_rows_apart(width) == wp)
 					bf16_multiply_image(path, arithmetic, c_out, n, k, packed, image, offsets, width, wp, false, c, n);
+				else
+					bf16_multiply_image(path, arithmetic, c_out, n, k, packed, flat, flat_offsets, width, width, false, c,
+							    n);
 				calls++;
 			} while ((took = now() - start) < 0.4);
 			rate[way] = flops * calls / took / 1e9 > rate[way] ? flops * calls / took / 1e9 : rate[way];
 		}
 	printf("%-12s %4d -> %-4d %3dx%-3d %12.1f %12.1f %8.2f %s\n", bf16_path_names[path], c_in, c_out, width, width, rate[0],
-	       rate[1], rate[1] / rate[0], bf16_reads_image(path, c_out, k, width) ? "in place" : "packed");
+	       rate[1], rate[1] / rate[0], bf16_reads_image(path, c_out, k, width, 3) ? "in place" : "packed");
 	free(image);
+	free(flat);
+	free(flat_offsets);
 	free(halves);
 	free(a);
 	free(c);
@@ -156,8 +169,8 @@ int main(int argc, char **argv)
 		enum bf16_path path;
 		enum bf16_arithmetic arithmetic;
 	} ways[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX512_BF16, BF16_PAIRS}};
-	const int shapes[][3] = {{16, 16, 32}, {32, 32, 16}, {64, 64, 32}, {16, 16, 28}, {32, 32, 28},
-				 {64, 64, 28}, {128, 128, 28}, {64, 64, 56}, {32, 32, 20}};
+	const int shapes[][3] = {{16, 16, 32}, {32, 32, 16}, {64, 64, 8},    {64, 64, 32},   {64, 64, 56},  {128, 128, 28},
+				 {256, 256, 14}, {512, 512, 7}, {16, 16, 28}, {32, 32, 28}, {32, 32, 20}};
 	for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
 		if (!bf16_path_available(ways[w].path, ways[w].arithmetic, NULL, 0))
 			continue;

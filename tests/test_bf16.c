@@ -499,79 +499,99 @@ static void test_gathered_rows_are_packed_ones(void **unused)
 
 /* Where a path reads a convolution's columns in place from its image
  * (bf16_multiply_image): the bits bf16_multiply gives of those columns
- * packed, for 3x3 windows over images of 16 and 32 columns and of widths
- * whose rows split the kernels' 16 columns (28, 20, 17), K short of a
- * block and over a part (K_PART), C starting from its own values or +0. */
+ * packed, for 3x3 windows over images of 16 and 32 columns (with their
+ * border beside the rows and without), of widths whose rows split the
+ * kernels' 16 columns (28, 20, 17) and of rows that a half holds several
+ * of (14, 8, 7, 3, 1), K short of a block and over a part (K_PART), C
+ * starting from its own values or +0. The image holds values everywhere,
+ * the zeros' places too: without the border, what lies beside a row
+ * must be masked, not read. */
 static void test_columns_read_in_place_are_packed_ones(void **unused)
 {
 	(void)unused;
-	const int shapes[][4] = {{16, 2, 3, 16}, {29, 16, 2, 32}, {7, 32, 4, 16}, {64, 4, 1, 32},
-				 {13, 4, 3, 28}, {6, 2, 5, 20}, {30, 6, 2, 17}, {30, 2, 1, 48}}; /* m, channels, height, width */
-	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-		int m = shapes[s][0], channels = shapes[s][1], height = shapes[s][2], width = shapes[s][3];
-		int wp = width + 2, plane = (height + 2) * wp, k = channels * 9, n = height * width;
-		float *image = malloc(sizeof(float) * (size_t)channels * plane), *b = malloc(sizeof(float) * (size_t)k * n);
-		float *a = malloc(sizeof(float) * (size_t)m * k), *want = malloc(sizeof(float) * (size_t)m * n);
-		float *got = malloc(sizeof(float) * (size_t)m * n);
-		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * k);
-		assert_true(image && b && a && want && got && offsets);
-		for (int i = 0; i < channels * plane; i++)
-			image[i] = bf16_to_float(value());
-		for (int i = 0; i < m * k; i++)
-			a[i] = bf16_to_float(value());
-		for (int e = 0; e < k; e++) {
-			offsets[e] = (ptrdiff_t)(e / 9) * plane + e % 9 / 3 * wp + e % 3;
-			for (int j = 0; j < n; j++)
-				b[(size_t)e * n + j] = image[offsets[e] + j / width * wp + j % width];
-		}
-		/* every arithmetic of the paths that read in place, where this
-		 * processor has them */
-		const enum bf16_path paths[] = {BF16_AVX512, BF16_AVX512_BF16};
-		for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
-			for (int order = 0; order < BF16_ARITHMETIC_COUNT; order++) {
-				enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)order;
-				if (!bf16_path_available(paths[p], arithmetic, NULL, 0))
-					continue;
-				void *packed = malloc(bf16_packed_a_bytes(paths[p], arithmetic, m, k));
-				assert_non_null(packed);
-				bf16_pack_a(paths[p], arithmetic, false, m, k, a, k, packed);
-				for (int add = 0; add < 2; add++) {
-					for (int i = 0; i < m * n; i++)
-						want[i] = got[i] = bf16_to_float(value());
-					assert_int_equal(bf16_matmul(paths[p], arithmetic, false, false, m, n, k, a, k, b, n, add, want, n), 0);
-					assert_int_equal(bf16_multiply_image(paths[p], arithmetic, m, n, k, packed, image, offsets, width, wp, add,
-									     got, n),
-							 0);
-					assert_memory_equal(got, want, sizeof(float) * (size_t)m * n);
+	const int shapes[][4] = {{16, 2, 3, 16}, {29, 16, 2, 32}, {7, 32, 4, 16}, {64, 4, 1, 32}, {13, 4, 3, 28},
+				 {6, 2, 5, 20},  {30, 6, 2, 17},  {30, 2, 1, 48}, {17, 4, 3, 14}, {40, 8, 8, 8},
+				 {9, 6, 7, 7},   {5, 2, 6, 3},    {3, 2, 5, 1}}; /* m, channels, height, width */
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+		for (int bordered = 0; bordered < 2; bordered++) {
+			int m = shapes[s][0], channels = shapes[s][1], height = shapes[s][2], width = shapes[s][3];
+			if (bordered && width % 16 != 0)
+				continue;
+			int wp = bordered ? width + 2 : width, plane = (height + 2) * wp + (bordered ? 0 : 2);
+			int k = channels * 9, n = height * width;
+			float *image = malloc(sizeof(float) * (size_t)channels * plane), *b = malloc(sizeof(float) * (size_t)k * n);
+			float *a = malloc(sizeof(float) * (size_t)m * k), *want = malloc(sizeof(float) * (size_t)m * n);
+			float *got = malloc(sizeof(float) * (size_t)m * n);
+			ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * k);
+			assert_true(image && b && a && want && got && offsets);
+			for (int i = 0; i < channels * plane; i++)
+				image[i] = bf16_to_float(value());
+			for (int i = 0; i < m * k; i++)
+				a[i] = bf16_to_float(value());
+			for (int e = 0; e < k; e++) {
+				int kx = e % 3, ky = e / 3 % 3;
+				offsets[e] = (ptrdiff_t)(e / 9) * plane + ky * wp + kx;
+				for (int j = 0; j < n; j++) {
+					int x = j % width + kx - 1;
+					bool inside = bordered || (x >= 0 && x < width);
+					b[(size_t)e * n + j] = inside ? image[offsets[e] + j / width * wp + j % width] : 0.0f;
 				}
-				free(packed);
 			}
-		free(image);
-		free(b);
-		free(a);
-		free(want);
-		free(got);
-		free(offsets);
-	}
-	/* where a convolution reads in place: whole halves a row, 16 rows of C
-	 * or fewer, images 48 wide or more */
-	assert_true(bf16_reads_image(BF16_AVX512, 64, 576, 32));
-	assert_true(bf16_reads_image(BF16_AVX512, 16, 144, 28));
-	assert_true(bf16_reads_image(BF16_AVX512, 64, 576, 56));
-	/* what no path reads in place: K odd, rows under 16, and any path but
-	 * AVX-512's two; nor where that is the slower for the emulation (rows
-	 * split, more than 16 rows of C, a narrow image) */
-	assert_false(bf16_reads_image(BF16_AVX512, 16, 27, 16));
-	assert_false(bf16_reads_image(BF16_AVX512, 16, 18, 8));
-	assert_false(bf16_reads_image(BF16_PORTABLE, 16, 18, 16));
-	assert_false(bf16_reads_image(BF16_AVX512, 32, 288, 28));
-	/* vdpbf16ps, whose pairs cost more to gather: up to 32 rows of C */
-	assert_true(bf16_reads_image(BF16_AVX512_BF16, 32, 288, 28));
-	assert_false(bf16_reads_image(BF16_AVX512_BF16, 64, 576, 28));
-	assert_false(bf16_reads_image(BF16_AVX512_BF16, 64, 576, 56));
-	assert_true(bf16_reads_image(BF16_AVX512_BF16, 64, 576, 32));
-	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 8, 27, NULL, NULL, NULL, 8, 10, false, NULL, 8), -1);
+			/* every arithmetic of the paths that read in place, where
+			 * this processor has them */
+			const enum bf16_path paths[] = {BF16_AVX512, BF16_AVX512_BF16};
+			for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
+				for (int order = 0; order < BF16_ARITHMETIC_COUNT; order++) {
+					enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)order;
+					if (!bf16_path_available(paths[p], arithmetic, NULL, 0))
+						continue;
+					void *packed = malloc(bf16_packed_a_bytes(paths[p], arithmetic, m, k));
+					assert_non_null(packed);
+					bf16_pack_a(paths[p], arithmetic, false, m, k, a, k, packed);
+					for (int add = 0; add < 2; add++) {
+						for (int i = 0; i < m * n; i++)
+							want[i] = got[i] = bf16_to_float(value());
+						assert_int_equal(bf16_matmul(paths[p], arithmetic, false, false, m, n, k, a, k, b, n, add, want, n), 0);
+						assert_int_equal(bf16_multiply_image(paths[p], arithmetic, m, n, k, packed, image, offsets, width,
+										     wp, add, got, n),
+								 0);
+						assert_memory_equal(got, want, sizeof(float) * (size_t)m * n);
+					}
+					free(packed);
+				}
+			free(image);
+			free(b);
+			free(a);
+			free(want);
+			free(got);
+			free(offsets);
+		}
+	/* which a convolution lays out: the border where a row's halves are
+	 * whole */
+	assert_int_equal(bf16_image_rows_apart(32), 34);
+	assert_int_equal(bf16_image_rows_apart(16), 18);
+	assert_int_equal(bf16_image_rows_apart(28), 28);
+	assert_int_equal(bf16_image_rows_apart(8), 8);
+	/* where a convolution reads in place: AVX-512's two paths, K even, a
+	 * 3x3 kernel, up to 128 rows of C, where that is the faster */
+	assert_true(bf16_reads_image(BF16_AVX512, 64, 576, 32, 3));
+	assert_true(bf16_reads_image(BF16_AVX512_BF16, 64, 576, 8, 3));
+	assert_true(bf16_reads_image(BF16_AVX512_BF16, 16, 144, 28, 3));
+	assert_true(bf16_reads_image(BF16_AVX512, 128, 1152, 28, 3));
+	assert_false(bf16_reads_image(BF16_AVX512_BF16, 256, 2304, 14, 3));
+	assert_false(bf16_reads_image(BF16_AVX512, 16, 98, 7, 7));
+	assert_false(bf16_reads_image(BF16_AVX512, 16, 50, 7, 5));
+	assert_false(bf16_reads_image(BF16_AVX512, 16, 27, 16, 3));
+	assert_false(bf16_reads_image(BF16_PORTABLE, 16, 18, 16, 3));
+	assert_false(bf16_reads_image(BF16_AVX2, 16, 18, 16, 3));
+	assert_false(bf16_reads_image(BF16_AMX, 16, 18, 16, 3));
+	assert_false(bf16_reads_image(BF16_AVX512, 16, 162, 16, 9));
+	assert_false(bf16_reads_image(BF16_AVX512, 16, 32, 16, 4));
+	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 8, 27, NULL, NULL, NULL, 8, 8, false, NULL, 8), -1);
 	assert_int_equal(bf16_multiply_image(BF16_AVX2, BF16_TILES, 1, 16, 18, NULL, NULL, NULL, 16, 18, false, NULL, 16), -1);
+	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 16, 18, NULL, NULL, NULL, 0, 0, false, NULL, 16), -1);
+	/* the border beside rows whose halves split: not read so */
+	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 28, 18, NULL, NULL, NULL, 28, 30, false, NULL, 28), -1);
 }
 
 int main(void)

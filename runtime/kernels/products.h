@@ -153,31 +153,45 @@ static inline struct products_columns products_columns(struct products p, int k,
 }
 
 /* Whether p's path reads a stride-1 convolution's columns in place from
- * its image for a product of m rows (bf16_reads_image: K and the output's
- * width fit), so that they need not be written; never in the f64 builds. */
-static inline bool products_read_image(struct products p, int m, int k, int width)
+ * its image for a product of m rows (bf16_reads_image: K, the output's
+ * width and the kernel's fit), so that they need not be written; never in
+ * the f64 builds. */
+static inline bool products_read_image(struct products p, int m, int k, int width, int kernel)
 {
 #ifndef RESGEN_F64
-	return products_bf16(p) && bf16_reads_image((enum bf16_path)p.path, m, k, width);
+	return products_bf16(p) && bf16_reads_image((enum bf16_path)p.path, m, k, width, kernel);
 #else
 	(void)p;
 	(void)m;
 	(void)k;
 	(void)width;
+	(void)kernel;
 	return false;
 #endif
 }
 
+/* How far apart an image's rows lie where a 3x3 convolution's columns
+ * are read in place from it (bf16_image_rows_apart): width + 2 with the
+ * zero border beside them, or width without it. */
+static inline int products_image_rows_apart(int width)
+{
+#ifndef RESGEN_F64
+	return bf16_image_rows_apart(width);
+#else
+	return width + 2;
+#endif
+}
+
 /* C (m x n) = beta C + A . columns (beta 0 or 1), A as products_pack
- * made it, the columns (K x n) read from image, rounded reals with their
- * zero border, as bf16_multiply_image reads them; where
- * products_read_image. */
+ * made it, the columns (K x n) read from image, rounded reals with rows
+ * wp apart (products_image_rows_apart), as bf16_multiply_image reads
+ * them; where products_read_image. */
 static inline void products_gemm_image(struct products p, struct products_operand a, int m, int n, int k, const real *image,
 				       const ptrdiff_t *offsets, int width, int wp, real beta, real *c, int ldc)
 {
 #ifndef RESGEN_F64
-	if (bf16_multiply_image((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, n, k, a.packed, image, offsets, width, wp,
-				beta != 0, c, ldc) != 0)
+	if (bf16_multiply_image((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, n, k, a.packed, image, offsets, width,
+				wp, beta != 0, c, ldc) != 0)
 		products_out_of_memory(m, n, k);
 #else
 	(void)p;

@@ -239,7 +239,9 @@ struct operands {
 	bool add;
 	int start, stop; /* the part of K the kernels take now (products_by_parts) */
 	/* B read in place from an image (bf16_multiply_image) where image:
-	 * B[e][j] = image[offsets[e] + (j / width) * wp + j % width] */
+	 * B[e][j] = image[offsets[e] + (j / width) * wp + j % width]; where
+	 * wp is width (no border beside the rows), 0 where column j % width
+	 * moved by e % 3 - 1 (a 3x3 kernel's column) leaves its row */
 	const float *image;
 	const ptrdiff_t *offsets;
 	int width, wp;
@@ -257,48 +259,118 @@ enum { BLOCK_ROWS = 16 };
 
 static __mmask16 columns_mask(int left) { return (__mmask16)(left >= 16 ? 0xffff : left <= 0 ? 0 : (1u << left) - 1); }
 
-/* 16 columns of B read in place from an image: the lanes of first from at,
- * those of second from next (the output's next row), the rest 0. */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 image_row(const float *at, const float *next, __mmask16 first,
-										 __mmask16 second)
-{
-	if (first == 0xffff)
-		return _mm512_loadu_ps(at);
-	__m512 x = _mm512_maskz_loadu_ps(first, at);
-	return second ? _mm512_mask_loadu_ps(x, second, next) : x;
-}
-
 /* Where B's row e holds the 16 columns of each half (from j): half + e *
- * np packed (of B's floats or words); in the image, half + offsets[e] for
- * the lanes in first, in the output's row of the half's first column, and
- * next + offsets[e] for those in second, in the row after it (width 16 or
- * more: two rows at most); no lane past n is read. */
+ * np packed (of B's floats or words), or half + offsets[e] in the image
+ * (a half in one of the output's rows where the image has its border,
+ * B_BORDERED), read under within[h][e % 3] where it has none (B_MASKED):
+ * the lanes whose column, moved by e % 3 - 1 (a 3x3 kernel's column),
+ * stays in its row of the output, and in n. */
 struct halves {
-	const float *half[2], *next[2];
-	__mmask16 first[2], second[2];
+	const float *half[2];
+	__mmask16 within[2][3];
 };
 
-__attribute__((target("avx512f"), always_inline)) static inline struct halves halves_at(const struct operands *w, int j,
-											  const __mmask16 masks[2], int halves,
-											  bool image)
+/* How a block reads B: packed, or from the image with its border beside
+ * the rows (widths a multiple of 16: each half in one row) or without it,
+ * under masks. */
+enum b_reading { B_PACKED, B_BORDERED, B_MASKED };
+
+/* at's halves from column j (filled in place: a copy of the masks, stored
+ * 16 bits at a time and loaded wider, stalls the loads). */
+__attribute__((target("avx512f"), always_inline)) static inline void halves_at(struct halves *at, const struct operands *w, int j,
+									       const __mmask16 masks[2], int halves,
+									       enum b_reading reading)
 {
-	struct halves at;
 	for (int h = 0; h < halves; h++) {
 		int column = j + 16 * h;
-		if (!image) {
-			at.half[h] = at.next[h] = (const float *)w->b + column;
-			at.first[h] = at.second[h] = 0;
+		if (reading == B_PACKED) {
+			at->half[h] = (const float *)w->b + column;
 			continue;
 		}
-		int y = column / w->width, x = column % w->width, in_row = w->width - x;
-		__mmask16 row_lanes = columns_mask(in_row);
-		at.half[h] = w->image + (size_t)y * w->wp + x;
-		at.next[h] = w->image + (size_t)(y + 1) * w->wp - in_row;
-		at.first[h] = masks[h] & row_lanes;
-		at.second[h] = masks[h] & (__mmask16)~row_lanes;
+		at->half[h] = w->image + (size_t)(column / w->width) * w->wp + column % w->width;
+		if (reading == B_BORDERED)
+			continue;
+		/* each lane's place in its row of the output */
+		__m512i width = _mm512_set1_epi32(w->width), x = _mm512_add_epi32(
+			_mm512_set1_epi32(column % w->width), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+		for (__mmask16 past; (past = _mm512_cmpge_epi32_mask(x, width)) != 0;)
+			x = _mm512_mask_sub_epi32(x, past, x, width);
+		for (int kx = 0; kx < 3; kx++) {
+			__m512i moved = _mm512_add_epi32(x, _mm512_set1_epi32(kx - 1));
+			at->within[h][kx] = _mm512_mask_cmpge_epi32_mask(masks[h], moved, _mm512_setzero_si512()) &
+					    _mm512_cmplt_epi32_mask(moved, width);
+		}
 	}
-	return at;
 }
+
+/* 16 columns of B's row read in place from the image (offset: the row's),
+ * under lanes (halves.within) where masked. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 image_b(const struct halves *at, int h, ptrdiff_t offset,
+									       __mmask16 lanes, const bool masked)
+{
+	if (!masked)
+		return _mm512_loadu_ps(at->half[h] + offset);
+	return _mm512_maskz_loadu_ps(lanes, at->half[h] + offset);
+}
+
+/* The lanes a step reads its two rows of B under from the image: K's
+ * rows run channel, kernel row, kernel column, so step t (from K's first
+ * row, mod 3) reads rows 2t and 2t + 1 of a 3x3 kernel, mod 3. */
+#define EVEN_LANES(at, h, t) ((at).within[h][2 * (t) % 3])
+#define ODD_LANES(at, h, t) ((at).within[h][(2 * (t) + 1) % 3])
+
+/* step(t) steps times, t the step's index from K's first row, mod 3
+ * (first: the first step's): from the image three a round, so that t is
+ * a constant in each (EVEN_LANES); else t 0. For vdpbf16ps's blocks. */
+#define EACH_STEP(image, first, steps, step)           \
+	do {                                           \
+		int left_ = (steps), first_ = (first); \
+		if (!(image)) {                        \
+			for (; left_ > 0; left_--)     \
+				step(0);               \
+			break;                         \
+		}                                      \
+		if (first_ == 1 && left_ > 0) {        \
+			step(1);                       \
+			left_--;                       \
+		}                                      \
+		if (first_ > 0 && left_ > 0) {         \
+			step(2);                       \
+			left_--;                       \
+		}                                      \
+		for (; left_ >= 3; left_ -= 3) {       \
+			step(0);                       \
+			step(1);                       \
+			step(2);                       \
+		}                                      \
+		if (left_ > 0)                         \
+			step(0);                       \
+		if (left_ > 1)                         \
+			step(1);                       \
+	} while (0)
+
+/* step() steps times, where from the image the lanes of its two rows of
+ * B are even_lanes[h] and odd_lanes[h], turned each step: (even, odd,
+ * third) -> (third, even, odd). For the emulation's blocks, whose 24
+ * sums a round of three steps would spill (EACH_STEP). */
+#define EACH_STEP_TURNING(image, first, steps, step)                                              \
+	do {                                                                                      \
+		__mmask16 even_lanes[2] = {0, 0}, odd_lanes[2] = {0, 0}, third_lanes[2] = {0, 0}; \
+		for (int h = 0; (image) && h < halves; h++) {                                     \
+			even_lanes[h] = EVEN_LANES(at, h, first);                                 \
+			odd_lanes[h] = ODD_LANES(at, h, first);                                   \
+			third_lanes[h] = EVEN_LANES(at, h, (first) + 1);                          \
+		}                                                                                 \
+		for (int left_ = (steps); left_ > 0; left_--) {                                   \
+			step();                                                                   \
+			for (int h = 0; (image) && h < halves; h++) {                             \
+				__mmask16 third = third_lanes[h];                                 \
+				third_lanes[h] = odd_lanes[h];                                    \
+				odd_lanes[h] = even_lanes[h];                                     \
+				even_lanes[h] = third;                                            \
+			}                                                                         \
+		}                                                                                 \
+	} while (0)
 
 /* r[0..7] transposed in place, as eight rows of eight lanes. */
 static inline void transpose8(__m256 r[8])
@@ -320,10 +392,6 @@ static inline void transpose8(__m256 r[8])
 	}
 }
 
-/* How a block reads B: packed, or made from the image where each half
- * lies in one of the output's rows (widths a multiple of 16) or may span
- * two. */
-enum b_reading { B_PACKED, B_WHOLE_ROWS, B_SPLIT_ROWS };
 
 /* A's rows, of 4-byte values (widened floats, or pairs of bf16 as
  * pair_of makes them), length a row, in panels of panel rows for the
@@ -372,22 +440,13 @@ static const void *rows_in_panels(const void *a, int m, int length, int panel)
 	return out;
 }
 
-/* 16 columns of B's row read in place from an image (offset: the row's)
- * in one of the output's rows (whole) or two (image_row). */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 image_b(const struct halves *at, int h, ptrdiff_t offset,
-									       const bool whole)
-{
-	if (whole)
-		return _mm512_loadu_ps(at->half[h] + offset);
-	return image_row(at->half[h] + offset, at->next[h] + offset, at->first[h], at->second[h]);
-}
-
 __attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
 	enum bf16_arithmetic arithmetic, const struct operands *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
 	float *c, int ldc, const int rows, const int halves, const enum b_reading reading, const bool panels)
 {
 	__mmask16 masks[2] = {mask0, mask1};
-	struct halves at = halves_at(w, j, masks, halves, reading != B_PACKED);
+	struct halves at;
+	halves_at(&at, w, j, masks, halves, reading);
 	/* A's rows from start on, in their panel (rows_in_panels: rows 1
 	 * apart, K's steps PANEL_WIDENED) or not; B's row start packed or its
 	 * offset in the image: pointers stepped along K, so that with panels
@@ -397,21 +456,53 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			 (panels ? (size_t)(i / PANEL_WIDENED) * w->kp * PANEL_WIDENED + i % PANEL_WIDENED : (size_t)i * w->kp);
 	const float *b = at.half[0] + (size_t)w->start * np;
 	const ptrdiff_t *offset = reading != B_PACKED ? w->offsets + w->start : NULL;
-#define B_ROWS(h, even, odd)                                                                                   \
-	do {                                                                                                  \
-		if (reading == B_PACKED) {                                                                    \
-			even = _mm512_load_ps(b + 16 * (h));                                                  \
-			odd = _mm512_load_ps(b + np + 16 * (h));                                              \
-		} else {                                                                                      \
-			even = image_b(&at, h, offset[0], reading == B_WHOLE_ROWS);                           \
-			odd = image_b(&at, h, offset[1], reading == B_WHOLE_ROWS);                            \
-		}                                                                                             \
+#define B_ROWS(h, even, odd)                                                                   \
+	do {                                                                                   \
+		if (reading == B_PACKED) {                                                     \
+			even = _mm512_load_ps(b + 16 * (h));                                   \
+			odd = _mm512_load_ps(b + np + 16 * (h));                               \
+		} else {                                                                       \
+			even = image_b(&at, h, offset[0], even_lanes[h], reading == B_MASKED); \
+			odd = image_b(&at, h, offset[1], odd_lanes[h], reading == B_MASKED);   \
+		}                                                                              \
 	} while (0)
-#define NEXT_PAIR()                                     \
-	do {                                            \
-		a += 2 * qs;                            \
-		b += 2 * np;                            \
-		offset = offset ? offset + 2 : NULL;    \
+#define NEXT_PAIR()                                  \
+	do {                                         \
+		a += 2 * qs;                         \
+		b += 2 * np;                         \
+		offset = offset ? offset + 2 : NULL; \
+	} while (0)
+	/* a step of the tiles order: a pair into each chain */
+#define TILES_STEP()                                                             \
+	do {                                                                     \
+		__m512 be[2], bo[2];                                             \
+		for (int h = 0; h < halves; h++)                                 \
+			B_ROWS(h, be[h], bo[h]);                                 \
+		for (int r = 0; r < rows; r++) {                                 \
+			__m512 ae = _mm512_set1_ps(a[r * rs]);                   \
+			__m512 ao = _mm512_set1_ps(a[r * rs + qs]);              \
+			for (int h = 0; h < halves; h++) {                       \
+				te[r][h] = _mm512_fmadd_ps(ae, be[h], te[r][h]); \
+				to[r][h] = _mm512_fmadd_ps(ao, bo[h], to[r][h]); \
+			}                                                        \
+		}                                                                \
+		NEXT_PAIR();                                                     \
+	} while (0)
+	/* a step of the pairs order: the odd product into each sum, then the even */
+#define PAIRS_STEP()                                                               \
+	do {                                                                       \
+		__m512 be[2], bo[2];                                               \
+		for (int h = 0; h < halves; h++)                                   \
+			B_ROWS(h, be[h], bo[h]);                                   \
+		for (int r = 0; r < rows; r++) {                                   \
+			__m512 ae = _mm512_set1_ps(a[r * rs]);                     \
+			__m512 ao = _mm512_set1_ps(a[r * rs + qs]);                \
+			for (int h = 0; h < halves; h++)                           \
+				sum[r][h] = _mm512_fmadd_ps(ao, bo[h], sum[r][h]); \
+			for (int h = 0; h < halves; h++)                           \
+				sum[r][h] = _mm512_fmadd_ps(ae, be[h], sum[r][h]); \
+		}                                                                  \
+		NEXT_PAIR();                                                       \
 	} while (0)
 	if (arithmetic == BF16_TILES) {
 		for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
@@ -420,20 +511,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 				for (int h = 0; h < halves; h++)
 					te[r][h] = to[r][h] = _mm512_setzero_ps();
 			int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
-			for (int steps = (end - block) / 2; steps > 0; steps--) {
-				__m512 be[2], bo[2];
-				for (int h = 0; h < halves; h++)
-					B_ROWS(h, be[h], bo[h]);
-				for (int r = 0; r < rows; r++) {
-					__m512 ae = _mm512_set1_ps(a[r * rs]);
-					__m512 ao = _mm512_set1_ps(a[r * rs + qs]);
-					for (int h = 0; h < halves; h++) {
-						te[r][h] = _mm512_fmadd_ps(ae, be[h], te[r][h]);
-						to[r][h] = _mm512_fmadd_ps(ao, bo[h], to[r][h]);
-					}
-				}
-				NEXT_PAIR();
-			}
+			EACH_STEP_TURNING(reading == B_MASKED, block / 2 % 3, (end - block) / 2, TILES_STEP);
 			if (end < block + BF16_TILE_K)
 				for (int r = 0; r < rows; r++)
 					for (int h = 0; h < halves; h++) {
@@ -455,25 +533,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 		for (int h = 0; h < halves; h++)
 			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
 						       : _mm512_setzero_ps();
-	for (int steps = (w->stop - w->start) / 2; steps > 0; steps--) {
-		__m512 be[2], bo[2];
-		for (int h = 0; h < halves; h++)
-			B_ROWS(h, be[h], bo[h]);
-		for (int r = 0; r < rows; r++) {
-			__m512 ae = _mm512_set1_ps(a[r * rs]);
-			__m512 ao = _mm512_set1_ps(a[r * rs + qs]);
-			for (int h = 0; h < halves; h++)
-				sum[r][h] = _mm512_fmadd_ps(ao, bo[h], sum[r][h]);
-			for (int h = 0; h < halves; h++)
-				sum[r][h] = _mm512_fmadd_ps(ae, be[h], sum[r][h]);
-		}
-		NEXT_PAIR();
-	}
+	EACH_STEP_TURNING(reading == B_MASKED, w->start / 2 % 3, (w->stop - w->start) / 2, PAIRS_STEP);
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 #undef B_ROWS
 #undef NEXT_PAIR
+#undef TILES_STEP
+#undef PAIRS_STEP
 }
 
 /* block(..., rows, halves) over every row of C from 0 to m, for the
@@ -512,10 +579,10 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_PACKED, false);           \
 		else if (!(w)->image)                                                                         \
 			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_PACKED, true);            \
-		else if ((w)->width % 16 == 0)                                                                \
-			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_WHOLE_ROWS, true);        \
+		else if ((w)->wp > (w)->width)                                                                \
+			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_BORDERED, true);          \
 		else                                                                                          \
-			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_SPLIT_ROWS, true);        \
+			EACH_ROW_BLOCK(block, wide, narrow, m, n, j, __VA_ARGS__, B_MASKED, true);            \
 	} while (0)
 
 #define AVX512_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, reading, panels, i, rows, halves) \
@@ -534,11 +601,14 @@ __attribute__((target("avx512f"), noinline)) static void avx512(enum bf16_arithm
 
 /* 16 columns of B in pairs read in place from an image of rounded f32
  * values, whose low 16 bits are 0 (image_b: even and odd the rows'
- * offsets): the even row's bf16 low in each word, the odd row's high. */
+ * offsets, under their lanes where masked): the even row's bf16 low in
+ * each word, the odd row's high. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512i image_pair(const struct halves *at, int h, ptrdiff_t even,
-										   ptrdiff_t odd, const bool whole)
+										   ptrdiff_t odd, __mmask16 even_lanes, __mmask16 odd_lanes,
+										   const bool masked)
 {
-	__m512i low = _mm512_castps_si512(image_b(at, h, even, whole)), high = _mm512_castps_si512(image_b(at, h, odd, whole));
+	__m512i low = _mm512_castps_si512(image_b(at, h, even, even_lanes, masked));
+	__m512i high = _mm512_castps_si512(image_b(at, h, odd, odd_lanes, masked));
 	return _mm512_or_si512(_mm512_srli_epi32(low, 16), high);
 }
 
@@ -551,7 +621,8 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 	float *c, int ldc, int i, const int rows, const int halves)
 {
 	__mmask16 masks[2] = {mask0, mask1};
-	struct halves at = halves_at(w, j, masks, halves, reading != B_PACKED);
+	struct halves at;
+	halves_at(&at, w, j, masks, halves, reading);
 	__m512 sum[BLOCK_ROWS][2];
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
@@ -566,21 +637,25 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 	const uint32_t *a_next = rows <= PANEL_PAIRS ? a : panels ? a + panel : a + PANEL_PAIRS * rs;
 	const uint32_t *b = (const uint32_t *)at.half[0] + (size_t)w->start / 2 * np;
 	const ptrdiff_t *offset = reading != B_PACKED ? w->offsets + w->start : NULL;
-	for (int steps = (w->stop - w->start) / 2; steps > 0; steps--) {
-		__m512bh pairs[2];
-		for (int h = 0; h < halves; h++)
-			pairs[h] = (__m512bh)(reading == B_PACKED ? _mm512_load_si512(b + 16 * h)
-								  : image_pair(&at, h, offset[0], offset[1], reading == B_WHOLE_ROWS));
-		for (int r = 0; r < rows; r++) {
-			__m512bh pair = (__m512bh)_mm512_set1_epi32((int)(r < PANEL_PAIRS ? a[r * rs] : a_next[(r - PANEL_PAIRS) * rs]));
-			for (int h = 0; h < halves; h++)
-				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, pairs[h]);
-		}
-		a += qs;
-		a_next += qs;
-		b += np;
-		offset = offset ? offset + 2 : NULL;
-	}
+#define STEP(t)                                                                                                                                                                \
+	do {                                                                                                                                                                   \
+		__m512bh pairs[2];                                                                                                                                             \
+		for (int h = 0; h < halves; h++)                                                                                                                               \
+			pairs[h] = (__m512bh)(reading == B_PACKED ? _mm512_load_si512(b + 16 * h)                                                                              \
+								  : image_pair(&at, h, offset[0], offset[1], EVEN_LANES(at, h, t), ODD_LANES(at, h, t), reading == B_MASKED)); \
+		for (int r = 0; r < rows; r++) {                                                                                                                               \
+			__m512bh pair = (__m512bh)_mm512_set1_epi32(                                                                                                           \
+				(int)(r < PANEL_PAIRS ? a[r * rs] : a_next[(r - PANEL_PAIRS) * rs]));                                                                          \
+			for (int h = 0; h < halves; h++)                                                                                                                       \
+				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, pairs[h]);                                                                                       \
+		}                                                                                                                                                              \
+		a += qs;                                                                                                                                                       \
+		a_next += qs;                                                                                                                                                  \
+		b += np;                                                                                                                                                       \
+		offset = offset ? offset + 2 : NULL;                                                                                                                           \
+	} while (0)
+	EACH_STEP(reading == B_MASKED, w->start / 2 % 3, (w->stop - w->start) / 2, STEP);
+#undef STEP
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
@@ -1464,41 +1539,39 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false}, m, n, c, ldc);
 }
 
-/* What bf16_multiply_image can read in place: the rows of the AVX-512
- * kernels' halves, from two of the output's rows at most. */
-static bool image_readable(enum bf16_path path, int k, int width)
+/* What bf16_multiply_image can read in place: by the AVX-512 kernels, K
+ * in whole pairs, of a 3x3 kernel (EVEN_LANES). */
+static bool image_readable(enum bf16_path path, int k, int kernel)
 {
-	return (path == BF16_AVX512 || path == BF16_AVX512_BF16) && k % 2 == 0 && width >= 16;
+	return (path == BF16_AVX512 || path == BF16_AVX512_BF16) && k % 2 == 0 && kernel == 3;
 }
 
-bool bf16_reads_image(enum bf16_path path, int m, int k, int width)
+bool bf16_reads_image(enum bf16_path path, int m, int k, int width, int kernel)
 {
 	/* Where it is faster than the columns packed, one thread of a Zen 5
-	 * (results/speed/bf16-kernels.md): widths of whole halves, each load
-	 * one row's; few rows of C, whose columns cost the most to write for
-	 * each output (16 for the emulation, 32 for vdpbf16ps, whose pairs
-	 * cost more to gather); or, for the emulation, images 48 wide or
-	 * more, whose columns outgrow the L2 cache. A half split across two
-	 * rows takes two loads. */
-	if (!image_readable(path, k, width))
-		return false;
-	if (path == BF16_AVX512_BF16)
-		return width % 16 == 0 || m <= 32;
-	return width % 16 == 0 || m <= 16 || width >= 48;
+	 * (make bench-bf16, results/speed/bf16-kernels.md): up to 128 rows of
+	 * C, whatever the width; from 256 rows (ResNet-50's 14x14 and 7x7
+	 * stages) the packing is spread over more outputs, and the packed
+	 * columns read faster than the image's masked rows. */
+	(void)width;
+	return image_readable(path, k, kernel) && m <= 128;
 }
+
+int bf16_image_rows_apart(int width) { return width % 16 == 0 ? width + 2 : width; }
 
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc)
 {
-	if (!image_readable(path, k, width) || !bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 ||
-	    n % width != 0)
+	if (!image_readable(path, k, 3) || !bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 || width < 1 ||
+	    n % width != 0 || (wp != width && (wp < width + 2 || width % 16 != 0)))
 		return -1;
 	if (m == 0 || n == 0)
 		return 0;
 	if (k == 0 && !add)
 		for (int i = 0; i < m; i++)
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
-	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false}, m, n, c, ldc);
+	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false}, m, n,
+				 c, ldc);
 }
 
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,

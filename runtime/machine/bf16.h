@@ -129,17 +129,23 @@ void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const
 int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 		  const void *b, bool add, float *c, int ldc);
 
-/* A convolution of stride 1 whose B, its columns, need not be written:
- * bf16_multiply_image reads them in place from the image, rounded to
- * bf16 and kept as f32 values with its zero border, B[e][j] =
- * image[offsets[e] + (j / width) * wp + j % width] (width: the output's,
- * which n is rows of; wp: the bordered image's). The same sums in the
- * same order as bf16_multiply of those columns packed, so the same bits,
- * by AVX-512's emulation and AVX512-BF16's vdpbf16ps where K is even
- * and width 16 or more (else -1).
- * bf16_reads_image says whether path reads them so and where that is the
- * faster: what a convolution follows. */
-bool bf16_reads_image(enum bf16_path path, int m, int k, int width);
+/* A 3x3 convolution of stride 1 whose B, its columns, need not be
+ * written: bf16_multiply_image reads them in place from the image, rounded
+ * to bf16 and kept as f32 values, B[e][j] = image[offsets[e] + (j /
+ * width) * wp + j % width] (width: the output's, which n is rows of; e
+ * counts K's rows as channel, kernel row, kernel column). The image has
+ * zero rows above and below; beside its rows it has the zeros too where
+ * wp is width + 2 or more (width a multiple of 16), or none where wp is
+ * width: there B[e][j] is 0 where column j % width, moved by e % 3 - 1,
+ * leaves its row, and the kernels mask those lanes. bf16_image_rows_apart
+ * says which a convolution lays out: the border where each 16 of a row's
+ * columns are whole, so that its loads need no masks. The same sums in
+ * the same order as bf16_multiply of those columns packed, so the same
+ * bits, by AVX-512's emulation and AVX512-BF16's vdpbf16ps where K is
+ * even (else -1). bf16_reads_image says whether path reads them so and
+ * where that is the faster: what a convolution follows. */
+bool bf16_reads_image(enum bf16_path path, int m, int k, int width, int kernel);
+int bf16_image_rows_apart(int width);
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc);
 

@@ -308,7 +308,7 @@ static const char *conv_products_columns(struct conv_shape s, struct products p)
 {
 	if (s.k == 1 && s.stride == 1)
 		return "the image is its own columns";
-	if (s.stride == 1 && products_read_image(p, s.c_out, CONV_PATCH(s.c_in, s.k), s.w_out))
+	if (s.stride == 1 && products_read_image(p, s.c_out, CONV_PATCH(s.c_in, s.k), s.w_out, s.k))
 		return "the columns read in place from the image";
 	return "the columns packed";
 }

@@ -75,12 +75,15 @@ KERNEL_HELPER void conv_col2im_add(real *image, const real *columns, int channel
 			}
 }
 
-/* An image rounded once to bf16, with its convolution's zero border (rows wp
+/* An image rounded once to bf16 with its convolution's zeros (rows wp
  * apart), in the thread's PRODUCTS_PADDED_SLOT; and where each row of its
  * columns (c, ky, kx) starts in it for output row 0 of a stride-1
  * convolution: output row oy's are wp * oy further on. The image as bf16
- * (x, conv_pad_rounded), or as rounded reals (wide, conv_pad_widened: what
- * a path that reads the columns in place reads, products_read_image). */
+ * with the whole border (x, conv_pad_rounded: what a caller gathers
+ * columns from), or as rounded reals (wide, conv_pad_widened: what a path
+ * that reads the columns in place reads, products_read_image), with zero
+ * rows above and below, and beside the rows too or not as
+ * products_image_rows_apart says (masks standing for them). */
 struct conv_padded {
 	const ptrdiff_t *offsets;
 	const uint16_t *x;
@@ -90,25 +93,28 @@ struct conv_padded {
 
 /* The image bordered in bf16 (conv_pad_rounded) or in rounded reals
  * (conv_pad_widened): each plane's rows converted or rounded in one call
- * (products_image_rows), then the border's zeros beside them, size bytes
- * a value. */
+ * (products_image_rows), the zeros before, between and after them, size
+ * bytes a value. A plane: pad rows of zeros, and pad zeros more, before
+ * the first value and after the last. */
 KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, struct conv_shape s, bool widened)
 {
-	int pad = s.k / 2, hp = s.h_in + 2 * pad, wp = s.w_in + 2 * pad, patch = CONV_PATCH(s.c_in, s.k);
-	size_t plane = (size_t)hp * wp, size = widened ? sizeof(real) : sizeof(uint16_t);
+	int pad = s.k / 2, wp = widened ? products_image_rows_apart(s.w_in) : s.w_in + 2 * pad, side = (wp - s.w_in) / 2;
+	int patch = CONV_PATCH(s.c_in, s.k);
+	size_t lead = (size_t)pad * wp + pad, plane = (size_t)(s.h_in + 2 * pad) * wp + 2 * (pad - side);
+	size_t last = lead + (size_t)(s.h_in - 1) * wp + s.w_in, size = widened ? sizeof(real) : sizeof(uint16_t);
 	ptrdiff_t *offsets = products_scratch(PRODUCTS_PADDED_SLOT, sizeof(ptrdiff_t) * patch + size * s.c_in * plane);
 	char *padded = (char *)(offsets + patch);
 	for (int c = 0; c < s.c_in; c++) {
 		char *to = padded + size * c * plane;
 		const real *from = image + (size_t)c * s.h_in * s.w_in;
-		memset(to, 0, size * pad * wp);
-		products_image_rows(to + size * (pad * wp + pad), wp, from, s.w_in, s.h_in, s.w_in, widened);
-		for (int y = 0; y < s.h_in; y++) {
-			char *row = to + size * (y + pad) * wp;
-			memset(row, 0, size * pad);
-			memset(row + size * (pad + s.w_in), 0, size * pad);
-		}
-		memset(to + size * (pad + s.h_in) * wp, 0, size * pad * wp);
+		memset(to, 0, size * lead);
+		if (side == 0) /* the rows one run */
+			products_image_rows(to + size * lead, 0, from, 0, 1, s.h_in * s.w_in, widened);
+		else
+			products_image_rows(to + size * lead, wp, from, s.w_in, s.h_in, s.w_in, widened);
+		for (int y = 0; side > 0 && y + 1 < s.h_in; y++)
+			memset(to + size * (lead + (size_t)y * wp + s.w_in), 0, size * 2 * side);
+		memset(to + size * last, 0, size * (plane - last));
 		for (int ky = 0; ky < s.k; ky++)
 			for (int kx = 0; kx < s.k; kx++)
 				offsets[(c * s.k + ky) * s.k + kx] = (ptrdiff_t)(c * plane) + ky * wp + kx;
@@ -151,8 +157,8 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, struct p
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
 	struct products_columns packed = products_columns(p, patch, pixels);
-	if (!direct && s.stride == 1 && products_read_image(p, s.c_out, patch, s.w_out)) {
-		/* the columns read in place from the image padded and rounded once */
+	if (!direct && s.stride == 1 && products_read_image(p, s.c_out, patch, s.w_out, s.k)) {
+		/* the columns read in place from the image rounded once */
 		struct conv_padded padded = conv_pad_widened(image, s);
 		products_gemm_image(p, w, s.c_out, pixels, patch, padded.wide, padded.offsets, s.w_out, padded.wp, beta, result, pixels);
 	} else if (packed.x && !direct && !packed.pairs) {
@@ -383,7 +389,7 @@ KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *
 		 * rounded where they are written widened; none where they are
 		 * gathered in pairs or read in place */
 		size_t spare = packed.x ? (size_t)t.c_in * t.h_in * t.w_in : (size_t)CONV_PATCH(t.c_in, t.k) * t.h_out * t.w_out;
-		bool room_needed = !(packed.x && packed.pairs) && !products_read_image(p, t.c_out, CONV_PATCH(t.c_in, t.k), t.w_out);
+		bool room_needed = !(packed.x && packed.pairs) && !products_read_image(p, t.c_out, CONV_PATCH(t.c_in, t.k), t.w_out, t.k);
 		real *room = room_needed ? products_scratch(PRODUCTS_PADDED_SLOT, sizeof(real) * spare) : NULL;
 		conv_products_image(dimage, dy, w, t, room, room, write == GRADIENT_ADD, p);
 		return;
