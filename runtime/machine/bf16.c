@@ -1273,13 +1273,15 @@ void bf16_pad_b(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int
 		float *out = packed;
 		for (int e = 0; e < kp; e++) {
 			int filled = e < k ? n : 0;
-			memset(out + (size_t)e * np + filled, 0, sizeof *out * (size_t)(np - filled));
+			if (filled < np)
+				memset(out + (size_t)e * np + filled, 0, sizeof *out * (size_t)(np - filled));
 		}
 	} else if (bf16_b_layout(path) == BF16_B_PAIRS) {
 		uint32_t *out = packed;
 		for (int p = 0; p < kp / 2; p++) {
 			int filled = 2 * p < k ? n : 0;
-			memset(out + (size_t)p * np + filled, 0, sizeof *out * (size_t)(np - filled));
+			if (filled < np)
+				memset(out + (size_t)p * np + filled, 0, sizeof *out * (size_t)(np - filled));
 		}
 	}
 }
@@ -1377,11 +1379,11 @@ void bf16_pad_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int
 	int width = bf16_packed_a_width(path, arithmetic, k);
 	if (bf16_b_layout(path) == BF16_B_WIDENED) {
 		float *out = packed;
-		for (int i = 0; i < m; i++)
+		for (int i = 0; i < m && k < width; i++)
 			memset(out + (size_t)i * width + k, 0, sizeof *out * (size_t)(width - k));
 	} else if (bf16_b_layout(path) == BF16_B_PAIRS) {
 		uint16_t *out = packed; /* a pair's halves, the first low */
-		for (int i = 0; i < (path == BF16_AMX ? to_32(m) : m); i++)
+		for (int i = k < 2 * width ? 0 : m; i < (path == BF16_AMX ? to_32(m) : m); i++)
 			memset(out + (size_t)i * 2 * width + (i < m ? k : 0), 0, sizeof *out * (size_t)(2 * width - (i < m ? k : 0)));
 	}
 }
