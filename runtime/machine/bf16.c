@@ -472,38 +472,37 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 		b += 2 * np;                         \
 		offset = offset ? offset + 2 : NULL; \
 	} while (0)
-	/* a step of the tiles order: a pair into each chain */
-#define TILES_STEP()                                                             \
-	do {                                                                     \
-		__m512 be[2], bo[2];                                             \
-		for (int h = 0; h < halves; h++)                                 \
-			B_ROWS(h, be[h], bo[h]);                                 \
-		for (int r = 0; r < rows; r++) {                                 \
-			__m512 ae = _mm512_set1_ps(a[r * rs]);                   \
-			__m512 ao = _mm512_set1_ps(a[r * rs + qs]);              \
-			for (int h = 0; h < halves; h++) {                       \
-				te[r][h] = _mm512_fmadd_ps(ae, be[h], te[r][h]); \
-				to[r][h] = _mm512_fmadd_ps(ao, bo[h], to[r][h]); \
-			}                                                        \
-		}                                                                \
-		NEXT_PAIR();                                                     \
+	/* a step: a pair of K's rows into each output, by add(r, ae, ao, be,
+	 * bo): the tiles order's a product into each chain (CHAINS), the
+	 * pairs order's the odd product into each sum, then the even (SUMS) */
+#define STEP(add)                                                   \
+	do {                                                        \
+		__m512 be[2], bo[2];                                \
+		for (int h = 0; h < halves; h++)                    \
+			B_ROWS(h, be[h], bo[h]);                    \
+		for (int r = 0; r < rows; r++) {                    \
+			__m512 ae = _mm512_set1_ps(a[r * rs]);      \
+			__m512 ao = _mm512_set1_ps(a[r * rs + qs]); \
+			add(r, ae, ao, be, bo);                     \
+		}                                                   \
+		NEXT_PAIR();                                        \
 	} while (0)
-	/* a step of the pairs order: the odd product into each sum, then the even */
-#define PAIRS_STEP()                                                               \
-	do {                                                                       \
-		__m512 be[2], bo[2];                                               \
-		for (int h = 0; h < halves; h++)                                   \
-			B_ROWS(h, be[h], bo[h]);                                   \
-		for (int r = 0; r < rows; r++) {                                   \
-			__m512 ae = _mm512_set1_ps(a[r * rs]);                     \
-			__m512 ao = _mm512_set1_ps(a[r * rs + qs]);                \
-			for (int h = 0; h < halves; h++)                           \
-				sum[r][h] = _mm512_fmadd_ps(ao, bo[h], sum[r][h]); \
-			for (int h = 0; h < halves; h++)                           \
-				sum[r][h] = _mm512_fmadd_ps(ae, be[h], sum[r][h]); \
-		}                                                                  \
-		NEXT_PAIR();                                                       \
+#define CHAINS(r, ae, ao, be, bo)                                        \
+	do {                                                             \
+		for (int h = 0; h < halves; h++) {                       \
+			te[r][h] = _mm512_fmadd_ps(ae, be[h], te[r][h]); \
+			to[r][h] = _mm512_fmadd_ps(ao, bo[h], to[r][h]); \
+		}                                                        \
 	} while (0)
+#define SUMS(r, ae, ao, be, bo)                                            \
+	do {                                                               \
+		for (int h = 0; h < halves; h++)                           \
+			sum[r][h] = _mm512_fmadd_ps(ao, bo[h], sum[r][h]); \
+		for (int h = 0; h < halves; h++)                           \
+			sum[r][h] = _mm512_fmadd_ps(ae, be[h], sum[r][h]); \
+	} while (0)
+#define TILES_STEP() STEP(CHAINS)
+#define PAIRS_STEP() STEP(SUMS)
 	if (arithmetic == BF16_TILES) {
 		for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 			__m512 te[BLOCK_ROWS][2], to[BLOCK_ROWS][2];
@@ -539,6 +538,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 #undef B_ROWS
 #undef NEXT_PAIR
+#undef STEP
+#undef CHAINS
+#undef SUMS
 #undef TILES_STEP
 #undef PAIRS_STEP
 }
@@ -637,25 +639,28 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 	const uint32_t *a_next = rows <= PANEL_PAIRS ? a : panels ? a + panel : a + PANEL_PAIRS * rs;
 	const uint32_t *b = (const uint32_t *)at.half[0] + (size_t)w->start / 2 * np;
 	const ptrdiff_t *offset = reading != B_PACKED ? w->offsets + w->start : NULL;
-#define STEP(t)                                                                                                                                                                \
-	do {                                                                                                                                                                   \
-		__m512bh pairs[2];                                                                                                                                             \
-		for (int h = 0; h < halves; h++)                                                                                                                               \
-			pairs[h] = (__m512bh)(reading == B_PACKED ? _mm512_load_si512(b + 16 * h)                                                                              \
-								  : image_pair(&at, h, offset[0], offset[1], EVEN_LANES(at, h, t), ODD_LANES(at, h, t), reading == B_MASKED)); \
-		for (int r = 0; r < rows; r++) {                                                                                                                               \
-			__m512bh pair = (__m512bh)_mm512_set1_epi32(                                                                                                           \
-				(int)(r < PANEL_PAIRS ? a[r * rs] : a_next[(r - PANEL_PAIRS) * rs]));                                                                          \
-			for (int h = 0; h < halves; h++)                                                                                                                       \
-				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, pairs[h]);                                                                                       \
-		}                                                                                                                                                              \
-		a += qs;                                                                                                                                                       \
-		a_next += qs;                                                                                                                                                  \
-		b += np;                                                                                                                                                       \
-		offset = offset ? offset + 2 : NULL;                                                                                                                           \
+#define PAIR_STEP(t)                                                                                         \
+	do {                                                                                                 \
+		__m512bh pairs[2];                                                                           \
+		for (int h = 0; h < halves; h++)                                                             \
+			pairs[h] = (__m512bh)(reading == B_PACKED ? _mm512_load_si512(b + 16 * h)            \
+								  : image_pair(&at, h, offset[0], offset[1], \
+									       EVEN_LANES(at, h, t),         \
+									       ODD_LANES(at, h, t),          \
+									       reading == B_MASKED));        \
+		for (int r = 0; r < rows; r++) {                                                             \
+			__m512bh pair = (__m512bh)_mm512_set1_epi32(                                         \
+				(int)(r < PANEL_PAIRS ? a[r * rs] : a_next[(r - PANEL_PAIRS) * rs]));        \
+			for (int h = 0; h < halves; h++)                                                     \
+				sum[r][h] = _mm512_dpbf16_ps(sum[r][h], pair, pairs[h]);                     \
+		}                                                                                            \
+		a += qs;                                                                                     \
+		a_next += qs;                                                                                \
+		b += np;                                                                                     \
+		offset = offset ? offset + 2 : NULL;                                                         \
 	} while (0)
-	EACH_STEP(reading == B_MASKED, w->start / 2 % 3, (w->stop - w->start) / 2, STEP);
-#undef STEP
+	EACH_STEP(reading == B_MASKED, w->start / 2 % 3, (w->stop - w->start) / 2, PAIR_STEP);
+#undef PAIR_STEP
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
