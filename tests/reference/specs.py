@@ -107,8 +107,9 @@ def main():
                      "  stages: [1, 2, 1, 1]\n  widths: [4, 5, 7, 3]\n  precision: bf16\n", RECIPES[0])
     write(os.path.join(folder, "bf16-imagenet.yaml"), text)
     f32.append("bf16-imagenet")
-    # even widths at 32 and 16 columns: the convolutions whose columns
-    # AVX-512's emulation reads in place from the image (bf16_reads_image)
+    # even widths at 32, 16 and 8 columns: the convolutions whose columns
+    # AVX-512's emulation reads in place from the image (bf16_reads_image),
+    # at 8 under masks (no border beside the rows)
     text = spec_text(" in bf16: even widths, whose columns the emulation reads in place.", "bf16-even-widths",
                      "[2, 32, 32]", 5,
                      "  unit: basic\n  ordering: full-preact\n  depth: 14\n"
