@@ -350,9 +350,10 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 image_b(c
 	} while (0)
 
 /* step() steps times, where from the image the lanes of its two rows of
- * B are even_lanes[h] and odd_lanes[h], turned each step: (even, odd,
- * third) -> (third, even, odd). For the emulation's blocks, whose 24
- * sums a round of three steps would spill (EACH_STEP). */
+ * B are even_lanes[h] and odd_lanes[h] (of the block's at, halves of
+ * them), turned each step: (even, odd, third) -> (third, even, odd). For
+ * the emulation's blocks, whose 24 sums a round of three steps would
+ * spill (EACH_STEP). */
 #define EACH_STEP_TURNING(image, first, steps, step)                                              \
 	do {                                                                                      \
 		__mmask16 even_lanes[2] = {0, 0}, odd_lanes[2] = {0, 0}, third_lanes[2] = {0, 0}; \
@@ -391,7 +392,6 @@ static inline void transpose8(__m256 r[8])
 		r[q + 4] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x31);
 	}
 }
-
 
 /* A's rows, of 4-byte values (widened floats, or pairs of bf16 as
  * pair_of makes them), length a row, in panels of panel rows for the
