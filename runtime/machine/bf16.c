@@ -1209,7 +1209,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		round_transposed(out, kp, a, lda, k, m);
 	else
 		bf16_round_rows(out, kp, a, lda, m, k, true);
-	for (int i = 0; i < m; i++)
+	for (int i = 0; i < m && k < kp; i++)
 		memset(out + (size_t)i * kp + k, 0, (size_t)(kp - k) * sizeof *out);
 }
 
