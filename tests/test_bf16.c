@@ -594,6 +594,81 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 	assert_int_equal(bf16_multiply_image(BF16_AVX512, BF16_TILES, 1, 28, 18, NULL, NULL, NULL, 28, 30, false, NULL, 28), -1);
 }
 
+/* Where vdpbf16ps reads a 3x3 convolution's columns in place as A (the
+ * weight gradient, bf16_multiply_image_a): the bits of the portable
+ * definition of those rows, for one channel's nine rows and more (the
+ * kernel takes 18 at a time where C has 16 columns or fewer, 9 where
+ * more), C of 16, 32, 64 and ragged numbers of columns, output widths of
+ * 32, 14, 8 and 2, K over a part (K_PART: 256, 19 rows of 14 cross it
+ * mid-row), C from its own values or +0. The border holds values too:
+ * what the definition reads is all the kernel may read. */
+static void test_rows_read_in_place_are_packed_ones(void **unused)
+{
+	(void)unused;
+	const int shapes[][5] = {{2, 3, 32, 16, 2},  {1, 4, 8, 16, 2}, {3, 19, 14, 16, 2}, {2, 5, 8, 32, 2},
+				 {3, 4, 14, 64, 5}, {1, 2, 2, 20, 2}, {4, 3, 8, 5, 3},    {2, 10, 32, 40, 2}}; /* channels, height, width, n, wp - width */
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int channels = shapes[s][0], height = shapes[s][1], width = shapes[s][2], n = shapes[s][3];
+		int wp = width + shapes[s][4], plane = (height + 2) * wp + 2, m = 9 * channels, k = height * width;
+		uint16_t *image = malloc(sizeof(uint16_t) * (size_t)channels * plane);
+		float *a = malloc(sizeof(float) * (size_t)m * k), *b = malloc(sizeof(float) * (size_t)k * n);
+		float *want = malloc(sizeof(float) * (size_t)m * n), *got = malloc(sizeof(float) * (size_t)m * n);
+		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * m);
+		assert_true(image && a && b && want && got && offsets);
+		for (int i = 0; i < channels * plane; i++)
+			image[i] = value();
+		for (int i = 0; i < k * n; i++)
+			b[i] = bf16_to_float(value());
+		for (int r = 0; r < m; r++) {
+			offsets[r] = (ptrdiff_t)(r / 9) * plane + r / 3 % 3 * wp + r % 3;
+			for (int q = 0; q < k; q++)
+				a[(size_t)r * k + q] = bf16_to_float(image[offsets[r] + q / width * wp + q % width]);
+		}
+		if (!bf16_path_available(BF16_AVX512_BF16, BF16_PAIRS, NULL, 0)) {
+			print_message("vdpbf16ps is not on this processor: A read in place is not checked here\n");
+			break;
+		}
+		void *packed = malloc(bf16_packed_b_bytes(BF16_AVX512_BF16, BF16_PAIRS, k, n));
+		assert_non_null(packed);
+		bf16_pack_b(BF16_AVX512_BF16, BF16_PAIRS, false, k, n, b, n, packed);
+		assert_true(bf16_reads_image_a(BF16_AVX512_BF16, m, k, width, 3));
+		for (int add = 0; add < 2; add++) {
+			for (int i = 0; i < m * n; i++)
+				want[i] = got[i] = bf16_to_float(value());
+			assert_int_equal(bf16_matmul(BF16_PORTABLE, BF16_PAIRS, false, false, m, n, k, a, k, b, n, add, want, n), 0);
+			assert_int_equal(bf16_multiply_image_a(BF16_AVX512_BF16, BF16_PAIRS, m, n, k, image, offsets, width, wp, packed,
+							       add, got, n),
+					 0);
+			assert_memory_equal(got, want, sizeof(float) * (size_t)m * n);
+		}
+		/* rows that are not whole windows: refused */
+		offsets[m - 1]++;
+		assert_int_equal(bf16_multiply_image_a(BF16_AVX512_BF16, BF16_PAIRS, m, n, k, image, offsets, width, wp, packed, false,
+						       got, n),
+				 -1);
+		free(packed);
+		free(image);
+		free(a);
+		free(b);
+		free(want);
+		free(got);
+		free(offsets);
+	}
+	/* where: vdpbf16ps, a 3x3 kernel, whole windows, an even width whose
+	 * rows K is */
+	assert_true(bf16_reads_image_a(BF16_AVX512_BF16, 144, 1024, 32, 3));
+	assert_false(bf16_reads_image_a(BF16_AVX512, 144, 1024, 32, 3));
+	assert_false(bf16_reads_image_a(BF16_AMX, 144, 1024, 32, 3));
+	assert_false(bf16_reads_image_a(BF16_PORTABLE, 144, 1024, 32, 3));
+	assert_false(bf16_reads_image_a(BF16_AVX512_BF16, 144, 49, 7, 3));
+	assert_false(bf16_reads_image_a(BF16_AVX512_BF16, 143, 1024, 32, 3));
+	assert_false(bf16_reads_image_a(BF16_AVX512_BF16, 144, 1000, 32, 3));
+	assert_false(bf16_reads_image_a(BF16_AVX512_BF16, 400, 1024, 32, 5));
+	/* the tiles order, and rows with no border beside them: refused */
+	assert_int_equal(bf16_multiply_image_a(BF16_AVX512_BF16, BF16_TILES, 9, 16, 64, NULL, NULL, 8, 10, NULL, false, NULL, 16), -1);
+	assert_int_equal(bf16_multiply_image_a(BF16_AVX512_BF16, BF16_PAIRS, 9, 16, 64, NULL, NULL, 8, 8, NULL, false, NULL, 16), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_gathered_operands_are_packed_ones),
 		cmocka_unit_test(test_gathered_rows_are_packed_ones),
 		cmocka_unit_test(test_columns_read_in_place_are_packed_ones),
+		cmocka_unit_test(test_rows_read_in_place_are_packed_ones),
 	};
 	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
 }

@@ -325,6 +325,58 @@ static inline void products_gather_along(struct products_columns a, const uint16
 #endif
 }
 
+/* Whether p's path reads a 3x3 convolution's columns in place as A from
+ * its image in bf16 (bf16_reads_image_a): the weight gradient's
+ * columns(X) . dY^T, m rows (C_IN K K) of k (the output's pixels, rows
+ * of width), so that they need not be written; never in the f64 builds. */
+static inline bool products_read_image_a(struct products p, int m, int k, int width, int kernel)
+{
+#ifndef RESGEN_F64
+	return products_bf16(p) && bf16_reads_image_a((enum bf16_path)p.path, m, k, width, kernel);
+#else
+	(void)p;
+	(void)m;
+	(void)k;
+	(void)width;
+	(void)kernel;
+	return false;
+#endif
+}
+
+/* C (m x n) = beta C + columns . op(B) (beta 0 or 1), the columns read
+ * in place from image (bf16, with its whole zero border: rows wp apart)
+ * as bf16_multiply_image_a reads them, op(B) packed here; where
+ * products_read_image_a. */
+static inline void products_gemm_image_a(struct products p, int transpose_b, int m, int n, int k, const uint16_t *image,
+					 const ptrdiff_t *offsets, int width, int wp, const real *b, int ldb, real beta, real *c, int ldc)
+{
+#ifndef RESGEN_F64
+	enum bf16_path path = (enum bf16_path)p.path;
+	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
+	void *packed = bf16_buffer(PRODUCTS_IMAGE_SLOT, bf16_packed_b_bytes(path, arithmetic, k, n));
+	if (!packed)
+		products_out_of_memory(m, n, k);
+	bf16_pack_b(path, arithmetic, transpose_b, k, n, b, ldb, packed);
+	if (bf16_multiply_image_a(path, arithmetic, m, n, k, image, offsets, width, wp, packed, beta != 0, c, ldc) != 0)
+		products_out_of_memory(m, n, k);
+#else
+	(void)p;
+	(void)transpose_b;
+	(void)m;
+	(void)n;
+	(void)k;
+	(void)image;
+	(void)offsets;
+	(void)width;
+	(void)wp;
+	(void)b;
+	(void)ldb;
+	(void)beta;
+	(void)c;
+	(void)ldc;
+#endif
+}
+
 /* C (m x n) = beta C + A op(B), A the m rows of k rounded values the
  * caller wrote into a (products_rows): their padding zeroed here. */
 static inline void products_gemm_rows(struct products p, struct products_columns a, int transpose_b, int m, int n, int k, const real *b,

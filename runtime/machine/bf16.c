@@ -143,11 +143,12 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * a new buffer each call would cost more in page faults than the products
  * (scratch slot 0 and 1: bf16_matmul's packed operands, 2: AMX's C,
  * padded; 3 and 4: bf16_gemm's operands widened, bf16_matmul_f64's
- * rounded; 5: A's rows in panels, rows_in_panels). */
+ * rounded; 5: A's rows in panels, rows_in_panels; 6: where A's pairs
+ * lie in an image, bf16_multiply_image_a). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
-} scratch[6];
+} scratch[7];
 
 static void *scratch_of(int slot, size_t bytes)
 {
@@ -246,6 +247,12 @@ struct operands {
 	const ptrdiff_t *offsets;
 	int width, wp;
 	bool panels; /* A in panels (rows_in_panels), else its rows kp or kp / 2 apart */
+	/* A read in place from an image in bf16 (bf16_multiply_image_a) where
+	 * a_image (a NULL): A[r][q] = a_image[offsets[r] + (q / width) * wp +
+	 * q % width], each nine rows from a multiple of 9 one channel's 3x3
+	 * window */
+	const uint16_t *a_image;
+	const size_t *pair_at; /* where K's pair q lies in the image, in bytes from a row's start */
 };
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
@@ -666,6 +673,54 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
 }
 
+/* 9 channels rows of C (from i, a multiple of 9) by 16 halves columns
+ * (from j), as avx512_bf16_block, A's rows read in place from the image
+ * in bf16 (w->a_image), nine a channel: row (ky, kx) of a channel's
+ * window is its first row moved ky rows and kx columns of the image, so
+ * that a step reads each channel's pairs at fixed distances from one
+ * address (w->pair_at: K runs along the output's rows, width even, so
+ * that no pair straddles two). Each pair is its own load: kx 1's lies
+ * between 4-byte boundaries, but making it of its neighbours' halves
+ * (vpshrdd) ran slower than the load. */
+enum { A_WINDOW = 9, A_CHANNELS = 2 };
+
+__attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_bf16_image_a_block(
+	const struct operands *w, int j, __mmask16 mask0, __mmask16 mask1, float *c, int ldc, int i, const int channels,
+	const int halves)
+{
+	__mmask16 masks[2] = {mask0, mask1};
+	__m512 sum[A_WINDOW * A_CHANNELS][2];
+	for (int r = 0; r < A_WINDOW * channels; r++)
+		for (int h = 0; h < halves; h++)
+			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
+						       : _mm512_setzero_ps();
+	const char *window[A_CHANNELS]; /* each channel's first row, as bytes */
+	for (int ch = 0; ch < channels; ch++)
+		window[ch] = (const char *)(w->a_image + w->offsets[i + A_WINDOW * ch]);
+	size_t np = (size_t)w->np, row_bytes = 2 * (size_t)w->wp;
+	const uint32_t *b = (const uint32_t *)w->b + j + (size_t)w->start / 2 * np;
+	for (int q = w->start / 2; q < w->stop / 2; q++, b += np) {
+		size_t at = w->pair_at[q];
+		__m512bh pairs[2];
+		for (int h = 0; h < halves; h++)
+			pairs[h] = (__m512bh)_mm512_loadu_si512(b + 16 * h);
+		for (int ch = 0; ch < channels; ch++)
+			for (int ky = 0; ky < 3; ky++) {
+				const char *row = window[ch] + at + ky * row_bytes;
+				for (int kx = 0; kx < 3; kx++) {
+					__m512bh pair = (__m512bh)_mm512_broadcastd_epi32(_mm_loadu_si32(row + 2 * kx));
+					for (int h = 0; h < halves; h++) {
+						__m512 *s = &sum[A_WINDOW * ch + 3 * ky + kx][h];
+						*s = _mm512_dpbf16_ps(*s, pair, pairs[h]);
+					}
+				}
+			}
+	}
+	for (int r = 0; r < A_WINDOW * channels; r++)
+		for (int h = 0; h < halves; h++)
+			_mm512_mask_storeu_ps(c + (size_t)(i + r) * ldc + j + 16 * h, masks[h], sum[r][h]);
+}
+
 #define AVX512_BF16_BLOCK(w, j, mask0, mask1, c, ldc, reading, panels, i, rows, halves) \
 	avx512_bf16_block(w, j, mask0, mask1, reading, panels, c, ldc, i, rows, halves)
 
@@ -675,6 +730,25 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16(
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
 		EACH_READING(AVX512_BF16_BLOCK, 8, 16, m, n, j, w, w, j, mask0, mask1, c, ldc);
+	}
+}
+
+/* avx512_bf16 where A is read in place from the image (w->a_image): 18
+ * sums a block, two channels' rows by 16 columns or one channel's by 32
+ * (9 rows left: one channel's by 16). */
+__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16_image_a(const struct operands *w, int m,
+												     int n, float *c, int ldc)
+{
+	for (int j = 0; j < n; j += 32) {
+		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
+		int i = 0;
+		if (n - j > 16)
+			for (; i < m; i += A_WINDOW)
+				avx512_bf16_image_a_block(w, j, mask0, mask1, c, ldc, i, 1, 2);
+		for (; i + A_WINDOW * A_CHANNELS <= m; i += A_WINDOW * A_CHANNELS)
+			avx512_bf16_image_a_block(w, j, mask0, mask1, c, ldc, i, A_CHANNELS, 1);
+		for (; i < m; i += A_WINDOW)
+			avx512_bf16_image_a_block(w, j, mask0, mask1, c, ldc, i, 1, 1);
 	}
 }
 
@@ -1493,7 +1567,7 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * product (M K values copied, M N K / 16 vectors multiplied): the
 	 * emulation's blocks of 6 rows keep their pointers in registers */
 	bool pairs = path == BF16_AVX512_BF16;
-	w.panels = w.image || (pairs && n >= PANELS_FROM);
+	w.panels = w.image || (pairs && n >= PANELS_FROM && !w.a_image);
 	if (w.panels && !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
 	unsigned mxcsr = flush_begin();
@@ -1501,6 +1575,8 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 		w.stop = w.start + K_PART < w.kp ? w.start + K_PART : w.kp;
 		if (path == BF16_AVX2)
 			avx2(arithmetic, &w, m, n, c, ldc);
+		else if (path == BF16_AVX512_BF16 && w.a_image)
+			avx512_bf16_image_a(&w, m, n, c, ldc);
 		else if (path == BF16_AVX512_BF16)
 			avx512_bf16(&w, m, n, c, ldc);
 		else
@@ -1543,7 +1619,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 		flush_end(mxcsr);
 		return 0;
 	}
-	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false}, m, n, c, ldc);
+	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL}, m, n, c, ldc);
 }
 
 /* What bf16_multiply_image can read in place: by the AVX-512 kernels, K
@@ -1577,8 +1653,47 @@ int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 	if (k == 0 && !add)
 		for (int i = 0; i < m; i++)
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
-	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false}, m, n,
+	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL}, m, n,
 				 c, ldc);
+}
+
+/* Whether offsets lay out m rows (a multiple of 9) as windows of a 3x3
+ * kernel over rows wp apart: row (ky, kx) of each nine its first moved ky
+ * rows and kx columns (the order avx512_bf16_image_a_block reads). */
+static bool rows_are_windows(const ptrdiff_t *offsets, int m, int wp)
+{
+	if (m % A_WINDOW != 0)
+		return false;
+	for (int r = 0; r < m; r++)
+		if (offsets[r] != offsets[r - r % A_WINDOW] + (ptrdiff_t)(r % A_WINDOW / 3) * wp + r % 3)
+			return false;
+	return true;
+}
+
+bool bf16_reads_image_a(enum bf16_path path, int m, int k, int width, int kernel)
+{
+	return path == BF16_AVX512_BF16 && kernel == 3 && m % A_WINDOW == 0 && width > 0 && width % 2 == 0 && k % width == 0;
+}
+
+int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *image,
+			  const ptrdiff_t *offsets, int width, int wp, const void *b, bool add, float *c, int ldc)
+{
+	if (arithmetic != BF16_PAIRS || !bf16_reads_image_a(path, m, k, width, 3) || !bf16_path_available(path, arithmetic, NULL, 0) ||
+	    n < 0 || wp < width + 2 || !rows_are_windows(offsets, m, wp))
+		return -1;
+	if (m == 0 || n == 0)
+		return 0;
+	if (k == 0 && !add)
+		for (int i = 0; i < m; i++)
+			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
+	size_t *pair_at = scratch_of(6, sizeof(size_t) * (size_t)(k / 2));
+	if (!pair_at)
+		return -1;
+	for (int q = 0; q < k; q += 2)
+		pair_at[q / 2] = sizeof *image * ((size_t)(q / width) * wp + q % width);
+	return products_by_parts(path, arithmetic,
+				 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, wp, false, image, pair_at}, m,
+				 n, c, ldc);
 }
 
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,

@@ -149,6 +149,20 @@ int bf16_image_rows_apart(int width);
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc);
 
+/* A 3x3 convolution's weight gradient as dW^T = columns(X) . dY^T, whose
+ * A, the columns, need not be written: bf16_multiply_image_a reads them
+ * in place from the image in bf16 with its whole zero border (rows wp
+ * apart, wp >= width + 2), A[r][q] = image[offsets[r] + (q / width) * wp
+ * + q % width] (width: the output's, even, which K is rows of; r counts
+ * M's rows as channel, kernel row, kernel column: each nine one
+ * channel's window, else -1). B packed as bf16_pack_b packs it. The same
+ * sums in the same order as bf16_multiply of those rows packed, so the
+ * same bits; by vdpbf16ps, the pairs order (else -1).
+ * bf16_reads_image_a says whether path reads them so. */
+bool bf16_reads_image_a(enum bf16_path path, int m, int k, int width, int kernel);
+int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *image,
+			  const ptrdiff_t *offsets, int width, int wp, const void *b, bool add, float *c, int ldc);
+
 /* The three in one: C = C (add) or 0, + op(A) op(B), of f32 operands. */
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
 		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc);

@@ -302,6 +302,7 @@ static const char *conv_forced_note(bool forced) { return forced ? " (forced by 
  * bf16 convolution runs. */
 KERNEL_HELPER bool conv_data_gradient_convolves(struct conv_shape s, struct products p);
 KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p);
+KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p);
 
 /* What a product of a convolution of shape s takes as its columns. */
 static const char *conv_products_columns(struct conv_shape s, struct products p)
@@ -334,7 +335,9 @@ static void conv_explain_products(FILE *out, struct conv_shape s, struct product
 		conv_explain_pass(out, "data", p, "dY convolved with W flipped, ", said);
 	} else
 		conv_explain_pass(out, "data", p, "W^T . dY an image", direct ? "" : ", its columns added back onto their pixels (col2im)");
-	if (conv_weight_gradient_swapped(s, p))
+	if (conv_weight_gradient_in_place(s, p))
+		conv_explain_pass(out, "weight", p, "its transpose, columns(X) . dY^T an image, the columns read in place from the image", "");
+	else if (conv_weight_gradient_swapped(s, p))
 		conv_explain_pass(out, "weight", p, "its transpose, columns(X) . dY^T an image, the columns copied row by row", "");
 	else
 		conv_explain_pass(out, "weight", p, direct ? "dY . X^T an image" : "dY . columns(X)^T an image", "");

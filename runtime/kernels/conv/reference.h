@@ -280,12 +280,15 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
  * dW^T (PATCH, C_OUT) = columns(X) . dY^T: in f32 builds where p's path
  * reads operands a caller may write, for a stride-1 convolution wider
  * than 1x1 whose output rows hold pairs whole, of more than 16 output
- * channels. Then the columns, the larger operand, are copied as A, row
- * by row of the padded image, where as B they would be transposed; and
- * dY^T, C_OUT columns, is packed as B. With 16 the kernels' blocks of 32
- * columns ran half full, slower than the transposed copy they spare. Each
- * product is the same and so is every sum's order (a . b = b . a
- * exactly): the bits do not change. */
+ * channels or whose columns p's path reads in place as A
+ * (conv_weight_gradient_in_place). Then the columns, the larger operand,
+ * are read in place or copied as A, row by row of the padded image, where
+ * as B they would be transposed; and dY^T, C_OUT columns, is packed as B.
+ * Copied, with 16 the kernels' blocks of 32 columns ran half full, slower
+ * than the transposed copy they spare. Each product is the same and so
+ * is every sum's order (a . b = b . a exactly): the bits do not change. */
+KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p);
+
 KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p)
 {
 #ifdef RESGEN_F64
@@ -293,8 +296,18 @@ KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct prod
 	(void)p;
 	return false;
 #else
-	return products_bf16(p) && bf16_b_layout((enum bf16_path)p.path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0 && s.c_out > 16;
+	return products_bf16(p) && bf16_b_layout((enum bf16_path)p.path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0 &&
+	       (s.c_out > 16 || conv_weight_gradient_in_place(s, p));
 #endif
+}
+
+/* Whether the swapped weight gradient reads the columns in place from the
+ * image in bf16 (products_read_image_a: vdpbf16ps, a 3x3 kernel whose
+ * output keeps the image's size), rather than copying them. */
+KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p)
+{
+	return s.stride == 1 && s.h_in == s.h_out && s.w_in == s.w_out &&
+	       products_read_image_a(p, CONV_PATCH(s.c_in, s.k), s.h_out * s.w_out, s.w_out, s.k);
 }
 
 /* Where the reference weight gradient keeps dW[co][c][ky][kx] in a
@@ -316,6 +329,11 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
 	if (conv_weight_gradient_swapped(s, p)) {
 		struct conv_padded padded = conv_pad_rounded(image, s);
+		if (conv_weight_gradient_in_place(s, p)) {
+			products_gemm_image_a(p, 1, patch, s.c_out, pixels, padded.x, padded.offsets, s.w_out, padded.wp, dy, pixels, 1, own,
+					      s.c_out);
+			return;
+		}
 		struct products_columns a = products_rows(p, patch, pixels);
 		products_gather_along(a, padded.x, padded.offsets, patch, s.h_out, padded.wp, s.w_out);
 		products_gemm_rows(p, a, 1, patch, s.c_out, pixels, dy, pixels, 1, own, s.c_out);
