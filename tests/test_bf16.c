@@ -128,22 +128,36 @@ static void test_rounding_to_bf16(void **unused)
 	uint16_t rows_converted[ROWS * LD_OUT];
 	memset(rows_rounded, 0xa5, sizeof rows_rounded);
 	memset(rows_converted, 0xa5, sizeof rows_converted);
-	bf16_round_rows(rows_rounded, LD_OUT, in, LD, ROWS, COLUMNS, true);
-	bf16_round_rows(rows_converted, LD_OUT, in, LD, ROWS, COLUMNS, false);
-	for (int r = 0; r < ROWS; r++)
-		for (int e = 0; e < LD_OUT; e++) {
-			uint32_t bits;
-			memcpy(&bits, &rows_rounded[r * LD_OUT + e], sizeof bits);
-			if (e >= COLUMNS) {
-				assert_int_equal(rows_converted[r * LD_OUT + e], 0xa5a5);
-				assert_int_equal(bits, 0xa5a5a5a5u);
-				continue;
+	/* then activated first (a convolution's BN and ReLU): a scale and
+	 * shift that leave some values subnormal, make some -0 and NaN, and
+	 * cut the negative ones to +0; and plain (no prologue) */
+	const float prologues[][2] = {{0, 0}, {-0.75f, 0x1p-127f}, {1.5f, -0.5f}, {0x1p-100f, 0}};
+	for (size_t t = 0; t < sizeof prologues / sizeof prologues[0]; t++) {
+		const float *prologue = t == 0 ? NULL : prologues[t];
+		memset(rows_rounded, 0xa5, sizeof rows_rounded);
+		memset(rows_converted, 0xa5, sizeof rows_converted);
+		bf16_round_rows(rows_rounded, LD_OUT, in, LD, ROWS, COLUMNS, true, prologue);
+		bf16_round_rows(rows_converted, LD_OUT, in, LD, ROWS, COLUMNS, false, prologue);
+		for (int r = 0; r < ROWS; r++)
+			for (int e = 0; e < LD_OUT; e++) {
+				uint32_t bits;
+				memcpy(&bits, &rows_rounded[r * LD_OUT + e], sizeof bits);
+				if (e >= COLUMNS) {
+					assert_int_equal(rows_converted[r * LD_OUT + e], 0xa5a5);
+					assert_int_equal(bits, 0xa5a5a5a5u);
+					continue;
+				}
+				float x = in[r * LD + e];
+				if (prologue) { /* conv_activated's definition, written plainly */
+					x = fmaf(x, prologue[0], prologue[1]);
+					x = x > 0 ? x : 0;
+				}
+				uint16_t want = bf16_from_float(x);
+				assert_int_equal(rows_converted[r * LD_OUT + e], want);
+				assert_int_equal(bits >> 16, want);
+				assert_int_equal(bits & 0xffff, 0);
 			}
-			uint16_t want = bf16_from_float(in[r * LD + e]);
-			assert_int_equal(rows_converted[r * LD_OUT + e], want);
-			assert_int_equal(bits >> 16, want);
-			assert_int_equal(bits & 0xffff, 0);
-		}
+	}
 }
 
 /* The orders by hand: c = 1 and two products of 2^-24. The tiles order

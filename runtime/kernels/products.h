@@ -223,13 +223,15 @@ static inline void products_round(real *out, const real *x, size_t count)
 }
 
 /* An image's rows (rows of columns values, ld apart) into a padded plane
- * (rows ld_out apart): rounded and kept as reals where widened
+ * (rows ld_out apart): activated by prologue (scale, shift) where it is
+ * not NULL, then rounded and kept as reals where widened
  * (bf16_round_rows), else as bf16 (an image a caller gathers columns
  * from, products_gather, products_gather_along). */
-static inline void products_image_rows(void *out, int ld_out, const real *x, int ld, int rows, int columns, bool widened)
+static inline void products_image_rows(void *out, int ld_out, const real *x, int ld, int rows, int columns, bool widened,
+				       const real *prologue)
 {
 #ifndef RESGEN_F64
-	bf16_round_rows(out, ld_out, x, ld, rows, columns, widened);
+	bf16_round_rows(out, ld_out, x, ld, rows, columns, widened, prologue);
 #else
 	(void)out;
 	(void)ld_out;
@@ -238,6 +240,7 @@ static inline void products_image_rows(void *out, int ld_out, const real *x, int
 	(void)rows;
 	(void)columns;
 	(void)widened;
+	(void)prologue;
 #endif
 }
 

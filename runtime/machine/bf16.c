@@ -1190,21 +1190,41 @@ NATIVE static void native_pairs_along(uint32_t *to, const float *from, int lengt
 		_mm256_storeu_si256((__m256i *)(to + e / 2), native_pairs8(from + e));
 }
 
-/* out = x as bf16 (bf16_convert), or rounded and kept as floats where
- * widened (bf16_round): sixteen at a time, the last fewer under a mask (a
+/* x activated by prologue where it is not NULL: max(x scale + shift, 0),
+ * the multiply-add rounded once (a convolution's BN and ReLU,
+ * conv_activated); else x. */
+static inline float activated(float x, const float *prologue)
+{
+	if (!prologue)
+		return x;
+	float y = fmaf(x, prologue[0], prologue[1]);
+	return y > 0 ? y : 0;
+}
+
+/* out = x (activated by prologue where it is not NULL) as bf16
+ * (bf16_convert), or rounded and kept as floats where widened
+ * (bf16_round): sixteen at a time, the last fewer under a mask (a
  * convolution's rows of 8 to 32). */
 NATIVE __attribute__((always_inline)) static inline void native_rounding(void *out, const float *x, size_t count,
-									  const bool widened)
+									  const bool widened, const float *prologue)
 {
 	for (size_t i = 0; i < count; i += 16) {
 		__mmask16 lanes = count - i >= 16 ? 0xffff : (__mmask16)((1u << (count - i)) - 1);
 		__m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
-		if (subnormals16(v)) {
+		/* an image to activate was written long before, so is read from
+		 * memory: without the prefetch 16 lines ahead, the loads stalled
+		 * the pass to more than the separate passes took */
+		if (prologue)
+			_mm_prefetch((const char *)(x + i) + 1024, _MM_HINT_T0);
+		if (prologue) /* vmaxps gives its second operand, +0, for a NaN or -0 */
+			v = _mm512_max_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(prologue[0]), _mm512_set1_ps(prologue[1])),
+					  _mm512_setzero_ps());
+		if (subnormals16(_mm512_maskz_mov_ps(lanes, v))) {
 			for (size_t e = i; e < count && e < i + 16; e++)
 				if (widened)
-					((float *)out)[e] = rounded_float(x[e]);
+					((float *)out)[e] = rounded_float(activated(x[e], prologue));
 				else
-					((uint16_t *)out)[e] = rounded_half(x[e]);
+					((uint16_t *)out)[e] = rounded_half(activated(x[e], prologue));
 			continue;
 		}
 		__m256i halves = (__m256i)_mm512_cvtneps_pbh(v);
@@ -1215,18 +1235,19 @@ NATIVE __attribute__((always_inline)) static inline void native_rounding(void *o
 	}
 }
 
-NATIVE static void native_round(float *out, const float *x, size_t count) { native_rounding(out, x, count, true); }
-NATIVE static void native_convert(uint16_t *out, const float *x, size_t count) { native_rounding(out, x, count, false); }
+NATIVE static void native_round(float *out, const float *x, size_t count) { native_rounding(out, x, count, true, NULL); }
+NATIVE static void native_convert(uint16_t *out, const float *x, size_t count) { native_rounding(out, x, count, false, NULL); }
 
 /* Each row of rows by native_rounding, widened or not. */
-NATIVE static void native_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened)
+NATIVE static void native_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened,
+			       const float *prologue)
 {
 	for (int r = 0; r < rows; r++) {
 		const float *from = x + (size_t)r * ld;
 		if (widened)
-			native_rounding((float *)out + (size_t)r * ld_out, from, (size_t)columns, true);
+			native_rounding((float *)out + (size_t)r * ld_out, from, (size_t)columns, true, prologue);
 		else
-			native_rounding((uint16_t *)out + (size_t)r * ld_out, from, (size_t)columns, false);
+			native_rounding((uint16_t *)out + (size_t)r * ld_out, from, (size_t)columns, false, prologue);
 	}
 }
 
@@ -1282,7 +1303,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	if (transpose)
 		round_transposed(out, kp, a, lda, k, m);
 	else
-		bf16_round_rows(out, kp, a, lda, m, k, true);
+		bf16_round_rows(out, kp, a, lda, m, k, true, NULL);
 	for (int i = 0; i < m && k < kp; i++)
 		memset(out + (size_t)i * kp + k, 0, (size_t)(kp - k) * sizeof *out);
 }
@@ -1322,7 +1343,7 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	if (transpose)
 		round_transposed(out, np, b, ldb, n, k);
 	else
-		bf16_round_rows(out, np, b, ldb, k, n, true);
+		bf16_round_rows(out, np, b, ldb, k, n, true, NULL);
 	bf16_pad_b(path, arithmetic, k, n, out);
 }
 
@@ -1541,19 +1562,28 @@ void bf16_round(float *out, const float *x, size_t count)
 		out[i] = rounded_float(x[i]);
 }
 
-void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened)
+void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened, const float *prologue)
 {
 	if (converts_natively()) {
-		native_rows(out, ld_out, x, ld, rows, columns, widened);
+		native_rows(out, ld_out, x, ld, rows, columns, widened, prologue);
 		return;
 	}
-	for (int r = 0; r < rows; r++) {
-		const float *from = x + (size_t)r * ld;
-		if (widened)
-			bf16_round((float *)out + (size_t)r * ld_out, from, (size_t)columns);
-		else
-			bf16_convert((uint16_t *)out + (size_t)r * ld_out, from, (size_t)columns);
-	}
+	enum { RUN = 64 }; /* a row activated a run at a time, then rounded */
+	float run[RUN];
+	for (int r = 0; r < rows; r++)
+		for (int e = 0; e < columns; e += RUN) {
+			const float *from = x + (size_t)r * ld + e;
+			int count = columns - e < RUN ? columns - e : RUN;
+			if (prologue) {
+				for (int i = 0; i < count; i++)
+					run[i] = activated(from[i], prologue);
+				from = run;
+			}
+			if (widened)
+				bf16_round((float *)out + (size_t)r * ld_out + e, from, (size_t)count);
+			else
+				bf16_convert((uint16_t *)out + (size_t)r * ld_out + e, from, (size_t)count);
+		}
 }
 
 /* A vector path's product of the operands w names (its start and stop
@@ -1670,6 +1700,27 @@ static bool rows_are_windows(const ptrdiff_t *offsets, int m, int wp)
 	return true;
 }
 
+/* Where each pair of K lies in an image whose rows, width pairs of K
+ * each, lie wp apart (bytes from the first row's start): the table of
+ * the last call kept, since a convolution asks for the same for each of
+ * its images. NULL where memory runs out. */
+static const size_t *pairs_lie(int k, int width, int wp)
+{
+	static __thread struct {
+		int k, width, wp;
+	} last;
+	size_t *at = scratch_of(6, sizeof *at * (size_t)(k / 2));
+	if (!at || (last.k == k && last.width == width && last.wp == wp))
+		return at;
+	for (int row = 0, q = 0; q < k; row++)
+		for (int x = 0; x < width; x += 2, q += 2)
+			at[q / 2] = sizeof(uint16_t) * ((size_t)row * wp + x);
+	last.k = k;
+	last.width = width;
+	last.wp = wp;
+	return at;
+}
+
 bool bf16_reads_image_a(enum bf16_path path, int m, int k, int width, int kernel)
 {
 	return path == BF16_AVX512_BF16 && kernel == 3 && m % A_WINDOW == 0 && width > 0 && width % 2 == 0 && k % width == 0;
@@ -1686,11 +1737,9 @@ int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, 
 	if (k == 0 && !add)
 		for (int i = 0; i < m; i++)
 			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
-	size_t *pair_at = scratch_of(6, sizeof(size_t) * (size_t)(k / 2));
+	const size_t *pair_at = pairs_lie(k, width, wp);
 	if (!pair_at)
 		return -1;
-	for (int q = 0; q < k; q += 2)
-		pair_at[q / 2] = sizeof *image * ((size_t)(q / width) * wp + q % width);
 	return products_by_parts(path, arithmetic,
 				 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, wp, false, image, pair_at}, m,
 				 n, c, ldc);

@@ -93,9 +93,11 @@ void bf16_round(float *out, const float *x, size_t count);
 void bf16_convert(uint16_t *out, const float *x, size_t count);
 
 /* rows rows of columns values, ld apart in x and ld_out in out, rounded:
- * kept as floats where widened (bf16_round), else as bf16 (bf16_convert).
+ * kept as floats where widened (bf16_round), else as bf16 (bf16_convert);
+ * each value first activated where prologue (scale, shift) is not NULL:
+ * max(fmaf(x, scale, shift), 0), as a convolution's BN and ReLU make it.
  * A convolution's image rows into its padded plane, one call a plane. */
-void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened);
+void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened, const float *prologue);
 
 /* B's rows or columns gathered from x, bf16 already (bf16_convert), its
  * rows (of the columns: count of them, length long) found at offsets;

@@ -91,14 +91,16 @@ struct conv_padded {
 	int wp;
 };
 
-/* The image bordered in bf16 (conv_pad_rounded) or in rounded reals
- * (conv_pad_widened): each plane's rows converted or rounded in one call
+/* The image, activated by its prologue pre where that is not NULL (BN's
+ * scale and shift, then ReLU: conv_activate's values), bordered in bf16
+ * (conv_pad_rounded) or in rounded reals (conv_pad_widened): each
+ * plane's rows activated and converted or rounded in one call
  * (products_image_rows), the zeros before, between and after them, size
  * bytes a value. A plane: pad rows of zeros, and pad zeros more, before
  * the first value and after the last. Where there are zeros beside the
  * rows, the whole image is zeroed first in one call: a call a gap of a
  * few bytes cost more than the rounding. */
-KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, struct conv_shape s, bool widened)
+KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, const real *pre, struct conv_shape s, bool widened)
 {
 	int pad = s.k / 2, wp = widened ? products_image_rows_apart(s.w_in) : s.w_in + 2 * pad, side = (wp - s.w_in) / 2;
 	int patch = CONV_PATCH(s.c_in, s.k);
@@ -111,12 +113,14 @@ KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, struct conv_s
 	for (int c = 0; c < s.c_in; c++) {
 		char *to = padded + size * c * plane;
 		const real *from = image + (size_t)c * s.h_in * s.w_in;
+		real prologue[2] = {pre ? pre[c] : 1, pre ? pre[s.c_in + c] : 0};
+		const real *activation = pre ? prologue : NULL;
 		if (side == 0) { /* the rows one run */
 			memset(to, 0, size * lead);
-			products_image_rows(to + size * lead, 0, from, 0, 1, s.h_in * s.w_in, widened);
+			products_image_rows(to + size * lead, 0, from, 0, 1, s.h_in * s.w_in, widened, activation);
 			memset(to + size * last, 0, size * (plane - last));
 		} else
-			products_image_rows(to + size * lead, wp, from, s.w_in, s.h_in, s.w_in, widened);
+			products_image_rows(to + size * lead, wp, from, s.w_in, s.h_in, s.w_in, widened, activation);
 		for (int ky = 0; ky < s.k; ky++)
 			for (int kx = 0; kx < s.k; kx++)
 				offsets[(c * s.k + ky) * s.k + kx] = (ptrdiff_t)(c * plane) + ky * wp + kx;
@@ -124,52 +128,62 @@ KERNEL_HELPER struct conv_padded conv_pad_image(const real *image, struct conv_s
 	return (struct conv_padded){offsets, widened ? NULL : (const uint16_t *)padded, widened ? (const real *)padded : NULL, wp};
 }
 
-KERNEL_HELPER struct conv_padded conv_pad_rounded(const real *image, struct conv_shape s) { return conv_pad_image(image, s, false); }
-KERNEL_HELPER struct conv_padded conv_pad_widened(const real *image, struct conv_shape s) { return conv_pad_image(image, s, true); }
+KERNEL_HELPER struct conv_padded conv_pad_rounded(const real *image, const real *pre, struct conv_shape s) { return conv_pad_image(image, pre, s, false); }
+KERNEL_HELPER struct conv_padded conv_pad_widened(const real *image, const real *pre, struct conv_shape s) { return conv_pad_image(image, pre, s, true); }
 
 /* columns(X) of a stride-1 convolution written into packed in pairs of
  * rows (products_columns), each output row's pixels gathered from the
- * image padded and rounded once. */
-KERNEL_HELPER void conv_columns_pairs(struct products_columns packed, const real *image, struct conv_shape s)
+ * image activated by pre (or not, where NULL), padded and rounded once. */
+KERNEL_HELPER void conv_columns_pairs(struct products_columns packed, const real *image, const real *pre, struct conv_shape s)
 {
-	struct conv_padded padded = conv_pad_rounded(image, s);
+	struct conv_padded padded = conv_pad_rounded(image, pre, s);
 	for (int oy = 0; oy < s.h_out; oy++)
 		products_gather(packed, 0, oy * s.w_out, false, padded.x + (size_t)oy * padded.wp, padded.offsets, CONV_PATCH(s.c_in, s.k), s.w_out);
 }
 
 /* columns(X)^T of a stride-1 convolution (an even number of output
  * columns where in pairs) written into packed, each output row's pixels
- * gathered from the image padded and rounded once. */
-KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const real *image, struct conv_shape s)
+ * gathered from the image activated by pre (or not, where NULL), padded
+ * and rounded once. */
+KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const real *image, const real *pre, struct conv_shape s)
 {
-	struct conv_padded padded = conv_pad_rounded(image, s);
+	struct conv_padded padded = conv_pad_rounded(image, pre, s);
 	for (int oy = 0; oy < s.h_out; oy++)
 		products_gather(packed, oy * s.w_out / (packed.pairs ? 2 : 1), 0, true, padded.x + (size_t)oy * padded.wp, padded.offsets,
 				CONV_PATCH(s.c_in, s.k), s.w_out);
 }
 
 /* result (C_OUT, PIXELS) = beta result + W . columns(image) for one image
- * of a convolution of shape s, w as products_pack made W (C_OUT x PATCH):
- * the columns written packed where p's path reads them so
+ * of a convolution of shape s, the image activated by its prologue pre
+ * (or not, where NULL), w as products_pack made W (C_OUT x PATCH): the
+ * columns written packed where p's path reads them so
  * (products_columns), else made in own (PATCH x PIXELS reals) and packed
- * by the product; rounded: room for the image rounded (C_IN x H_IN x
- * W_IN reals), where the columns are written widened and not gathered. */
-KERNEL_HELPER void conv_products_image(real *result, const real *image, struct products_operand w, struct conv_shape s, real *own, real *rounded, real beta, struct products p)
+ * by the product; activated: room for the image activated or rounded
+ * (C_IN x H_IN x W_IN reals). Where the image is padded (the columns read
+ * in place, or gathered in pairs), it is activated and rounded in that
+ * one pass. */
+KERNEL_HELPER void conv_products_image(real *result, const real *image, const real *pre, struct products_operand w, struct conv_shape s, real *own,
+				       real *activated, real beta, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
 	struct products_columns packed = products_columns(p, patch, pixels);
 	if (!direct && s.stride == 1 && products_read_image(p, s.c_out, patch, s.w_out, s.k)) {
 		/* the columns read in place from the image rounded once */
-		struct conv_padded padded = conv_pad_widened(image, s);
+		struct conv_padded padded = conv_pad_widened(image, pre, s);
 		products_gemm_image(p, w, s.c_out, pixels, patch, padded.wide, padded.offsets, s.w_out, padded.wp, beta, result, pixels);
-	} else if (packed.x && !direct && !packed.pairs) {
-		/* the image rounded once, its columns then written packed */
-		products_round(rounded, image, (size_t)s.c_in * s.h_in * s.w_in);
-		conv_im2col_rows(packed.x, packed.ld, rounded, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
+		return;
+	}
+	if (packed.x && !direct && packed.pairs && s.stride == 1) {
+		conv_columns_pairs(packed, image, pre, s);
 		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
-	} else if (packed.x && !direct && s.stride == 1) {
-		conv_columns_pairs(packed, image, s);
+		return;
+	}
+	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
+	if (packed.x && !direct && !packed.pairs) {
+		/* the image rounded once, its columns then written packed */
+		products_round(activated, image, (size_t)s.c_in * s.h_in * s.w_in);
+		conv_im2col_rows(packed.x, packed.ld, activated, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
 	} else {
 		const real *columns = image;
@@ -190,10 +204,9 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 	struct products_operand w = products_pack(p, 0, false, s.c_out, patch, weight, patch);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
-		const real *image = conv_activate(activated, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, s.c_in, s.h_in * s.w_in);
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = out + (size_t)i * s.c_out * pixels;
-		conv_products_image(result, image, w, s, own, activated, 0, p);
+		conv_products_image(result, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, w, s, own, activated, 0, p);
 		conv_epilogue_end(epilogue, result, i, s);
 	}
 }
@@ -326,9 +339,8 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
-	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
 	if (conv_weight_gradient_swapped(s, p)) {
-		struct conv_padded padded = conv_pad_rounded(image, s);
+		struct conv_padded padded = conv_pad_rounded(image, pre, s);
 		if (conv_weight_gradient_in_place(s, p)) {
 			products_gemm_image_a(p, 1, patch, s.c_out, pixels, padded.x, padded.offsets, s.w_out, padded.wp, dy, pixels, 1, own,
 					      s.c_out);
@@ -341,11 +353,12 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	}
 	struct products_columns packed = products_columns(p, pixels, patch);
 	if (packed.x && !direct && s.stride == 1 && (!packed.pairs || s.w_out % 2 == 0)) {
-		conv_columns_transposed(packed, image, s);
+		conv_columns_transposed(packed, image, pre, s);
 		struct products_operand a = products_pack(p, 0, false, s.c_out, pixels, dy, pixels);
 		products_gemm_columns(p, a, packed, s.c_out, patch, pixels, 1, own, patch);
 		return;
 	}
+	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
 	if (!direct)
 		conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 	products_gemm(p, 0, 1, s.c_out, patch, pixels, dy, pixels, direct ? image : columns, pixels, 1, own, patch);
@@ -411,7 +424,7 @@ KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *
 		size_t spare = packed.x ? (size_t)t.c_in * t.h_in * t.w_in : (size_t)CONV_PATCH(t.c_in, t.k) * t.h_out * t.w_out;
 		bool room_needed = !(packed.x && packed.pairs) && !products_read_image(p, t.c_out, CONV_PATCH(t.c_in, t.k), t.w_out, t.k);
 		real *room = room_needed ? products_scratch(PRODUCTS_PADDED_SLOT, sizeof(real) * spare) : NULL;
-		conv_products_image(dimage, dy, w, t, room, room, write == GRADIENT_ADD, p);
+		conv_products_image(dimage, dy, NULL, w, t, room, room, write == GRADIENT_ADD, p);
 		return;
 	}
 	if (s.k == 1 && s.stride == 1) { /* the image is its own columns */
