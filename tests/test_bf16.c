@@ -683,6 +683,82 @@ static void test_rows_read_in_place_are_packed_ones(void **unused)
 	assert_int_equal(bf16_multiply_image_a(BF16_AVX512_BF16, BF16_PAIRS, 9, 16, 64, NULL, NULL, 8, 8, NULL, false, NULL, 16), -1);
 }
 
+/* A kernel that reads A in panels keeps its copy of them between
+ * products of the same A (a convolution's weights, by each image): A
+ * packed again into the same place, by bf16_pack_a or written by the
+ * caller and finished by bf16_pad_a, must be copied again. Each product
+ * against bf16_matmul's of fresh buffers: vdpbf16ps's panels (128
+ * columns of C), and the emulation's where it reads the columns from an
+ * image. */
+static void test_panels_follow_a_packed_again(void **unused)
+{
+	(void)unused;
+	enum { M = 20, K = 18, N = 128, WIDTH = 16 };
+	static float a[2][M * K], b[K * N], want[2][M * N], got[M * N], image[2 * (10 * (WIDTH + 2))];
+	for (int i = 0; i < 2 * M * K; i++)
+		a[i / (M * K)][i % (M * K)] = operand(5.0f, true);
+	for (int i = 0; i < K * N; i++)
+		b[i] = bf16_to_float(value());
+	/* the same columns as an image: 2 channels of 8 rows of 16, bordered */
+	ptrdiff_t offsets[K];
+	int wp = WIDTH + 2, plane = 10 * wp;
+	for (int i = 0; i < 2 * plane; i++)
+		image[i] = bf16_to_float(value());
+	for (int e = 0; e < K; e++)
+		offsets[e] = (ptrdiff_t)(e / 9) * plane + e / 3 % 3 * wp + e % 3;
+	float columns[K * N];
+	for (int e = 0; e < K; e++)
+		for (int j = 0; j < N; j++)
+			columns[e * N + j] = image[offsets[e] + j / WIDTH * wp + j % WIDTH];
+	const struct {
+		enum bf16_path path;
+		enum bf16_arithmetic arithmetic;
+		bool from_image;
+	} cases[] = {{BF16_AVX512_BF16, BF16_PAIRS, false}, {BF16_AVX512_BF16, BF16_PAIRS, true}, {BF16_AVX512, BF16_TILES, true}};
+	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+		enum bf16_path path = cases[t].path;
+		enum bf16_arithmetic arithmetic = cases[t].arithmetic;
+		if (!bf16_path_available(path, arithmetic, NULL, 0))
+			continue;
+		void *packed_a = malloc(bf16_packed_a_bytes(path, arithmetic, M, K));
+		void *packed_b = malloc(bf16_packed_b_bytes(path, arithmetic, K, N));
+		assert_true(packed_a && packed_b);
+		/* what each A gives, first: bf16_matmul packs A itself */
+		const float *operand_b = cases[t].from_image ? columns : b;
+		for (int x = 0; x < 2; x++)
+			assert_int_equal(bf16_matmul(path, arithmetic, false, false, M, N, K, a[x], K, operand_b, N, false, want[x], N), 0);
+		bf16_pack_b(path, arithmetic, false, K, N, b, N, packed_b);
+		/* A, then the other A in the same place, then the first again
+		 * written row by row as a caller writes it, finished by
+		 * bf16_pad_a */
+		for (int turn = 0; turn < 3; turn++) {
+			const float *matrix = a[turn % 2];
+			if (turn < 2)
+				bf16_pack_a(path, arithmetic, false, M, K, matrix, K, packed_a);
+			else {
+				int ld = bf16_packed_a_width(path, arithmetic, K);
+				for (int i = 0; i < M; i++)
+					for (int e = 0; e < K; e++) {
+						uint16_t h = bf16_from_float(matrix[i * K + e]);
+						if (bf16_b_layout(path) == BF16_B_WIDENED)
+							((float *)packed_a)[i * ld + e] = bf16_to_float(h);
+						else
+							((uint16_t *)packed_a)[2 * (i * ld + e / 2) + e % 2] = h;
+					}
+				bf16_pad_a(path, arithmetic, M, K, packed_a);
+			}
+			if (cases[t].from_image)
+				assert_int_equal(bf16_multiply_image(path, arithmetic, M, N, K, packed_a, image, offsets, WIDTH, wp, false, got, N),
+						 0);
+			else
+				assert_int_equal(bf16_multiply(path, arithmetic, M, N, K, packed_a, packed_b, false, got, N), 0);
+			assert_memory_equal(got, want[turn % 2], sizeof got);
+		}
+		free(packed_a);
+		free(packed_b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -694,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_gathered_rows_are_packed_ones),
 		cmocka_unit_test(test_columns_read_in_place_are_packed_ones),
 		cmocka_unit_test(test_rows_read_in_place_are_packed_ones),
+		cmocka_unit_test(test_panels_follow_a_packed_again),
 	};
 	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
 }

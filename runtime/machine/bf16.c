@@ -413,13 +413,29 @@ static inline void transpose8(__m256 r[8])
  * eight rows may be four). NULL where memory runs out. */
 enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANELS_FROM = 128 };
 
+static __thread unsigned long a_packings; /* bf16_pack_a's and bf16_pad_a's calls in this thread */
+
 static const void *rows_in_panels(const void *a, int m, int length, int panel)
 {
+	/* the last copy, where A is the same (a convolution's weights, by
+	 * each of its images): the same place, shape and packing */
+	static __thread struct {
+		const void *a;
+		int m, length, panel;
+		unsigned long packing;
+	} kept;
 	const float *from = a; /* 4-byte values, moved as floats */
 	int panels = (m + panel - 1) / panel;
 	float *out = scratch_of(5, (size_t)panels * panel * length * sizeof *out);
 	if (!out)
 		return NULL;
+	if (kept.a == a && kept.m == m && kept.length == length && kept.panel == panel && kept.packing == a_packings)
+		return out;
+	kept.a = a;
+	kept.m = m;
+	kept.length = length;
+	kept.panel = panel;
+	kept.packing = a_packings;
 	for (int p = 0; p < panels; p++)
 		for (int r0 = 0; r0 < panel; r0 += 8) {
 			/* eight rows of the panel at a time (four at its end where
@@ -1261,6 +1277,7 @@ static inline float element(const float *x, bool transpose, int ld, int r, int e
 void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int m, int k, const float *a,
 		 int lda, void *packed)
 {
+	a_packings++;
 	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
 	int kp = padded_k(path, k);
 	if (path == BF16_PORTABLE || path == BF16_AMX) {
@@ -1476,6 +1493,7 @@ int bf16_packed_a_width(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 
 void bf16_pad_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k, void *packed)
 {
+	a_packings++;
 	int width = bf16_packed_a_width(path, arithmetic, k);
 	if (bf16_b_layout(path) == BF16_B_WIDENED) {
 		float *out = packed;

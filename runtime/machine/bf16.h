@@ -127,7 +127,11 @@ void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const
 
 /* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B
  * packed for path, summed in arithmetic's order. 0, or -1 where the path
- * is not available here or memory runs out (C untouched). */
+ * is not available here or memory runs out (C untouched). A packed A is
+ * one bf16_pack_a made, or a caller wrote and bf16_pad_a finished, since
+ * its last change in this thread: a thread keeps A copied into panels
+ * between products of the same A (a convolution's weights, by each
+ * image), and those two calls tell it A changed. */
 int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 		  const void *b, bool add, float *c, int ldc);
 
