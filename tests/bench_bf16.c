@@ -92,7 +92,7 @@ static int image_product(enum bf16_path path, enum bf16_arithmetic arithmetic, i
 			rate[way] = flops * calls / took / 1e9 > rate[way] ? flops * calls / took / 1e9 : rate[way];
 		}
 	printf("%-12s %4d -> %-4d %3dx%-3d %12.1f %12.1f %8.2f %s\n", bf16_path_names[path], c_in, c_out, width, width, rate[0],
-	       rate[1], rate[1] / rate[0], bf16_reads_image(path, c_out, k, width, 3) ? "in place" : "packed");
+	       rate[1], rate[1] / rate[0], bf16_reads_image(path, c_out, k, 3) ? "in place" : "packed");
 	free(image);
 	free(flat);
 	free(flat_offsets);

@@ -153,18 +153,16 @@ static inline struct products_columns products_columns(struct products p, int k,
 }
 
 /* Whether p's path reads a stride-1 convolution's columns in place from
- * its image for a product of m rows (bf16_reads_image: K, the output's
- * width and the kernel's fit), so that they need not be written; never in
- * the f64 builds. */
-static inline bool products_read_image(struct products p, int m, int k, int width, int kernel)
+ * its image for a product of m rows (bf16_reads_image: K and the kernel
+ * fit), so that they need not be written; never in the f64 builds. */
+static inline bool products_read_image(struct products p, int m, int k, int kernel)
 {
 #ifndef RESGEN_F64
-	return products_bf16(p) && bf16_reads_image((enum bf16_path)p.path, m, k, width, kernel);
+	return products_bf16(p) && bf16_reads_image((enum bf16_path)p.path, m, k, kernel);
 #else
 	(void)p;
 	(void)m;
 	(void)k;
-	(void)width;
 	(void)kernel;
 	return false;
 #endif

@@ -1677,14 +1677,13 @@ static bool image_readable(enum bf16_path path, int k, int kernel)
 	return (path == BF16_AVX512 || path == BF16_AVX512_BF16) && k % 2 == 0 && kernel == 3;
 }
 
-bool bf16_reads_image(enum bf16_path path, int m, int k, int width, int kernel)
+bool bf16_reads_image(enum bf16_path path, int m, int k, int kernel)
 {
 	/* Where it is faster than the columns packed, one thread of a Zen 5
 	 * (make bench-bf16, results/speed/bf16-kernels.md): up to 128 rows of
 	 * C, whatever the width; from 256 rows (ResNet-50's 14x14 and 7x7
 	 * stages) the packing is spread over more outputs, and the packed
 	 * columns read faster than the image's masked rows. */
-	(void)width;
 	return image_readable(path, k, kernel) && m <= 128;
 }
 

@@ -150,7 +150,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
  * bits, by AVX-512's emulation and AVX512-BF16's vdpbf16ps where K is
  * even (else -1). bf16_reads_image says whether path reads them so and
  * where that is the faster: what a convolution follows. */
-bool bf16_reads_image(enum bf16_path path, int m, int k, int width, int kernel);
+bool bf16_reads_image(enum bf16_path path, int m, int k, int kernel);
 int bf16_image_rows_apart(int width);
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc);

@@ -309,7 +309,7 @@ static const char *conv_products_columns(struct conv_shape s, struct products p)
 {
 	if (s.k == 1 && s.stride == 1)
 		return "the image is its own columns";
-	if (s.stride == 1 && products_read_image(p, s.c_out, CONV_PATCH(s.c_in, s.k), s.w_out, s.k))
+	if (s.stride == 1 && products_read_image(p, s.c_out, CONV_PATCH(s.c_in, s.k), s.k))
 		return products_image_rows_apart(s.w_out) == s.w_out ? "the columns read in place from the image, masked at its rows' ends"
 								     : "the columns read in place from the image";
 	return "the columns packed";

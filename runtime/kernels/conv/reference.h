@@ -168,7 +168,7 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, const re
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
 	struct products_columns packed = products_columns(p, patch, pixels);
-	if (!direct && s.stride == 1 && products_read_image(p, s.c_out, patch, s.w_out, s.k)) {
+	if (!direct && s.stride == 1 && products_read_image(p, s.c_out, patch, s.k)) {
 		/* the columns read in place from the image rounded once */
 		struct conv_padded padded = conv_pad_widened(image, pre, s);
 		products_gemm_image(p, w, s.c_out, pixels, patch, padded.wide, padded.offsets, s.w_out, padded.wp, beta, result, pixels);
@@ -422,7 +422,7 @@ KERNEL_HELPER void conv_data_gradient_reference_image(real *dimage, const real *
 		 * rounded where they are written widened; none where they are
 		 * gathered in pairs or read in place */
 		size_t spare = packed.x ? (size_t)t.c_in * t.h_in * t.w_in : (size_t)CONV_PATCH(t.c_in, t.k) * t.h_out * t.w_out;
-		bool room_needed = !(packed.x && packed.pairs) && !products_read_image(p, t.c_out, CONV_PATCH(t.c_in, t.k), t.w_out, t.k);
+		bool room_needed = !(packed.x && packed.pairs) && !products_read_image(p, t.c_out, CONV_PATCH(t.c_in, t.k), t.k);
 		real *room = room_needed ? products_scratch(PRODUCTS_PADDED_SLOT, sizeof(real) * spare) : NULL;
 		conv_products_image(dimage, dy, NULL, w, t, room, room, write == GRADIENT_ADD, p);
 		return;
