@@ -99,6 +99,21 @@ static inline struct products_operand products_pack(struct products p, int slot,
 	return o;
 }
 
+#ifndef RESGEN_F64
+/* op(B) (k x n) packed as p's path reads it, into the calling thread's
+ * buffer for the other operand, for a product of m rows. */
+static inline const void *products_pack_b(struct products p, int transpose_b, int m, int n, int k, const real *b, int ldb)
+{
+	enum bf16_path path = (enum bf16_path)p.path;
+	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
+	void *packed = bf16_buffer(PRODUCTS_IMAGE_SLOT, bf16_packed_b_bytes(path, arithmetic, k, n));
+	if (!packed)
+		products_out_of_memory(m, n, k);
+	bf16_pack_b(path, arithmetic, transpose_b, k, n, b, ldb, packed);
+	return packed;
+}
+#endif
+
 /* C (m x n) = beta C + op(A) op(B), A as products_pack made it for the
  * same m and k. */
 static inline void products_gemm_with(struct products p, struct products_operand a, int transpose_b, int m, int n, int k, const real *b,
@@ -109,13 +124,8 @@ static inline void products_gemm_with(struct products p, struct products_operand
 		return;
 	}
 #ifndef RESGEN_F64
-	enum bf16_path path = (enum bf16_path)p.path;
-	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
-	void *packed = bf16_buffer(PRODUCTS_IMAGE_SLOT, bf16_packed_b_bytes(path, arithmetic, k, n));
-	if (!packed)
-		products_out_of_memory(m, n, k);
-	bf16_pack_b(path, arithmetic, transpose_b, k, n, b, ldb, packed);
-	if (bf16_multiply(path, arithmetic, m, n, k, a.packed, packed, beta != 0, c, ldc) != 0)
+	const void *packed = products_pack_b(p, transpose_b, m, n, k, b, ldb);
+	if (bf16_multiply((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, n, k, a.packed, packed, beta != 0, c, ldc) != 0)
 		products_out_of_memory(m, n, k);
 #endif
 }
@@ -352,13 +362,9 @@ static inline void products_gemm_image_a(struct products p, int transpose_b, int
 					 const ptrdiff_t *offsets, int width, int wp, const real *b, int ldb, real beta, real *c, int ldc)
 {
 #ifndef RESGEN_F64
-	enum bf16_path path = (enum bf16_path)p.path;
-	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
-	void *packed = bf16_buffer(PRODUCTS_IMAGE_SLOT, bf16_packed_b_bytes(path, arithmetic, k, n));
-	if (!packed)
-		products_out_of_memory(m, n, k);
-	bf16_pack_b(path, arithmetic, transpose_b, k, n, b, ldb, packed);
-	if (bf16_multiply_image_a(path, arithmetic, m, n, k, image, offsets, width, wp, packed, beta != 0, c, ldc) != 0)
+	const void *packed = products_pack_b(p, transpose_b, m, n, k, b, ldb);
+	if (bf16_multiply_image_a((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, n, k, image, offsets, width, wp, packed,
+				  beta != 0, c, ldc) != 0)
 		products_out_of_memory(m, n, k);
 #else
 	(void)p;

@@ -1689,17 +1689,27 @@ bool bf16_reads_image(enum bf16_path path, int m, int k, int kernel)
 
 int bf16_image_rows_apart(int width) { return width % 16 == 0 ? width + 2 : width; }
 
+/* Whether a product of m x n outputs has none; C zeroed first where K is
+ * empty and not added to (the kernels start from +0 themselves
+ * otherwise). */
+static bool no_products(int m, int n, int k, bool add, float *c, int ldc)
+{
+	if (m == 0 || n == 0)
+		return true;
+	if (k == 0 && !add)
+		for (int i = 0; i < m; i++)
+			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
+	return false;
+}
+
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc)
 {
 	if (!image_readable(path, k, 3) || !bf16_path_available(path, arithmetic, NULL, 0) || m < 0 || n < 0 || width < 1 ||
 	    n % width != 0 || (wp != width && (wp < width + 2 || width % 16 != 0)))
 		return -1;
-	if (m == 0 || n == 0)
+	if (no_products(m, n, k, add, c, ldc))
 		return 0;
-	if (k == 0 && !add)
-		for (int i = 0; i < m; i++)
-			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
 	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL}, m, n,
 				 c, ldc);
 }
@@ -1749,11 +1759,8 @@ int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, 
 	if (arithmetic != BF16_PAIRS || !bf16_reads_image_a(path, m, k, width, 3) || !bf16_path_available(path, arithmetic, NULL, 0) ||
 	    n < 0 || wp < width + 2 || !rows_are_windows(offsets, m, wp))
 		return -1;
-	if (m == 0 || n == 0)
+	if (no_products(m, n, k, add, c, ldc))
 		return 0;
-	if (k == 0 && !add)
-		for (int i = 0; i < m; i++)
-			memset(c + (size_t)i * ldc, 0, (size_t)n * sizeof *c);
 	const size_t *pair_at = pairs_lie(k, width, wp);
 	if (!pair_at)
 		return -1;
