@@ -6,9 +6,11 @@
 #ifdef RESGEN_F64
 typedef double real;
 #define REAL_NAME "f64"
+#define REAL_FMA fma /* <math.h>'s, rounded once */
 #else
 typedef float real;
 #define REAL_NAME "f32"
+#define REAL_FMA fmaf
 #endif
 
 #endif

@@ -1727,7 +1727,7 @@ static bool rows_are_windows(const ptrdiff_t *offsets, int m, int wp)
 	return true;
 }
 
-/* Where each pair of K lies in an image whose rows, width pairs of K
+/* Where each pair of K lies in an image whose rows, width values of K
  * each, lie wp apart (bytes from the first row's start): the table of
  * the last call kept, since a convolution asks for the same for each of
  * its images. NULL where memory runs out. */

@@ -92,10 +92,12 @@ KERNEL_HELPER void conv_stream_image(real *restrict to, const real *restrict fro
  * convolution reads max(x * scale + shift, 0) where its input holds x;
  * with pre NULL, it reads x. */
 
-/* max(x * scale + shift, 0): BN-apply, then ReLU */
+/* max(x * scale + shift, 0): BN-apply, then ReLU; the multiply-add
+ * rounded once whatever the build's optimisation contracts (a bf16
+ * convolution's rounding pass computes the same, bf16_round_rows). */
 KERNEL_HELPER real conv_activated(real x, real scale, real shift)
 {
-	real y = x * scale + shift;
+	real y = REAL_FMA(x, scale, shift);
 	return y > 0 ? y : 0;
 }
 
