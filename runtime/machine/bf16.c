@@ -1227,14 +1227,15 @@ NATIVE __attribute__((always_inline)) static inline void native_rounding(void *o
 	for (size_t i = 0; i < count; i += 16) {
 		__mmask16 lanes = count - i >= 16 ? 0xffff : (__mmask16)((1u << (count - i)) - 1);
 		__m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
-		/* an image to activate was written long before, so is read from
-		 * memory: without the prefetch 16 lines ahead, the loads stalled
-		 * the pass to more than the separate passes took */
-		if (prologue)
+		if (prologue) {
+			/* an image to activate was written long before, so is read
+			 * from memory: without the prefetch 16 lines ahead, the loads
+			 * stalled the pass to more than the separate passes took.
+			 * vmaxps gives its second operand, +0, for a NaN or -0 */
 			_mm_prefetch((const char *)(x + i) + 1024, _MM_HINT_T0);
-		if (prologue) /* vmaxps gives its second operand, +0, for a NaN or -0 */
 			v = _mm512_max_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(prologue[0]), _mm512_set1_ps(prologue[1])),
 					  _mm512_setzero_ps());
+		}
 		if (subnormals16(_mm512_maskz_mov_ps(lanes, v))) {
 			for (size_t e = i; e < count && e < i + 16; e++)
 				if (widened)
