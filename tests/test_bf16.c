@@ -30,6 +30,9 @@ static uint32_t next(void)
 	return (uint32_t)(state >> 16);
 }
 
+/* Room for a packed operand, aligned as bf16.h asks (64 bytes). */
+static void *packed_alloc(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
+
 /* A bf16 of either sign: mostly normal numbers of exponents 2^-40 to 2^40
  * (products and sums that cancel, round and tie), some near 2^-63 (their
  * products below f32's normal range: flushed), some subnormal (read as
@@ -195,23 +198,28 @@ static void test_the_orders_by_hand(void **unused)
 			assert_int_equal(bits, 0);
 		}
 	/* the signs of zeros, where K is short of a block: in the tiles
-	 * order each chain's one product, -2^-140, is flushed to -0, and the
+	 * order each chain's products, -2^-140, are flushed to -0, and the
 	 * block's padding (products +0) makes each chain +0, so c = -0 ends
-	 * -0 + (+0 + +0) = +0; in the pairs order c stays -0 */
-	uint16_t small[2] = {bf16_from_float(0x1p-70f), bf16_from_float(0x1p-70f)};
-	uint16_t minus[2] = {bf16_from_float(-0x1p-70f), bf16_from_float(-0x1p-70f)};
+	 * -0 + (+0 + +0) = +0; in the pairs order c stays -0. K of 2 and 4:
+	 * vdpbf16ps's emulation of the tiles order ends a chain of one
+	 * product with half a pair of padding, and a chain of two with none */
+	uint16_t small[4], minus[4];
+	for (int e = 0; e < 4; e++) {
+		small[e] = bf16_from_float(0x1p-70f);
+		minus[e] = bf16_from_float(-0x1p-70f);
+	}
 	for (int path = 0; path < BF16_PATH_COUNT; path++)
-		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
-			if (!bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, NULL, 0))
-				continue;
-			float c = -0.0f;
-			assert_int_equal(bf16_gemm((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, 1, 1, 2, small, 2,
-						   minus, 1, &c, 1),
-					 0);
-			uint32_t bits;
-			memcpy(&bits, &c, sizeof bits);
-			assert_int_equal(bits, arithmetic == BF16_TILES ? 0 : 0x80000000u);
-		}
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++)
+			for (int k = 2; k <= 4 && bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, NULL, 0);
+			     k += 2) {
+				float c = -0.0f;
+				assert_int_equal(bf16_gemm((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, 1, 1, k, small,
+							   k, minus, 1, &c, 1),
+						 0);
+				uint32_t bits;
+				memcpy(&bits, &c, sizeof bits);
+				assert_int_equal(bits, arithmetic == BF16_TILES ? 0 : 0x80000000u);
+			}
 }
 
 /* Every path of each arithmetic against the portable one, on shapes with
@@ -559,7 +567,7 @@ static void test_columns_read_in_place_are_packed_ones(void **unused)
 					enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)order;
 					if (!bf16_path_available(paths[p], arithmetic, NULL, 0))
 						continue;
-					void *packed = malloc(bf16_packed_a_bytes(paths[p], arithmetic, m, k));
+					void *packed = packed_alloc(bf16_packed_a_bytes(paths[p], arithmetic, m, k));
 					assert_non_null(packed);
 					bf16_pack_a(paths[p], arithmetic, false, m, k, a, k, packed);
 					for (int add = 0; add < 2; add++) {
@@ -642,7 +650,7 @@ static void test_rows_read_in_place_are_packed_ones(void **unused)
 			print_message("vdpbf16ps is not on this processor: A read in place is not checked here\n");
 			break;
 		}
-		void *packed = malloc(bf16_packed_b_bytes(BF16_AVX512_BF16, BF16_PAIRS, k, n));
+		void *packed = packed_alloc(bf16_packed_b_bytes(BF16_AVX512_BF16, BF16_PAIRS, k, n));
 		assert_non_null(packed);
 		bf16_pack_b(BF16_AVX512_BF16, BF16_PAIRS, false, k, n, b, n, packed);
 		assert_true(bf16_reads_image_a(BF16_AVX512_BF16, m, k, width, 3));
@@ -714,14 +722,15 @@ static void test_panels_follow_a_packed_again(void **unused)
 		enum bf16_path path;
 		enum bf16_arithmetic arithmetic;
 		bool from_image;
-	} cases[] = {{BF16_AVX512_BF16, BF16_PAIRS, false}, {BF16_AVX512_BF16, BF16_PAIRS, true}, {BF16_AVX512, BF16_TILES, true}};
+	} cases[] = {{BF16_AVX512_BF16, BF16_PAIRS, false}, {BF16_AVX512_BF16, BF16_PAIRS, true}, {BF16_AVX512, BF16_TILES, false},
+		      {BF16_AVX512, BF16_TILES, true}};
 	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
 		enum bf16_path path = cases[t].path;
 		enum bf16_arithmetic arithmetic = cases[t].arithmetic;
 		if (!bf16_path_available(path, arithmetic, NULL, 0))
 			continue;
-		void *packed_a = malloc(bf16_packed_a_bytes(path, arithmetic, M, K));
-		void *packed_b = malloc(bf16_packed_b_bytes(path, arithmetic, K, N));
+		void *packed_a = packed_alloc(bf16_packed_a_bytes(path, arithmetic, M, K));
+		void *packed_b = packed_alloc(bf16_packed_b_bytes(path, arithmetic, K, N));
 		assert_true(packed_a && packed_b);
 		/* what each A gives, first: bf16_matmul packs A itself */
 		const float *operand_b = cases[t].from_image ? columns : b;
@@ -772,5 +781,9 @@ int main(void)
 		cmocka_unit_test(test_rows_read_in_place_are_packed_ones),
 		cmocka_unit_test(test_panels_follow_a_packed_again),
 	};
-	return cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
+	/* twice: where the processor has AVX512-BF16, the avx512 path's
+	 * tiles order runs by vdpbf16ps, then by its f32 FMAs */
+	int failed = cmocka_run_group_tests_name("bf16 products summed in f32", tests, NULL, NULL);
+	bf16_emulate_tiles_by_fma(true);
+	return failed + cmocka_run_group_tests_name("bf16 products, the avx512 tiles order by f32 FMAs", tests, NULL, NULL);
 }

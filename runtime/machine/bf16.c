@@ -144,11 +144,12 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * (scratch slot 0 and 1: bf16_matmul's packed operands, 2: AMX's C,
  * padded; 3 and 4: bf16_gemm's operands widened, bf16_matmul_f64's
  * rounded; 5: A's rows in panels, rows_in_panels; 6: where A's pairs
- * lie in an image, bf16_multiply_image_a). */
+ * lie in an image, bf16_multiply_image_a; 7: A's pairs in panels for the
+ * tiles order, tiles_pairs_in_panels). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
-} scratch[7];
+} scratch[8];
 
 static void *scratch_of(int slot, size_t bytes)
 {
@@ -765,6 +766,173 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16_
 			avx512_bf16_image_a_block(w, j, mask0, mask1, c, ldc, i, A_CHANNELS, 1);
 		for (; i < m; i += A_WINDOW)
 			avx512_bf16_image_a_block(w, j, mask0, mask1, c, ldc, i, 1, 1);
+	}
+}
+
+/* ---- AVX512-BF16: vdpbf16ps, the tiles order ----------------------------- */
+
+/* The emulation of the tiles order by vdpbf16ps where the processor has
+ * it: a lane's vdpbf16ps is two steps of one chain, its pair's high bf16
+ * first (the pairs order's definition, portable()), each an FMA under DAZ
+ * and FTZ as tdpbf16ps's. So a block's even chain is eight of them over
+ * K's pairs (block + 4t high, block + 4t + 2 low) from +0, and its odd
+ * chain eight over (block + 4t + 1, block + 4t + 3): the f32 FMAs' bits at
+ * two products an instruction. The operands stay the avx512 path's,
+ * widened: A's pairs are made once into panels (tiles_pairs_in_panels),
+ * B's in the block from two widened rows. tiles_by_fma makes the avx512
+ * path run its f32 FMAs instead (the tests run both). */
+static bool tiles_by_fma;
+
+void bf16_emulate_tiles_by_fma(bool fma) { tiles_by_fma = fma; }
+
+static bool tiles_by_pairs(enum bf16_path path, enum bf16_arithmetic arithmetic)
+{
+	static int has = -1;
+	if (has < 0) /* and AVX512-BW's vpermt2w, which every processor with AVX512-BF16 has */
+		has = has_avx512_bf16() && __builtin_cpu_supports("avx512bw");
+	return path == BF16_AVX512 && arithmetic == BF16_TILES && has && !tiles_by_fma;
+}
+
+/* A block's pairs of K: 16, t of chain c (0 even, 1 odd) the 8c + t-th,
+ * its high bf16 K's block + 4t + c, its low two past it. */
+enum { TILES_PAIRS = BF16_TILE_K / 2 };
+
+/* A (m x kp widened, rows kp apart) as the tiles order's pairs in panels
+ * of PANEL_WIDENED rows, a panel's blocks of 32 along K one after the
+ * other, each its rows' 16 pairs (the even chain's 8, then the odd one's)
+ * one row after the other; past kp and m 0. A row's block is one
+ * vpermt2w of its 32 values. Kept for the same A as rows_in_panels keeps
+ * its copy. */
+__attribute__((target("avx512f,avx512bw"))) static const uint32_t *tiles_pairs_in_panels(const float *a, int m, int kp)
+{
+	static __thread struct {
+		const void *a;
+		int m, kp;
+		unsigned long packing;
+	} kept;
+	int panels = (m + PANEL_WIDENED - 1) / PANEL_WIDENED, blocks = (kp + BF16_TILE_K - 1) / BF16_TILE_K;
+	uint32_t *out = scratch_of(7, (size_t)panels * blocks * PANEL_WIDENED * TILES_PAIRS * sizeof *out);
+	if (!out)
+		return NULL;
+	if (kept.a == a && kept.m == m && kept.kp == kp && kept.packing == a_packings)
+		return out;
+	kept.a = a;
+	kept.m = m;
+	kept.kp = kp;
+	kept.packing = a_packings;
+	/* pair t's low word, then its high: the bf16 (a float's high word)
+	 * of K's 4t + 2 and 4t for t < 8, of 4t - 29 and 4t - 31 after */
+	static const short words[32] = {5,  1,  13, 9,  21, 17, 29, 25, 37, 33, 45, 41, 53, 49, 61, 57,
+					 7,  3,  15, 11, 23, 19, 31, 27, 39, 35, 47, 43, 55, 51, 63, 59};
+	__m512i pick = _mm512_loadu_si512(words);
+	uint32_t *to = out;
+	for (int p = 0; p < panels; p++)
+		for (int block = 0; block < kp; block += BF16_TILE_K)
+			for (int r = 0; r < PANEL_WIDENED; r++, to += TILES_PAIRS) {
+				int row = p * PANEL_WIDENED + r, left = kp - block;
+				if (row >= m) {
+					_mm512_storeu_si512(to, _mm512_setzero_si512());
+					continue;
+				}
+				const float *x = a + (size_t)row * kp + block;
+				__m512i first = _mm512_castps_si512(_mm512_maskz_loadu_ps(columns_mask(left), x));
+				__m512i second = _mm512_castps_si512(_mm512_maskz_loadu_ps(columns_mask(left - 16), x + 16));
+				_mm512_storeu_si512(to, _mm512_permutex2var_epi16(first, pick, second));
+			}
+	return out;
+}
+
+/* B's pair for 16 columns of half h: row high's bf16 high, row high + 2's
+ * low (0 where low, past the block's end, is not read). */
+__attribute__((target("avx512f,avx512bf16"), always_inline)) static inline __m512bh tiles_b_pair(
+	const struct halves *at, const struct operands *w, int h, int high, bool low, const enum b_reading reading)
+{
+	__m512i first, second = _mm512_setzero_si512();
+	if (reading == B_PACKED) {
+		const float *b = at->half[h] + (size_t)high * w->np;
+		first = _mm512_castps_si512(_mm512_load_ps(b));
+		if (low)
+			second = _mm512_castps_si512(_mm512_load_ps(b + 2 * (size_t)w->np));
+	} else {
+		bool masked = reading == B_MASKED;
+		first = _mm512_castps_si512(image_b(at, h, w->offsets[high], at->within[h][high % 3], masked));
+		if (low)
+			second = _mm512_castps_si512(image_b(at, h, w->offsets[high + 2], at->within[h][(high + 2) % 3], masked));
+	}
+	return (__m512bh)_mm512_or_si512(first, _mm512_srli_epi32(second, 16));
+}
+
+/* rows rows of C (from i) by 16 halves columns (from j), as avx512_block
+ * computes the tiles order: per block, each chain's steps (its pairs, the
+ * last one's low half past the block's end where K ends there), then
+ * +0 to each chain where the block is short, then C + (te + to). */
+__attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void avx512_tiles_pairs_block(
+	const struct operands *w, int j, __mmask16 mask0, __mmask16 mask1, const enum b_reading reading, float *c, int ldc,
+	int i, const int rows, const int halves)
+{
+	__mmask16 masks[2] = {mask0, mask1};
+	struct halves at;
+	halves_at(&at, w, j, masks, halves, reading);
+	size_t block_pairs = PANEL_WIDENED * TILES_PAIRS; /* a panel's block */
+	const uint32_t *a = (const uint32_t *)w->a +
+			    (size_t)(i / PANEL_WIDENED) * ((w->kp + BF16_TILE_K - 1) / BF16_TILE_K) * block_pairs +
+			    (size_t)(i % PANEL_WIDENED) * TILES_PAIRS + (size_t)w->start / BF16_TILE_K * block_pairs;
+#define TILES_PAIR_STEP(chains, t, chain, whole)                                                                    \
+	do {                                                                                                        \
+		int high_ = block + 4 * (t) + (chain);                                                              \
+		__m512bh pairs_[2];                                                                                 \
+		for (int h = 0; h < halves; h++)                                                                    \
+			pairs_[h] = tiles_b_pair(&at, w, h, high_, (whole) || high_ + 2 < end, reading);            \
+		for (int r = 0; r < rows; r++) {                                                                    \
+			__m512bh pair_ = (__m512bh)_mm512_set1_epi32((int)a[r * TILES_PAIRS + 8 * (chain) + (t)]); \
+			for (int h = 0; h < halves; h++)                                                            \
+				chains[r][h] = _mm512_dpbf16_ps(chains[r][h], pair_, pairs_[h]);                    \
+		}                                                                                                   \
+	} while (0)
+	for (int block = w->start; block < w->stop; block += BF16_TILE_K, a += block_pairs) {
+		__m512 te[BLOCK_ROWS][2], to[BLOCK_ROWS][2];
+		for (int r = 0; r < rows; r++)
+			for (int h = 0; h < halves; h++)
+				te[r][h] = to[r][h] = _mm512_setzero_ps();
+		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
+		if (end == block + BF16_TILE_K) {
+			for (int t = 0; t < 8; t++) {
+				TILES_PAIR_STEP(te, t, 0, true);
+				TILES_PAIR_STEP(to, t, 1, true);
+			}
+		} else {
+			for (int t = 0, steps = (end - block + 2) / 4; t < steps; t++) {
+				TILES_PAIR_STEP(te, t, 0, false);
+				TILES_PAIR_STEP(to, t, 1, false);
+			}
+			for (int r = 0; r < rows; r++)
+				for (int h = 0; h < halves; h++) {
+					te[r][h] = _mm512_add_ps(te[r][h], _mm512_setzero_ps());
+					to[r][h] = _mm512_add_ps(to[r][h], _mm512_setzero_ps());
+				}
+		}
+		bool first = block == 0 && !w->add;
+		for (int r = 0; r < rows; r++)
+			for (int h = 0; h < halves; h++) {
+				float *row = c + (size_t)(i + r) * ldc + j + 16 * h;
+				__m512 sum = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks[h], row);
+				_mm512_mask_storeu_ps(row, masks[h], _mm512_add_ps(sum, _mm512_add_ps(te[r][h], to[r][h])));
+			}
+	}
+#undef TILES_PAIR_STEP
+}
+
+#define AVX512_TILES_PAIRS_BLOCK(w, j, mask0, mask1, c, ldc, reading, panels, i, rows, halves) \
+	avx512_tiles_pairs_block(w, j, mask0, mask1, reading, c, ldc, i, rows, halves)
+
+/* The emulation's blocks (6 rows by 32 columns, 12 by 16), A in the
+ * tiles order's pair panels. */
+__attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_tiles_pairs(const struct operands *w, int m,
+											 int n, float *c, int ldc)
+{
+	for (int j = 0; j < n; j += 32) {
+		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
+		EACH_READING(AVX512_TILES_PAIRS_BLOCK, 6, 12, m, n, j, w, w, j, mask0, mask1, c, ldc);
 	}
 }
 
@@ -1615,9 +1783,12 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * no other), and for vdpbf16ps where the copy costs little beside the
 	 * product (M K values copied, M N K / 16 vectors multiplied): the
 	 * emulation's blocks of 6 rows keep their pointers in registers */
-	bool pairs = path == BF16_AVX512_BF16;
-	w.panels = w.image || (pairs && n >= PANELS_FROM && !w.a_image);
-	if (w.panels && !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
+	bool pairs = path == BF16_AVX512_BF16, tiles_pairs = tiles_by_pairs(path, arithmetic);
+	w.panels = tiles_pairs || w.image || (pairs && n >= PANELS_FROM && !w.a_image);
+	if (tiles_pairs && !(w.a = tiles_pairs_in_panels(w.a, m, w.kp)))
+		return -1;
+	if (!tiles_pairs && w.panels &&
+	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
 	unsigned mxcsr = flush_begin();
 	for (w.start = 0; w.start < w.kp; w.start += K_PART) {
@@ -1628,6 +1799,8 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 			avx512_bf16_image_a(&w, m, n, c, ldc);
 		else if (path == BF16_AVX512_BF16)
 			avx512_bf16(&w, m, n, c, ldc);
+		else if (tiles_pairs)
+			avx512_tiles_pairs(&w, m, n, c, ldc);
 		else
 			avx512(arithmetic, &w, m, n, c, ldc);
 	}

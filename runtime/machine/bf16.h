@@ -47,6 +47,12 @@ bool bf16_path_available(enum bf16_path path, enum bf16_arithmetic arithmetic, c
  * AVX2's, else the portable one. */
 enum bf16_path bf16_best_path(enum bf16_arithmetic arithmetic);
 
+/* Where the processor has AVX512-BF16, the avx512 path computes the
+ * tiles order's chains by vdpbf16ps (two of a chain's FMAs an instruction,
+ * the same bits); fma true makes it run its f32 FMAs instead, in every
+ * thread from the next product on: for tests, which check both. */
+void bf16_emulate_tiles_by_fma(bool fma);
+
 /* The path named name (bf16_path_names), or -1. */
 int bf16_path_named(const char *name);
 
@@ -55,7 +61,9 @@ int bf16_path_named(const char *name);
  * columns): op(A) (m x k) and op(B) (k x n) packed as path reads them,
  * their f32 values rounded to bf16 (bf16_from_float) as they are; op(X)
  * is X, or X transposed where transpose (stored the other way, rows ld
- * apart). The packed sizes in bytes come first. */
+ * apart). The packed sizes in bytes come first; a packed operand starts
+ * at a multiple of 64 bytes (bf16_buffer's), which the kernels load
+ * whole. */
 size_t bf16_packed_a_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int k);
 size_t bf16_packed_b_bytes(enum bf16_path path, enum bf16_arithmetic arithmetic, int k, int n);
 void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int m, int k, const float *a,
