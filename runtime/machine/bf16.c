@@ -843,9 +843,11 @@ __attribute__((target("avx512f,avx512bw"))) static const uint32_t *tiles_pairs_i
 }
 
 /* B's pair for 16 columns of half h: row high's bf16 high, row high + 2's
- * low (0 where low, past the block's end, is not read). */
+ * low (0 where low, past the block's end, is not read); from the image
+ * under high_lanes and low_lanes where masked. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline __m512bh tiles_b_pair(
-	const struct halves *at, const struct operands *w, int h, int high, bool low, const enum b_reading reading)
+	const struct halves *at, const struct operands *w, int h, int high, bool low, __mmask16 high_lanes,
+	__mmask16 low_lanes, const enum b_reading reading)
 {
 	__m512i first, second = _mm512_setzero_si512();
 	if (reading == B_PACKED) {
@@ -855,9 +857,9 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline __m51
 			second = _mm512_castps_si512(_mm512_load_ps(b + 2 * (size_t)w->np));
 	} else {
 		bool masked = reading == B_MASKED;
-		first = _mm512_castps_si512(image_b(at, h, w->offsets[high], at->within[h][high % 3], masked));
+		first = _mm512_castps_si512(image_b(at, h, w->offsets[high], high_lanes, masked));
 		if (low)
-			second = _mm512_castps_si512(image_b(at, h, w->offsets[high + 2], at->within[h][(high + 2) % 3], masked));
+			second = _mm512_castps_si512(image_b(at, h, w->offsets[high + 2], low_lanes, masked));
 	}
 	return (__m512bh)_mm512_or_si512(first, _mm512_srli_epi32(second, 16));
 }
@@ -877,12 +879,18 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 	const uint32_t *a = (const uint32_t *)w->a +
 			    (size_t)(i / PANEL_WIDENED) * ((w->kp + BF16_TILE_K - 1) / BF16_TILE_K) * block_pairs +
 			    (size_t)(i % PANEL_WIDENED) * TILES_PAIRS + (size_t)w->start / BF16_TILE_K * block_pairs;
+	/* a step's pairs: from the image under the lanes of a 3x3 kernel's
+	 * column K's row % 3, from a block's lanes[h] turned to start at
+	 * block % 3 where the steps are unrolled (whole blocks) */
 #define TILES_PAIR_STEP(chains, t, chain, whole)                                                                    \
 	do {                                                                                                        \
 		int high_ = block + 4 * (t) + (chain);                                                              \
 		__m512bh pairs_[2];                                                                                 \
 		for (int h = 0; h < halves; h++)                                                                    \
-			pairs_[h] = tiles_b_pair(&at, w, h, high_, (whole) || high_ + 2 < end, reading);            \
+			pairs_[h] = tiles_b_pair(                                                                   \
+				&at, w, h, high_, (whole) || high_ + 2 < end,                                       \
+				(whole) ? lanes[h][((t) + (chain)) % 3] : at.within[h][high_ % 3],                  \
+				(whole) ? lanes[h][((t) + (chain) + 2) % 3] : at.within[h][(high_ + 2) % 3], reading); \
 		for (int r = 0; r < rows; r++) {                                                                    \
 			__m512bh pair_ = (__m512bh)_mm512_set1_epi32((int)a[r * TILES_PAIRS + 8 * (chain) + (t)]); \
 			for (int h = 0; h < halves; h++)                                                            \
@@ -895,11 +903,26 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 			for (int h = 0; h < halves; h++)
 				te[r][h] = to[r][h] = _mm512_setzero_ps();
 		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
+		/* K's row block + 4t + chain is block % 3 + t + chain, mod 3 */
+		__mmask16 lanes[2][3] = {{0}};
+		for (int h = 0; reading == B_MASKED && h < halves; h++)
+			for (int d = 0; d < 3; d++)
+				lanes[h][d] = at.within[h][(block + d) % 3];
 		if (end == block + BF16_TILE_K) {
-			for (int t = 0; t < 8; t++) {
-				TILES_PAIR_STEP(te, t, 0, true);
-				TILES_PAIR_STEP(to, t, 1, true);
-			}
+#define TILES_WHOLE_STEP(t)                             \
+	do {                                            \
+		TILES_PAIR_STEP(te, t, 0, true);        \
+		TILES_PAIR_STEP(to, t, 1, true);        \
+	} while (0)
+			TILES_WHOLE_STEP(0);
+			TILES_WHOLE_STEP(1);
+			TILES_WHOLE_STEP(2);
+			TILES_WHOLE_STEP(3);
+			TILES_WHOLE_STEP(4);
+			TILES_WHOLE_STEP(5);
+			TILES_WHOLE_STEP(6);
+			TILES_WHOLE_STEP(7);
+#undef TILES_WHOLE_STEP
 		} else {
 			for (int t = 0, steps = (end - block + 2) / 4; t < steps; t++) {
 				TILES_PAIR_STEP(te, t, 0, false);
