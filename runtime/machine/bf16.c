@@ -144,12 +144,13 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * (scratch slot 0 and 1: bf16_matmul's packed operands, 2: AMX's C,
  * padded; 3 and 4: bf16_gemm's operands widened, bf16_matmul_f64's
  * rounded; 5: A's rows in panels, rows_in_panels; 6: where A's pairs
- * lie in an image, bf16_multiply_image_a; 7: A's pairs in panels for the
- * tiles order, tiles_pairs_in_panels). */
+ * lie in an image, bf16_multiply_image_a; 7 and 8: A's pairs in panels
+ * and B's pairs for the tiles order, tiles_pairs_in_panels and
+ * tiles_pairs_of_b). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
-} scratch[8];
+} scratch[9];
 
 static void *scratch_of(int slot, size_t bytes)
 {
@@ -254,6 +255,7 @@ struct operands {
 	 * window */
 	const uint16_t *a_image;
 	const size_t *pair_at; /* where K's pair q lies in the image, in bytes from a row's start */
+	bool b_paired;         /* B packed as the tiles order's pairs (tiles_pairs_of_b) */
 };
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
@@ -281,7 +283,7 @@ struct halves {
 /* How a block reads B: packed, or from the image with its border beside
  * the rows (widths a multiple of 16: each half in one row) or without it,
  * under masks. */
-enum b_reading { B_PACKED, B_BORDERED, B_MASKED };
+enum b_reading { B_PACKED, B_BORDERED, B_MASKED, B_PAIRED /* the tiles order's pairs (tiles_pairs_of_b) */ };
 
 /* at's halves from column j (filled in place: a copy of the masks, stored
  * 16 bits at a time and loaded wider, stalls the loads). */
@@ -291,7 +293,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void halves_at(s
 {
 	for (int h = 0; h < halves; h++) {
 		int column = j + 16 * h;
-		if (reading == B_PACKED) {
+		if (reading == B_PACKED || reading == B_PAIRED) {
 			at->half[h] = (const float *)w->b + column;
 			continue;
 		}
@@ -779,8 +781,9 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_bf16_
  * chain eight over (block + 4t + 1, block + 4t + 3): the f32 FMAs' bits at
  * two products an instruction. The operands stay the avx512 path's,
  * widened: A's pairs are made once into panels (tiles_pairs_in_panels),
- * B's in the block from two widened rows. tiles_by_fma makes the avx512
- * path run its f32 FMAs instead (the tests run both). */
+ * B's once a product (tiles_pairs_of_b) or, read in place or beside few
+ * rows of A, in the block from two widened rows. tiles_by_fma makes the
+ * avx512 path run its f32 FMAs instead (the tests run both). */
 static bool tiles_by_fma;
 
 void bf16_emulate_tiles_by_fma(bool fma) { tiles_by_fma = fma; }
@@ -842,13 +845,43 @@ __attribute__((target("avx512f,avx512bw"))) static const uint32_t *tiles_pairs_i
 	return out;
 }
 
+/* B (kp x np widened, packed) as the tiles order's pairs: each block of
+ * 32 along K 16 rows of np pairs, in A's panels' order (TILES_PAIRS),
+ * those past kp 0. Made for each product (B is new each time: an image's
+ * columns) where A has TILES_PAIRED_B_FROM rows or more: the kernel's
+ * blocks would otherwise pair each of B's rows again for each block of
+ * A's rows; with fewer, the copy cost more than it spared (one thread of
+ * a Zen 5, preact-110's weight gradients of 16 rows). */
+enum { TILES_PAIRED_B_FROM = 32 };
+__attribute__((target("avx512f"))) static const uint32_t *tiles_pairs_of_b(const float *b, int kp, int np)
+{
+	int blocks = (kp + BF16_TILE_K - 1) / BF16_TILE_K;
+	uint32_t *out = scratch_of(8, (size_t)blocks * TILES_PAIRS * np * sizeof *out);
+	if (!out)
+		return NULL;
+	uint32_t *to = out;
+	for (int block = 0; block < kp; block += BF16_TILE_K)
+		for (int t = 0; t < TILES_PAIRS; t++, to += np) {
+			int high = block + 4 * (t % 8) + t / 8, low = high + 2;
+			const float *x = b + (size_t)high * np, *y = b + (size_t)low * np;
+			for (int j = 0; j < np; j += 16) {
+				__m512i first = high < kp ? _mm512_castps_si512(_mm512_load_ps(x + j)) : _mm512_setzero_si512();
+				__m512i second = low < kp ? _mm512_castps_si512(_mm512_load_ps(y + j)) : _mm512_setzero_si512();
+				_mm512_store_si512(to + j, _mm512_or_si512(first, _mm512_srli_epi32(second, 16)));
+			}
+		}
+	return out;
+}
+
 /* B's pair for 16 columns of half h: row high's bf16 high, row high + 2's
- * low (0 where low, past the block's end, is not read); from the image
- * under high_lanes and low_lanes where masked. */
+ * low (0 where low, past the block's end, is not read), from the image
+ * under high_lanes and low_lanes where masked; paired, B's pair-th row. */
 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline __m512bh tiles_b_pair(
-	const struct halves *at, const struct operands *w, int h, int high, bool low, __mmask16 high_lanes,
+	const struct halves *at, const struct operands *w, int h, int pair, int high, bool low, __mmask16 high_lanes,
 	__mmask16 low_lanes, const enum b_reading reading)
 {
+	if (reading == B_PAIRED)
+		return (__m512bh)_mm512_load_si512((const uint32_t *)at->half[h] + (size_t)pair * w->np);
 	__m512i first, second = _mm512_setzero_si512();
 	if (reading == B_PACKED) {
 		const float *b = at->half[h] + (size_t)high * w->np;
@@ -888,7 +921,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 		__m512bh pairs_[2];                                                                                 \
 		for (int h = 0; h < halves; h++)                                                                    \
 			pairs_[h] = tiles_b_pair(                                                                   \
-				&at, w, h, high_, (whole) || high_ + 2 < end,                                       \
+				&at, w, h, block / 2 + 8 * (chain) + (t), high_, (whole) || high_ + 2 < end,        \
 				(whole) ? lanes[h][((t) + (chain)) % 3] : at.within[h][high_ % 3],                  \
 				(whole) ? lanes[h][((t) + (chain) + 2) % 3] : at.within[h][(high_ + 2) % 3], reading); \
 		for (int r = 0; r < rows; r++) {                                                                    \
@@ -955,7 +988,10 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) static void avx512_tiles
 {
 	for (int j = 0; j < n; j += 32) {
 		__mmask16 mask0 = columns_mask(n - j), mask1 = columns_mask(n - j - 16);
-		EACH_READING(AVX512_TILES_PAIRS_BLOCK, 6, 12, m, n, j, w, w, j, mask0, mask1, c, ldc);
+		if (w->b_paired)
+			EACH_ROW_BLOCK(AVX512_TILES_PAIRS_BLOCK, 6, 12, m, n, j, w, j, mask0, mask1, c, ldc, B_PAIRED, true);
+		else
+			EACH_READING(AVX512_TILES_PAIRS_BLOCK, 6, 12, m, n, j, w, w, j, mask0, mask1, c, ldc);
 	}
 }
 
@@ -1810,6 +1846,9 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	w.panels = tiles_pairs || w.image || (pairs && n >= PANELS_FROM && !w.a_image);
 	if (tiles_pairs && !(w.a = tiles_pairs_in_panels(w.a, m, w.kp)))
 		return -1;
+	w.b_paired = tiles_pairs && !w.image && m >= TILES_PAIRED_B_FROM;
+	if (w.b_paired && !(w.b = tiles_pairs_of_b(w.b, w.kp, w.np)))
+		return -1;
 	if (!tiles_pairs && w.panels &&
 	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
@@ -1864,7 +1903,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 		flush_end(mxcsr);
 		return 0;
 	}
-	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL}, m, n, c, ldc);
+	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false}, m, n, c, ldc);
 }
 
 /* What bf16_multiply_image can read in place: by the AVX-512 kernels, K
@@ -1907,7 +1946,7 @@ int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 		return -1;
 	if (no_products(m, n, k, add, c, ldc))
 		return 0;
-	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL}, m, n,
+	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL, false}, m, n,
 				 c, ldc);
 }
 
@@ -1962,7 +2001,7 @@ int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, 
 	if (!pair_at)
 		return -1;
 	return products_by_parts(path, arithmetic,
-				 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, wp, false, image, pair_at}, m,
+				 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, wp, false, image, pair_at, false}, m,
 				 n, c, ldc);
 }
 
