@@ -466,6 +466,33 @@ static const void *rows_in_panels(const void *a, int m, int length, int panel)
 	return out;
 }
 
+/* A block of the tiles order short of 32 (struct operands): +0 to each
+ * of its rows rows by halves vectors' chains. */
+__attribute__((target("avx512f"), always_inline)) static inline void tiles_pad_chains(__m512 te[BLOCK_ROWS][2],
+										     __m512 to[BLOCK_ROWS][2], const int rows,
+										     const int halves)
+{
+	for (int r = 0; r < rows; r++)
+		for (int h = 0; h < halves; h++) {
+			te[r][h] = _mm512_add_ps(te[r][h], _mm512_setzero_ps());
+			to[r][h] = _mm512_add_ps(to[r][h], _mm512_setzero_ps());
+		}
+}
+
+/* A block of the tiles order added to rows rows of C (from i) by 16
+ * halves columns (from j): C + (te + to), from +0 where first. */
+__attribute__((target("avx512f"), always_inline)) static inline void tiles_add_chains(
+	__m512 te[BLOCK_ROWS][2], __m512 to[BLOCK_ROWS][2], bool first, const __mmask16 masks[2], float *c, int ldc, int i,
+	int j, const int rows, const int halves)
+{
+	for (int r = 0; r < rows; r++)
+		for (int h = 0; h < halves; h++) {
+			float *row = c + (size_t)(i + r) * ldc + j + 16 * h;
+			__m512 sum = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks[h], row);
+			_mm512_mask_storeu_ps(row, masks[h], _mm512_add_ps(sum, _mm512_add_ps(te[r][h], to[r][h])));
+		}
+}
+
 __attribute__((target("avx512f"), always_inline)) static inline void avx512_block(
 	enum bf16_arithmetic arithmetic, const struct operands *w, int i, int j, __mmask16 mask0, __mmask16 mask1,
 	float *c, int ldc, const int rows, const int halves, const enum b_reading reading, const bool panels)
@@ -538,18 +565,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
 			EACH_STEP_TURNING(reading == B_MASKED, block / 2 % 3, (end - block) / 2, TILES_STEP);
 			if (end < block + BF16_TILE_K)
-				for (int r = 0; r < rows; r++)
-					for (int h = 0; h < halves; h++) {
-						te[r][h] = _mm512_add_ps(te[r][h], _mm512_setzero_ps());
-						to[r][h] = _mm512_add_ps(to[r][h], _mm512_setzero_ps());
-					}
-			bool first = block == 0 && !w->add;
-			for (int r = 0; r < rows; r++)
-				for (int h = 0; h < halves; h++) {
-					float *row = c + (size_t)(i + r) * ldc + j + 16 * h;
-					__m512 sum = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks[h], row);
-					_mm512_mask_storeu_ps(row, masks[h], _mm512_add_ps(sum, _mm512_add_ps(te[r][h], to[r][h])));
-				}
+				tiles_pad_chains(te, to, rows, halves);
+			tiles_add_chains(te, to, block == 0 && !w->add, masks, c, ldc, i, j, rows, halves);
 		}
 		return;
 	}
@@ -961,19 +978,9 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 				TILES_PAIR_STEP(te, t, 0, false);
 				TILES_PAIR_STEP(to, t, 1, false);
 			}
-			for (int r = 0; r < rows; r++)
-				for (int h = 0; h < halves; h++) {
-					te[r][h] = _mm512_add_ps(te[r][h], _mm512_setzero_ps());
-					to[r][h] = _mm512_add_ps(to[r][h], _mm512_setzero_ps());
-				}
+			tiles_pad_chains(te, to, rows, halves);
 		}
-		bool first = block == 0 && !w->add;
-		for (int r = 0; r < rows; r++)
-			for (int h = 0; h < halves; h++) {
-				float *row = c + (size_t)(i + r) * ldc + j + 16 * h;
-				__m512 sum = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks[h], row);
-				_mm512_mask_storeu_ps(row, masks[h], _mm512_add_ps(sum, _mm512_add_ps(te[r][h], to[r][h])));
-			}
+		tiles_add_chains(te, to, block == 0 && !w->add, masks, c, ldc, i, j, rows, halves);
 	}
 #undef TILES_PAIR_STEP
 }
