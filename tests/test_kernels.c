@@ -6,9 +6,10 @@
  * and BN's sums), against the sum done after and BN taking its own sums;
  * BN's backward through ReLU's mask against ReLU's backward, then BN's,
  * and through the mask of a ReLU after an addition, the same;
- * BN's statistics against a two-pass computation in long double; and BN
- * with statistics across ranks against one rank alone. The kernels are the
- * shape-generic library of runtime/kernels/, given shapes at run time.
+ * BN's statistics against a two-pass computation in long double; BN with
+ * statistics across ranks against one rank alone; and max pooling against
+ * its definition, bitwise. The kernels are the shape-generic library of
+ * runtime/kernels/, given shapes at run time.
  *
  * The two compute the same sums in different orders, so they agree to
  * rounding: the largest difference, over the largest magnitude of the
@@ -35,6 +36,7 @@
 
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
+#include "kernels/pool.h"
 #include "kernels/relu.h"
 
 /* The choices the conv kernels under test follow: check_shape forces each way in turn. */
@@ -603,6 +605,58 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 	}
 }
 
+/* Max pooling's kernels against its definition, window by window
+ * (max_pool_argmax): the same element forward and the same additions, in
+ * the outputs' order, backward, so bitwise equal. Values drawn from a few,
+ * so that windows tie, with zeros of both signs and NaNs of different
+ * payloads; shapes whose rows take more than one run (MAX_POOL_RUN). */
+static void test_max_pool_matches_the_definition(void **unused)
+{
+	(void)unused;
+	static const int shapes[][4] = {/* k, stride, height, width */
+					{3, 2, 112, 112}, {3, 2, 9, 9}, {3, 2, 10, 11}, {3, 2, 5, 150}, {3, 1, 6, 5},
+					{5, 2, 11, 13}, {2, 2, 6, 7}, {3, 3, 8, 200}, {1, 1, 3, 4}, {3, 2, 1, 1}};
+	const real values[] = {0, -(real)0, 1, -1, 2, (real)0.5, NAN, -NAN};
+	for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+		int k = shapes[t][0], stride = shapes[t][1], pad = k / 2;
+		struct max_pool_shape s = {.c = 3, .h_in = shapes[t][2], .w_in = shapes[t][3], .k = k, .stride = stride};
+		s.h_out = (s.h_in + 2 * pad - k) / stride + 1;
+		s.w_out = (s.w_in + 2 * pad - k) / stride + 1;
+		int n = 2;
+		size_t in_count = (size_t)n * s.c * s.h_in * s.w_in, out_count = (size_t)n * s.c * s.h_out * s.w_out;
+		real *in = random_tensor(in_count), *dout = random_tensor(out_count), *out = random_tensor(out_count);
+		real *expected = random_tensor(out_count), *din = calloc(in_count, sizeof(real));
+		real *din_expected = calloc(in_count, sizeof(real));
+		assert_non_null(din);
+		assert_non_null(din_expected);
+		for (size_t i = 0; i < in_count; i++)
+			in[i] = values[next_random() % (t == 0 ? 6 : 8)]; /* the stem's shape without NaNs */
+		for (size_t plane = 0; plane < (size_t)n * s.c; plane++) {
+			const real *x = in + plane * s.h_in * s.w_in;
+			for (int oy = 0; oy < s.h_out; oy++)
+				for (int ox = 0; ox < s.w_out; ox++) {
+					int at = max_pool_argmax(x, s, oy, ox);
+					size_t o = (plane * s.h_out + oy) * s.w_out + ox;
+					expected[o] = x[at];
+					din_expected[plane * s.h_in * s.w_in + at] += dout[o];
+				}
+		}
+		#pragma omp parallel
+		max_pool_forward(out, in, n, s);
+		#pragma omp parallel
+		max_pool_backward(din, dout, in, n, s);
+		if (memcmp(out, expected, out_count * sizeof(real)) != 0 || memcmp(din, din_expected, in_count * sizeof(real)) != 0)
+			print_error("max pooling %dx%d, stride %d, over %dx%d: forward %s, backward %s\n", k, k, stride,
+				    s.h_in, s.w_in, memcmp(out, expected, out_count * sizeof(real)) ? "differs" : "equal",
+				    memcmp(din, din_expected, in_count * sizeof(real)) ? "differs" : "equal");
+		assert_memory_equal(out, expected, out_count * sizeof(real));
+		assert_memory_equal(din, din_expected, in_count * sizeof(real));
+		real *tensors[] = {in, dout, out, expected, din, din_expected};
+		for (size_t i = 0; i < sizeof tensors / sizeof tensors[0]; i++)
+			free(tensors[i]);
+	}
+}
+
 /* BN's backward with the mask of a ReLU after an addition after it, as
  * the fused end of an original unit runs it, against ReLU's backward, then
  * BN's: the same sums in the same order, so bitwise equal; the masked
@@ -957,6 +1011,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_batch_norm_relu_backward_matches_unfused_ops),
 		cmocka_unit_test(test_batch_norm_masked_backward_matches_relu_then_batch_norm),
 		cmocka_unit_test(test_batch_norm_statistics_match_two_pass),
+		cmocka_unit_test(test_max_pool_matches_the_definition),
 		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
 		cmocka_unit_test(test_machine_round_trip),
 		cmocka_unit_test(test_conv_choices_follow_the_rules),
