@@ -121,8 +121,8 @@ static void test_bf16_path_refusals(void **unused)
 }
 
 /* explain names each convolution's path, RESGEN_BF16's where it is set,
- * and the product each pass makes, and the summary says the network
- * multiplies in bf16. */
+ * what the path multiplies by, and the product each pass makes, and the
+ * summary says the network multiplies in bf16. */
 static void test_explain_names_the_path(void **unused)
 {
 	(void)unused;
@@ -131,12 +131,19 @@ static void test_explain_names_the_path(void **unused)
 	expect_in(out, "demo-bf16-pairs: basic units, full-preact ordering, depth 20, identity shortcut, conv1x1 projection, "
 		       "bf16 products summed in f32 (the pairs order), f32, batch 64");
 	expect_in(out, "stem_conv: 3x3 convolution, stride 1, 1 -> 16 channels, 28x28 -> 28x28\n"
-		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path: the columns "
+		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): the columns "
 		       "packed, then one product an image\n"
-		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path: dY "
+		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): dY "
 		       "convolved with W flipped, the columns packed, then one product an image\n"
-		       "    weight   bf16 operands, their products summed in f32 in the pairs order by the avx2 path: dY . "
+		       "    weight   bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): dY . "
 		       "columns(X)^T an image\n");
+	/* the avx512 path sums the tiles order by vdpbf16ps where the processor has it */
+	if (__builtin_cpu_supports("avx512f")) {
+		assert_int_equal(binary("RESGEN_BF16=avx512", "demo-bf16-f32", "explain", out, sizeof out, err, sizeof err), 0);
+		expect_in(out, __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw")
+				       ? "in the tiles order by the avx512 path (vdpbf16ps, two of a chain's FMAs an instruction): "
+				       : "in the tiles order by the avx512 path (f32 FMAs): ");
+	}
 }
 
 /* An export of a bf16 network's weights (its f32 masters) says how they

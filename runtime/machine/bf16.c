@@ -813,6 +813,20 @@ static bool tiles_by_pairs(enum bf16_path path, enum bf16_arithmetic arithmetic)
 	return path == BF16_AVX512 && arithmetic == BF16_TILES && has && !tiles_by_fma;
 }
 
+const char *bf16_path_instructions(enum bf16_path path, enum bf16_arithmetic arithmetic)
+{
+	switch (path) {
+	case BF16_PORTABLE:
+		return "fmaf";
+	case BF16_AVX512_BF16:
+		return "vdpbf16ps";
+	case BF16_AMX:
+		return "tdpbf16ps";
+	default:
+		return tiles_by_pairs(path, arithmetic) ? "vdpbf16ps, two of a chain's FMAs an instruction" : "f32 FMAs";
+	}
+}
+
 /* A block's pairs of K: 16, t of chain c (0 even, 1 odd) the 8c + t-th,
  * its high bf16 K's block + 4t + c, its low two past it. */
 enum { TILES_PAIRS = BF16_TILE_K / 2 };

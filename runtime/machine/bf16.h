@@ -53,6 +53,11 @@ enum bf16_path bf16_best_path(enum bf16_arithmetic arithmetic);
  * thread from the next product on: for tests, which check both. */
 void bf16_emulate_tiles_by_fma(bool fma);
 
+/* What path's kernel for arithmetic multiplies and adds by on this
+ * processor, for explain: "fmaf", "f32 FMAs", "vdpbf16ps, two of a
+ * chain's FMAs an instruction", "vdpbf16ps" or "tdpbf16ps". */
+const char *bf16_path_instructions(enum bf16_path path, enum bf16_arithmetic arithmetic);
+
 /* The path named name (bf16_path_names), or -1. */
 int bf16_path_named(const char *name);
 

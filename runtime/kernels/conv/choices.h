@@ -319,8 +319,9 @@ static const char *conv_products_columns(struct conv_shape s, struct products p)
  * which path, and the product it makes of each image (what). */
 static void conv_explain_pass(FILE *out, const char *pass, struct products p, const char *what, const char *detail)
 {
-	fprintf(out, "    %-8s bf16 operands, their products summed in f32 in the %s order by the %s path: %s%s\n", pass,
-		bf16_arithmetic_names[p.arithmetic], bf16_path_names[p.path], what, detail);
+	fprintf(out, "    %-8s bf16 operands, their products summed in f32 in the %s order by the %s path (%s): %s%s\n",
+		pass, bf16_arithmetic_names[p.arithmetic], bf16_path_names[p.path],
+		bf16_path_instructions(p.path, p.arithmetic), what, detail);
 }
 
 /* A bf16 convolution's three passes, each by the shape rules its kernel follows. */
