@@ -128,11 +128,17 @@ KERNEL_HELPER void max_pool_fold_row(real *most, int *at, const real *x, struct 
 			across[j] = takes ? v : across[j];
 			where[j] = takes ? (ox0 + j) * s.stride - pad + kx : where[j];
 		}
-	for (int j = 0; j < count; j++) {
-		bool takes = max_pool_takes(across[j], most[j]) | first;
-		most[j] = takes ? across[j] : most[j];
-		where[j] = takes ? base + where[j] : at ? at[j] : 0;
-	}
+	if (first)
+		for (int j = 0; j < count; j++) {
+			most[j] = across[j];
+			where[j] += base;
+		}
+	else
+		for (int j = 0; j < count; j++) {
+			bool takes = max_pool_takes(across[j], most[j]);
+			most[j] = takes ? across[j] : most[j];
+			where[j] = takes ? base + where[j] : at ? at[j] : 0;
+		}
 	if (at)
 		for (int j = 0; j < count; j++)
 			at[j] = where[j];
@@ -173,8 +179,10 @@ KERNEL_ENTRY(void, max_pool_backward, (real *din, const real *dout, const real *
 			const real *dy = dout + ((size_t)i * s.c + c) * s.h_out * s.w_out;
 			for (int oy = 0; oy < s.h_out; oy++)
 				for (int ox = 0; ox < s.w_out; ox += MAX_POOL_RUN) {
-					int count = s.w_out - ox < MAX_POOL_RUN ? s.w_out - ox : MAX_POOL_RUN, at[MAX_POOL_RUN];
-					real most[MAX_POOL_RUN];
+					int count = s.w_out - ox < MAX_POOL_RUN ? s.w_out - ox : MAX_POOL_RUN;
+					/* set by max_pool_run; zeroed for GCC, which cannot tell */
+					int at[MAX_POOL_RUN] = {0};
+					real most[MAX_POOL_RUN] = {0};
 					max_pool_run(most, at, in + plane, s, oy, ox, count);
 					for (int j = 0; j < count; j++)
 						din[plane + at[j]] += dy[oy * s.w_out + ox + j];
