@@ -34,6 +34,7 @@ struct net_state {
 	unsigned long seed; /* dropout masks: a function of seed, step, op and element */
 	long step;          /* the training step, set by the caller */
 	int training;      /* BN: batch statistics (1) or running statistics (0) */
+	int input_gradient; /* whether backward computes the images' gradient (a dump's; 0: a convolution's skipped) */
 	double loss;       /* mean cross-entropy of the last forward, over this process's images */
 	struct net_ranks ranks;
 };

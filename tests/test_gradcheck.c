@@ -135,6 +135,7 @@ static void test_gradients_match_finite_differences(void **unused)
 		labels[i] = i % net_info.classes;
 	state.labels = labels;
 	state.training = 1;
+	state.input_gradient = 1; /* checked below, as a dump asks for it */
 
 	double base = loss();
 	state_zero_grads(&state);

@@ -48,6 +48,7 @@ static int gradflow_measure(struct session *s, int n, long iteration, FILE *csv)
 	data_fill_batch(&s->train, indices, n, s->mean, s->std, NULL, 0, state_input(&s->state, n), labels);
 	s->state.labels = labels;
 	s->state.step = iteration;
+	s->state.input_gradient = 1; /* every group's input gradient, the first's too */
 	state_zero_grads(&s->state);
 	for (int g = 0; g < groups; g++) {
 		const struct net_group *group = &net_info.groups[g];
@@ -68,6 +69,7 @@ static int gradflow_measure(struct session *s, int n, long iteration, FILE *csv)
 					   (long)n * group->input_size);
 	}
 	memcpy(s->state.buffers, buffers, (size_t)net_info.buffer_count * sizeof *buffers);
+	s->state.input_gradient = 0;
 	state_zero_grads(&s->state);
 	double last = norms[3 * (groups - 1) + 2];
 	for (int g = 1; g < groups - 1; g++) {

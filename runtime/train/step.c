@@ -49,6 +49,7 @@ int step_run(const struct run_options *o)
 							  net_info.width);
 		s.state.labels = labels;
 		s.state.step = step;
+		s.state.input_gradient = step == 0 && alone; /* dumped below */
 		state_zero_grads(&s.state);
 		if (step > 0 || !alone) {
 			net_forward(&s.state, n);

@@ -153,8 +153,10 @@ KERNEL_ENTRY(void, conv_backward, (real *din, real *dweight, const real *dout, s
 	real *mine = scratch + (size_t)omp_get_thread_num() * scratch_per_thread;
 	real *computed = mine + CONV_DEFERRED_AT(s);
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
-	/* the call's tensors: the input and dY, read; din, written */
-	struct conv_data_gradient d = conv_data_gradient_begin(weight, s, c, mine + CONV_DATA_AT(s), conv_streams_gradient(c, n * (2 * in_size + out_size)));
+	/* the call's tensors: the input and dY, read; din, written, or NULL
+	 * where no one reads it (the images' own gradient, but for a dump) */
+	struct conv_data_gradient d = din ? conv_data_gradient_begin(weight, s, c, mine + CONV_DATA_AT(s), conv_streams_gradient(c, n * (2 * in_size + out_size)))
+					  : (struct conv_data_gradient){.group = 1};
 	int share, looked = 0;
 	while ((share = share_claim(epilogue.claims + n, &looked)) >= 0) {
 		struct conv_weight_gradient g = conv_weight_gradient_begin(pre, s, c, scratch, scratch_per_thread, mine + CONV_PARTS_AT(s), share);
@@ -166,7 +168,7 @@ KERNEL_ENTRY(void, conv_backward, (real *din, real *dweight, const real *dout, s
 			for (int i = 0; i < count; i++)
 				conv_weight_gradient_image(&g, dy + i * out_size, in + (first + i) * in_size);
 			double started = profile_clock();
-			if (conv_claim(epilogue.claims, first))
+			if (din && conv_claim(epilogue.claims, first))
 				conv_backward_data_images(&d, din, dy, in, first, count, write, epilogue);
 			*data_seconds += profile_clock() - started;
 		}
@@ -175,7 +177,7 @@ KERNEL_ENTRY(void, conv_backward, (real *din, real *dweight, const real *dout, s
 	/* the other threads' groups still unclaimed, from their last */
 	double started = profile_clock();
 	size_t ins = n * in_size, outs = n * out_size;
-	bool shared = conv_overlaps(din, ins, dout, outs) || conv_overlaps(din, ins, deferred.dy, outs) || conv_overlaps(din, ins, deferred.in, outs);
+	bool shared = !din || conv_overlaps(din, ins, dout, outs) || conv_overlaps(din, ins, deferred.dy, outs) || conv_overlaps(din, ins, deferred.in, outs);
 	struct conv_groups others = conv_groups_begin(n, d.group, false);
 	int first, count;
 	while (!shared && conv_next_group(&others, epilogue.claims, &first, &count))

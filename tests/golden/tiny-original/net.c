@@ -111,7 +111,7 @@ static void stem_backward(struct net_state *s, int n)
 {
 	/* stem_relu + stem_bn */
 	bn_relu_4x8x8_backward(GRAD(stem_conv), DPARAM(stem_bn_gamma), DPARAM(stem_bn_beta), GRAD(stem_relu), ACT(stem_conv), PARAM(stem_bn_gamma), STATS(stem_bn), n, s->scratch, GRADIENT_SET, &s->ranks);
-	conv3x3_s1_3x8x8_to_4_backward(GRAD(input), DPARAM(stem_conv_weight), GRAD(stem_conv), DY_STORED, ACT(input), PARAM(stem_conv_weight), n, s->scratch, GRADIENT_SET);
+	conv3x3_s1_3x8x8_to_4_backward(s->input_gradient ? GRAD(input) : NULL, DPARAM(stem_conv_weight), GRAD(stem_conv), DY_STORED, ACT(input), PARAM(stem_conv_weight), n, s->scratch, GRADIENT_SET);
 }
 
 /* stage1_unit01: (n, 4, 8, 8) -> (n, 4, 8, 8)
