@@ -67,6 +67,10 @@ static void test_explain_prints_every_convolution(void **unused)
 	assert_int_equal(lines_starting(out, "    weight   "), convolutions);
 	assert_int_equal(lines_starting(out, "    streams  "), 2 * convolutions);
 	expect_in(out, "stem_conv: 3x3 convolution, stride 1, 3 -> ");
+	/* the convolution that reads the images says training skips their gradient */
+	assert_int_equal(lines_starting(out, "    images   "), 1);
+	expect_in(out, "    images   their gradient, this convolution's data gradient: only for a step that reads it "
+		       "(step --dump), not in training\n");
 	assert_int_equal(lines_holding(out, "forced by RESGEN_CHOICES"), 0);
 	/* the cores' cache as Linux says it (the highest level's sharers), and
 	 * the round trip read against it (issue 77, item 8) */

@@ -116,10 +116,12 @@ static void conv_call(const struct graph *g, const struct op *op, const char *ke
 	template_set(v, "WEIGHT", "%s", param(g, op, 0));
 	kernel_out_in(g, op, kernel, v);
 	/* the images' own gradient only where a step asks for it (a dump) */
-	if (op->inputs[0] == g->input)
+	bool images = op->inputs[0] == g->input;
+	if (images)
 		template_set(v, "DIN", "s->input_gradient ? GRAD(%s) : NULL", tensor(g, op->inputs[0]));
 	else
 		template_set(v, "DIN", "GRAD(%s)", tensor(g, op->inputs[0]));
+	template_set(v, "IMAGES_NOTE", "%s", images ? " conv_explain_images(out);" : "");
 }
 
 /* ---- batch normalisation ----------------------------------------------- */

@@ -424,6 +424,13 @@ static void conv_explain_stream(FILE *out, const char *what, const struct conv_c
 
 /* The choices of layer's instance, at batch n; shortcut: its forward
  * epilogue adds a residual sum (another tensor read). */
+/* For the convolution that reads the images: what a training step skips. */
+static void conv_explain_images(FILE *out)
+{
+	fprintf(out, "    %-8s their gradient, this convolution's data gradient: only for a step that reads it (step --dump), "
+		"not in training\n", "images");
+}
+
 static void conv_explain(FILE *out, const char *layer, struct conv_shape s, const struct conv_choices *c, int n, bool shortcut)
 {
 	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;

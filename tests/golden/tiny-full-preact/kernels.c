@@ -57,7 +57,7 @@ static void explain(FILE *out, int n)
 {
 	(void)out;
 	(void)n;
-	conv_explain(out, "stem_conv", conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, n, false);
+	conv_explain(out, "stem_conv", conv3x3_s1_3x8x8_to_4_shape, &conv3x3_s1_3x8x8_to_4_choices, n, false); conv_explain_images(out);
 	conv_explain(out, "stage1_unit01_conv1", conv3x3_s1_4x8x8_to_4_shape, &conv3x3_s1_4x8x8_to_4_choices, n, false);
 	conv_explain(out, "stage1_unit01_conv2", bn_relu_conv3x3_s1_4x8x8_to_4_shape, &bn_relu_conv3x3_s1_4x8x8_to_4_choices, n, true);
 	conv_explain(out, "stage2_unit01_conv1", conv3x3_s2_4x8x8_to_8_shape, &conv3x3_s2_4x8x8_to_8_choices, n, false);
