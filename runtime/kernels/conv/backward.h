@@ -177,10 +177,10 @@ KERNEL_ENTRY(void, conv_backward, (real *din, real *dweight, const real *dout, s
 	/* the other threads' groups still unclaimed, from their last */
 	double started = profile_clock();
 	size_t ins = n * in_size, outs = n * out_size;
-	bool shared = !din || conv_overlaps(din, ins, dout, outs) || conv_overlaps(din, ins, deferred.dy, outs) || conv_overlaps(din, ins, deferred.in, outs);
+	bool shared = conv_overlaps(din, ins, dout, outs) || conv_overlaps(din, ins, deferred.dy, outs) || conv_overlaps(din, ins, deferred.in, outs);
 	struct conv_groups others = conv_groups_begin(n, d.group, false);
 	int first, count;
-	while (!shared && conv_next_group(&others, epilogue.claims, &first, &count))
+	while (din && !shared && conv_next_group(&others, epilogue.claims, &first, &count))
 		conv_backward_data_images(&d, din, conv_group_dy(computed, dout, deferred, first, count, s), in, first, count, write, epilogue);
 	*data_seconds += profile_clock() - started;
 	#pragma omp barrier
