@@ -605,6 +605,70 @@ static void test_batch_norm_relu_backward_matches_unfused_ops(void **unused)
 	}
 }
 
+#ifndef RESGEN_F64
+/* A bf16 weight gradient that sums a batch of images in one product
+ * (conv_weight_gradient_batch) against one product an image
+ * (conv_weight_gradient_reference): bitwise, in both orders, on the
+ * fastest path and the portable one, with and without a prologue, 7
+ * images so that the last batch is short. Each shape batches in the
+ * order(s) named, so the test cannot pass with no batch at all. */
+static void test_bf16_weight_gradient_batches_keep_the_bits(void **unused)
+{
+	(void)unused;
+	static const struct {
+		int shape[8];
+		bool tiles, pairs; /* which orders batch it on every path */
+	} cases[] = {
+		{{24, 7, 7, 40, 7, 7, 1, 1}, false, true},   /* 1x1 on 7x7: the tiles order's blocks would pad 49 to 64 */
+		{{16, 7, 7, 24, 7, 7, 3, 1}, false, true},   /* 3x3 on an odd width */
+		{{8, 14, 14, 16, 7, 7, 1, 2}, false, true},  /* a strided 1x1 */
+		{{16, 16, 16, 24, 8, 8, 3, 2}, true, true},  /* a strided 3x3 to 8x8 */
+		{{32, 8, 8, 16, 8, 8, 1, 1}, true, true},    /* 1x1 on 8x8 */
+		{{16, 6, 10, 24, 6, 10, 1, 1}, true, true},  /* 60 pixels: the tiles order's blocks pad each image to 64 */
+	};
+	int n = 7, shares_before = kernel_shares;
+	kernel_shares = 1; /* one share, one part: each sum's order is the images' alone */
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const int *d = cases[i].shape;
+		struct conv_shape s = conv_shape_of(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+		size_t in_count = (size_t)n * s.c_in * s.h_in * s.w_in, out_count = (size_t)n * s.c_out * s.h_out * s.w_out;
+		size_t weight_count = (size_t)s.c_out * CONV_PATCH(s.c_in, s.k);
+		size_t per_thread = CONV_SCRATCH(s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, s.k);
+		real *scratch = random_tensor(per_thread), *in = random_tensor(in_count), *dout = random_tensor(out_count);
+		real *pre = random_tensor(2 * (size_t)s.c_in);
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			enum bf16_path paths[] = {bf16_best_path((enum bf16_arithmetic)arithmetic), BF16_PORTABLE};
+			for (int way = 0; way < 4; way++) {
+				struct products p = {(signed char)paths[way / 2], (signed char)arithmetic};
+				const real *prologue = way % 2 ? pre : NULL;
+				bool batches = arithmetic == BF16_TILES ? cases[i].tiles : cases[i].pairs;
+				if (batches)
+					assert_true(conv_weight_gradient_batch(s, p) > 1);
+				struct conv_choices c = conv_choose(s, gemm_micro(), machine_last_level_bytes(), (struct choice_override){-1, -1, -1, -1, -1});
+				conv_choose_products(&c, p);
+				real *dweight = random_tensor(weight_count), *dweight_reference = copy_of(dweight, weight_count);
+				int shares[1] = {0};
+				#pragma omp parallel num_threads(1)
+				conv_backward_weights(dweight, dout, in, prologue, n, s, &c, scratch, per_thread, shares);
+				#pragma omp parallel num_threads(1)
+				conv_weight_gradient_reference(dweight_reference, dout, in, prologue, n, s, scratch, per_thread, p);
+				if (memcmp(dweight, dweight_reference, sizeof(real) * weight_count) != 0)
+					fail_msg("%d x %dx%d -> %d, %dx%d stride %d: the %s order on the %s path%s, in batches of %d, differs",
+						 s.c_in, s.h_in, s.w_in, s.c_out, s.k, s.k, s.stride, bf16_arithmetic_names[arithmetic],
+						 bf16_path_names[p.path], prologue ? " with a prologue" : "", conv_weight_gradient_batch(s, p));
+				free(dweight);
+				free(dweight_reference);
+			}
+		}
+		free(scratch);
+		free(in);
+		free(dout);
+		free(pre);
+	}
+	kernel_shares = shares_before;
+}
+#endif
+
 /* Max pooling's kernels against its definition, window by window
  * (max_pool_argmax): the same element forward and the same additions, in
  * the outputs' order, backward, so bitwise equal. Values drawn from a few,
@@ -1012,6 +1076,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_batch_norm_masked_backward_matches_relu_then_batch_norm),
 		cmocka_unit_test(test_batch_norm_statistics_match_two_pass),
 		cmocka_unit_test(test_max_pool_matches_the_definition),
+#ifndef RESGEN_F64
+		cmocka_unit_test(test_bf16_weight_gradient_batches_keep_the_bits),
+#endif
 		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
 		cmocka_unit_test(test_machine_round_trip),
 		cmocka_unit_test(test_conv_choices_follow_the_rules),

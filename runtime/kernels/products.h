@@ -75,6 +75,7 @@ struct products_operand {
 };
 
 enum {
+	PRODUCTS_STAGED_SLOT = BF16_BUFFERS - 3, /* a weight gradient's images staged for one product */
 	PRODUCTS_PADDED_SLOT = BF16_BUFFERS - 2, /* an image rounded, with its zero border (conv_pad_rounded) */
 	PRODUCTS_IMAGE_SLOT = BF16_BUFFERS - 1,  /* the other operand, packed for each product */
 };

@@ -1615,12 +1615,12 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 
 /* ---- the doors ---------------------------------------------------------- */
 
-/* The kernels take K a part at a time, each part over all of C before the
- * next, so that a part of B's columns (32 of 256 floats: 32 KiB) stays in
- * the L1 cache while every row of A passes over it. Each output still sums
- * its K ascending, C in memory between parts as between the tiles
- * order's blocks: the bits do not change. A whole number of blocks. */
-enum { K_PART = 256 };
+/* The kernels take K a part at a time (BF16_K_PART), each part over all
+ * of C before the next, so that a part of B's columns (32 of 256 floats:
+ * 32 KiB) stays in the L1 cache while every row of A passes over it. Each
+ * output still sums its K ascending, C in memory between parts as between
+ * the tiles order's blocks: the bits do not change. */
+_Static_assert(BF16_K_PART % BF16_TILE_K == 0, "a part of K is a whole number of the tiles order's blocks");
 
 enum bf16_b_layout bf16_b_layout(enum bf16_path path)
 {
@@ -1874,8 +1874,8 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
 	unsigned mxcsr = flush_begin();
-	for (w.start = 0; w.start < w.kp; w.start += K_PART) {
-		w.stop = w.start + K_PART < w.kp ? w.start + K_PART : w.kp;
+	for (w.start = 0; w.start < w.kp; w.start += BF16_K_PART) {
+		w.stop = w.start + BF16_K_PART < w.kp ? w.start + BF16_K_PART : w.kp;
 		if (path == BF16_AVX2)
 			avx2(arithmetic, &w, m, n, c, ldc);
 		else if (path == BF16_AVX512_BF16 && w.a_image)

@@ -138,6 +138,10 @@ void bf16_gather_along(float *out, int ld_out, const uint16_t *x, const ptrdiff_
 void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
 			     int stride, int width);
 
+/* How much of K the kernels sum into C before they read and write C
+ * again: a product whose K is shorter passes over C for less work. */
+enum { BF16_K_PART = 256 };
+
 /* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B
  * packed for path, summed in arithmetic's order. 0, or -1 where the path
  * is not available here or memory runs out (C untouched). A packed A is
@@ -195,7 +199,7 @@ int bf16_gemm(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n
 /* The calling thread's buffer number slot (below BF16_BUFFERS) of at least
  * bytes, 64-byte aligned, kept between calls and grown as needed; NULL
  * where memory runs out. For a caller's packed operands. */
-enum { BF16_BUFFERS = 4 };
+enum { BF16_BUFFERS = 5 };
 void *bf16_buffer(int slot, size_t bytes);
 
 /* The same product for the f64 builds that check a bf16 network against

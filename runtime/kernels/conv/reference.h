@@ -332,6 +332,23 @@ KERNEL_HELPER struct conv_strides conv_reference_strides(struct conv_shape s, st
 	return (struct conv_strides){CONV_PATCH(s.c_in, s.k), s.k * s.k, s.k, 1};
 }
 
+/* Whether a bf16 weight gradient that is not swapped writes its columns
+ * straight into the product's packed operand (products_columns, where
+ * the path reads one a caller may write): a stride-1 convolution wider
+ * than 1x1, whose output rows hold pairs whole where the path reads B in
+ * pairs. Elsewhere they are made in f32 and the product packs them. */
+KERNEL_HELPER bool conv_weight_gradient_writes_packed(struct conv_shape s, struct products p)
+{
+#ifdef RESGEN_F64
+	(void)s;
+	(void)p;
+	return false;
+#else
+	enum bf16_b_layout layout = products_bf16(p) ? bf16_b_layout((enum bf16_path)p.path) : BF16_B_OWN;
+	return layout != BF16_B_OWN && s.k > 1 && s.stride == 1 && (layout != BF16_B_PAIRS || s.w_out % 2 == 0);
+#endif
+}
+
 /* own += dY(i) . columns(X(i))^T for one image (laid out by
  * conv_reference_strides); columns, activated: this thread's scratch for
  * them. */
@@ -351,8 +368,8 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 		products_gemm_rows(p, a, 1, patch, s.c_out, pixels, dy, pixels, 1, own, s.c_out);
 		return;
 	}
-	struct products_columns packed = products_columns(p, pixels, patch);
-	if (packed.x && !direct && s.stride == 1 && (!packed.pairs || s.w_out % 2 == 0)) {
+	if (conv_weight_gradient_writes_packed(s, p)) {
+		struct products_columns packed = products_columns(p, pixels, patch);
 		conv_columns_transposed(packed, image, pre, s);
 		struct products_operand a = products_pack(p, 0, false, s.c_out, pixels, dy, pixels);
 		products_gemm_columns(p, a, packed, s.c_out, patch, pixels, 1, own, patch);
@@ -362,6 +379,74 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	if (!direct)
 		conv_im2col(columns, image, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 	products_gemm(p, 0, 1, s.c_out, patch, pixels, dy, pixels, direct ? image : columns, pixels, 1, own, patch);
+}
+
+/* Several images in one product. Where a bf16 weight gradient makes its
+ * columns in f32 (neither swapped nor written packed: 1x1 and strided
+ * convolutions, and 3x3 ones on odd widths in the pairs order), each
+ * image's product sums over its pixels alone, while its C, all C_OUT x
+ * C_IN K K sums, is read and written whole: on 7x7 images 49 products a
+ * sum for 9.4 MB of C (512 -> 512, 3x3). There a batch of images is
+ * staged side by side along K, each one's pixels padded with zeros to
+ * what its own product pads them to (a pair, or a block of the tiles
+ * order: bf16.h), and summed by one product of about BF16_K_PART: each
+ * sum takes the same steps in the same order, C held between images as
+ * it was in memory, so the bits do not change, and C is read once for
+ * the batch. Not where the padding would add an eighth or more to the
+ * products (the tiles order's blocks on 7x7). */
+KERNEL_HELPER int conv_weight_gradient_span(struct conv_shape s, struct products p)
+{
+	int pixels = s.h_out * s.w_out, unit = p.arithmetic == BF16_TILES ? BF16_TILE_K : 2;
+	return (pixels + unit - 1) / unit * unit;
+}
+
+/* The images one product sums (1: each its own, as it comes) */
+KERNEL_HELPER int conv_weight_gradient_batch(struct conv_shape s, struct products p)
+{
+	if (!products_bf16(p) || conv_weight_gradient_swapped(s, p) || conv_weight_gradient_writes_packed(s, p))
+		return 1;
+	int span = conv_weight_gradient_span(s, p), pixels = s.h_out * s.w_out;
+	int batch = BF16_K_PART / span;
+	return (span - pixels) * 8 < span && batch > 1 ? batch : 1;
+}
+
+/* The thread's stage for a batch: C_OUT rows of the images' dY, then
+ * PATCH rows of their columns, batch spans each. */
+KERNEL_HELPER real *conv_weight_gradient_stage_of(struct conv_shape s, struct products p, int batch)
+{
+	size_t rows = (size_t)s.c_out + CONV_PATCH(s.c_in, s.k);
+	return products_scratch(PRODUCTS_STAGED_SLOT, sizeof(real) * rows * batch * conv_weight_gradient_span(s, p));
+}
+
+/* Image number staged of the batch into stage: its dY and its columns
+ * (activated by pre, if not NULL, into activated first where they are
+ * gathered), span reals from the image before it, zero past its pixels. */
+KERNEL_HELPER void conv_weight_gradient_stage(real *stage, int batch, int staged, const real *dy, const real *image, const real *pre, struct conv_shape s, real *activated, struct products p)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out, span = conv_weight_gradient_span(s, p);
+	size_t ld = (size_t)batch * span;
+	real *dys = stage + (size_t)staged * span, *columns = dys + (size_t)s.c_out * ld;
+	for (int c = 0; c < s.c_out; c++)
+		memcpy(dys + c * ld, dy + (size_t)c * pixels, sizeof(real) * pixels);
+	if (s.k == 1 && s.stride == 1)
+		for (int c = 0; c < s.c_in; c++)
+			conv_read_run(columns + c * ld, image + (size_t)c * pixels, pixels, pre, c, s.c_in);
+	else
+		conv_im2col_rows(columns, (int)ld, conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in), s.c_in, s.h_in, s.w_in,
+				 s.k, s.stride, s.h_out, s.w_out);
+	if (span > pixels) {
+		for (int c = 0; c < s.c_out; c++)
+			memset(dys + c * ld + pixels, 0, sizeof(real) * (span - pixels));
+		for (int r = 0; r < patch; r++)
+			memset(columns + r * ld + pixels, 0, sizeof(real) * (span - pixels));
+	}
+}
+
+/* own += the staged images' dY . columns^T, in one product */
+KERNEL_HELPER void conv_weight_gradient_sum_staged(real *own, const real *stage, int batch, int staged, struct conv_shape s, struct products p)
+{
+	int patch = CONV_PATCH(s.c_in, s.k), span = conv_weight_gradient_span(s, p), ld = batch * span;
+	products_gemm(p, 0, 1, s.c_out, patch, staged * span, stage, ld, stage + (size_t)s.c_out * ld, ld, 1, own, patch);
 }
 
 /* dweight += sum over images of dY(i) . columns(X(i))^T */

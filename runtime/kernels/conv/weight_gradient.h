@@ -457,6 +457,10 @@ struct conv_weight_gradient {
 	real *gradient, *padded, *panel, *gradient_padded, *products;
 	int filled;  /* Winograd's: the images whose tiles are packed, not yet summed */
 	bool summed; /* Winograd's: whether products hold a sum yet (the first group sets them) */
+	/* the reference's: the images one product sums
+	 * (conv_weight_gradient_batch), those staged for it, and where */
+	int batch, staged;
+	real *stage;
 };
 
 /* The lanes past the last channel of Winograd's tiles, for each place:
@@ -475,12 +479,14 @@ KERNEL_HELPER void conv_winograd_zero_lanes(real *packed, int channels, int tile
 
 KERNEL_HELPER struct conv_weight_gradient conv_weight_gradient_begin(const real *pre, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread, real *part, int share)
 {
-	struct conv_weight_gradient g = {gemm_micro(), s, pre, c->products, {0}, scratch + (size_t)share * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false};
+	struct conv_weight_gradient g = {gemm_micro(), s, pre, c->products, {0}, scratch + (size_t)share * scratch_per_thread, part, NULL, NULL, NULL, NULL, 0, false, 1, 0, NULL};
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	memset(g.own, 0, sizeof(real) * s.c_out * patch);
 	if (s.stride != 1 || c->weight.method == CONV_WEIGHT_REFERENCE) {
 		g.micro = NULL;
 		g.padded = part + CONV_ALIGN(patch * pixels);
+		g.batch = conv_weight_gradient_batch(s, c->products);
+		g.stage = g.batch > 1 ? conv_weight_gradient_stage_of(s, c->products, g.batch) : NULL;
 		return g;
 	}
 	g.w = conv_weight_plan(g.micro, s, &c->weight);
@@ -538,6 +544,14 @@ KERNEL_HELPER void conv_weight_gradient_image(struct conv_weight_gradient *g, co
 {
 	struct conv_shape s = g->s;
 	struct conv_weight_plan w = g->w;
+	if (!g->micro && g->batch > 1) {
+		conv_weight_gradient_stage(g->stage, g->batch, g->staged, dy, image, g->pre, s, g->padded, g->multiplies);
+		if (++g->staged == g->batch) {
+			conv_weight_gradient_sum_staged(g->own, g->stage, g->batch, g->staged, s, g->multiplies);
+			g->staged = 0;
+		}
+		return;
+	}
 	if (!g->micro) {
 		conv_weight_gradient_reference_image(g->own, dy, image, g->pre, s, g->gradient, g->padded, g->multiplies);
 		return;
@@ -570,10 +584,13 @@ KERNEL_HELPER void conv_weight_gradient_image(struct conv_weight_gradient *g, co
 	}
 }
 
-/* The share's sum complete, after its last image: Winograd's products
- * taken back to the weights' place. */
+/* The share's sum complete, after its last image: the images staged
+ * last summed; Winograd's products taken back to the weights' place. */
 KERNEL_HELPER void conv_weight_gradient_finish(struct conv_weight_gradient *g)
 {
+	if (g->staged)
+		conv_weight_gradient_sum_staged(g->own, g->stage, g->batch, g->staged, g->s, g->multiplies);
+	g->staged = 0;
 	if (g->micro && g->w.method == CONV_WEIGHT_WINOGRAD) {
 		conv_winograd_sum_images(g);
 		if (g->summed) /* else a share without images, its own sum zero */
