@@ -137,6 +137,10 @@ static void test_explain_names_the_path(void **unused)
 		       "convolved with W flipped, the columns packed, then one product an image\n"
 		       "    weight   bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): dY . "
 		       "columns(X)^T an image\n");
+	/* on 7x7, five images' 49 pixels (a pair past them) in one weight gradient product */
+	expect_in(out, "stage3_unit01_shortcut_conv: 1x1 convolution, stride 2, 32 -> 64 channels, 14x14 -> 7x7\n");
+	expect_in(out, "    weight   bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): dY . "
+		       "columns(X)^T, one product for 5 images side by side along K\n");
 	/* the avx512 path sums the tiles order by vdpbf16ps where the processor has it */
 	if (__builtin_cpu_supports("avx512f")) {
 		assert_int_equal(binary("RESGEN_BF16=avx512", "demo-bf16-f32", "explain", out, sizeof out, err, sizeof err), 0);

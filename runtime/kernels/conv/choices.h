@@ -303,6 +303,7 @@ static const char *conv_forced_note(bool forced) { return forced ? " (forced by 
 KERNEL_HELPER bool conv_data_gradient_convolves(struct conv_shape s, struct products p);
 KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p);
 KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p);
+KERNEL_HELPER int conv_weight_gradient_batch(struct conv_shape s, struct products p);
 
 /* What a product of a convolution of shape s takes as its columns. */
 static const char *conv_products_columns(struct conv_shape s, struct products p)
@@ -340,8 +341,14 @@ static void conv_explain_products(FILE *out, struct conv_shape s, struct product
 		conv_explain_pass(out, "weight", p, "its transpose, columns(X) . dY^T an image, the columns read in place from the image", "");
 	else if (conv_weight_gradient_swapped(s, p))
 		conv_explain_pass(out, "weight", p, "its transpose, columns(X) . dY^T an image, the columns copied row by row", "");
-	else
-		conv_explain_pass(out, "weight", p, direct ? "dY . X^T an image" : "dY . columns(X)^T an image", "");
+	else {
+		int batch = conv_weight_gradient_batch(s, p);
+		if (batch > 1)
+			snprintf(said, sizeof said, "%s, one product for %d images side by side along K", direct ? "dY . X^T" : "dY . columns(X)^T", batch);
+		else
+			snprintf(said, sizeof said, "%s an image", direct ? "dY . X^T" : "dY . columns(X)^T");
+		conv_explain_pass(out, "weight", p, said, "");
+	}
 }
 
 static void conv_explain_method(FILE *out, const char *pass, struct conv_shape s, const struct conv_method_choice *c)
