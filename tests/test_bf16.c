@@ -519,6 +519,74 @@ static void test_gathered_rows_are_packed_ones(void **unused)
 	}
 }
 
+/* A's rows gathered by the product itself (bf16_multiply_rows, the
+ * weight gradient's columns): the bits of the portable definition of
+ * those rows, for each path a convolution writes its operands for and
+ * the tiles order on the avx512 path by both its instructions (where it
+ * gathers straight into vdpbf16ps's pairs); widths of CIFAR's and
+ * ImageNet's rows and ragged ones (odd where widened: K padded to a
+ * pair), K short of a block of 32, over a part (256) and across rows
+ * mid-block, m past a panel of 12, C from its own
+ * values or +0. What lies between the rows holds values: only the rows
+ * may be read. */
+static void test_gathered_rows_multiply_as_the_definition(void **unused)
+{
+	(void)unused;
+	const int shapes[][4] = {{5, 3, 32, 16}, {19, 2, 16, 40}, {7, 4, 8, 32}, {13, 5, 2, 7},
+				 {30, 19, 14, 20}, {12, 6, 56, 33}, {9, 3, 7, 20}, {25, 1, 40, 64}}; /* m, rows, width, n */
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int m = shapes[s][0], rows = shapes[s][1], width = shapes[s][2], n = shapes[s][3], k = rows * width, stride = width + 3;
+		size_t size = (size_t)(m + rows) * stride;
+		uint16_t *x16;
+		float *x = image_of(size, &x16), *matrix = malloc(sizeof(float) * (size_t)m * k), *b = malloc(sizeof(float) * (size_t)k * n);
+		float *want = malloc(sizeof(float) * (size_t)m * n), *got = malloc(sizeof(float) * (size_t)m * n);
+		ptrdiff_t *offsets = malloc(sizeof(ptrdiff_t) * m);
+		assert_true(matrix && b && want && got && offsets);
+		for (int i = 0; i < k * n; i++)
+			b[i] = bf16_to_float(value());
+		for (int j = 0; j < m; j++) {
+			offsets[j] = (ptrdiff_t)j * stride + j % 3;
+			for (int r = 0; r < rows; r++)
+				for (int e = 0; e < width; e++)
+					matrix[(size_t)j * k + (size_t)r * width + e] = bf16_to_float(x16[offsets[j] + (ptrdiff_t)r * stride + e]);
+		}
+		for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+			for (int by_fma = 0; by_fma < (layouts[l].path == BF16_AVX512 ? 2 : 1); by_fma++) {
+				enum bf16_path path = layouts[l].path;
+				enum bf16_arithmetic arithmetic = layouts[l].arithmetic;
+				if (!bf16_path_available(path, arithmetic, NULL, 0) || (width % 2 != 0 && bf16_b_layout(path) == BF16_B_PAIRS))
+					continue; /* in pairs, a row's pairs are its own */
+				bf16_emulate_tiles_by_fma(by_fma);
+				void *packed = packed_alloc(bf16_packed_b_bytes(path, arithmetic, k, n));
+				assert_non_null(packed);
+				bf16_pack_b(path, arithmetic, false, k, n, b, n, packed);
+				for (int add = 0; add < 2; add++) {
+					for (int i = 0; i < m * n; i++)
+						want[i] = got[i] = bf16_to_float(value());
+					assert_int_equal(bf16_matmul(BF16_PORTABLE, arithmetic, false, false, m, n, k, matrix, k, b, n, add, want, n), 0);
+					assert_int_equal(bf16_multiply_rows(path, arithmetic, m, n, k, x16, offsets, rows, stride, width, packed, add, got, n),
+							 0);
+					if (memcmp(got, want, sizeof(float) * (size_t)m * n) != 0)
+						fail_msg("%d rows of %d x %d by %d columns: the %s path (%s) differs from the definition", m, rows, width, n,
+							 bf16_path_names[path], by_fma ? "f32 FMAs" : bf16_path_instructions(path, arithmetic));
+				}
+				free(packed);
+			}
+		bf16_emulate_tiles_by_fma(false);
+		free(x);
+		free(x16);
+		free(matrix);
+		free(b);
+		free(want);
+		free(got);
+		free(offsets);
+	}
+	/* the portable path's own layout, a K other than rows x width, an odd width in pairs: refused */
+	assert_int_equal(bf16_multiply_rows(BF16_PORTABLE, BF16_TILES, 1, 1, 8, NULL, NULL, 1, 8, 8, NULL, false, NULL, 1), -1);
+	assert_int_equal(bf16_multiply_rows(BF16_AVX2, BF16_TILES, 1, 1, 9, NULL, NULL, 1, 8, 8, NULL, false, NULL, 1), -1);
+	assert_int_equal(bf16_multiply_rows(BF16_AVX512_BF16, BF16_PAIRS, 1, 1, 7, NULL, NULL, 1, 7, 7, NULL, false, NULL, 1), -1);
+}
+
 /* Where a path reads a convolution's columns in place from its image
  * (bf16_multiply_image): the bits bf16_multiply gives of those columns
  * packed, for 3x3 windows over images of 16 and 32 columns (with their
@@ -777,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_matmul_rounds_its_operands),
 		cmocka_unit_test(test_gathered_operands_are_packed_ones),
 		cmocka_unit_test(test_gathered_rows_are_packed_ones),
+		cmocka_unit_test(test_gathered_rows_multiply_as_the_definition),
 		cmocka_unit_test(test_columns_read_in_place_are_packed_ones),
 		cmocka_unit_test(test_rows_read_in_place_are_packed_ones),
 		cmocka_unit_test(test_panels_follow_a_packed_again),

@@ -235,7 +235,7 @@ static inline void products_round(real *out, const real *x, size_t count)
  * (rows ld_out apart): activated by prologue (scale, shift) where it is
  * not NULL, then rounded and kept as reals where widened
  * (bf16_round_rows), else as bf16 (an image a caller gathers columns
- * from, products_gather, products_gather_along). */
+ * from, products_gather, products_gemm_rows_along). */
 static inline void products_image_rows(void *out, int ld_out, const real *x, int ld, int rows, int columns, bool widened,
 				       const real *prologue)
 {
@@ -293,50 +293,6 @@ static inline void products_gather(struct products_columns b, int row, int colum
 #endif
 }
 
-/* A convolution's columns as the A operand, written straight into it where
- * p's path reads a layout a caller may write (as products_columns, in
- * the thread's buffer slot 0): m rows of k, bf16_packed_a_width apart. */
-static inline struct products_columns products_rows(struct products p, int m, int k)
-{
-	struct products_columns a = {NULL, 0, false};
-#ifndef RESGEN_F64
-	enum bf16_path path = (enum bf16_path)p.path;
-	if (products_bf16(p) && bf16_b_layout(path) != BF16_B_OWN) {
-		a.x = bf16_buffer(0, bf16_packed_a_bytes(path, (enum bf16_arithmetic)p.arithmetic, m, k));
-		if (!a.x)
-			products_out_of_memory(m, 0, k);
-		a.ld = bf16_packed_a_width(path, (enum bf16_arithmetic)p.arithmetic, k);
-		a.pairs = bf16_b_layout(path) == BF16_B_PAIRS;
-	}
-#else
-	(void)p;
-	(void)m;
-	(void)k;
-#endif
-	return a;
-}
-
-/* a's rows from x (bf16) as bf16_gather_along or
- * bf16_gather_pairs_along do, by a's layout; in f32 builds. */
-static inline void products_gather_along(struct products_columns a, const uint16_t *x, const ptrdiff_t *offsets, int count, int rows,
-					 int stride, int width)
-{
-#ifndef RESGEN_F64
-	if (a.pairs)
-		bf16_gather_pairs_along((uint32_t *)a.x, a.ld, x, offsets, count, rows, stride, width);
-	else
-		bf16_gather_along((float *)a.x, a.ld, x, offsets, count, rows, stride, width);
-#else
-	(void)a;
-	(void)x;
-	(void)offsets;
-	(void)count;
-	(void)rows;
-	(void)stride;
-	(void)width;
-#endif
-}
-
 /* Whether p's path reads a 3x3 convolution's columns in place as A from
  * its image in bf16 (bf16_reads_image_a): the weight gradient's
  * columns(X) . dY^T, m rows (C_IN K K) of k (the output's pixels, rows
@@ -385,15 +341,36 @@ static inline void products_gemm_image_a(struct products p, int transpose_b, int
 #endif
 }
 
-/* C (m x n) = beta C + A op(B), A the m rows of k rounded values the
- * caller wrote into a (products_rows): their padding zeroed here. */
-static inline void products_gemm_rows(struct products p, struct products_columns a, int transpose_b, int m, int n, int k, const real *b,
-				      int ldb, real beta, real *c, int ldc)
+/* C (m x n) = beta C + A op(B) (beta 0 or 1), A's rows gathered from x
+ * (bf16) as bf16_multiply_rows gathers them, op(B) packed here: a
+ * convolution's columns as A where p's path reads a layout a caller may
+ * write (bf16_b_layout); in f32 builds. */
+static inline void products_gemm_rows_along(struct products p, int transpose_b, int m, int n, int k, const uint16_t *x,
+					    const ptrdiff_t *offsets, int rows, int stride, int width, const real *b, int ldb, real beta,
+					    real *c, int ldc)
 {
 #ifndef RESGEN_F64
-	bf16_pad_a((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, k, a.x);
+	const void *packed = products_pack_b(p, transpose_b, m, n, k, b, ldb);
+	if (bf16_multiply_rows((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, n, k, x, offsets, rows, stride, width,
+			       packed, beta != 0, c, ldc) != 0)
+		products_out_of_memory(m, n, k);
+#else
+	(void)p;
+	(void)transpose_b;
+	(void)m;
+	(void)n;
+	(void)k;
+	(void)x;
+	(void)offsets;
+	(void)rows;
+	(void)stride;
+	(void)width;
+	(void)b;
+	(void)ldb;
+	(void)beta;
+	(void)c;
+	(void)ldc;
 #endif
-	products_gemm_with(p, (struct products_operand){NULL, 0, false, a.x}, transpose_b, m, n, k, b, ldb, beta, c, ldc);
 }
 
 /* C (m x n) = beta C + op(A) B (beta 0 or 1), A as products_pack made it,

@@ -146,11 +146,12 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * rounded; 5: A's rows in panels, rows_in_panels; 6: where A's pairs
  * lie in an image, bf16_multiply_image_a; 7 and 8: A's pairs in panels
  * and B's pairs for the tiles order, tiles_pairs_in_panels and
- * tiles_pairs_of_b). */
+ * tiles_pairs_of_b; 9: A's rows gathered into those panels,
+ * tiles_pairs_gathered, beside 7's kept copy). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
-} scratch[9];
+} scratch[10];
 
 static void *scratch_of(int slot, size_t bytes)
 {
@@ -256,6 +257,7 @@ struct operands {
 	const uint16_t *a_image;
 	const size_t *pair_at; /* where K's pair q lies in the image, in bytes from a row's start */
 	bool b_paired;         /* B packed as the tiles order's pairs (tiles_pairs_of_b) */
+	bool a_paired;         /* A already the tiles order's pair panels (tiles_pairs_gathered) */
 };
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
@@ -901,6 +903,72 @@ __attribute__((target("avx512f"))) static const uint32_t *tiles_pairs_of_b(const
 				_mm512_store_si512(to + j, _mm512_or_si512(first, _mm512_srli_epi32(second, 16)));
 			}
 		}
+	return out;
+}
+
+/* rows rows of width bf16 from x, stride apart, one after the other: of
+ * a constant size for the widths of CIFAR's and ImageNet's outputs, which
+ * the compiler makes a few moves rather than a call each. */
+static inline void line_rows(uint16_t *line, const uint16_t *x, int rows, int stride, int width)
+{
+	for (int r = 0; r < rows; r++)
+		memcpy(line + (size_t)r * width, x + (ptrdiff_t)r * stride, sizeof *line * (size_t)width);
+}
+
+static void line_of(uint16_t *line, const uint16_t *x, int rows, int stride, int width)
+{
+/* a case of the switch below: width a constant */
+#define LINE_ROWS_OF(constant)                                   \
+	case constant:                                           \
+		line_rows(line, x, rows, stride, constant);      \
+		break;
+	switch (width) {
+		LINE_ROWS_OF(8)
+		LINE_ROWS_OF(14)
+		LINE_ROWS_OF(16)
+		LINE_ROWS_OF(28)
+		LINE_ROWS_OF(32)
+		LINE_ROWS_OF(56)
+	default:
+		line_rows(line, x, rows, stride, width);
+	}
+#undef LINE_ROWS_OF
+}
+
+/* A's rows gathered from an image in bf16 (bf16_multiply_rows: row j the
+ * rows of x at offsets[j] + r stride, width each) straight into
+ * tiles_pairs_in_panels' layout, sparing the widened rows it would read:
+ * a row's K gathered, then each block of 32 one vpermw of its bf16. In
+ * slot 9, so that the panels kept in 7 (a convolution's weights, which
+ * its data gradient takes image after image) stay. */
+__attribute__((target("avx512f,avx512bw"))) static const uint32_t *tiles_pairs_gathered(const uint16_t *x, const ptrdiff_t *offsets,
+											  int m, int rows, int stride, int width)
+{
+	int k = rows * width, panels = (m + PANEL_WIDENED - 1) / PANEL_WIDENED, blocks = (k + BF16_TILE_K - 1) / BF16_TILE_K;
+	size_t panel_bytes = (size_t)panels * blocks * PANEL_WIDENED * TILES_PAIRS * sizeof(uint32_t);
+	uint32_t *out = scratch_of(9, panel_bytes + (size_t)blocks * BF16_TILE_K * sizeof(uint16_t));
+	if (!out)
+		return NULL;
+	uint16_t *line = (uint16_t *)(out + panel_bytes / sizeof *out); /* a row's K, zero to its last block's end */
+	memset(line + k, 0, sizeof *line * (size_t)(blocks * BF16_TILE_K - k));
+	/* pair t's low bf16, then its high: K's 4t + 2 and 4t for t < 8, 4t
+	 * - 29 and 4t - 31 after (tiles_pairs_in_panels' pick, of bf16) */
+	static const short words[32] = {2, 0, 6, 4, 10, 8, 14, 12, 18, 16, 22, 20, 26, 24, 30, 28,
+					 3, 1, 7, 5, 11, 9, 15, 13, 19, 17, 23, 21, 27, 25, 31, 29};
+	__m512i pick = _mm512_loadu_si512(words);
+	size_t block_words = (size_t)PANEL_WIDENED * TILES_PAIRS; /* a panel's block */
+	for (int row = 0; row < panels * PANEL_WIDENED; row++) {
+		uint32_t *to = out + (size_t)(row / PANEL_WIDENED) * blocks * block_words + (size_t)(row % PANEL_WIDENED) * TILES_PAIRS;
+		if (row >= m) {
+			for (int b = 0; b < blocks; b++)
+				_mm512_storeu_si512(to + b * block_words, _mm512_setzero_si512());
+			continue;
+		}
+		line_of(line, x + offsets[row], rows, stride, width);
+		for (int b = 0; b < blocks; b++)
+			_mm512_storeu_si512(to + b * block_words,
+					    _mm512_permutexvar_epi16(pick, _mm512_loadu_si512(line + (size_t)b * BF16_TILE_K)));
+	}
 	return out;
 }
 
@@ -1865,7 +1933,7 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * emulation's blocks of 6 rows keep their pointers in registers */
 	bool pairs = path == BF16_AVX512_BF16, tiles_pairs = tiles_by_pairs(path, arithmetic);
 	w.panels = tiles_pairs || w.image || (pairs && n >= PANELS_FROM && !w.a_image);
-	if (tiles_pairs && !(w.a = tiles_pairs_in_panels(w.a, m, w.kp)))
+	if (tiles_pairs && !w.a_paired && !(w.a = tiles_pairs_in_panels(w.a, m, w.kp)))
 		return -1;
 	w.b_paired = tiles_pairs && !w.image && m >= TILES_PAIRED_B_FROM;
 	if (w.b_paired && !(w.b = tiles_pairs_of_b(w.b, w.kp, w.np)))
@@ -1924,7 +1992,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 		flush_end(mxcsr);
 		return 0;
 	}
-	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false}, m, n, c, ldc);
+	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false, false}, m, n, c, ldc);
 }
 
 /* What bf16_multiply_image can read in place: by the AVX-512 kernels, K
@@ -1967,7 +2035,7 @@ int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 		return -1;
 	if (no_products(m, n, k, add, c, ldc))
 		return 0;
-	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL, false}, m, n,
+	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL, false, false}, m, n,
 				 c, ldc);
 }
 
@@ -2022,8 +2090,37 @@ int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, 
 	if (!pair_at)
 		return -1;
 	return products_by_parts(path, arithmetic,
-				 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, wp, false, image, pair_at, false}, m,
+				 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, wp, false, image, pair_at, false, false}, m,
 				 n, c, ldc);
+}
+
+int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *x,
+		       const ptrdiff_t *offsets, int rows, int stride, int width, const void *b, bool add, float *c, int ldc)
+{
+	enum bf16_b_layout layout = bf16_b_layout(path);
+	if (!bf16_path_available(path, arithmetic, NULL, 0) || layout == BF16_B_OWN || m < 0 || n < 0 || rows < 0 || width < 0 ||
+	    k != rows * width || (layout == BF16_B_PAIRS && width % 2 != 0))
+		return -1;
+	if (no_products(m, n, k, add, c, ldc))
+		return 0;
+	if (tiles_by_pairs(path, arithmetic)) {
+		const uint32_t *a = tiles_pairs_gathered(x, offsets, m, rows, stride, width);
+		if (!a)
+			return -1;
+		return products_by_parts(path, arithmetic,
+					 (struct operands){a, b, padded_k(path, k), b_width(n), add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false, true},
+					 m, n, c, ldc);
+	}
+	void *a = scratch_of(0, bf16_packed_a_bytes(path, arithmetic, m, k));
+	if (!a)
+		return -1;
+	int ld = bf16_packed_a_width(path, arithmetic, k);
+	if (layout == BF16_B_PAIRS)
+		bf16_gather_pairs_along(a, ld, x, offsets, m, rows, stride, width);
+	else
+		bf16_gather_along(a, ld, x, offsets, m, rows, stride, width);
+	bf16_pad_a(path, arithmetic, m, k, a);
+	return bf16_multiply(path, arithmetic, m, n, k, a, b, add, c, ldc);
 }
 
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,

@@ -186,6 +186,18 @@ bool bf16_reads_image_a(enum bf16_path path, int m, int k, int width, int kernel
 int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *image,
 			  const ptrdiff_t *offsets, int width, int wp, const void *b, bool add, float *c, int ldc);
 
+/* C = C (add) or 0, + A B, A's rows gathered from x (bf16) as
+ * bf16_gather_along defines them (row j the rows of x at offsets[j] + r
+ * stride, r below rows, width each: K = rows width), B packed as
+ * bf16_pack_b packs it: a convolution's columns as A (its weight
+ * gradient, columns(X) . dY^T), by a path that reads a layout a caller
+ * may write (bf16_b_layout; width even in pairs). The same sums in the
+ * same order as bf16_multiply of those rows packed, so the same bits;
+ * where the avx512 path computes the tiles order by vdpbf16ps, the rows
+ * go straight into the pairs it reads. 0, or -1 as bf16_multiply. */
+int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *x,
+		       const ptrdiff_t *offsets, int rows, int stride, int width, const void *b, bool add, float *c, int ldc);
+
 /* The three in one: C = C (add) or 0, + op(A) op(B), of f32 operands. */
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
 		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc);

@@ -363,9 +363,8 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 					      s.c_out);
 			return;
 		}
-		struct products_columns a = products_rows(p, patch, pixels);
-		products_gather_along(a, padded.x, padded.offsets, patch, s.h_out, padded.wp, s.w_out);
-		products_gemm_rows(p, a, 1, patch, s.c_out, pixels, dy, pixels, 1, own, s.c_out);
+		products_gemm_rows_along(p, 1, patch, s.c_out, pixels, padded.x, padded.offsets, s.h_out, padded.wp, s.w_out, dy, pixels, 1,
+					 own, s.c_out);
 		return;
 	}
 	if (conv_weight_gradient_writes_packed(s, p)) {
