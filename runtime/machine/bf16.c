@@ -2094,6 +2094,8 @@ int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, 
 				 n, c, ldc);
 }
 
+bool bf16_gathers_into_pairs(enum bf16_path path, enum bf16_arithmetic arithmetic) { return tiles_by_pairs(path, arithmetic); }
+
 int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *x,
 		       const ptrdiff_t *offsets, int rows, int stride, int width, const void *b, bool add, float *c, int ldc)
 {
@@ -2103,7 +2105,7 @@ int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int
 		return -1;
 	if (no_products(m, n, k, add, c, ldc))
 		return 0;
-	if (tiles_by_pairs(path, arithmetic)) {
+	if (bf16_gathers_into_pairs(path, arithmetic)) {
 		const uint32_t *a = tiles_pairs_gathered(x, offsets, m, rows, stride, width);
 		if (!a)
 			return -1;

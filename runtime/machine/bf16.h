@@ -198,6 +198,11 @@ int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, 
 int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *x,
 		       const ptrdiff_t *offsets, int rows, int stride, int width, const void *b, bool add, float *c, int ldc);
 
+/* Whether bf16_multiply_rows gathers A's rows straight into the pairs
+ * the kernel of path reads for arithmetic (the tiles order on the avx512
+ * path, where it runs by vdpbf16ps), rather than widened for a copy. */
+bool bf16_gathers_into_pairs(enum bf16_path path, enum bf16_arithmetic arithmetic);
+
 /* The three in one: C = C (add) or 0, + op(A) op(B), of f32 operands. */
 int bf16_matmul(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose_a, bool transpose_b, int m,
 		int n, int k, const float *a, int lda, const float *b, int ldb, bool add, float *c, int ldc);

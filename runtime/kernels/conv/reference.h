@@ -298,8 +298,10 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
  * are read in place or copied as A, row by row of the padded image, where
  * as B they would be transposed; and dY^T, C_OUT columns, is packed as B.
  * Copied, with 16 the kernels' blocks of 32 columns ran half full, slower
- * than the transposed copy they spare. Each product is the same and so
- * is every sum's order (a . b = b . a exactly): the bits do not change. */
+ * than the transposed copy they spare, but where they are gathered
+ * straight into the pairs the kernel reads (bf16_gathers_into_pairs).
+ * Each product is the same and so is every sum's order (a . b = b . a
+ * exactly): the bits do not change. */
 KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p);
 
 KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p)
@@ -309,8 +311,10 @@ KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct prod
 	(void)p;
 	return false;
 #else
-	return products_bf16(p) && bf16_b_layout((enum bf16_path)p.path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0 &&
-	       (s.c_out > 16 || conv_weight_gradient_in_place(s, p));
+	enum bf16_path path = (enum bf16_path)p.path;
+	return products_bf16(p) && bf16_b_layout(path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0 &&
+	       (s.c_out > 16 || conv_weight_gradient_in_place(s, p) ||
+		(s.c_out == 16 && bf16_gathers_into_pairs(path, (enum bf16_arithmetic)p.arithmetic)));
 #endif
 }
 
