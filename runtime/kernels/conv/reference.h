@@ -386,7 +386,8 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 
 /* Several images in one product. Where a bf16 weight gradient makes its
  * columns in f32 (neither swapped nor written packed: 1x1 and strided
- * convolutions, and 3x3 ones on odd widths in the pairs order), each
+ * convolutions, 3x3 ones on odd widths where the path reads B in pairs,
+ * every one on the portable path), each
  * image's product sums over its pixels alone, while its C, all C_OUT x
  * C_IN K K sums, is read and written whole: on 7x7 images 49 products a
  * sum for 9.4 MB of C (512 -> 512, 3x3). There a batch of images is
