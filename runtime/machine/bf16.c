@@ -468,6 +468,20 @@ static const void *rows_in_panels(const void *a, int m, int length, int panel)
 	return out;
 }
 
+/* The next block's rows of C (rows rows from i, 16 halves columns from
+ * j, a cache line each 16) fetched into the cache while this block sums:
+ * its rows lie ldc apart, each its own lines, and a block that loaded or
+ * stored them cold stalled on them (a weight gradient's sums of a few MB,
+ * a data gradient added to). A fetch never faults, so the one past C's
+ * last block is harmless. */
+__attribute__((always_inline)) static inline void fetch_next_c(const float *c, int ldc, int i, int j, const int rows,
+								const int halves)
+{
+	for (int r = 0; r < rows; r++)
+		for (int h = 0; h < halves; h++)
+			_mm_prefetch((const char *)(c + (size_t)(i + r) * ldc + j + 16 * h), _MM_HINT_T0);
+}
+
 /* A block of the tiles order short of 32 (struct operands): +0 to each
  * of its rows rows by halves vectors' chains. */
 __attribute__((target("avx512f"), always_inline)) static inline void tiles_pad_chains(__m512 te[BLOCK_ROWS][2],
@@ -511,6 +525,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_bloc
 			 (panels ? (size_t)(i / PANEL_WIDENED) * w->kp * PANEL_WIDENED + i % PANEL_WIDENED : (size_t)i * w->kp);
 	const float *b = at.half[0] + (size_t)w->start * np;
 	const ptrdiff_t *offset = reading != B_PACKED ? w->offsets + w->start : NULL;
+	fetch_next_c(c, ldc, i + rows, j, rows, halves);
 #define B_ROWS(h, even, odd)                                                                   \
 	do {                                                                                   \
 		if (reading == B_PACKED) {                                                     \
@@ -675,6 +690,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 		for (int h = 0; h < halves; h++)
 			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
 						       : _mm512_setzero_ps();
+	fetch_next_c(c, ldc, i + rows, j, rows, halves);
 	/* the rows' pairs from start on; a 16-row block's last 8 from
 	 * a_next (the next panel) */
 	size_t panel = (size_t)w->kp / 2 * PANEL_PAIRS, np = (size_t)w->np;
@@ -732,6 +748,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 		for (int h = 0; h < halves; h++)
 			sum[r][h] = w->add || w->start ? _mm512_maskz_loadu_ps(masks[h], c + (size_t)(i + r) * ldc + j + 16 * h)
 						       : _mm512_setzero_ps();
+	fetch_next_c(c, ldc, i + A_WINDOW * channels, j, A_WINDOW * channels, halves);
 	const char *window[A_CHANNELS]; /* each channel's first row, as bytes */
 	for (int ch = 0; ch < channels; ch++)
 		window[ch] = (const char *)(w->a_image + w->offsets[i + A_WINDOW * ch]);
@@ -1007,6 +1024,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void 
 	__mmask16 masks[2] = {mask0, mask1};
 	struct halves at;
 	halves_at(&at, w, j, masks, halves, reading);
+	fetch_next_c(c, ldc, i + rows, j, rows, halves);
 	size_t block_pairs = PANEL_WIDENED * TILES_PAIRS; /* a panel's block */
 	const uint32_t *a = (const uint32_t *)w->a +
 			    (size_t)(i / PANEL_WIDENED) * ((w->kp + BF16_TILE_K - 1) / BF16_TILE_K) * block_pairs +
@@ -1150,6 +1168,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 {
 	const float *a = (const float *)w->a + (size_t)i * w->kp, *b = (const float *)w->b + j;
 	size_t np = (size_t)w->np;
+	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	__m256 sum[6][2];
 	for (int r = 0; r < rows; r++) {
 		sum[r][0] = w->add || w->start ? _mm256_maskload_ps(c + (size_t)(i + r) * ldc + j, mask0) : _mm256_setzero_ps();
@@ -1211,6 +1230,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 										       int ldc, const int rows)
 {
 	const float *a = (const float *)w->a + (size_t)i * w->kp, *b = (const float *)w->b + j;
+	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
 		__m256 even[6][2], odd[6][2];
