@@ -296,7 +296,8 @@ static inline void products_gather(struct products_columns b, int row, int colum
 /* Whether p's path reads a 3x3 convolution's columns in place as A from
  * its image in bf16 (bf16_reads_image_a): the weight gradient's
  * columns(X) . dY^T, m rows (C_IN K K) of k (the output's pixels, rows
- * of width), so that they need not be written; never in the f64 builds. */
+ * of width), where products_gemm_rows_along is given them as windows
+ * over the image with its whole border; never in the f64 builds. */
 static inline bool products_read_image_a(struct products p, int m, int k, int width, int kernel)
 {
 #ifndef RESGEN_F64
@@ -311,40 +312,10 @@ static inline bool products_read_image_a(struct products p, int m, int k, int wi
 #endif
 }
 
-/* C (m x n) = beta C + columns . op(B) (beta 0 or 1), the columns read
- * in place from image (bf16, with its whole zero border: rows wp apart)
- * as bf16_multiply_image_a reads them, op(B) packed here; where
- * products_read_image_a. */
-static inline void products_gemm_image_a(struct products p, int transpose_b, int m, int n, int k, const uint16_t *image,
-					 const ptrdiff_t *offsets, int width, int wp, const real *b, int ldb, real beta, real *c, int ldc)
-{
-#ifndef RESGEN_F64
-	const void *packed = products_pack_b(p, transpose_b, m, n, k, b, ldb);
-	if (bf16_multiply_image_a((enum bf16_path)p.path, (enum bf16_arithmetic)p.arithmetic, m, n, k, image, offsets, width, wp, packed,
-				  beta != 0, c, ldc) != 0)
-		products_out_of_memory(m, n, k);
-#else
-	(void)p;
-	(void)transpose_b;
-	(void)m;
-	(void)n;
-	(void)k;
-	(void)image;
-	(void)offsets;
-	(void)width;
-	(void)wp;
-	(void)b;
-	(void)ldb;
-	(void)beta;
-	(void)c;
-	(void)ldc;
-#endif
-}
-
 /* C (m x n) = beta C + A op(B) (beta 0 or 1), A's rows gathered from x
- * (bf16) as bf16_multiply_rows gathers them, op(B) packed here: a
- * convolution's columns as A where p's path reads a layout a caller may
- * write (bf16_b_layout); in f32 builds. */
+ * (bf16) as bf16_multiply_rows gathers them (or reads them in place),
+ * op(B) packed here: a convolution's columns as A where p's path reads a
+ * layout a caller may write (bf16_b_layout); in f32 builds. */
 static inline void products_gemm_rows_along(struct products p, int transpose_b, int m, int n, int k, const uint16_t *x,
 					    const ptrdiff_t *offsets, int rows, int stride, int width, const real *b, int ldb, real beta,
 					    real *c, int ldc)

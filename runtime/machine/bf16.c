@@ -144,7 +144,7 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * (scratch slot 0 and 1: bf16_matmul's packed operands, 2: AMX's C,
  * padded; 3 and 4: bf16_gemm's operands widened, bf16_matmul_f64's
  * rounded; 5: A's rows in panels, rows_in_panels; 6: where A's pairs
- * lie in an image, bf16_multiply_image_a; 7 and 8: A's pairs in panels
+ * lie in an image, bf16_multiply_rows; 7 and 8: A's pairs in panels
  * and B's pairs for the tiles order, tiles_pairs_in_panels and
  * tiles_pairs_of_b; 9: A's rows gathered into those panels,
  * tiles_pairs_gathered, beside 7's kept copy). */
@@ -250,7 +250,7 @@ struct operands {
 	const ptrdiff_t *offsets;
 	int width, wp;
 	bool panels; /* A in panels (rows_in_panels), else its rows kp or kp / 2 apart */
-	/* A read in place from an image in bf16 (bf16_multiply_image_a) where
+	/* A read in place from an image in bf16 (bf16_multiply_rows) where
 	 * a_image (a NULL): A[r][q] = a_image[offsets[r] + (q / width) * wp +
 	 * q % width], each nine rows from a multiple of 9 one channel's 3x3
 	 * window */
@@ -2098,23 +2098,11 @@ bool bf16_reads_image_a(enum bf16_path path, int m, int k, int width, int kernel
 	return path == BF16_AVX512_BF16 && kernel == 3 && m % A_WINDOW == 0 && width > 0 && width % 2 == 0 && k % width == 0;
 }
 
-int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *image,
-			  const ptrdiff_t *offsets, int width, int wp, const void *b, bool add, float *c, int ldc)
-{
-	if (arithmetic != BF16_PAIRS || !bf16_reads_image_a(path, m, k, width, 3) || !bf16_path_available(path, arithmetic, NULL, 0) ||
-	    n < 0 || wp < width + 2 || !rows_are_windows(offsets, m, wp))
-		return -1;
-	if (no_products(m, n, k, add, c, ldc))
-		return 0;
-	const size_t *pair_at = pairs_lie(k, width, wp);
-	if (!pair_at)
-		return -1;
-	return products_by_parts(path, arithmetic,
-				 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, wp, false, image, pair_at, false, false}, m,
-				 n, c, ldc);
-}
-
 bool bf16_gathers_into_pairs(enum bf16_path path, enum bf16_arithmetic arithmetic) { return tiles_by_pairs(path, arithmetic); }
+
+static __thread unsigned long rows_read_in_place; /* bf16_multiply_rows's calls that read A in place */
+
+unsigned long bf16_rows_read_in_place(void) { return rows_read_in_place; }
 
 int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *x,
 		       const ptrdiff_t *offsets, int rows, int stride, int width, const void *b, bool add, float *c, int ldc)
@@ -2125,6 +2113,16 @@ int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int
 		return -1;
 	if (no_products(m, n, k, add, c, ldc))
 		return 0;
+	if (arithmetic == BF16_PAIRS && bf16_reads_image_a(path, m, k, width, 3) && stride >= width + 2 &&
+	    rows_are_windows(offsets, m, stride)) { /* A read in place: avx512_bf16_image_a */
+		const size_t *pair_at = pairs_lie(k, width, stride);
+		if (!pair_at)
+			return -1;
+		rows_read_in_place++;
+		return products_by_parts(path, arithmetic,
+					 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, stride, false, x, pair_at, false, false},
+					 m, n, c, ldc);
+	}
 	if (bf16_gathers_into_pairs(path, arithmetic)) {
 		const uint32_t *a = tiles_pairs_gathered(x, offsets, m, rows, stride, width);
 		if (!a)

@@ -172,31 +172,32 @@ int bf16_image_rows_apart(int width);
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
 			const float *image, const ptrdiff_t *offsets, int width, int wp, bool add, float *c, int ldc);
 
-/* A 3x3 convolution's weight gradient as dW^T = columns(X) . dY^T, whose
- * A, the columns, need not be written: bf16_multiply_image_a reads them
- * in place from the image in bf16 with its whole zero border (rows wp
- * apart, wp >= width + 2), A[r][q] = image[offsets[r] + (q / width) * wp
- * + q % width] (width: the output's, even, which K is rows of; r counts
- * M's rows as channel, kernel row, kernel column: each nine one
- * channel's window, else -1). B packed as bf16_pack_b packs it. The same
- * sums in the same order as bf16_multiply of those rows packed, so the
- * same bits; by vdpbf16ps, the pairs order (else -1).
- * bf16_reads_image_a says whether path reads them so. */
-bool bf16_reads_image_a(enum bf16_path path, int m, int k, int width, int kernel);
-int bf16_multiply_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *image,
-			  const ptrdiff_t *offsets, int width, int wp, const void *b, bool add, float *c, int ldc);
-
 /* C = C (add) or 0, + A B, A's rows gathered from x (bf16) as
  * bf16_gather_along defines them (row j the rows of x at offsets[j] + r
  * stride, r below rows, width each: K = rows width), B packed as
  * bf16_pack_b packs it: a convolution's columns as A (its weight
  * gradient, columns(X) . dY^T), by a path that reads a layout a caller
  * may write (bf16_b_layout; width even in pairs). The same sums in the
- * same order as bf16_multiply of those rows packed, so the same bits;
- * where the avx512 path computes the tiles order by vdpbf16ps, the rows
- * go straight into the pairs it reads. 0, or -1 as bf16_multiply. */
+ * same order as bf16_multiply of those rows packed, so the same bits.
+ * Where the avx512 path computes the tiles order by vdpbf16ps, the rows
+ * go straight into the pairs it reads. Where vdpbf16ps computes the
+ * pairs order and the rows are a 3x3 convolution's windows over an image
+ * with its whole zero border (each nine from a multiple of 9 one
+ * channel's window: row (ky, kx) its first moved ky rows and kx values;
+ * stride >= width + 2; bf16_reads_image_a), they are not gathered at
+ * all: the kernel reads them in place. 0, or -1 as bf16_multiply. */
 int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const uint16_t *x,
 		       const ptrdiff_t *offsets, int rows, int stride, int width, const void *b, bool add, float *c, int ldc);
+
+/* Whether path reads a 3x3 convolution's columns in place as A, m rows
+ * (C_IN K K) of k (the output's pixels, rows of width: even), where
+ * bf16_multiply_rows is given them as windows: vdpbf16ps, in the pairs
+ * order. */
+bool bf16_reads_image_a(enum bf16_path path, int m, int k, int width, int kernel);
+
+/* How many of this thread's bf16_multiply_rows calls read A in place:
+ * for the tests, which see the same bits either way. */
+unsigned long bf16_rows_read_in_place(void);
 
 /* Whether bf16_multiply_rows gathers A's rows straight into the pairs
  * the kernel of path reads for arithmetic (the tiles order on the avx512

@@ -361,12 +361,9 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
 	if (conv_weight_gradient_swapped(s, p)) {
+		/* the columns' rows gathered, or read in place where
+		 * conv_weight_gradient_in_place */
 		struct conv_padded padded = conv_pad_rounded(image, pre, s);
-		if (conv_weight_gradient_in_place(s, p)) {
-			products_gemm_image_a(p, 1, patch, s.c_out, pixels, padded.x, padded.offsets, s.w_out, padded.wp, dy, pixels, 1, own,
-					      s.c_out);
-			return;
-		}
 		products_gemm_rows_along(p, 1, patch, s.c_out, pixels, padded.x, padded.offsets, s.h_out, padded.wp, s.w_out, dy, pixels, 1,
 					 own, s.c_out);
 		return;
