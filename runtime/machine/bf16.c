@@ -1524,6 +1524,44 @@ __attribute__((always_inline)) static inline void pairs_transposed(uint32_t *out
 		}
 }
 
+/* One pair of pairs_down's, alone. */
+static inline uint32_t pair_down(const float *x, int ld, int k, int i, int p)
+{
+	return pair_of(row_of(x, ld, 2 * p)[i], 2 * p + 1 < k ? row_of(x, ld, 2 * p + 1)[i] : 0.0f);
+}
+
+/* out[i][p] = the pair of rows 2p and 2p + 1 at element i (the second 0
+ * past k), for i below m and p below (k + 1) / 2: A transposed as
+ * vdpbf16ps's rows (a data gradient's W^T), eight elements by eight
+ * pairs through registers. Element by element it read down X's columns,
+ * a cache line a value: a sixth to a fifth of a 7x7 1x1 data gradient's
+ * time. */
+static void pairs_down(uint32_t *out, int ld_out, const float *x, int ld, int m, int k)
+{
+	int pairs = k / 2, i = 0;
+	for (; i + 8 <= m; i += 8) {
+		int p = 0;
+		for (; p + 8 <= pairs; p += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++) {
+				const float *even = row_of(x, ld, 2 * (p + q)) + i;
+				__m256i low = _mm256_srli_epi32(rounded_bits8(_mm256_loadu_ps(even)), 16);
+				__m256i high = rounded_bits8(_mm256_loadu_ps(even + ld));
+				block[q] = _mm256_castsi256_ps(_mm256_or_si256(low, high));
+			}
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_ps((float *)(out + (size_t)(i + q) * ld_out + p), block[q]);
+		}
+		for (; p < (k + 1) / 2; p++)
+			for (int q = i; q < i + 8; q++)
+				out[(size_t)q * ld_out + p] = pair_down(x, ld, k, q, p);
+	}
+	for (; i < m; i++)
+		for (int p = 0; p < (k + 1) / 2; p++)
+			out[(size_t)i * ld_out + p] = pair_down(x, ld, k, i, p);
+}
+
 static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
 {
 	pairs_transposed(out, ld_out, x, ld, count, length, false);
@@ -1644,13 +1682,7 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		return;
 	}
 	if (path == BF16_AVX512_BF16) {
-		uint32_t *out = packed;
-		for (int i = 0; i < m; i++)
-			for (int e = 0; e < kp; e += 2) {
-				uint32_t low = e < k ? rounded_half(element(a, transpose, lda, i, e)) : 0;
-				uint32_t high = e + 1 < k ? rounded_half(element(a, transpose, lda, i, e + 1)) : 0;
-				out[(size_t)i * (kp / 2) + e / 2] = low | high << 16;
-			}
+		pairs_down(packed, kp / 2, a, lda, m, k);
 		return;
 	}
 	float *out = packed;
