@@ -711,11 +711,8 @@ static void test_rows_read_in_place_are_packed_ones(void **unused)
 			image[i] = value();
 		for (int i = 0; i < k * n; i++)
 			b[i] = bf16_to_float(value());
-		for (int r = 0; r < m; r++) {
+		for (int r = 0; r < m; r++)
 			offsets[r] = (ptrdiff_t)(r / 9) * plane + r / 3 % 3 * wp + r % 3;
-			for (int q = 0; q < k; q++)
-				a[(size_t)r * k + q] = bf16_to_float(image[offsets[r] + q / width * wp + q % width]);
-		}
 		if (!bf16_path_available(BF16_AVX512_BF16, BF16_PAIRS, NULL, 0)) {
 			print_message("vdpbf16ps is not on this processor: A read in place is not checked here\n");
 			break;
