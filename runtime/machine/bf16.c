@@ -1370,6 +1370,13 @@ static inline __m256i rounded_pairs8(__m256 x, __m256 y)
 	return _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8);
 }
 
+/* Eight pairs as pair_of makes them: even's floats rounded, low, and
+ * odd's, high (rows 2p and 2p + 1 at eight elements). */
+static inline __m256i pairs_across8(__m256 even, __m256 odd)
+{
+	return _mm256_or_si256(_mm256_srli_epi32(rounded_bits8(even), 16), rounded_bits8(odd));
+}
+
 /* Row j of X, rows ld apart. */
 static inline const float *row_of(const float *x, int ld, int j) { return x + (ptrdiff_t)j * ld; }
 
@@ -1472,9 +1479,8 @@ __attribute__((always_inline)) static inline void pairs_of_rows(uint32_t *out, i
 		uint32_t *to = out + (size_t)p * ld_out;
 		int e = native ? native_pair_run(to, even, odd, length) : 0;
 		for (; e + 8 <= length; e += 8) {
-			__m256i low = _mm256_srli_epi32(rounded_bits8(_mm256_loadu_ps(even + e)), 16);
-			__m256i high = odd ? rounded_bits8(_mm256_loadu_ps(odd + e)) : _mm256_setzero_si256();
-			_mm256_storeu_si256((__m256i *)(to + e), _mm256_or_si256(low, high));
+			__m256 second = odd ? _mm256_loadu_ps(odd + e) : _mm256_setzero_ps(); /* +0 rounds to 0 */
+			_mm256_storeu_si256((__m256i *)(to + e), pairs_across8(_mm256_loadu_ps(even + e), second));
 		}
 		for (; e < length; e++)
 			to[e] = pair_of(even[e], odd ? odd[e] : 0.0f);
@@ -1545,9 +1551,7 @@ static void pairs_down(uint32_t *out, int ld_out, const float *x, int ld, int m,
 			__m256 block[8];
 			for (int q = 0; q < 8; q++) {
 				const float *even = row_of(x, ld, 2 * (p + q)) + i;
-				__m256i low = _mm256_srli_epi32(rounded_bits8(_mm256_loadu_ps(even)), 16);
-				__m256i high = rounded_bits8(_mm256_loadu_ps(even + ld));
-				block[q] = _mm256_castsi256_ps(_mm256_or_si256(low, high));
+				block[q] = _mm256_castsi256_ps(pairs_across8(_mm256_loadu_ps(even), _mm256_loadu_ps(even + ld)));
 			}
 			transpose8(block);
 			for (int q = 0; q < 8; q++)
