@@ -641,8 +641,14 @@ BENCH_LOOPS ?= 1 3
 BENCH_BATCH_demo := 64
 BENCH_STEPS_demo := 10
 
+# A bf16 row (bench/NAME-bf16, bench/NAME-bf16-pairs) takes turns with its
+# f32 twin NAME's kernels, where specs/NAME.yaml is there.
+bench_twin = $(patsubst bench/%,%,$(patsubst %-bf16,%,$(patsubst %-bf16-pairs,%,$(1))))
+bench_twins = $(foreach n,$(BENCH),$(if $(filter-out $(n),$(call bench_twin,$(n))),$(if $(wildcard specs/$(call bench_twin,$(n)).yaml),$(call bench_twin,$(n)))))
+
 # It writes results/speed/latest.md from the run (tests/bench-latest).
-bench: $(BUILD)/bench/fma-peak $(BUILD)/bench/bench-loader $(BUILD)/bench/images/train $(foreach n,$(sort $(BENCH) $(BENCH_SHARED)),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n))
+bench: $(BUILD)/bench/fma-peak $(BUILD)/bench/bench-loader $(BUILD)/bench/images/train $(foreach n,$(sort $(BENCH) $(BENCH_SHARED)),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n)) \
+		$(foreach n,$(sort $(bench_twins)),$(BUILD)/bench/bench-$(n))
 	@{ PYTORCH_LAYOUT=$(BENCH_PYTORCH_LAYOUT) tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
 		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))); \
 		echo $$? >$(BUILD)/bench/status; } 2>&1 | tee $(BUILD)/bench/output.txt; exit $$(cat $(BUILD)/bench/status)
