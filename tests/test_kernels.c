@@ -667,6 +667,66 @@ static void test_bf16_weight_gradient_batches_keep_the_bits(void **unused)
 	}
 	kernel_shares = shares_before;
 }
+
+/* A bf16 1x1 weight gradient to fewer channels, swapped to X . dY^T
+ * (conv_weight_gradient_swapped) where the path reads operands a caller
+ * may write, against dY . X^T written plainly, one product an image, the
+ * image activated first where there is a prologue: bitwise, in both
+ * orders, on the fastest path and the portable one (which never swaps). */
+static void test_bf16_pointwise_weight_gradient_swapped_keeps_the_bits(void **unused)
+{
+	(void)unused;
+	static const int shapes[][8] = {
+		{64, 12, 12, 32, 12, 12, 1, 1}, /* 144 pixels: one product an image */
+		{96, 10, 14, 40, 10, 14, 1, 1}, /* 140, and 40 channels: blocks with lanes left over */
+	};
+	int n = 3, shares_before = kernel_shares;
+	kernel_shares = 1;
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		const int *d = shapes[i];
+		struct conv_shape s = conv_shape_of(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+		int pixels = s.h_out * s.w_out;
+		size_t in_size = (size_t)s.c_in * pixels, out_size = (size_t)s.c_out * pixels, weight_count = (size_t)s.c_out * s.c_in;
+		size_t per_thread = CONV_SCRATCH(s.c_in, s.h_in, s.w_in, s.c_out, s.h_out, s.w_out, s.k);
+		real *scratch = random_tensor(per_thread), *in = random_tensor(n * in_size), *dout = random_tensor(n * out_size);
+		real *pre = random_tensor(2 * (size_t)s.c_in), *activated = malloc(sizeof(real) * in_size);
+		real *own = malloc(sizeof(real) * weight_count);
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			enum bf16_path paths[] = {bf16_best_path((enum bf16_arithmetic)arithmetic), BF16_PORTABLE};
+			for (int way = 0; way < 4; way++) {
+				struct products p = {(signed char)paths[way / 2], (signed char)arithmetic};
+				const real *prologue = way % 2 ? pre : NULL;
+				assert_true(conv_weight_gradient_swapped(s, p) == (bf16_b_layout(paths[way / 2]) != BF16_B_OWN));
+				real *dweight = random_tensor(weight_count), *expected = copy_of(dweight, weight_count);
+				#pragma omp parallel num_threads(1)
+				conv_weight_gradient_reference(dweight, dout, in, prologue, n, s, scratch, per_thread, p);
+				memset(own, 0, sizeof(real) * weight_count);
+				for (int image = 0; image < n; image++) {
+					const real *x = in + image * in_size;
+					for (int c = 0; c < s.c_in; c++)
+						for (int q = 0; q < pixels; q++)
+							activated[(size_t)c * pixels + q] = prologue ? conv_activated(x[(size_t)c * pixels + q], pre[c], pre[s.c_in + c])
+												     : x[(size_t)c * pixels + q];
+					products_gemm(p, 0, 1, s.c_out, s.c_in, pixels, dout + image * out_size, pixels, activated, pixels, 1, own, s.c_in);
+				}
+				for (size_t e = 0; e < weight_count; e++)
+					expected[e] += (real)0 + own[e];
+				if (memcmp(dweight, expected, sizeof(real) * weight_count) != 0)
+					fail_msg("1x1 %d -> %d at %dx%d: the %s order on the %s path%s differs from dY . X^T", s.c_in, s.c_out, s.h_in,
+						 s.w_in, bf16_arithmetic_names[arithmetic], bf16_path_names[p.path], prologue ? " with a prologue" : "");
+				free(dweight);
+				free(expected);
+			}
+		}
+		free(scratch);
+		free(in);
+		free(dout);
+		free(pre);
+		free(activated);
+		free(own);
+	}
+	kernel_shares = shares_before;
+}
 #endif
 
 /* Max pooling's kernels against its definition, window by window
@@ -1078,6 +1138,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_max_pool_matches_the_definition),
 #ifndef RESGEN_F64
 		cmocka_unit_test(test_bf16_weight_gradient_batches_keep_the_bits),
+		cmocka_unit_test(test_bf16_pointwise_weight_gradient_swapped_keeps_the_bits),
 #endif
 		cmocka_unit_test(test_batch_norm_synced_across_identical_ranks_matches_one),
 		cmocka_unit_test(test_machine_round_trip),

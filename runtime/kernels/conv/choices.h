@@ -339,6 +339,8 @@ static void conv_explain_products(FILE *out, struct conv_shape s, struct product
 		conv_explain_pass(out, "data", p, "W^T . dY an image", direct ? "" : ", its columns added back onto their pixels (col2im)");
 	if (conv_weight_gradient_in_place(s, p))
 		conv_explain_pass(out, "weight", p, "its transpose, columns(X) . dY^T an image, the columns read in place from the image", "");
+	else if (conv_weight_gradient_swapped(s, p) && direct)
+		conv_explain_pass(out, "weight", p, "its transpose, X . dY^T an image, dY (fewer channels) the operand transposed", "");
 	else if (conv_weight_gradient_swapped(s, p))
 		conv_explain_pass(out, "weight", p, "its transpose, columns(X) . dY^T an image, the columns copied row by row", "");
 	else {

@@ -300,6 +300,12 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
  * Copied, with 16 the kernels' blocks of 32 columns ran half full, slower
  * than the transposed copy they spare, but where they are gathered
  * straight into the pairs the kernel reads (bf16_gathers_into_pairs).
+ * A 1x1 convolution of stride 1 to fewer channels than it takes, more
+ * than 16, swaps too, so that dY, the smaller, is the operand transposed:
+ * on images of more than BF16_K_PART / 2 pixels, which take one product
+ * an image (conv_weight_gradient_batch) either way. With 16, the product's
+ * 16 columns ran at two thirds of its 16 rows' rate, more than the
+ * smaller transpose spared (64 -> 16 at 32x32).
  * Each product is the same and so is every sum's order (a . b = b . a
  * exactly): the bits do not change. */
 KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p);
@@ -312,9 +318,12 @@ KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct prod
 	return false;
 #else
 	enum bf16_path path = (enum bf16_path)p.path;
-	return products_bf16(p) && bf16_b_layout(path) != BF16_B_OWN && s.k > 1 && s.stride == 1 && s.w_out % 2 == 0 &&
-	       (s.c_out > 16 || conv_weight_gradient_in_place(s, p) ||
-		(s.c_out == 16 && bf16_gathers_into_pairs(path, (enum bf16_arithmetic)p.arithmetic)));
+	if (!products_bf16(p) || bf16_b_layout(path) == BF16_B_OWN || s.stride != 1)
+		return false;
+	if (s.k == 1)
+		return s.c_out < s.c_in && s.c_out > 16 && s.h_out * s.w_out > BF16_K_PART / 2;
+	return s.w_out % 2 == 0 && (s.c_out > 16 || conv_weight_gradient_in_place(s, p) ||
+				    (s.c_out == 16 && bf16_gathers_into_pairs(path, (enum bf16_arithmetic)p.arithmetic)));
 #endif
 }
 
@@ -360,6 +369,12 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
+	if (conv_weight_gradient_swapped(s, p) && direct) {
+		/* X . dY^T: dY, the smaller, transposed */
+		products_gemm(p, 0, 1, s.c_in, s.c_out, pixels, conv_activate(activated, image, pre, s.c_in, pixels), pixels, dy, pixels,
+			      1, own, s.c_out);
+		return;
+	}
 	if (conv_weight_gradient_swapped(s, p)) {
 		/* the columns' rows gathered, or read in place where
 		 * conv_weight_gradient_in_place */
