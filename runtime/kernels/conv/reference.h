@@ -303,9 +303,10 @@ KERNEL_HELPER void conv_sum_weight_gradients(real *dweight, const real *scratch,
  * A 1x1 convolution of stride 1 to fewer channels than it takes, more
  * than 16, swaps too, so that dY, the smaller, is the operand transposed:
  * on images of more than BF16_K_PART / 2 pixels, which take one product
- * an image (conv_weight_gradient_batch) either way. With 16, the product's
- * 16 columns ran at two thirds of its 16 rows' rate, more than the
- * smaller transpose spared (64 -> 16 at 32x32).
+ * an image (conv_weight_gradient_batch) either way. With 16 output
+ * channels, a product of 16 columns ran at two thirds of the rate of one
+ * of 16 rows, which cost more than the smaller transpose spared (64 -> 16
+ * at 32x32).
  * Each product is the same and so is every sum's order (a . b = b . a
  * exactly): the bits do not change. */
 KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p);
