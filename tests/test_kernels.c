@@ -251,7 +251,8 @@ static void backward_weights(real *dweight, const real *dout, const real *in, co
  * convolution with prologue (out_reference) plus a shortcut added after;
  * and the sums each kernel took, through BN's statistics. The fast pass
  * again with every thread but the first held back, so that the first
- * takes the others' images: output and sums bitwise the same. */
+ * takes the others' images, and the reference staging and streaming each
+ * image: output and sums bitwise the same. */
 static void check_epilogue(struct conv_shape s, int n, const real *in, const real *weight, const real *pre,
 			   const real *out_reference, real *scratch, size_t per_thread)
 {
@@ -267,13 +268,18 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 	forward_fast(out[0], in, weight, pre, shortcut, sums[0], n, s, scratch, per_thread, false);
 	#pragma omp parallel
 	conv_forward_reference(out[1], in, weight, pre, (struct conv_epilogue){shortcut, sums[1], NULL}, n, s, scratch,
-			       per_thread, PRODUCTS_REAL);
+			       per_thread, false, PRODUCTS_REAL);
 	real *stolen = random_tensor(out_count);
 	double *stolen_sums = malloc(sizeof(double) * sums_count);
 	assert_non_null(stolen_sums);
 	forward_fast(stolen, in, weight, pre, shortcut, stolen_sums, n, s, scratch, per_thread, true);
 	assert_memory_equal(stolen, out[0], out_count * sizeof(real));
 	assert_memory_equal(stolen_sums, sums[0], sums_count * sizeof(double));
+	#pragma omp parallel
+	conv_forward_reference(stolen, in, weight, pre, (struct conv_epilogue){shortcut, stolen_sums, NULL}, n, s, scratch,
+			       per_thread, true, PRODUCTS_REAL);
+	assert_memory_equal(stolen, out[1], out_count * sizeof(real));
+	assert_memory_equal(stolen_sums, sums[1], sums_count * sizeof(double));
 	free(stolen);
 	free(stolen_sums);
 	for (int k = 0; k < 2; k++) {
@@ -422,7 +428,7 @@ static void check_shape_once(struct conv_shape s, int n)
 
 	forward_fast(out, in, weight, NULL, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
-	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread, PRODUCTS_REAL);
+	conv_forward_reference(out_reference, in, weight, NULL, no_epilogue, n, s, scratch, per_thread, false, PRODUCTS_REAL);
 	backward_weights(dweight, dout, in, NULL, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_reference, dout, in, NULL, n, s, scratch, per_thread, PRODUCTS_REAL);
@@ -443,12 +449,12 @@ static void check_shape_once(struct conv_shape s, int n)
 		conv_activate(activated + (size_t)i * s.c_in * s.h_in * s.w_in, in + (size_t)i * s.c_in * s.h_in * s.w_in,
 			      pre, s.c_in, s.h_in * s.w_in);
 	#pragma omp parallel
-	conv_forward_reference(out_reference, activated, weight, NULL, no_epilogue, n, s, scratch, per_thread, PRODUCTS_REAL);
+	conv_forward_reference(out_reference, activated, weight, NULL, no_epilogue, n, s, scratch, per_thread, false, PRODUCTS_REAL);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_activated, dout, activated, NULL, n, s, scratch, per_thread, PRODUCTS_REAL);
 	forward_fast(out, in, weight, pre, NULL, NULL, n, s, scratch, per_thread, false);
 	#pragma omp parallel
-	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread, PRODUCTS_REAL);
+	conv_forward_reference(out_fused, in, weight, pre, no_epilogue, n, s, scratch, per_thread, false, PRODUCTS_REAL);
 	backward_weights(dweight_fused, dout, in, pre, n, s, &choices, scratch, per_thread);
 	#pragma omp parallel
 	conv_weight_gradient_reference(dweight_fused_reference, dout, in, pre, n, s, scratch, per_thread, PRODUCTS_REAL);

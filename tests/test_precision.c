@@ -1,8 +1,8 @@
 /* bf16 networks (net.precision: bf16): every path of an arithmetic this
  * processor has trains the demo to the same bits, weights and log alike,
  * the portable one included; a run resumes on another path to the bits of
- * an unbroken one; and RESGEN_BF16 is refused in one line where it cannot
- * be used. */
+ * an unbroken one; staging and streaming each output image changes no bit;
+ * and RESGEN_BF16 is refused in one line where it cannot be used. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -105,6 +105,25 @@ static void test_a_run_resumes_on_another_path(void **unused)
 	assert_true(same_file(unbroken, resumed));
 }
 
+/* Each output image staged and streamed past the caches, as a pass whose
+ * tensors exceed the last-level cache runs (RESGEN_CHOICES=stream=on
+ * forces it): the weights of the same run written in place. */
+static void test_streaming_changes_no_bit(void **unused)
+{
+	(void)unused;
+	static const char *const ways[] = {"off", "on"};
+	const char *fastest = bf16_path_names[bf16_best_path(BF16_TILES)];
+	char err[4096], prefix[128], command[1200], weights[2][512];
+	for (int way = 0; way < 2; way++) {
+		snprintf(prefix, sizeof prefix, "RESGEN_BF16=%s RESGEN_CHOICES=stream=%s", fastest, ways[way]);
+		snprintf(weights[way], sizeof weights[way], "%s/stream-%s.w", scratch, ways[way]);
+		snprintf(command, sizeof command, "train --batch 8 --iterations 4 --threads 2 --save-weights %s", weights[way]);
+		if (binary(prefix, "demo-bf16-f32", command, NULL, 0, err, sizeof err) != 0)
+			fail_msg("streaming %s: %s", ways[way], err);
+	}
+	assert_true(same_file(weights[0], weights[1]));
+}
+
 /* RESGEN_BF16 naming no path, or one that cannot compute the network's
  * order (vdpbf16ps sums in pairs alone, on any processor), is refused
  * before the run, in one line. */
@@ -183,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_tiles_order_is_the_same_on_every_path),
 		cmocka_unit_test(test_pairs_order_is_the_same_on_every_path),
 		cmocka_unit_test(test_a_run_resumes_on_another_path),
+		cmocka_unit_test(test_streaming_changes_no_bit),
 		cmocka_unit_test(test_export_says_how_the_weights_were_trained),
 		cmocka_unit_test(test_explain_names_the_path),
 	};

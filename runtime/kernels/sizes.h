@@ -94,17 +94,20 @@ enum { BATCH_NORM_IMAGE_SUMS = 3 };
  * columns, the row split's partial outputs or Winograd's transformed
  * tiles and products, and an output image staged (conv_streams); the data
  * gradient's the same of dY and the flipped W; the weight gradient's
- * CONV_WEIGHT_FAST; the reference kernels', in each part: columns, and the
- * input a prologue activates. */
-#define CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k) (CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)))
+ * CONV_WEIGHT_FAST; the reference kernels', in each part: columns, the
+ * input a prologue activates, and an output image staged (the forward's
+ * output or the data gradient's input gradient, whichever is larger). */
+#define CONV_REFERENCE(c_in, h_in, w_in, c_out, h_out, w_out, k)                                          \
+	(CONV_ALIGN(CONV_PATCH(c_in, k) * (h_out) * (w_out)) + CONV_ALIGN((c_in) * (h_in) * (w_in)) + \
+	 CONV_ALIGN(CONV_MAX((c_in) * (h_in) * (w_in), (c_out) * (h_out) * (w_out))))
 #define CONV_FORWARD_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                      \
 	CONV_MAX(CONV_PADDED(c_in, h_in, w_in, k) + CONV_PACKED_ANY(c_out, c_in, k) + CONV_PANEL(CONV_PATCH(c_in, k)) + CONV_ROWS_OR_TILES(c_in, c_out, h_in, w_out, k) + \
 			 CONV_ALIGN((c_out) * (h_out) * (w_out)),                                                                         \
-		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
+		 CONV_REFERENCE(c_in, h_in, w_in, c_out, h_out, w_out, k))
 #define CONV_DATA_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                                             \
 	CONV_MAX(CONV_PADDED(c_out, h_out, w_out, k) + CONV_PACKED_ANY(c_in, c_out, k) + CONV_PANEL(CONV_PATCH(c_out, k)) + CONV_ROWS_OR_TILES(c_out, c_in, h_out, w_in, k) + \
 			 CONV_ALIGN((c_in) * (h_in) * (w_in)),                                                                             \
-		 CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k))
+		 CONV_REFERENCE(c_in, h_in, w_in, c_out, h_out, w_out, k))
 /* The weight gradient's fast kernels: packed dY, then padded X and a panel
  * of columns^T, or a 1x1 convolution's X packed; or for the row split, its
  * rows of dY packed, padded X, a panel, and dY padded by K - 1. */
@@ -134,7 +137,7 @@ enum { BATCH_NORM_IMAGE_SUMS = 3 };
 			    CONV_ALIGN((c_out) * (h_out) * (w_out)) + CONV_PADDED(c_in, h_in, w_in, k)                                \
 		  : 0)
 #define CONV_WEIGHT_PART(c_in, h_in, w_in, c_out, h_out, w_out, k)                                                      \
-	CONV_MAX(CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, h_out, w_out, k)), \
+	CONV_MAX(CONV_MAX(CONV_WEIGHT_FAST(c_in, h_in, w_in, c_out, h_out, w_out, k), CONV_REFERENCE(c_in, h_in, w_in, c_out, h_out, w_out, k)), \
 		 CONV_WEIGHT_WINOGRAD(c_in, h_in, w_in, c_out, h_out, w_out, k))
 /* dY of the images the backward pass takes at once, where BN's backward
  * left it to the convolution (batch_norm_deferred): one image, or a

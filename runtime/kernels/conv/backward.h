@@ -37,6 +37,8 @@ KERNEL_HELPER struct conv_data_gradient conv_data_gradient_begin(const real *wei
 	if (s.stride != 1 || c->data.method == CONV_REFERENCE) {
 		d.micro = NULL;
 		d.panel = part;
+		if (stream)
+			d.staged = conv_reference_staged(part, s);
 		d.weights = conv_data_gradient_weights(weight, s, c->products);
 		return d;
 	}

@@ -447,20 +447,13 @@ static void conv_explain(FILE *out, const char *layer, struct conv_shape s, cons
 		s.c_in, s.c_out, s.h_in, s.w_in, s.h_out, s.w_out);
 	if (products_bf16(c->products)) {
 		conv_explain_products(out, s, c->products);
-		fprintf(out, "    %-8s no (the reference kernels write in place)\n", "streams");
-		return;
+	} else {
+		conv_explain_method(out, "forward", s, &c->forward);
+		conv_explain_method(out, "data", s, &c->data);
+		conv_explain_weight(out, s, &c->weight);
 	}
-	conv_explain_method(out, "forward", s, &c->forward);
-	conv_explain_method(out, "data", s, &c->data);
-	conv_explain_weight(out, s, &c->weight);
-	if (c->forward.method == CONV_REFERENCE)
-		fprintf(out, "    %-8s output: no (the reference kernel writes in place)\n", "streams");
-	else
-		conv_explain_stream(out, "output", c, n * (in_size + (shortcut ? 2 : 1) * out_size), c->forward.group, false);
-	if (c->data.method == CONV_REFERENCE)
-		fprintf(out, "    %-8s input gradient: no (the reference kernel writes in place)\n", "streams");
-	else
-		conv_explain_stream(out, "input gradient", c, n * (2 * in_size + out_size), c->data.group, true);
+	conv_explain_stream(out, "output", c, n * (in_size + (shortcut ? 2 : 1) * out_size), c->forward.group, false);
+	conv_explain_stream(out, "input gradient", c, n * (2 * in_size + out_size), c->data.group, true);
 }
 
 #endif

@@ -49,20 +49,21 @@ KERNEL_HELPER void conv_group(real *out, const real *in, const real *pre, real *
 KERNEL_ENTRY(void, conv_forward, (real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, const struct conv_choices *c, real *scratch, size_t scratch_per_thread))
 {
 	const struct gemm_micro *micro = gemm_micro();
+	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
+	size_t tensors = n * (in_size + (epilogue.shortcut ? 2 : 1) * out_size);
 	if (c->forward.method == CONV_REFERENCE) {
-		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread, c->products);
+		conv_forward_reference(out, in, weight, pre, epilogue, n, s, scratch, scratch_per_thread, conv_streams(c, tensors), c->products);
 		return;
 	}
 	int patch = CONV_PATCH(s.c_in, s.k);
 	enum conv_method method = CONV_ALGORITHM_OF(s.forward, c->forward.method);
 	int group = method == CONV_WINOGRAD ? c->forward.group : 1; /* 1, a constant, where the shape allows no Winograd */
-	size_t in_size = (size_t)s.c_in * s.h_in * s.w_in, out_size = (size_t)s.c_out * s.h_out * s.w_out;
 	real *padded = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *packed = padded + CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k);
 	real *panel = packed + CONV_PACKED_ANY(s.c_out, s.c_in, s.k);
 	real *rows = panel + CONV_PANEL(patch);
 	real *staged = rows + CONV_ROWS_OR_TILES(s.c_in, s.c_out, s.h_in, s.w_out, s.k);
-	bool staging = group == 1 && conv_streams(c, n * (in_size + (epilogue.shortcut ? 2 : 1) * out_size));
+	bool staging = group == 1 && conv_streams(c, tensors);
 	if (s.k > 1)
 		memset(padded, 0, sizeof(real) * CONV_PADDED(s.c_in, s.h_in, s.w_in, s.k));
 	conv_pack_weights_for(packed, weight, method, false, micro, s);

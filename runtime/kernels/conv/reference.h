@@ -195,19 +195,31 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, const re
 	}
 }
 
-/* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue */
-KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, struct products p)
+/* Where a reference kernel stages an output image (CONV_REFERENCE): after
+ * its columns and the input activated. */
+KERNEL_HELPER real *conv_reference_staged(real *own, struct conv_shape s)
+{
+	return own + CONV_ALIGN(CONV_PATCH(s.c_in, s.k) * s.h_out * s.w_out) + CONV_ALIGN(s.c_in * s.h_in * s.w_in);
+}
+
+/* out (n, C_OUT, H_OUT, W_OUT) = conv(in (n, C_IN, H_IN, W_IN), weight (C_OUT, C_IN, K, K)), then the epilogue;
+ * stream: each image staged in the thread's scratch and streamed to out (conv_streams) */
+KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real *weight, const real *pre, struct conv_epilogue epilogue, int n, struct conv_shape s, real *scratch, size_t scratch_per_thread, bool stream, struct products p)
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
+	size_t out_size = (size_t)s.c_out * pixels;
 	real *own = scratch + (size_t)omp_get_thread_num() * scratch_per_thread + CONV_ALIGN(s.c_out * patch);
 	real *activated = own + CONV_ALIGN(patch * pixels);
+	real *staged = stream ? conv_reference_staged(own, s) : NULL;
 	struct products_operand w = products_pack(p, 0, false, s.c_out, patch, weight, patch);
 	#pragma omp for schedule(static)
 	for (int i = 0; i < n; i++) {
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
-		real *result = out + (size_t)i * s.c_out * pixels;
+		real *result = staged ? staged : out + i * out_size;
 		conv_products_image(result, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, w, s, own, activated, 0, p);
 		conv_epilogue_end(epilogue, result, i, s);
+		if (staged)
+			conv_stream_image(out + i * out_size, staged, out_size);
 	}
 }
 
