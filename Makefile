@@ -642,15 +642,17 @@ BENCH_BATCH_demo := 64
 BENCH_STEPS_demo := 10
 
 # A bf16 row (bench/NAME-bf16, bench/NAME-bf16-pairs) takes turns with its
-# f32 twin NAME's kernels, where specs/NAME.yaml is there.
+# f32 twin NAME's kernels, where specs/NAME.yaml is there: bench_twin_of
+# names it (nothing for an f32 row), and run-bench reads it from the row.
 bench_twin = $(patsubst bench/%,%,$(patsubst %-bf16,%,$(patsubst %-bf16-pairs,%,$(1))))
-bench_twins = $(foreach n,$(BENCH),$(if $(filter-out $(n),$(call bench_twin,$(n))),$(if $(wildcard specs/$(call bench_twin,$(n)).yaml),$(call bench_twin,$(n)))))
+bench_twin_of = $(if $(filter-out $(1),$(call bench_twin,$(1))),$(if $(wildcard specs/$(call bench_twin,$(1)).yaml),$(call bench_twin,$(1))))
+bench_twins = $(foreach n,$(BENCH),$(call bench_twin_of,$(n)))
 
 # It writes results/speed/latest.md from the run (tests/bench-latest).
 bench: $(BUILD)/bench/fma-peak $(BUILD)/bench/bench-loader $(BUILD)/bench/images/train $(foreach n,$(sort $(BENCH) $(BENCH_SHARED)),$(BUILD)/bin/$(n) $(BUILD)/bench/bench-$(n)) \
 		$(foreach n,$(sort $(bench_twins)),$(BUILD)/bench/bench-$(n))
 	@{ PYTORCH_LAYOUT=$(BENCH_PYTORCH_LAYOUT) tests/run-bench $(BUILD) "$(BENCH_SCALING)" $(BENCH_ROUNDS) \
-		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))); \
+		$(foreach n,$(BENCH),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))$(addprefix :,$(call bench_twin_of,$(n)))); \
 		echo $$? >$(BUILD)/bench/status; } 2>&1 | tee $(BUILD)/bench/output.txt; exit $$(cat $(BUILD)/bench/status)
 	@$(if $(strip $(BENCH_SHARED)),{ tests/run-bench-shared $(BUILD) $(BENCH_ROUNDS) "$(BENCH_LOOPS)" \
 		$(BENCH_PYTORCH_LAYOUT) $(foreach n,$(BENCH_SHARED),$(n):$(call bench_batch,$(n)):$(call bench_steps,$(n))); \

@@ -108,8 +108,10 @@ int main(int argc, char **argv)
 	}
 	double total = forward + backward + update;
 	double images_per_second = (double)batch * steps / total;
-	printf("%s, %s, batch %d, %d threads, BLIS %s kernels, %d timed steps\n", net_info.name,
-	       net_info.dtype, batch, threads, gemm_kernels(), steps);
+	/* a bf16 network keeps f32 tensors; its products are bf16's */
+	bool f32 = strcmp(net_info.precision, "f32") == 0;
+	printf("%s, %s%s%s, batch %d, %d threads, BLIS %s kernels, %d timed steps\n", net_info.name, net_info.dtype,
+	       f32 ? "" : " tensors, products ", f32 ? "" : net_info.precision, batch, threads, gemm_kernels(), steps);
 	printf("  forward   %8.1f ms/step\n", 1e3 * forward / steps);
 	printf("  backward  %8.1f ms/step\n", 1e3 * backward / steps);
 	printf("  sgd       %8.1f ms/step\n", 1e3 * update / steps);
