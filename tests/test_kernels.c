@@ -275,6 +275,8 @@ static void check_epilogue(struct conv_shape s, int n, const real *in, const rea
 	forward_fast(stolen, in, weight, pre, shortcut, stolen_sums, n, s, scratch, per_thread, true);
 	assert_memory_equal(stolen, out[0], out_count * sizeof(real));
 	assert_memory_equal(stolen_sums, sums[0], sums_count * sizeof(double));
+	free(stolen);
+	stolen = random_tensor(out_count);
 	#pragma omp parallel
 	conv_forward_reference(stolen, in, weight, pre, (struct conv_epilogue){shortcut, stolen_sums, NULL}, n, s, scratch,
 			       per_thread, true, PRODUCTS_REAL);
