@@ -117,7 +117,8 @@ static void test_streaming_changes_no_bit(void **unused)
 	for (int way = 0; way < 2; way++) {
 		snprintf(prefix, sizeof prefix, "RESGEN_BF16=%s RESGEN_CHOICES=stream=%s", fastest, ways[way]);
 		snprintf(weights[way], sizeof weights[way], "%s/stream-%s.w", scratch, ways[way]);
-		snprintf(command, sizeof command, "train --batch 8 --iterations 4 --threads 2 --save-weights %s", weights[way]);
+		snprintf(command, sizeof command, "train --batch 8 --iterations 4 --eval-every 4 --test-limit 200 --threads 2 --save-weights %s",
+			 weights[way]);
 		if (binary(prefix, "demo-bf16-f32", command, NULL, 0, err, sizeof err) != 0)
 			fail_msg("streaming %s: %s", ways[way], err);
 	}
