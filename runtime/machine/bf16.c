@@ -1991,7 +1991,7 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * 40% of the limit, 95% from panels). The emulation's blocks of 6 rows
 	 * keep their pointers in registers. */
 	bool pairs = path == BF16_AVX512_BF16, tiles_pairs = tiles_by_pairs(path, arithmetic);
-	bool aliased = pairs && w.kp % 2048 == 0;
+	bool aliased = (size_t)w.kp * sizeof(uint16_t) % 4096 == 0;
 	w.panels = tiles_pairs || w.image || (pairs && (n >= PANELS_FROM || aliased) && !w.a_image);
 	if (tiles_pairs && !w.a_paired && !(w.a = tiles_pairs_in_panels(w.a, m, w.kp)))
 		return -1;
