@@ -27,7 +27,7 @@ static double now(void)
 }
 
 /* The kernels that took longest (runtime/machine/profile.h: most are one op at one
- * shape), each with its time by kind. */
+ * shape), each with its time by kind: 10, or BENCH_KERNELS of them. */
 enum { LONGEST_KERNELS = 10 };
 static int by_time(const void *a, const void *b)
 {
@@ -40,7 +40,9 @@ static void print_longest_kernels(int steps, double total)
 	struct profile_kernel sorted[PROFILE_KERNELS_MAX];
 	memcpy(sorted, profile_kernels, sizeof(struct profile_kernel) * profile_kernel_count);
 	qsort(sorted, profile_kernel_count, sizeof sorted[0], by_time);
-	int shown = profile_kernel_count < LONGEST_KERNELS ? profile_kernel_count : LONGEST_KERNELS;
+	const char *wanted = getenv("BENCH_KERNELS");
+	int longest = wanted && atoi(wanted) > 0 ? atoi(wanted) : LONGEST_KERNELS;
+	int shown = profile_kernel_count < longest ? profile_kernel_count : longest;
 	printf("  the %d kernels that take longest, of %d (ms/step: forward, data gradient, weight gradient, BN/ReLU/add):\n",
 	       shown, profile_kernel_count);
 	for (int i = 0; i < shown; i++) {
