@@ -473,6 +473,59 @@ static void test_gathered_operands_are_packed_ones(void **unused)
 	}
 }
 
+/* A 1x1 convolution writes its image as B itself, each channel activated
+ * by its prologue on the way (bf16_image_columns, bf16_pad_b): the same
+ * bytes as bf16_pack_b makes of the image activated first, for every
+ * layout, an odd number of channels, runs of sixteen and fewer, and
+ * activations that give a NaN, -0 or a subnormal (rounded the portable
+ * way). */
+static void test_image_columns_are_packed_ones(void **unused)
+{
+	(void)unused;
+	const int shapes[][2] = {{16, 1024}, {7, 49}, {33, 20}, {2, 16}};
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int channels = shapes[s][0], pixels = shapes[s][1];
+		size_t count = (size_t)channels * pixels;
+		uint16_t *x16;
+		float *x = image_of(count, &x16), *activated = malloc(sizeof(float) * count);
+		float *pre = malloc(sizeof(float) * 2 * channels);
+		assert_non_null(activated);
+		assert_non_null(pre);
+		x[3] = NAN;
+		x[5] = -0.0f;
+		for (int c = 0; c < channels; c++) {
+			pre[c] = c % 3 == 1 ? 1e-36f : operand(1.0f, false); /* 1e-36: subnormal activations */
+			pre[channels + c] = c % 3 == 1 ? 0.0f : operand(1.0f, false);
+		}
+		for (int with = 0; with < 2; with++) {
+			for (size_t i = 0; i < count; i++) {
+				float scale = pre[i / pixels], shift = pre[channels + i / pixels];
+				float y = with ? fmaf(x[i], scale, shift) : x[i];
+				activated[i] = with ? (y > 0 ? y : 0) : y;
+			}
+			for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+				enum bf16_path path = layouts[l].path;
+				enum bf16_arithmetic arithmetic = layouts[l].arithmetic;
+				size_t bytes = bf16_packed_b_bytes(path, arithmetic, channels, pixels);
+				unsigned char *want = malloc(bytes), *got = malloc(bytes);
+				assert_non_null(want);
+				assert_non_null(got);
+				bf16_pack_b(path, arithmetic, false, channels, pixels, activated, pixels, want);
+				memset(got, 0xa5, bytes);
+				bf16_image_columns(path, got, bf16_packed_b_width(pixels), x, channels, pixels, with ? pre : NULL);
+				bf16_pad_b(path, arithmetic, channels, pixels, got);
+				assert_memory_equal(got, want, bytes);
+				free(want);
+				free(got);
+			}
+		}
+		free(x);
+		free(x16);
+		free(activated);
+		free(pre);
+	}
+}
+
 /* Likewise A, where a convolution writes its columns as A (the weight
  * gradient, bf16_gather_along and bf16_gather_pairs_along, bf16_pad_a):
  * the bytes bf16_pack_a makes of the matrix, for rows gathered from
@@ -848,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_every_path_gives_the_definitions_bits),
 		cmocka_unit_test(test_matmul_rounds_its_operands),
 		cmocka_unit_test(test_gathered_operands_are_packed_ones),
+		cmocka_unit_test(test_image_columns_are_packed_ones),
 		cmocka_unit_test(test_gathered_rows_are_packed_ones),
 		cmocka_unit_test(test_gathered_rows_multiply_as_the_definition),
 		cmocka_unit_test(test_columns_read_in_place_are_packed_ones),

@@ -344,6 +344,40 @@ static inline void products_gemm_rows_along(struct products p, int transpose_b, 
 #endif
 }
 
+/* count reals from from, which the caller reads next from memory,
+ * fetched into the L2 cache during its next bf16 product
+ * (bf16_fetch_during, which says how much it takes); nothing where p is
+ * not bf16's. */
+static inline void products_fetch_during(struct products p, const real *from, size_t count)
+{
+#ifndef RESGEN_F64
+	if (products_bf16(p))
+		bf16_fetch_during(from, count * sizeof(real));
+#else
+	(void)p;
+	(void)from;
+	(void)count;
+#endif
+}
+
+/* b = a 1x1 convolution's columns, its image (channels x pixels),
+ * activated by the prologue pre where that is not NULL, written as b's
+ * layout reads them (bf16_image_columns); in f32 builds. */
+static inline void products_image_columns(struct products p, struct products_columns b, const real *image, int channels, int pixels,
+					  const real *pre)
+{
+#ifndef RESGEN_F64
+	bf16_image_columns((enum bf16_path)p.path, b.x, b.ld, image, channels, pixels, pre);
+#else
+	(void)p;
+	(void)b;
+	(void)image;
+	(void)channels;
+	(void)pixels;
+	(void)pre;
+#endif
+}
+
 /* C (m x n) = beta C + op(A) B (beta 0 or 1), A as products_pack made it,
  * B the k rows of n rounded values the caller wrote into b: their padding
  * zeroed here. */

@@ -468,6 +468,74 @@ static const void *rows_in_panels(const void *a, int m, int length, int panel)
 	return out;
 }
 
+/* What a caller fetches into the L2 cache during the calling thread's
+ * next product (bf16_fetch_during): regions of lines, fetched a few
+ * lines a block of C (each), so that they arrive while the product
+ * sums rather than stall the pass that reads them after. */
+enum { FETCH_REGIONS = 2, FETCH_LINE = 64 };
+static __thread struct {
+	const char *at[FETCH_REGIONS];
+	size_t lines[FETCH_REGIONS];
+	int regions, next;
+	size_t each;
+} fetching;
+
+void bf16_fetch_during(const void *from, size_t bytes)
+{
+	if (fetching.regions == FETCH_REGIONS) { /* asked before a product that took none (AMX's, the portable path's) */
+		memmove(fetching.at, fetching.at + 1, sizeof fetching.at[0] * (FETCH_REGIONS - 1));
+		memmove(fetching.lines, fetching.lines + 1, sizeof fetching.lines[0] * (FETCH_REGIONS - 1));
+		fetching.regions--;
+	}
+	size_t lines = 0;
+	for (int r = 0; r < fetching.regions; r++)
+		lines += fetching.lines[r];
+	if (bytes == 0 || (lines + 1) * FETCH_LINE + bytes > BF16_FETCH_MOST)
+		return;
+	uintptr_t first = (uintptr_t)from / FETCH_LINE, last = ((uintptr_t)from + bytes - 1) / FETCH_LINE;
+	fetching.at[fetching.regions] = (const char *)(first * FETCH_LINE);
+	fetching.lines[fetching.regions++] = last - first + 1;
+}
+
+/* A product of about blocks blocks of C, of products multiply-adds,
+ * begins: each block fetches its share of the lines asked for, but no
+ * more than a line each FETCH_PACE of its multiply-adds (vdpbf16ps's 32
+ * a cycle against 16 bytes a cycle from memory, twice what one core of
+ * this project's Zen 5 drew): a fetch that outran the product would
+ * stall it rather than overlap it. */
+enum { FETCH_PACE = 128 };
+static void fetch_begin(size_t blocks, double products)
+{
+	size_t lines = 0;
+	for (int r = 0; r < fetching.regions; r++)
+		lines += fetching.lines[r];
+	size_t each = blocks ? (lines + blocks - 1) / blocks : lines;
+	size_t affordable = blocks ? (size_t)(products / FETCH_PACE / (double)blocks) : 0;
+	fetching.next = 0;
+	fetching.each = each < affordable ? each : affordable > 0 ? affordable : 1;
+}
+
+/* The product ended: what it did not fetch is left to the hardware. */
+static void fetch_end(void) { fetching.regions = 0; }
+
+__attribute__((always_inline)) static inline void fetch_some(void)
+{
+	if (fetching.next == fetching.regions)
+		return;
+	size_t count = fetching.each;
+	while (count > 0 && fetching.next < fetching.regions) {
+		int r = fetching.next;
+		size_t now = fetching.lines[r] < count ? fetching.lines[r] : count;
+		for (size_t l = 0; l < now; l++)
+			_mm_prefetch(fetching.at[r] + l * FETCH_LINE, _MM_HINT_T1);
+		fetching.at[r] += now * FETCH_LINE;
+		fetching.lines[r] -= now;
+		count -= now;
+		if (fetching.lines[r] == 0)
+			fetching.next++;
+	}
+}
+
 /* The next block's rows of C (rows rows from i, 16 halves columns from
  * j, a cache line each 16) fetched into the cache while this block sums:
  * its rows lie ldc apart, each its own lines, and a block that loaded or
@@ -480,6 +548,7 @@ __attribute__((always_inline)) static inline void fetch_next_c(const float *c, i
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
 			_mm_prefetch((const char *)(c + (size_t)(i + r) * ldc + j + 16 * h), _MM_HINT_T0);
+	fetch_some();
 }
 
 /* A block of the tiles order short of 32 (struct operands): +0 to each
@@ -1404,6 +1473,26 @@ static void round_transposed(float *out, int ld_out, const float *x, int ld, int
 			out[(size_t)e * ld_out + j] = rounded_float(row_of(x, ld, j)[e]);
 }
 
+/* x activated by prologue where it is not NULL: max(x scale + shift, 0),
+ * the multiply-add rounded once (a convolution's BN and ReLU,
+ * conv_activated); else x. */
+static inline float activated(float x, const float *prologue)
+{
+	if (!prologue)
+		return x;
+	float y = fmaf(x, prologue[0], prologue[1]);
+	return y > 0 ? y : 0;
+}
+
+/* Eight of x activated as activated() does (vmaxps gives its second
+ * operand, +0, for a NaN or -0), or x where prologue is NULL. */
+static inline __m256 activated8(__m256 x, const float *prologue)
+{
+	if (!prologue)
+		return x;
+	return _mm256_max_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(prologue[0]), _mm256_set1_ps(prologue[1])), _mm256_setzero_ps());
+}
+
 /* A pair of bf16 from two floats, the first low. */
 static inline uint32_t pair_of(float first, float second) { return rounded_bits(first) >> 16 | (rounded_bits(second) & 0xffff0000u); }
 
@@ -1445,20 +1534,36 @@ NATIVE static inline __m256i native_pairs8(const float *from)
 	return (__m256i)_mm512_cvtneps_pbh(x);
 }
 
-/* to[e] = the pair of even[e] and odd[e] (0 where odd is NULL), sixteen at
- * a time while they last: the two rows' bf16 side by side
+/* Sixteen of x activated as activated() does, or x where prologue is
+ * NULL. */
+NATIVE static inline __m512 native_activated16(__m512 x, const float *prologue)
+{
+	if (!prologue)
+		return x;
+	return _mm512_max_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(prologue[0]), _mm512_set1_ps(prologue[1])), _mm512_setzero_ps());
+}
+
+/* to[e] = the pair of even[e] and odd[e] (0 where odd is NULL), each
+ * activated by its row's prologue where that is not NULL, sixteen at a
+ * time while they last: the two rows' bf16 side by side
  * (vcvtne2ps2bf16), then interleaved (vpermw). Returns where it stopped. */
-NATIVE static inline int native_pair_run(uint32_t *to, const float *even, const float *odd, int length)
+NATIVE static inline int native_pair_run(uint32_t *to, const float *even, const float *odd, int length, const float *even_pre,
+					 const float *odd_pre, ptrdiff_t ahead)
 {
 	static const uint16_t interleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
 						8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
 	__m512i order = _mm512_loadu_si512(interleave);
 	int e = 0;
 	for (; e + 16 <= length; e += 16) {
-		__m512 low = _mm512_loadu_ps(even + e), high = odd ? _mm512_loadu_ps(odd + e) : _mm512_setzero_ps();
+		if (ahead) {
+			_mm_prefetch((const char *)(even + e + ahead), _MM_HINT_T0);
+			_mm_prefetch((const char *)(odd + e + ahead), _MM_HINT_T0);
+		}
+		__m512 low = native_activated16(_mm512_loadu_ps(even + e), even_pre);
+		__m512 high = odd ? native_activated16(_mm512_loadu_ps(odd + e), odd_pre) : _mm512_setzero_ps();
 		if (subnormals16(low) | subnormals16(high)) {
 			for (int i = e; i < e + 16; i++)
-				to[i] = pair_of(even[i], odd ? odd[i] : 0.0f);
+				to[i] = pair_of(activated(even[i], even_pre), odd ? activated(odd[i], odd_pre) : 0.0f);
 			continue;
 		}
 		__m512i both = (__m512i)_mm512_cvtne2ps_pbh(high, low);
@@ -1468,33 +1573,44 @@ NATIVE static inline int native_pair_run(uint32_t *to, const float *even, const 
 }
 
 /* out[p][e] = the pair of rows 2p and 2p + 1 at element e (the second 0
- * past count), for 2p below count and e below length: sixteen at a time
- * by native_pair_run first where native. */
+ * past count), for 2p below count and e below length, each row r
+ * activated first where pre is not NULL (scale pre[r], shift
+ * pre[channels + r]: a convolution's prologue): sixteen at a time by
+ * native_pair_run first where native. */
 __attribute__((always_inline)) static inline void pairs_of_rows(uint32_t *out, int ld_out, const float *x, int ld, int count,
-								 int length, const bool native)
+								 int length, const bool native, const float *pre, int channels)
 {
 	for (int p = 0; 2 * p < count; p++) {
 		const float *even = row_of(x, ld, 2 * p);
 		const float *odd = 2 * p + 1 < count ? row_of(x, ld, 2 * p + 1) : NULL;
+		float prologues[2][2] = {{pre ? pre[2 * p] : 1, pre ? pre[channels + 2 * p] : 0}, {1, 0}};
+		if (pre && odd)
+			prologues[1][0] = pre[2 * p + 1], prologues[1][1] = pre[channels + 2 * p + 1];
+		const float *even_pre = pre ? prologues[0] : NULL, *odd_pre = pre ? prologues[1] : NULL;
 		uint32_t *to = out + (size_t)p * ld_out;
-		int e = native ? native_pair_run(to, even, odd, length) : 0;
+		/* an image to activate, read from memory: the next pair's rows
+		 * fetched as these are read (rows of a few KiB, two at a time,
+		 * leave the hardware's prefetch little to run ahead of) */
+		ptrdiff_t ahead = pre && 2 * p + 3 < count ? 2 * (ptrdiff_t)ld : 0;
+		int e = native ? native_pair_run(to, even, odd, length, even_pre, odd_pre, ahead) : 0;
 		for (; e + 8 <= length; e += 8) {
-			__m256 second = odd ? _mm256_loadu_ps(odd + e) : _mm256_setzero_ps(); /* +0 rounds to 0 */
-			_mm256_storeu_si256((__m256i *)(to + e), pairs_across8(_mm256_loadu_ps(even + e), second));
+			__m256 second = odd ? activated8(_mm256_loadu_ps(odd + e), odd_pre) : _mm256_setzero_ps(); /* +0 rounds to 0 */
+			_mm256_storeu_si256((__m256i *)(to + e), pairs_across8(activated8(_mm256_loadu_ps(even + e), even_pre), second));
 		}
 		for (; e < length; e++)
-			to[e] = pair_of(even[e], odd ? odd[e] : 0.0f);
+			to[e] = pair_of(activated(even[e], even_pre), odd ? activated(odd[e], odd_pre) : 0.0f);
 	}
 }
 
-static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+static void pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length, const float *pre, int channels)
 {
-	pairs_of_rows(out, ld_out, x, ld, count, length, false);
+	pairs_of_rows(out, ld_out, x, ld, count, length, false, pre, channels);
 }
 
-NATIVE static void native_pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+NATIVE static void native_pair_rows(uint32_t *out, int ld_out, const float *x, int ld, int count, int length, const float *pre,
+				    int channels)
 {
-	pairs_of_rows(out, ld_out, x, ld, count, length, true);
+	pairs_of_rows(out, ld_out, x, ld, count, length, true, pre, channels);
 }
 
 /* out[p][j] = the pair of row j's elements 2p and 2p + 1, for j below
@@ -1582,17 +1698,6 @@ NATIVE static void native_pairs_along(uint32_t *to, const float *from, int lengt
 {
 	for (int e = 0; e < length; e += 16)
 		_mm256_storeu_si256((__m256i *)(to + e / 2), native_pairs8(from + e));
-}
-
-/* x activated by prologue where it is not NULL: max(x scale + shift, 0),
- * the multiply-add rounded once (a convolution's BN and ReLU,
- * conv_activated); else x. */
-static inline float activated(float x, const float *prologue)
-{
-	if (!prologue)
-		return x;
-	float y = fmaf(x, prologue[0], prologue[1]);
-	return y > 0 ? y : 0;
 }
 
 /* out = x (activated by prologue where it is not NULL) as bf16
@@ -1719,9 +1824,9 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		else if (transpose)
 			pair_transposed(out, np, b, ldb, n, 2 * pairs);
 		else if (converts_natively())
-			native_pair_rows(out, np, b, ldb, 2 * pairs, n);
+			native_pair_rows(out, np, b, ldb, 2 * pairs, n, NULL, 0);
 		else
-			pair_rows(out, np, b, ldb, 2 * pairs, n);
+			pair_rows(out, np, b, ldb, 2 * pairs, n, NULL, 0);
 		for (int e = 0; e < pairs; e++)
 			memset(out + (size_t)e * np + n, 0, (size_t)(np - n) * sizeof *out);
 		for (int e = pairs; e < kp / 2; e++)
@@ -1977,6 +2082,22 @@ void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, in
 		}
 }
 
+void bf16_image_columns(enum bf16_path path, void *out, int ld_out, const float *image, int channels, int pixels, const float *pre)
+{
+	if (bf16_b_layout(path) == BF16_B_PAIRS) {
+		if (converts_natively())
+			native_pair_rows(out, ld_out, image, pixels, channels, pixels, pre, channels);
+		else
+			pair_rows(out, ld_out, image, pixels, channels, pixels, pre, channels);
+		return;
+	}
+	for (int c = 0; c < channels; c++) {
+		float prologue[2] = {pre ? pre[c] : 1, pre ? pre[channels + c] : 0};
+		bf16_round_rows((float *)out + (size_t)c * ld_out, ld_out, image + (size_t)c * pixels, pixels, 1, pixels, true,
+				pre ? prologue : NULL);
+	}
+}
+
 /* A vector path's product of the operands w names (its start and stop
  * set here): K a part at a time over all of C, under DAZ and FTZ (which
  * vdpbf16ps applies whatever MXCSR says). */
@@ -2002,6 +2123,10 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
 	unsigned mxcsr = flush_begin();
+	/* blocks of 8 rows by 32 columns (the emulation's 6 or 12 by 32 or
+	 * 16: near enough for a share of lines) */
+	fetch_begin((size_t)((m + 7) / 8) * (size_t)((n + 31) / 32) * (size_t)((w.kp + BF16_K_PART - 1) / BF16_K_PART),
+		    (double)m * n * w.kp);
 	for (w.start = 0; w.start < w.kp; w.start += BF16_K_PART) {
 		w.stop = w.start + BF16_K_PART < w.kp ? w.start + BF16_K_PART : w.kp;
 		if (path == BF16_AVX2)
@@ -2016,6 +2141,7 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 			avx512(arithmetic, &w, m, n, c, ldc);
 	}
 	flush_end(mxcsr);
+	fetch_end();
 	return 0;
 }
 

@@ -112,6 +112,14 @@ void bf16_convert(uint16_t *out, const float *x, size_t count);
  * A convolution's image rows into its padded plane, one call a plane. */
 void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, int columns, bool widened, const float *prologue);
 
+/* A 1x1 convolution's columns, its image (channels x pixels), written as
+ * B in path's layout (bf16_b_layout: widened or in pairs, not the
+ * portable path's own), rows ld_out floats or words apart, each channel c
+ * activated first where pre is not NULL (max(fmaf(x, pre[c],
+ * pre[channels + c]), 0), as bf16_round_rows): the activated image is
+ * then never written in f32. bf16_pad_b finishes it. */
+void bf16_image_columns(enum bf16_path path, void *out, int ld_out, const float *image, int channels, int pixels, const float *pre);
+
 /* B's rows or columns gathered from x, bf16 already (bf16_convert), its
  * rows (of the columns: count of them, length long) found at offsets;
  * eight by eight:
@@ -141,6 +149,16 @@ void bf16_gather_pairs_along(uint32_t *out, int ld_out, const uint16_t *x, const
 /* How much of K the kernels sum into C before they read and write C
  * again: a product whose K is shorter passes over C for less work. */
 enum { BF16_K_PART = 256 };
+
+/* The bytes from from fetched into the L2 cache during the calling
+ * thread's next product (bf16_multiply and its kin below), a few lines
+ * each block of C: what the caller reads next from memory (the next
+ * image, the shortcut its epilogue adds) arrives while the product sums.
+ * Two regions at most a product, of BF16_FETCH_MOST bytes in all (a
+ * region that would pass it is not fetched: half an L2 cache of 1 MiB,
+ * beside the product's own operands); a fetch changes no value. */
+enum { BF16_FETCH_MOST = 512 * 1024 };
+void bf16_fetch_during(const void *from, size_t bytes);
 
 /* C (m x n, rows ldc floats apart) = C (add) or 0 (not), + A B, A and B
  * packed for path, summed in arithmetic's order. 0, or -1 where the path

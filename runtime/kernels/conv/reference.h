@@ -174,6 +174,11 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, const re
 		products_gemm_image(p, w, s.c_out, pixels, patch, padded.wide, padded.offsets, s.w_out, padded.wp, beta, result, pixels);
 		return;
 	}
+	if (packed.x && direct) { /* the image activated and rounded straight into the columns */
+		products_image_columns(p, packed, image, s.c_in, pixels, pre);
+		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
+		return;
+	}
 	if (packed.x && !direct && packed.pairs && s.stride == 1) {
 		conv_columns_pairs(packed, image, pre, s);
 		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
@@ -216,7 +221,12 @@ KERNEL_HELPER void conv_forward_reference(real *out, const real *in, const real 
 	for (int i = 0; i < n; i++) {
 		/* Y(i) (C_OUT, PIXELS) = W (C_OUT, PATCH) . columns (PATCH, PIXELS) */
 		real *result = staged ? staged : out + i * out_size;
-		conv_products_image(result, in + (size_t)i * s.c_in * s.h_in * s.w_in, pre, w, s, own, activated, 0, p);
+		size_t in_size = (size_t)s.c_in * s.h_in * s.w_in;
+		if (i + 1 < n) /* the next image, and the shortcut the epilogue adds, fetched while the product sums */
+			products_fetch_during(p, in + (i + 1) * in_size, in_size);
+		if (epilogue.shortcut)
+			products_fetch_during(p, epilogue.shortcut + i * out_size, out_size);
+		conv_products_image(result, in + i * in_size, pre, w, s, own, activated, 0, p);
 		conv_epilogue_end(epilogue, result, i, s);
 		if (staged)
 			conv_stream_image(out + i * out_size, staged, out_size);
