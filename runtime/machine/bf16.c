@@ -480,6 +480,15 @@ static __thread struct {
 	size_t each;
 } fetching;
 
+/* The lines asked for and not yet fetched. */
+static size_t fetch_pending(void)
+{
+	size_t lines = 0;
+	for (int r = 0; r < fetching.regions; r++)
+		lines += fetching.lines[r];
+	return lines;
+}
+
 void bf16_fetch_during(const void *from, size_t bytes)
 {
 	if (fetching.regions == FETCH_REGIONS) { /* asked before a product that took none (AMX's, the portable path's) */
@@ -487,10 +496,7 @@ void bf16_fetch_during(const void *from, size_t bytes)
 		memmove(fetching.lines, fetching.lines + 1, sizeof fetching.lines[0] * (FETCH_REGIONS - 1));
 		fetching.regions--;
 	}
-	size_t lines = 0;
-	for (int r = 0; r < fetching.regions; r++)
-		lines += fetching.lines[r];
-	if (bytes == 0 || (lines + 1) * FETCH_LINE + bytes > BF16_FETCH_MOST)
+	if (bytes == 0 || (fetch_pending() + 1) * FETCH_LINE + bytes > BF16_FETCH_MOST)
 		return;
 	uintptr_t first = (uintptr_t)from / FETCH_LINE, last = ((uintptr_t)from + bytes - 1) / FETCH_LINE;
 	fetching.at[fetching.regions] = (const char *)(first * FETCH_LINE);
@@ -506,10 +512,7 @@ void bf16_fetch_during(const void *from, size_t bytes)
 enum { FETCH_PACE = 128 };
 static void fetch_begin(size_t blocks, double products)
 {
-	size_t lines = 0;
-	for (int r = 0; r < fetching.regions; r++)
-		lines += fetching.lines[r];
-	size_t each = blocks ? (lines + blocks - 1) / blocks : lines;
+	size_t lines = fetch_pending(), each = blocks ? (lines + blocks - 1) / blocks : lines;
 	size_t affordable = blocks ? (size_t)(products / FETCH_PACE / (double)blocks) : 0;
 	fetching.next = 0;
 	fetching.each = each < affordable ? each : affordable > 0 ? affordable : 1;
@@ -520,8 +523,6 @@ static void fetch_end(void) { fetching.regions = 0; }
 
 __attribute__((always_inline)) static inline void fetch_some(void)
 {
-	if (fetching.next == fetching.regions)
-		return;
 	size_t count = fetching.each;
 	while (count > 0 && fetching.next < fetching.regions) {
 		int r = fetching.next;
@@ -1534,8 +1535,8 @@ NATIVE static inline __m256i native_pairs8(const float *from)
 	return (__m256i)_mm512_cvtneps_pbh(x);
 }
 
-/* Sixteen of x activated as activated() does, or x where prologue is
- * NULL. */
+/* Sixteen of x activated as activated() does (vmaxps gives its second
+ * operand, +0, for a NaN or -0), or x where prologue is NULL. */
 NATIVE static inline __m512 native_activated16(__m512 x, const float *prologue)
 {
 	if (!prologue)
@@ -1713,11 +1714,9 @@ NATIVE __attribute__((always_inline)) static inline void native_rounding(void *o
 		if (prologue) {
 			/* an image to activate was written long before, so is read
 			 * from memory: without the prefetch 16 lines ahead, the loads
-			 * stalled the pass to more than the separate passes took.
-			 * vmaxps gives its second operand, +0, for a NaN or -0 */
+			 * stalled the pass to more than the separate passes took */
 			_mm_prefetch((const char *)(x + i) + 1024, _MM_HINT_T0);
-			v = _mm512_max_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(prologue[0]), _mm512_set1_ps(prologue[1])),
-					  _mm512_setzero_ps());
+			v = native_activated16(v, prologue);
 		}
 		if (subnormals16(_mm512_maskz_mov_ps(lanes, v))) {
 			for (size_t e = i; e < count && e < i + 16; e++)
