@@ -474,15 +474,17 @@ static void test_gathered_operands_are_packed_ones(void **unused)
 }
 
 /* A 1x1 convolution writes its image as B itself, each channel activated
- * by its prologue on the way (bf16_image_columns, bf16_pad_b): the same
- * bytes as bf16_pack_b makes of the image activated first, for every
- * layout, an odd number of channels, runs of sixteen and fewer, and
- * activations that give a NaN, -0 or a subnormal (rounded the portable
- * way). */
+ * by its prologue on the way (bf16_image_columns, bf16_pad_b), and its
+ * weight gradient writes the image transposed as B (bf16_image_transposed)
+ * or packs it as A (bf16_pack_image_a, the portable path's layout too):
+ * the same bytes as bf16_pack_b or bf16_pack_a make of the image
+ * activated first, for every layout, odd numbers of channels and pixels,
+ * runs of sixteen and fewer, and activations that give a NaN, -0 or a
+ * subnormal (rounded the portable way). */
 static void test_image_columns_are_packed_ones(void **unused)
 {
 	(void)unused;
-	const int shapes[][2] = {{16, 1024}, {7, 49}, {33, 20}, {2, 16}};
+	const int shapes[][2] = {{16, 1024}, {7, 49}, {33, 20}, {2, 16}, {9, 35}};
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int channels = shapes[s][0], pixels = shapes[s][1];
 		size_t count = (size_t)channels * pixels;
@@ -514,6 +516,36 @@ static void test_image_columns_are_packed_ones(void **unused)
 				memset(got, 0xa5, bytes);
 				bf16_image_columns(path, got, bf16_packed_b_width(pixels), x, channels, pixels, with ? pre : NULL);
 				bf16_pad_b(path, arithmetic, channels, pixels, got);
+				assert_memory_equal(got, want, bytes);
+				free(want);
+				free(got);
+			}
+			for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+				enum bf16_path path = layouts[l].path;
+				enum bf16_arithmetic arithmetic = layouts[l].arithmetic;
+				size_t bytes = bf16_packed_b_bytes(path, arithmetic, pixels, channels);
+				unsigned char *want = malloc(bytes), *got = malloc(bytes);
+				assert_non_null(want);
+				assert_non_null(got);
+				bf16_pack_b(path, arithmetic, true, pixels, channels, activated, pixels, want);
+				memset(got, 0xa5, bytes);
+				bf16_image_transposed(path, got, bf16_packed_b_width(channels), x, channels, pixels, with ? pre : NULL);
+				bf16_pad_b(path, arithmetic, pixels, channels, got);
+				assert_memory_equal(got, want, bytes);
+				free(want);
+				free(got);
+			}
+			for (size_t l = 0; l <= sizeof layouts / sizeof layouts[0]; l++) {
+				bool portable = l == sizeof layouts / sizeof layouts[0];
+				enum bf16_path path = portable ? BF16_PORTABLE : layouts[l].path;
+				enum bf16_arithmetic arithmetic = portable ? BF16_TILES : layouts[l].arithmetic;
+				size_t bytes = bf16_packed_a_bytes(path, arithmetic, channels, pixels);
+				unsigned char *want = malloc(bytes), *got = malloc(bytes);
+				assert_non_null(want);
+				assert_non_null(got);
+				bf16_pack_a(path, arithmetic, false, channels, pixels, activated, pixels, want);
+				memset(got, 0xa5, bytes);
+				bf16_pack_image_a(path, arithmetic, channels, pixels, x, with ? pre : NULL, got);
 				assert_memory_equal(got, want, bytes);
 				free(want);
 				free(got);

@@ -100,6 +100,43 @@ static inline struct products_operand products_pack(struct products p, int slot,
 	return o;
 }
 
+/* Whether products_pack_image packs an image straight from its f32 values:
+ * in f32 builds, where p multiplies in bf16. */
+static inline bool products_packs_image(struct products p)
+{
+#ifndef RESGEN_F64
+	return products_bf16(p);
+#else
+	(void)p;
+	return false;
+#endif
+}
+
+/* A = a convolution's image (channels x pixels), activated by the
+ * prologue pre where that is not NULL, packed into the calling thread's
+ * buffer slot as products_pack packs it, without the activated image
+ * written in f32 (bf16_pack_image_a); where products_packs_image. */
+static inline struct products_operand products_pack_image(struct products p, int slot, const real *image, int channels, int pixels,
+							  const real *pre)
+{
+	struct products_operand o = {image, pixels, false, NULL};
+#ifndef RESGEN_F64
+	enum bf16_path path = (enum bf16_path)p.path;
+	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
+	void *packed = bf16_buffer(slot, bf16_packed_a_bytes(path, arithmetic, channels, pixels));
+	if (!packed)
+		products_out_of_memory(channels, 0, pixels);
+	bf16_pack_image_a(path, arithmetic, channels, pixels, image, pre, packed);
+	o.packed = packed;
+#else
+	(void)p;
+	(void)slot;
+	(void)channels;
+	(void)pre;
+#endif
+	return o;
+}
+
 #ifndef RESGEN_F64
 /* op(B) (k x n) packed as p's path reads it, into the calling thread's
  * buffer for the other operand, for a product of m rows. */
@@ -368,6 +405,24 @@ static inline void products_image_columns(struct products p, struct products_col
 {
 #ifndef RESGEN_F64
 	bf16_image_columns((enum bf16_path)p.path, b.x, b.ld, image, channels, pixels, pre);
+#else
+	(void)p;
+	(void)b;
+	(void)image;
+	(void)channels;
+	(void)pixels;
+	(void)pre;
+#endif
+}
+
+/* b = a 1x1 convolution's image transposed (pixels x channels: a weight
+ * gradient's columns), activated by pre where that is not NULL, written
+ * as b's layout reads them (bf16_image_transposed); in f32 builds. */
+static inline void products_image_transposed(struct products p, struct products_columns b, const real *image, int channels,
+					     int pixels, const real *pre)
+{
+#ifndef RESGEN_F64
+	bf16_image_transposed((enum bf16_path)p.path, b.x, b.ld, image, channels, pixels, pre);
 #else
 	(void)p;
 	(void)b;

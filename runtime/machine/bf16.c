@@ -1450,30 +1450,6 @@ static inline __m256i pairs_across8(__m256 even, __m256 odd)
 /* Row j of X, rows ld apart. */
 static inline const float *row_of(const float *x, int ld, int j) { return x + (ptrdiff_t)j * ld; }
 
-/* out[e][j] = row j's element e, rounded, for j below count and e below
- * length: eight rows by eight elements, through registers. */
-static void round_transposed(float *out, int ld_out, const float *x, int ld, int count, int length)
-{
-	int j = 0;
-	for (; j + 8 <= count; j += 8) {
-		int e = 0;
-		for (; e + 8 <= length; e += 8) {
-			__m256 block[8];
-			for (int q = 0; q < 8; q++)
-				block[q] = _mm256_loadu_ps(row_of(x, ld, j + q) + e);
-			transpose8(block);
-			for (int q = 0; q < 8; q++)
-				_mm256_storeu_si256((__m256i *)(out + (size_t)(e + q) * ld_out + j), rounded_bits8(block[q]));
-		}
-		for (; e < length; e++)
-			for (int q = 0; q < 8; q++)
-				out[(size_t)e * ld_out + j + q] = rounded_float(row_of(x, ld, j + q)[e]);
-	}
-	for (; j < count; j++)
-		for (int e = 0; e < length; e++)
-			out[(size_t)e * ld_out + j] = rounded_float(row_of(x, ld, j)[e]);
-}
-
 /* x activated by prologue where it is not NULL: max(x scale + shift, 0),
  * the multiply-add rounded once (a convolution's BN and ReLU,
  * conv_activated); else x. */
@@ -1492,6 +1468,48 @@ static inline __m256 activated8(__m256 x, const float *prologue)
 	if (!prologue)
 		return x;
 	return _mm256_max_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(prologue[0]), _mm256_set1_ps(prologue[1])), _mm256_setzero_ps());
+}
+
+/* The prologue of row j of a convolution's image (scale pre[j], shift
+ * pre[channels + j]) into to, or NULL where pre is NULL. */
+static inline const float *prologue_of(float to[2], const float *pre, int channels, int j)
+{
+	if (!pre)
+		return NULL;
+	to[0] = pre[j], to[1] = pre[channels + j];
+	return to;
+}
+
+/* out[e][j] = row j's element e, rounded, for j below count and e below
+ * length, each row j activated first where pre is not NULL (prologue_of):
+ * eight rows by eight elements, through registers. */
+static void round_transposed(float *out, int ld_out, const float *x, int ld, int count, int length, const float *pre, int channels)
+{
+	int j = 0;
+	for (; j + 8 <= count; j += 8) {
+		float prologues[8][2];
+		const float *pro[8];
+		for (int q = 0; q < 8; q++)
+			pro[q] = prologue_of(prologues[q], pre, channels, j + q);
+		int e = 0;
+		for (; e + 8 <= length; e += 8) {
+			__m256 block[8];
+			for (int q = 0; q < 8; q++)
+				block[q] = activated8(_mm256_loadu_ps(row_of(x, ld, j + q) + e), pro[q]);
+			transpose8(block);
+			for (int q = 0; q < 8; q++)
+				_mm256_storeu_si256((__m256i *)(out + (size_t)(e + q) * ld_out + j), rounded_bits8(block[q]));
+		}
+		for (; e < length; e++)
+			for (int q = 0; q < 8; q++)
+				out[(size_t)e * ld_out + j + q] = rounded_float(activated(row_of(x, ld, j + q)[e], pro[q]));
+	}
+	for (; j < count; j++) {
+		float prologue[2];
+		const float *pro = prologue_of(prologue, pre, channels, j);
+		for (int e = 0; e < length; e++)
+			out[(size_t)e * ld_out + j] = rounded_float(activated(row_of(x, ld, j)[e], pro));
+	}
 }
 
 /* A pair of bf16 from two floats, the first low. */
@@ -1525,16 +1543,6 @@ NATIVE static inline __mmask16 subnormals16(__m512 x)
 	return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(twice, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x00ffffff));
 }
 
-/* Sixteen floats rounded, their bf16 in order (eight pairs, the first of
- * each low), as rounded_pairs8 makes them. */
-NATIVE static inline __m256i native_pairs8(const float *from)
-{
-	__m512 x = _mm512_loadu_ps(from);
-	if (subnormals16(x))
-		return rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8));
-	return (__m256i)_mm512_cvtneps_pbh(x);
-}
-
 /* Sixteen of x activated as activated() does (vmaxps gives its second
  * operand, +0, for a NaN or -0), or x where prologue is NULL. */
 NATIVE static inline __m512 native_activated16(__m512 x, const float *prologue)
@@ -1542,6 +1550,17 @@ NATIVE static inline __m512 native_activated16(__m512 x, const float *prologue)
 	if (!prologue)
 		return x;
 	return _mm512_max_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(prologue[0]), _mm512_set1_ps(prologue[1])), _mm512_setzero_ps());
+}
+
+/* Sixteen floats, activated first by prologue where it is not NULL (as
+ * activated8 does), rounded: their bf16 in order (eight pairs, the first
+ * of each low), as rounded_pairs8 makes them. */
+NATIVE static inline __m256i native_activated_pairs8(const float *from, const float *prologue)
+{
+	__m512 x = native_activated16(_mm512_loadu_ps(from), prologue);
+	if (subnormals16(x))
+		return rounded_pairs8(activated8(_mm256_loadu_ps(from), prologue), activated8(_mm256_loadu_ps(from + 8), prologue));
+	return (__m256i)_mm512_cvtneps_pbh(x);
 }
 
 /* to[e] = the pair of even[e] and odd[e] (0 where odd is NULL), each
@@ -1615,20 +1634,26 @@ NATIVE static void native_pair_rows(uint32_t *out, int ld_out, const float *x, i
 }
 
 /* out[p][j] = the pair of row j's elements 2p and 2p + 1, for j below
- * count and 2p + 1 below length: eight rows by eight pairs, through
- * registers, each row's rounded by vcvtneps2bf16 where native. */
+ * count and 2p + 1 below length, each row j activated first where pre is
+ * not NULL (prologue_of): eight rows by eight pairs, through registers,
+ * each row's rounded by vcvtneps2bf16 where native. */
 __attribute__((always_inline)) static inline void pairs_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count,
-								    int length, const bool native)
+								    int length, const bool native, const float *pre, int channels)
 {
 	int pairs = length / 2, j = 0;
 	for (; j + 8 <= count; j += 8) {
+		float prologues[8][2];
+		const float *pro[8];
+		for (int q = 0; q < 8; q++)
+			pro[q] = prologue_of(prologues[q], pre, channels, j + q);
 		int p = 0;
 		for (; p + 8 <= pairs; p += 8) {
 			__m256 block[8];
 			for (int q = 0; q < 8; q++) {
 				const float *from = row_of(x, ld, j + q) + 2 * p;
-				block[q] = _mm256_castsi256_ps(native ? native_pairs8(from)
-								      : rounded_pairs8(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8)));
+				block[q] = _mm256_castsi256_ps(native ? native_activated_pairs8(from, pro[q])
+								      : rounded_pairs8(activated8(_mm256_loadu_ps(from), pro[q]),
+										       activated8(_mm256_loadu_ps(from + 8), pro[q])));
 			}
 			transpose8(block);
 			for (int q = 0; q < 8; q++)
@@ -1637,14 +1662,17 @@ __attribute__((always_inline)) static inline void pairs_transposed(uint32_t *out
 		for (; p < pairs; p++)
 			for (int q = 0; q < 8; q++) {
 				const float *from = row_of(x, ld, j + q) + 2 * p;
-				out[(size_t)p * ld_out + j + q] = pair_of(from[0], from[1]);
+				out[(size_t)p * ld_out + j + q] = pair_of(activated(from[0], pro[q]), activated(from[1], pro[q]));
 			}
 	}
-	for (; j < count; j++)
+	for (; j < count; j++) {
+		float prologue[2];
+		const float *pro = prologue_of(prologue, pre, channels, j);
 		for (int p = 0; p < pairs; p++) {
 			const float *from = row_of(x, ld, j) + 2 * p;
-			out[(size_t)p * ld_out + j] = pair_of(from[0], from[1]);
+			out[(size_t)p * ld_out + j] = pair_of(activated(from[0], pro), activated(from[1], pro));
 		}
+	}
 }
 
 /* One pair of pairs_down's, alone. */
@@ -1683,22 +1711,28 @@ static void pairs_down(uint32_t *out, int ld_out, const float *x, int ld, int m,
 			out[(size_t)i * ld_out + p] = pair_down(x, ld, k, i, p);
 }
 
-static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+static void pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length, const float *pre,
+			    int channels)
 {
-	pairs_transposed(out, ld_out, x, ld, count, length, false);
+	pairs_transposed(out, ld_out, x, ld, count, length, false, pre, channels);
 }
 
-NATIVE static void native_pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length)
+NATIVE static void native_pair_transposed(uint32_t *out, int ld_out, const float *x, int ld, int count, int length,
+					  const float *pre, int channels)
 {
-	pairs_transposed(out, ld_out, x, ld, count, length, true);
+	pairs_transposed(out, ld_out, x, ld, count, length, true, pre, channels);
 }
 
-/* to[0, length / 2) = from's pairs, as bf16_pack_a's rows for vdpbf16ps
- * (length a multiple of 16). */
-NATIVE static void native_pairs_along(uint32_t *to, const float *from, int length)
+/* to[0, length / 2) = from's pairs, activated first by prologue where it
+ * is not NULL, as bf16_pack_a's rows for vdpbf16ps (length a multiple of
+ * 16). */
+NATIVE static void native_pairs_along(uint32_t *to, const float *from, int length, const float *prologue)
 {
-	for (int e = 0; e < length; e += 16)
-		_mm256_storeu_si256((__m256i *)(to + e / 2), native_pairs8(from + e));
+	for (int e = 0; e < length; e += 16) {
+		if (prologue) /* an image to activate, read from memory (native_rounding) */
+			_mm_prefetch((const char *)(from + e) + 1024, _MM_HINT_T0);
+		_mm256_storeu_si256((__m256i *)(to + e / 2), native_activated_pairs8(from + e, prologue));
+	}
 }
 
 /* out = x (activated by prologue where it is not NULL) as bf16
@@ -1757,18 +1791,21 @@ static inline float element(const float *x, bool transpose, int ld, int r, int e
 	return transpose ? x[(size_t)e * ld + r] : x[(size_t)r * ld + e];
 }
 
-void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int m, int k, const float *a,
-		 int lda, void *packed)
+/* bf16_pack_a's A, each row i activated first where pre is not NULL
+ * (prologue_of, with m channels; not transposed). */
+static void pack_a(enum bf16_path path, bool transpose, int m, int k, const float *a, int lda, const float *pre, void *packed)
 {
 	a_packings++;
-	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
 	int kp = padded_k(path, k);
 	if (path == BF16_PORTABLE || path == BF16_AMX) {
 		uint16_t *out = packed;
 		int rows = path == BF16_AMX ? to_32(m) : m, width = path == BF16_AMX ? kp : k;
-		for (int i = 0; i < rows; i++)
+		for (int i = 0; i < rows; i++) {
+			float prologue[2];
+			const float *pro = i < m ? prologue_of(prologue, pre, m, i) : NULL;
 			for (int e = 0; e < width; e++)
-				out[(size_t)i * width + e] = i < m && e < k ? rounded_half(element(a, transpose, lda, i, e)) : 0;
+				out[(size_t)i * width + e] = i < m && e < k ? rounded_half(activated(element(a, transpose, lda, i, e), pro)) : 0;
+		}
 		return;
 	}
 	if (path == BF16_AVX512_BF16 && !transpose) {
@@ -1777,15 +1814,19 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		for (int i = 0; i < m; i++) {
 			const float *from = a + (size_t)i * lda;
 			uint32_t *to = out + (size_t)i * (kp / 2);
+			float prologue[2];
+			const float *pro = prologue_of(prologue, pre, m, i);
 			int e = 0;
 			if (native) {
-				native_pairs_along(to, from, k / 16 * 16);
+				native_pairs_along(to, from, k / 16 * 16, pro);
 				e = k / 16 * 16;
 			}
 			for (; e + 16 <= k; e += 16)
-				_mm256_storeu_si256((__m256i *)(to + e / 2), rounded_pairs8(_mm256_loadu_ps(from + e), _mm256_loadu_ps(from + e + 8)));
+				_mm256_storeu_si256((__m256i *)(to + e / 2), rounded_pairs8(activated8(_mm256_loadu_ps(from + e), pro),
+											   activated8(_mm256_loadu_ps(from + e + 8), pro)));
 			for (; e < kp; e += 2)
-				to[e / 2] = (e < k ? rounded_half(from[e]) : 0u) | (uint32_t)(e + 1 < k ? rounded_half(from[e + 1]) : 0u) << 16;
+				to[e / 2] = (e < k ? rounded_half(activated(from[e], pro)) : 0u) |
+					    (uint32_t)(e + 1 < k ? rounded_half(activated(from[e + 1], pro)) : 0u) << 16;
 		}
 		return;
 	}
@@ -1795,11 +1836,28 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	}
 	float *out = packed;
 	if (transpose)
-		round_transposed(out, kp, a, lda, k, m);
+		round_transposed(out, kp, a, lda, k, m, NULL, 0);
 	else
-		bf16_round_rows(out, kp, a, lda, m, k, true, NULL);
+		for (int i = 0; i < m; i++) {
+			float prologue[2];
+			bf16_round_rows(out + (size_t)i * kp, kp, a + (size_t)i * lda, lda, 1, k, true, prologue_of(prologue, pre, m, i));
+		}
 	for (int i = 0; i < m && k < kp; i++)
 		memset(out + (size_t)i * kp + k, 0, (size_t)(kp - k) * sizeof *out);
+}
+
+void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int m, int k, const float *a,
+		 int lda, void *packed)
+{
+	(void)arithmetic; /* the layouts follow from the path alone (padded_k) */
+	pack_a(path, transpose, m, k, a, lda, NULL, packed);
+}
+
+void bf16_pack_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int channels, int pixels, const float *image,
+		       const float *pre, void *packed)
+{
+	(void)arithmetic;
+	pack_a(path, false, channels, pixels, image, pixels, pre, packed);
 }
 
 void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
@@ -1819,9 +1877,9 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 		uint32_t *out = packed;
 		int pairs = k / 2;
 		if (transpose && converts_natively())
-			native_pair_transposed(out, np, b, ldb, n, 2 * pairs);
+			native_pair_transposed(out, np, b, ldb, n, 2 * pairs, NULL, 0);
 		else if (transpose)
-			pair_transposed(out, np, b, ldb, n, 2 * pairs);
+			pair_transposed(out, np, b, ldb, n, 2 * pairs, NULL, 0);
 		else if (converts_natively())
 			native_pair_rows(out, np, b, ldb, 2 * pairs, n, NULL, 0);
 		else
@@ -1835,7 +1893,7 @@ void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 	}
 	float *out = packed;
 	if (transpose)
-		round_transposed(out, np, b, ldb, n, k);
+		round_transposed(out, np, b, ldb, n, k, NULL, 0);
 	else
 		bf16_round_rows(out, np, b, ldb, k, n, true, NULL);
 	bf16_pad_b(path, arithmetic, k, n, out);
@@ -2094,6 +2152,25 @@ void bf16_image_columns(enum bf16_path path, void *out, int ld_out, const float 
 		float prologue[2] = {pre ? pre[c] : 1, pre ? pre[channels + c] : 0};
 		bf16_round_rows((float *)out + (size_t)c * ld_out, ld_out, image + (size_t)c * pixels, pixels, 1, pixels, true,
 				pre ? prologue : NULL);
+	}
+}
+
+void bf16_image_transposed(enum bf16_path path, void *out, int ld_out, const float *image, int channels, int pixels,
+			   const float *pre)
+{
+	if (bf16_b_layout(path) == BF16_B_WIDENED) {
+		round_transposed(out, ld_out, image, pixels, channels, pixels, pre, channels);
+		return;
+	}
+	int pairs = pixels / 2;
+	if (converts_natively())
+		native_pair_transposed(out, ld_out, image, pixels, channels, 2 * pairs, pre, channels);
+	else
+		pair_transposed(out, ld_out, image, pixels, channels, 2 * pairs, pre, channels);
+	for (int j = 0; j < channels && pixels % 2; j++) { /* the odd last pixel, paired with 0 */
+		float prologue[2];
+		((uint32_t *)out)[(size_t)pairs * ld_out + j] =
+			rounded_half(activated(image[(size_t)j * pixels + pixels - 1], prologue_of(prologue, pre, channels, j)));
 	}
 }
 

@@ -76,6 +76,13 @@ void bf16_pack_a(enum bf16_path path, enum bf16_arithmetic arithmetic, bool tran
 void bf16_pack_b(enum bf16_path path, enum bf16_arithmetic arithmetic, bool transpose, int k, int n, const float *b,
 		 int ldb, void *packed);
 
+/* bf16_pack_a's A (not transposed) from a convolution's image (channels
+ * x pixels), each channel c activated first where pre is not NULL
+ * (max(fmaf(x, pre[c], pre[channels + c]), 0), as bf16_round_rows): a 1x1
+ * weight gradient's X, never written activated in f32. */
+void bf16_pack_image_a(enum bf16_path path, enum bf16_arithmetic arithmetic, int channels, int pixels, const float *image,
+		       const float *pre, void *packed);
+
 /* A caller that makes op(B) anyway (a convolution's columns) may write it
  * packed itself, where path reads it in one of two layouts, rows
  * bf16_packed_b_width(n) apart:
@@ -119,6 +126,12 @@ void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, in
  * pre[channels + c]), 0), as bf16_round_rows): the activated image is
  * then never written in f32. bf16_pad_b finishes it. */
 void bf16_image_columns(enum bf16_path path, void *out, int ld_out, const float *image, int channels, int pixels, const float *pre);
+
+/* Likewise the image transposed, B = X^T (pixels x channels: a 1x1 weight
+ * gradient's columns), each channel activated first where pre is not
+ * NULL; bf16_pad_b finishes it. */
+void bf16_image_transposed(enum bf16_path path, void *out, int ld_out, const float *image, int channels, int pixels,
+			   const float *pre);
 
 /* B's rows or columns gathered from x, bf16 already (bf16_convert), its
  * rows (of the columns: count of them, length long) found at offsets;

@@ -372,7 +372,10 @@ KERNEL_HELPER struct conv_strides conv_reference_strides(struct conv_shape s, st
  * straight into the product's packed operand (products_columns, where
  * the path reads one a caller may write): a stride-1 convolution wider
  * than 1x1, whose output rows hold pairs whole where the path reads B in
- * pairs. Elsewhere they are made in f32 and the product packs them. */
+ * pairs. Elsewhere they are made in f32 and the product packs them, but
+ * for a 1x1 one of stride 1 that takes its images one at a time
+ * (conv_weight_gradient_batch): its image is its columns, activated as it
+ * is written into B (or packed as A, where swapped). */
 KERNEL_HELPER bool conv_weight_gradient_writes_packed(struct conv_shape s, struct products p)
 {
 #ifdef RESGEN_F64
@@ -393,9 +396,14 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1;
 	if (conv_weight_gradient_swapped(s, p) && direct) {
-		/* X . dY^T: dY, the smaller, transposed */
-		products_gemm(p, 0, 1, s.c_in, s.c_out, pixels, conv_activate(activated, image, pre, s.c_in, pixels), pixels, dy, pixels,
-			      1, own, s.c_out);
+		/* X . dY^T: dY, the smaller, transposed; X activated as it is
+		 * packed where the products pack it */
+		struct products_operand x;
+		if (products_packs_image(p))
+			x = products_pack_image(p, 0, image, s.c_in, pixels, pre);
+		else
+			x = (struct products_operand){conv_activate(activated, image, pre, s.c_in, pixels), pixels, false, NULL};
+		products_gemm_with(p, x, 1, s.c_in, s.c_out, pixels, dy, pixels, 1, own, s.c_out);
 		return;
 	}
 	if (conv_weight_gradient_swapped(s, p)) {
@@ -409,6 +417,13 @@ KERNEL_HELPER void conv_weight_gradient_reference_image(real *own, const real *d
 	if (conv_weight_gradient_writes_packed(s, p)) {
 		struct products_columns packed = products_columns(p, pixels, patch);
 		conv_columns_transposed(packed, image, pre, s);
+		struct products_operand a = products_pack(p, 0, false, s.c_out, pixels, dy, pixels);
+		products_gemm_columns(p, a, packed, s.c_out, patch, pixels, 1, own, patch);
+		return;
+	}
+	struct products_columns packed = direct ? products_columns(p, pixels, patch) : (struct products_columns){NULL, 0, false};
+	if (packed.x) { /* X^T activated as it is written into B */
+		products_image_transposed(p, packed, image, s.c_in, pixels, pre);
 		struct products_operand a = products_pack(p, 0, false, s.c_out, pixels, dy, pixels);
 		products_gemm_columns(p, a, packed, s.c_out, patch, pixels, 1, own, patch);
 		return;
