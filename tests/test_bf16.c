@@ -505,51 +505,36 @@ static void test_image_columns_are_packed_ones(void **unused)
 				float y = with ? fmaf(x[i], scale, shift) : x[i];
 				activated[i] = with ? (y > 0 ? y : 0) : y;
 			}
-			for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
-				enum bf16_path path = layouts[l].path;
-				enum bf16_arithmetic arithmetic = layouts[l].arithmetic;
-				size_t bytes = bf16_packed_b_bytes(path, arithmetic, channels, pixels);
-				unsigned char *want = malloc(bytes), *got = malloc(bytes);
-				assert_non_null(want);
-				assert_non_null(got);
-				bf16_pack_b(path, arithmetic, false, channels, pixels, activated, pixels, want);
-				memset(got, 0xa5, bytes);
-				bf16_image_columns(path, got, bf16_packed_b_width(pixels), x, channels, pixels, with ? pre : NULL);
-				bf16_pad_b(path, arithmetic, channels, pixels, got);
-				assert_memory_equal(got, want, bytes);
-				free(want);
-				free(got);
-			}
-			for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
-				enum bf16_path path = layouts[l].path;
-				enum bf16_arithmetic arithmetic = layouts[l].arithmetic;
-				size_t bytes = bf16_packed_b_bytes(path, arithmetic, pixels, channels);
-				unsigned char *want = malloc(bytes), *got = malloc(bytes);
-				assert_non_null(want);
-				assert_non_null(got);
-				bf16_pack_b(path, arithmetic, true, pixels, channels, activated, pixels, want);
-				memset(got, 0xa5, bytes);
-				bf16_image_transposed(path, got, bf16_packed_b_width(channels), x, channels, pixels, with ? pre : NULL);
-				bf16_pad_b(path, arithmetic, pixels, channels, got);
-				assert_memory_equal(got, want, bytes);
-				free(want);
-				free(got);
-			}
-			for (size_t l = 0; l <= sizeof layouts / sizeof layouts[0]; l++) {
-				bool portable = l == sizeof layouts / sizeof layouts[0];
-				enum bf16_path path = portable ? BF16_PORTABLE : layouts[l].path;
-				enum bf16_arithmetic arithmetic = portable ? BF16_TILES : layouts[l].arithmetic;
-				size_t bytes = bf16_packed_a_bytes(path, arithmetic, channels, pixels);
-				unsigned char *want = malloc(bytes), *got = malloc(bytes);
-				assert_non_null(want);
-				assert_non_null(got);
-				bf16_pack_a(path, arithmetic, false, channels, pixels, activated, pixels, want);
-				memset(got, 0xa5, bytes);
-				bf16_pack_image_a(path, arithmetic, channels, pixels, x, with ? pre : NULL, got);
-				assert_memory_equal(got, want, bytes);
-				free(want);
-				free(got);
-			}
+			/* each door (the columns as B, X^T as B, X as A) on every
+			 * layout, and A on the portable path's too */
+			enum { COLUMNS, TRANSPOSED, A, DOORS };
+			size_t layout_count = sizeof layouts / sizeof layouts[0];
+			for (int door = COLUMNS; door < DOORS; door++)
+				for (size_t l = 0; l < layout_count + (door == A); l++) {
+					enum bf16_path path = l < layout_count ? layouts[l].path : BF16_PORTABLE;
+					enum bf16_arithmetic arithmetic = l < layout_count ? layouts[l].arithmetic : BF16_TILES;
+					int k = door == COLUMNS ? channels : pixels, n = door == COLUMNS ? pixels : channels;
+					size_t bytes = door == A ? bf16_packed_a_bytes(path, arithmetic, channels, pixels)
+								 : bf16_packed_b_bytes(path, arithmetic, k, n);
+					unsigned char *want = malloc(bytes), *got = malloc(bytes);
+					assert_non_null(want);
+					assert_non_null(got);
+					memset(got, 0xa5, bytes);
+					if (door == A) {
+						bf16_pack_a(path, arithmetic, false, channels, pixels, activated, pixels, want);
+						bf16_pack_image_a(path, arithmetic, channels, pixels, x, with ? pre : NULL, got);
+					} else {
+						bf16_pack_b(path, arithmetic, door == TRANSPOSED, k, n, activated, pixels, want);
+						if (door == COLUMNS)
+							bf16_image_columns(path, got, bf16_packed_b_width(n), x, channels, pixels, with ? pre : NULL);
+						else
+							bf16_image_transposed(path, got, bf16_packed_b_width(n), x, channels, pixels, with ? pre : NULL);
+						bf16_pad_b(path, arithmetic, k, n, got);
+					}
+					assert_memory_equal(got, want, bytes);
+					free(want);
+					free(got);
+				}
 		}
 		free(x);
 		free(x16);
