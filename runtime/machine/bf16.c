@@ -1603,10 +1603,9 @@ __attribute__((always_inline)) static inline void pairs_of_rows(uint32_t *out, i
 	for (int p = 0; 2 * p < count; p++) {
 		const float *even = row_of(x, ld, 2 * p);
 		const float *odd = 2 * p + 1 < count ? row_of(x, ld, 2 * p + 1) : NULL;
-		float prologues[2][2] = {{pre ? pre[2 * p] : 1, pre ? pre[channels + 2 * p] : 0}, {1, 0}};
-		if (pre && odd)
-			prologues[1][0] = pre[2 * p + 1], prologues[1][1] = pre[channels + 2 * p + 1];
-		const float *even_pre = pre ? prologues[0] : NULL, *odd_pre = pre ? prologues[1] : NULL;
+		float prologues[2][2];
+		const float *even_pre = prologue_of(prologues[0], pre, channels, 2 * p);
+		const float *odd_pre = odd ? prologue_of(prologues[1], pre, channels, 2 * p + 1) : NULL;
 		uint32_t *to = out + (size_t)p * ld_out;
 		/* an image to activate, read from memory: the next pair's rows
 		 * fetched as these are read (rows of a few KiB, two at a time,
@@ -2149,9 +2148,9 @@ void bf16_image_columns(enum bf16_path path, void *out, int ld_out, const float 
 		return;
 	}
 	for (int c = 0; c < channels; c++) {
-		float prologue[2] = {pre ? pre[c] : 1, pre ? pre[channels + c] : 0};
+		float prologue[2];
 		bf16_round_rows((float *)out + (size_t)c * ld_out, ld_out, image + (size_t)c * pixels, pixels, 1, pixels, true,
-				pre ? prologue : NULL);
+				prologue_of(prologue, pre, channels, c));
 	}
 }
 
