@@ -303,6 +303,25 @@ static inline void *products_scratch(int slot, size_t bytes)
 	return x;
 }
 
+/* b (widened) gathered from x (bf16) as bf16_gather_along does: row j
+ * the rows of x at offsets[j] + r * stride (r below rows), width each,
+ * one after the other; in f32 builds. */
+static inline void products_gather_along(struct products_columns b, const uint16_t *x, const ptrdiff_t *offsets, int count,
+					 int rows, int stride, int width)
+{
+#ifndef RESGEN_F64
+	bf16_gather_along((float *)b.x, b.ld, x, offsets, count, rows, stride, width);
+#else
+	(void)b;
+	(void)x;
+	(void)offsets;
+	(void)count;
+	(void)rows;
+	(void)stride;
+	(void)width;
+#endif
+}
+
 /* b from its row row and column column on (of its floats or words),
  * gathered from the rows of x (bf16) at offsets as
  * bf16_gather_transposed or bf16_gather_pairs_transposed (transposed) or

@@ -160,8 +160,9 @@ KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const
  * (products_columns), else made in own (PATCH x PIXELS reals) and packed
  * by the product; activated: room for the image activated or rounded
  * (C_IN x H_IN x W_IN reals). Where the image is padded (the columns read
- * in place, or gathered in pairs), it is activated and rounded in that
- * one pass. */
+ * in place, or gathered from it: every stride-1 convolution wider than
+ * 1x1 whose columns are written packed), it is activated and rounded in
+ * that one pass. */
 KERNEL_HELPER void conv_products_image(real *result, const real *image, const real *pre, struct products_operand w, struct conv_shape s, real *own,
 				       real *activated, real beta, struct products p)
 {
@@ -184,9 +185,17 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, const re
 		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
 		return;
 	}
+	if (packed.x && !direct && s.stride == 1) {
+		/* widened: the image activated and rounded in one pass, with its
+		 * border, then its columns widened from it row by row */
+		struct conv_padded padded = conv_pad_rounded(image, pre, s);
+		products_gather_along(packed, padded.x, padded.offsets, patch, s.h_out, padded.wp, s.w_out);
+		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
+		return;
+	}
 	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
 	if (packed.x && !direct && !packed.pairs) {
-		/* the image rounded once, its columns then written packed */
+		/* strided: the image rounded once, its columns then written packed */
 		products_round(activated, image, (size_t)s.c_in * s.h_in * s.w_in);
 		conv_im2col_rows(packed.x, packed.ld, activated, s.c_in, s.h_in, s.w_in, s.k, s.stride, s.h_out, s.w_out);
 		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
