@@ -1350,35 +1350,22 @@ __attribute__((target("avx2"))) static __m256i lanes_mask(int left)
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* The blocks of 16 columns from j, six rows at a time in either order
- * (avx2_tiles_block, avx2_pairs_block: 12 sums, 2 vectors of B and 1 of A
- * in AVX2's 16 registers). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_columns(enum bf16_arithmetic arithmetic,
-										   const struct operands *w, int m, int j,
-										   __m256i mask0, __m256i mask1, float *c,
-										   int ldc, const bool whole)
+/* One block in either order (avx2_tiles_block, avx2_pairs_block: 12
+ * sums, 2 vectors of B and 1 of A in AVX2's 16 registers), as
+ * EACH_ROW_BLOCK calls it: six rows at a time, then 4, 2 and 1. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block(enum bf16_arithmetic arithmetic,
+										 const struct operands *w, int i, int j,
+										 __m256i mask0, __m256i mask1, float *c, int ldc,
+										 const int rows, const bool whole)
 {
-	int i = 0;
-	if (arithmetic == BF16_TILES) {
-		for (; i + 6 <= m; i += 6)
-			avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 6, whole);
-		for (; i + 4 <= m; i += 4)
-			avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 4, whole);
-		for (; i + 2 <= m; i += 2)
-			avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 2, whole);
-		for (; i < m; i++)
-			avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, 1, whole);
-		return;
-	}
-	for (; i + 6 <= m; i += 6)
-		avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 6, whole);
-	for (; i + 4 <= m; i += 4)
-		avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 4, whole);
-	for (; i + 2 <= m; i += 2)
-		avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 2, whole);
-	for (; i < m; i++)
-		avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, 1, whole);
+	if (arithmetic == BF16_TILES)
+		avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, rows, whole);
+	else
+		avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, rows, whole);
 }
+
+#define AVX2_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, whole, i, rows, halves) \
+	avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, whole)
 
 __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct operands *w,
 							     int m, int n, float *c, int ldc)
@@ -1386,9 +1373,9 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
 	for (int j = 0; j < n; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
 		if (n - j >= 16)
-			avx2_columns(arithmetic, w, m, j, mask0, mask1, c, ldc, true);
+			EACH_ROW_BLOCK(AVX2_BLOCK, 6, 0, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, true);
 		else
-			avx2_columns(arithmetic, w, m, j, mask0, mask1, c, ldc, false);
+			EACH_ROW_BLOCK(AVX2_BLOCK, 6, 0, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, false);
 	}
 }
 
