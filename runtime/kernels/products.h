@@ -200,6 +200,37 @@ static inline struct products_columns products_columns(struct products p, int k,
 	return b;
 }
 
+/* The output rows (of width pixels, height of them) whose columns a
+ * product takes at a time, where p's path reads B widened and a stride-1
+ * convolution's columns (k x n, for m output channels) are widened from
+ * its padded image. Where A fits PRODUCTS_BAND_BYTES, as many rows as
+ * keep the band within it too (but PRODUCTS_BAND_PIXELS pixels at
+ * least), so that each band is multiplied from the L2 cache rather than
+ * memory while A stays there; elsewhere all of them, since reading A
+ * again for each band cost more than it spared. Each output sums the
+ * same products in the same order: the bits do not change. */
+enum { PRODUCTS_BAND_BYTES = 256 << 10, PRODUCTS_BAND_PIXELS = 64 };
+static inline int products_band_rows(struct products p, int m, int k, int width, int height)
+{
+	int rows = height;
+#ifndef RESGEN_F64
+	enum bf16_path path = (enum bf16_path)p.path;
+	enum bf16_arithmetic arithmetic = (enum bf16_arithmetic)p.arithmetic;
+	if (!products_bf16(p) || bf16_b_layout(path) != BF16_B_WIDENED ||
+	    bf16_packed_a_bytes(path, arithmetic, m, k) > PRODUCTS_BAND_BYTES)
+		return rows;
+	while (rows > 1 && (rows - 1) * width >= PRODUCTS_BAND_PIXELS &&
+	       bf16_packed_b_bytes(path, arithmetic, k, rows * width) > PRODUCTS_BAND_BYTES)
+		rows--;
+#else
+	(void)p;
+	(void)m;
+	(void)k;
+	(void)width;
+#endif
+	return rows;
+}
+
 /* Whether p's path reads a stride-1 convolution's columns in place from
  * its image for a product of m rows (bf16_reads_image: K and the kernel
  * fit), so that they need not be written; never in the f64 builds. */

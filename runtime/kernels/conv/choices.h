@@ -304,6 +304,7 @@ KERNEL_HELPER bool conv_data_gradient_convolves(struct conv_shape s, struct prod
 KERNEL_HELPER bool conv_weight_gradient_swapped(struct conv_shape s, struct products p);
 KERNEL_HELPER bool conv_weight_gradient_in_place(struct conv_shape s, struct products p);
 KERNEL_HELPER int conv_weight_gradient_batch(struct conv_shape s, struct products p);
+KERNEL_HELPER int conv_band_rows(struct conv_shape s, struct products p);
 
 /* What a product of a convolution of shape s takes as its columns. */
 static const char *conv_products_columns(struct conv_shape s, struct products p)
@@ -314,6 +315,17 @@ static const char *conv_products_columns(struct conv_shape s, struct products p)
 		return products_image_rows_apart(s.w_out) == s.w_out ? "the columns read in place from the image, masked at its rows' ends"
 								     : "the columns read in place from the image";
 	return "the columns packed";
+}
+
+/* What a product of a convolution of shape s takes as its columns, and
+ * how many products an image makes (conv_band_rows), into said. */
+static void conv_products_made(char *said, size_t size, struct conv_shape s, struct products p)
+{
+	int band = conv_band_rows(s, p);
+	if (band < s.h_out)
+		snprintf(said, size, "%s in bands of %d output rows, then one product a band", conv_products_columns(s, p), band);
+	else
+		snprintf(said, size, "%s, then one product an image", conv_products_columns(s, p));
 }
 
 /* One pass of a bf16 convolution: what it multiplies, in which order, by
@@ -330,10 +342,10 @@ static void conv_explain_products(FILE *out, struct conv_shape s, struct product
 {
 	bool direct = s.k == 1 && s.stride == 1;
 	char said[160];
-	snprintf(said, sizeof said, "%s, then one product an image", conv_products_columns(s, p));
+	conv_products_made(said, sizeof said, s, p);
 	conv_explain_pass(out, "forward", p, said, "");
 	if (conv_data_gradient_convolves(s, p)) {
-		snprintf(said, sizeof said, "%s, then one product an image", conv_products_columns(conv_transposed(s), p));
+		conv_products_made(said, sizeof said, conv_transposed(s), p);
 		conv_explain_pass(out, "data", p, "dY convolved with W flipped, ", said);
 	} else
 		conv_explain_pass(out, "data", p, "W^T . dY an image", direct ? "" : ", its columns added back onto their pixels (col2im)");

@@ -153,6 +153,17 @@ KERNEL_HELPER void conv_columns_transposed(struct products_columns packed, const
 				CONV_PATCH(s.c_in, s.k), s.w_out);
 }
 
+/* The output rows whose columns one product takes, where conv_products_image
+ * widens a stride-1 convolution's columns from its padded image
+ * (products_band_rows); all of them elsewhere. */
+KERNEL_HELPER int conv_band_rows(struct conv_shape s, struct products p)
+{
+	int patch = CONV_PATCH(s.c_in, s.k);
+	if (s.k == 1 || s.stride != 1 || products_read_image(p, s.c_out, patch, s.k))
+		return s.h_out;
+	return products_band_rows(p, s.c_out, patch, s.w_out, s.h_out);
+}
+
 /* result (C_OUT, PIXELS) = beta result + W . columns(image) for one image
  * of a convolution of shape s, the image activated by its prologue pre
  * (or not, where NULL), w as products_pack made W (C_OUT x PATCH): the
@@ -187,10 +198,16 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, const re
 	}
 	if (packed.x && !direct && s.stride == 1) {
 		/* widened: the image activated and rounded in one pass, with its
-		 * border, then its columns widened from it row by row */
+		 * border, then its columns widened from it row by row, a band
+		 * of output rows for each product */
 		struct conv_padded padded = conv_pad_rounded(image, pre, s);
-		products_gather_along(packed, padded.x, padded.offsets, patch, s.h_out, padded.wp, s.w_out);
-		products_gemm_columns(p, w, packed, s.c_out, pixels, patch, beta, result, pixels);
+		int band = conv_band_rows(s, p);
+		for (int oy = 0; oy < s.h_out; oy += band) {
+			int rows = oy + band <= s.h_out ? band : s.h_out - oy;
+			struct products_columns part = products_columns(p, patch, rows * s.w_out);
+			products_gather_along(part, padded.x + (size_t)oy * padded.wp, padded.offsets, patch, rows, padded.wp, s.w_out);
+			products_gemm_columns(p, w, part, s.c_out, rows * s.w_out, patch, beta, result + (size_t)oy * s.w_out, pixels);
+		}
 		return;
 	}
 	image = conv_activate(activated, image, pre, s.c_in, s.h_in * s.w_in);
