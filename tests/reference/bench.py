@@ -14,12 +14,12 @@ of 15 alternating pairs (the README's Speed section), so it is the default.
 A bf16 spec (net.precision: bf16) trains under torch.autocast("cpu",
 dtype=torch.bfloat16), what a PyTorch user picks for bf16 mixed precision:
 its convolutions and linear layers in bf16, the rest and the weights in
-float32. Its bf16 convolutions are fast only where oneDNN has bf16 kernels for
-the processor, which takes AVX-512 (avx512f, avx512bw, avx512vl, avx512dq):
-without it, on an AMD Zen 3, one 3x3 convolution ran at 0.9 GFLOP/s under
-autocast against 41.4 in float32, and a round would take hours. There the
-script says so in its one line and times nothing (tests/run-bench reads
-such a row as not timed).
+float32. Its bf16 convolutions are fast only where oneDNN has bf16 kernels
+for the processor, which takes AVX-512 (avx512f, avx512bw, avx512vl,
+avx512dq): without it, on an AMD Zen 3, one 3x3 convolution ran at 0.9
+GFLOP/s under autocast against 41.4 in float32, and a round would take
+hours. There the script says so in its one line and times nothing
+(tests/run-bench reads such a row as not timed).
 """
 import argparse
 import os
