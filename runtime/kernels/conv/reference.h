@@ -179,7 +179,8 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, const re
 {
 	int patch = CONV_PATCH(s.c_in, s.k), pixels = s.h_out * s.w_out;
 	bool direct = s.k == 1 && s.stride == 1; /* the image is its own columns */
-	struct products_columns packed = products_columns(p, patch, pixels);
+	int band = conv_band_rows(s, p); /* all rows but where the widened columns go in bands */
+	struct products_columns packed = products_columns(p, patch, band * s.w_out);
 	if (!direct && s.stride == 1 && products_read_image(p, s.c_out, patch, s.k)) {
 		/* the columns read in place from the image rounded once */
 		struct conv_padded padded = conv_pad_widened(image, pre, s);
@@ -201,7 +202,6 @@ KERNEL_HELPER void conv_products_image(real *result, const real *image, const re
 		 * border, then its columns widened from it row by row, a band
 		 * of output rows for each product */
 		struct conv_padded padded = conv_pad_rounded(image, pre, s);
-		int band = conv_band_rows(s, p);
 		for (int oy = 0; oy < s.h_out; oy += band) {
 			int rows = oy + band <= s.h_out ? band : s.h_out - oy;
 			struct products_columns part = products_columns(p, patch, rows * s.w_out);
