@@ -147,11 +147,12 @@ static bool path_available(enum bf16_path path, enum bf16_arithmetic arithmetic,
  * lie in an image, bf16_multiply_rows; 7 and 8: A's pairs in panels
  * and B's pairs for the tiles order, tiles_pairs_in_panels and
  * tiles_pairs_of_b; 9: A's rows gathered into those panels,
- * tiles_pairs_gathered, beside 7's kept copy). */
+ * tiles_pairs_gathered, beside 7's kept copy; 10: a strip of B's
+ * columns, avx2). */
 static __thread struct {
 	void *memory;
 	size_t bytes;
-} scratch[10];
+} scratch[11];
 
 static void *scratch_of(int slot, size_t bytes)
 {
@@ -407,16 +408,18 @@ static inline void transpose8(__m256 r[8])
 
 /* A's rows, of 4-byte values (widened floats, or pairs of bf16 as
  * pair_of makes them), length a row, in panels of panel rows for the
- * AVX-512 kernels: row panel p + r's value q at q panel + r of panel p,
+ * vector kernels: row panel p + r's value q at q panel + r of panel p,
  * length panel values a panel, rows past m 0. A block then reads its
  * rows from one pointer (two for vdpbf16ps's 16 rows) at fixed
  * distances, not from a register each, which the kernels' accumulators
- * leave too few of. Every block lies in one panel: the emulation's take
- * 6 or 12 rows from a multiple of their size, then 4, 2 and 1;
- * vdpbf16ps's 8, or 16 in two panels. The copy moves eight rows by eight
- * values through registers, bits as they are (panel 8 or 12, so its last
- * eight rows may be four). NULL where memory runs out. */
-enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANELS_FROM = 128 };
+ * leave too few of, and its rows do not share sets of the L1 cache
+ * where they lie 4 KiB apart. Every block lies in one panel: AVX-512's
+ * emulation takes 6 or 12 rows from a multiple of their size, then 4, 2
+ * and 1; vdpbf16ps 8, or 16 in two panels; AVX2 6 (3 and 3 in the tiles
+ * order), then 4, 2 and 1. The copy moves eight rows by eight values
+ * through registers, bits as they are (panel 6, 8 or 12, so its last
+ * eight rows may be four or six). NULL where memory runs out. */
+enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANEL_AVX2 = 6, PANELS_FROM = 128 };
 
 static __thread unsigned long a_packings; /* bf16_pack_a's and bf16_pad_a's calls in this thread */
 
@@ -459,6 +462,10 @@ static const void *rows_in_panels(const void *a, int m, int length, int panel)
 						_mm256_storeu_ps(to + (size_t)(q + v) * panel, block[v]);
 					else
 						_mm_storeu_ps(to + (size_t)(q + v) * panel, _mm256_castps256_ps128(block[v]));
+				if (rows == 6)
+					for (int v = 0; v < 8; v++)
+						_mm_storel_pi((__m64 *)(to + (size_t)(q + v) * panel + 4),
+							      _mm256_extractf128_ps(block[v], 1));
 			}
 			for (; q < length; q++)
 				for (int r = 0; r < rows; r++)
@@ -1247,15 +1254,32 @@ __attribute__((target("avx2"), always_inline)) static inline void c_store8(float
 		_mm256_maskstore_ps(at, mask, x);
 }
 
+/* Where an AVX2 block reads its operands: A's rows in panels of
+ * PANEL_AVX2 (rows_in_panels), B's columns from j with its rows np
+ * floats apart from K's row first on, in the packed operand (first 0) or
+ * in a strip of 16 columns (avx2). */
+struct avx2_block {
+	const float *a, *b;
+	size_t np;
+	int first;
+};
+
+__attribute__((always_inline)) static inline const float *avx2_a(const struct operands *w, int i)
+{
+	return (const float *)w->a + (size_t)(i / PANEL_AVX2) * w->kp * PANEL_AVX2 + i % PANEL_AVX2;
+}
+
 /* The pairs order as avx512_block computes it, eight lanes a vector: rows
- * rows of C by 16 columns (from j; mask0 and mask1 the lanes within n,
- * all of them where whole). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs_block(const struct operands *w, int i, int j,
+ * rows of C (up to 6) by 16 columns (from j; mask0 and mask1 the lanes
+ * within n, all of them where whole). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs_block(const struct operands *w,
+										       struct avx2_block at, int i, int j,
 										       __m256i mask0, __m256i mask1, float *c,
 										       int ldc, const int rows, const bool whole)
 {
-	const float *a = (const float *)w->a + (size_t)i * w->kp, *b = (const float *)w->b + j;
-	size_t np = (size_t)w->np;
+	const float *a = at.a, *b = at.b;
+	size_t np = at.np;
+	int first = at.first;
 	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	__m256 sum[6][2];
 	for (int r = 0; r < rows; r++) {
@@ -1265,15 +1289,15 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 	/* the odd element of each pair into every sum, then the even one:
 	 * two vectors of B live at a time */
 	for (int e = w->start; e < w->stop; e += 2) {
-		__m256 bo0 = _mm256_load_ps(b + (e + 1) * np), bo1 = _mm256_load_ps(b + (e + 1) * np + 8);
+		__m256 bo0 = _mm256_load_ps(b + (size_t)(e + 1 - first) * np), bo1 = _mm256_load_ps(b + (size_t)(e + 1 - first) * np + 8);
 		for (int r = 0; r < rows; r++) {
-			__m256 ao = _mm256_broadcast_ss(a + (size_t)r * w->kp + e + 1);
+			__m256 ao = _mm256_broadcast_ss(a + (size_t)(e + 1) * PANEL_AVX2 + r);
 			sum[r][0] = _mm256_fmadd_ps(ao, bo0, sum[r][0]);
 			sum[r][1] = _mm256_fmadd_ps(ao, bo1, sum[r][1]);
 		}
-		__m256 be0 = _mm256_load_ps(b + e * np), be1 = _mm256_load_ps(b + e * np + 8);
+		__m256 be0 = _mm256_load_ps(b + (size_t)(e - first) * np), be1 = _mm256_load_ps(b + (size_t)(e - first) * np + 8);
 		for (int r = 0; r < rows; r++) {
-			__m256 ae = _mm256_broadcast_ss(a + (size_t)r * w->kp + e);
+			__m256 ae = _mm256_broadcast_ss(a + (size_t)e * PANEL_AVX2 + r);
 			sum[r][0] = _mm256_fmadd_ps(ae, be0, sum[r][0]);
 			sum[r][1] = _mm256_fmadd_ps(ae, be1, sum[r][1]);
 		}
@@ -1284,63 +1308,65 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 	}
 }
 
-/* One chain of a block of the tiles order for rows rows by 16 columns:
- * the products of K from start to end, two apart, summed from +0 (then
- * the rest of the block's padding, struct operands). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_chain(const float *a, int kp, const float *b, int np,
-										 int start, int end, const int rows,
-										 __m256 chain[6][2])
-{
-	for (int r = 0; r < rows; r++)
-		chain[r][0] = chain[r][1] = _mm256_setzero_ps();
-	for (int p = start; p < end; p += 2) {
-		__m256 b0 = _mm256_load_ps(b + (size_t)p * np), b1 = _mm256_load_ps(b + (size_t)p * np + 8);
-		for (int r = 0; r < rows; r++) {
-			__m256 x = _mm256_broadcast_ss(a + (size_t)r * kp + p);
-			chain[r][0] = _mm256_fmadd_ps(x, b0, chain[r][0]);
-			chain[r][1] = _mm256_fmadd_ps(x, b1, chain[r][1]);
-		}
-	}
-	if (end < (start & ~31) + 32)
-		for (int r = 0; r < rows; r++) {
-			chain[r][0] = _mm256_add_ps(chain[r][0], _mm256_setzero_ps());
-			chain[r][1] = _mm256_add_ps(chain[r][1], _mm256_setzero_ps());
-		}
-}
-
-/* The tiles order in AVX2's sixteen registers: rows rows of C (up to 6)
- * by 16 columns (from j). A block's two chains are independent, so each
- * runs in turn, twelve sums at a time with two vectors of B and one of A
- * in registers; the even chain's sums, and C's, wait on the stack while
- * the odd one runs. C is read and written once for the part of K, not
- * once a block (c_store8). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct operands *w, int i, int j,
+/* The tiles order in AVX2's sixteen registers: rows rows of C (up to 3)
+ * by 16 columns (from j), a block's two chains side by side, twelve
+ * sums, with two vectors of B and one of A. C's sums wait in a buffer
+ * on the stack, read and written once a block, and C itself once for
+ * the part of K (c_store8). Six rows with the chains in turn left the
+ * even chain's sums and C's on the stack for each block: 10 to 30% slower
+ * on ResNet-50's shapes. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct operands *w,
+										       struct avx2_block at, int i, int j,
 										       __m256i mask0, __m256i mask1, float *c,
 										       int ldc, const int rows, const bool whole)
 {
-	const float *a = (const float *)w->a + (size_t)i * w->kp, *b = (const float *)w->b + j;
+	const float *a = at.a, *b = at.b;
+	size_t np = at.np;
+	int first = at.first;
 	fetch_next_c(c, ldc, i + rows, j, rows, 1);
-	__m256 sum[6][2];
+	float sum[3][16] __attribute__((aligned(32)));
 	bool from_zero = w->start == 0 && !w->add;
 	for (int r = 0; r < rows; r++) {
 		const float *row = c + (size_t)(i + r) * ldc + j;
-		sum[r][0] = from_zero ? _mm256_setzero_ps() : c_load8(row, mask0, whole);
-		sum[r][1] = from_zero ? _mm256_setzero_ps() : c_load8(row + 8, mask1, whole);
+		_mm256_store_ps(sum[r], from_zero ? _mm256_setzero_ps() : c_load8(row, mask0, whole));
+		_mm256_store_ps(sum[r] + 8, from_zero ? _mm256_setzero_ps() : c_load8(row + 8, mask1, whole));
 	}
 	for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
-		__m256 even[6][2], odd[6][2];
-		avx2_chain(a, w->kp, b, w->np, block, end, rows, even);
-		avx2_chain(a, w->kp, b, w->np, block + 1, end, rows, odd);
-		for (int r = 0; r < rows; r++) {
-			sum[r][0] = _mm256_add_ps(sum[r][0], _mm256_add_ps(even[r][0], odd[r][0]));
-			sum[r][1] = _mm256_add_ps(sum[r][1], _mm256_add_ps(even[r][1], odd[r][1]));
+		__m256 even[3][2], odd[3][2];
+		for (int r = 0; r < rows; r++)
+			even[r][0] = even[r][1] = odd[r][0] = odd[r][1] = _mm256_setzero_ps();
+		for (int p = block; p < end; p += 2) { /* kp is even */
+			__m256 b0 = _mm256_load_ps(b + (size_t)(p - first) * np), b1 = _mm256_load_ps(b + (size_t)(p - first) * np + 8);
+			for (int r = 0; r < rows; r++) {
+				__m256 x = _mm256_broadcast_ss(a + (size_t)p * PANEL_AVX2 + r);
+				even[r][0] = _mm256_fmadd_ps(x, b0, even[r][0]);
+				even[r][1] = _mm256_fmadd_ps(x, b1, even[r][1]);
+			}
+			b0 = _mm256_load_ps(b + (size_t)(p + 1 - first) * np);
+			b1 = _mm256_load_ps(b + (size_t)(p + 1 - first) * np + 8);
+			for (int r = 0; r < rows; r++) {
+				__m256 x = _mm256_broadcast_ss(a + (size_t)(p + 1) * PANEL_AVX2 + r);
+				odd[r][0] = _mm256_fmadd_ps(x, b0, odd[r][0]);
+				odd[r][1] = _mm256_fmadd_ps(x, b1, odd[r][1]);
+			}
 		}
+		/* the rest of the block's padding (struct operands) */
+		if (end < block + BF16_TILE_K)
+			for (int r = 0; r < rows; r++)
+				for (int h = 0; h < 2; h++) {
+					even[r][h] = _mm256_add_ps(even[r][h], _mm256_setzero_ps());
+					odd[r][h] = _mm256_add_ps(odd[r][h], _mm256_setzero_ps());
+				}
+		for (int r = 0; r < rows; r++)
+			for (int h = 0; h < 2; h++)
+				_mm256_store_ps(sum[r] + 8 * h,
+						_mm256_add_ps(_mm256_load_ps(sum[r] + 8 * h), _mm256_add_ps(even[r][h], odd[r][h])));
 	}
 	for (int r = 0; r < rows; r++) {
 		float *row = c + (size_t)(i + r) * ldc + j;
-		c_store8(row, mask0, sum[r][0], whole);
-		c_store8(row + 8, mask1, sum[r][1], whole);
+		c_store8(row, mask0, _mm256_load_ps(sum[r]), whole);
+		c_store8(row + 8, mask1, _mm256_load_ps(sum[r] + 8), whole);
 	}
 }
 
@@ -1352,30 +1378,54 @@ __attribute__((target("avx2"))) static __m256i lanes_mask(int left)
 
 /* One block in either order (avx2_tiles_block, avx2_pairs_block: 12
  * sums, 2 vectors of B and 1 of A in AVX2's 16 registers), as
- * EACH_ROW_BLOCK calls it: six rows at a time, then 4, 2 and 1. */
+ * EACH_ROW_BLOCK calls it: six rows at a time (the tiles order's in two
+ * blocks of 3), then 4, 2 and 1. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block(enum bf16_arithmetic arithmetic,
-										 const struct operands *w, int i, int j,
-										 __m256i mask0, __m256i mask1, float *c, int ldc,
-										 const int rows, const bool whole)
+										 const struct operands *w, struct avx2_block at,
+										 int i, int j, __m256i mask0, __m256i mask1,
+										 float *c, int ldc, const int rows, const bool whole)
 {
-	if (arithmetic == BF16_TILES)
-		avx2_tiles_block(w, i, j, mask0, mask1, c, ldc, rows, whole);
-	else
-		avx2_pairs_block(w, i, j, mask0, mask1, c, ldc, rows, whole);
+	at.a = avx2_a(w, i);
+	if (arithmetic == BF16_PAIRS)
+		avx2_pairs_block(w, at, i, j, mask0, mask1, c, ldc, rows, whole);
+	else if (rows <= 3)
+		avx2_tiles_block(w, at, i, j, mask0, mask1, c, ldc, rows, whole);
+	else {
+		avx2_tiles_block(w, at, i, j, mask0, mask1, c, ldc, 3, whole);
+		at.a = avx2_a(w, i + 3);
+		avx2_tiles_block(w, at, i + 3, j, mask0, mask1, c, ldc, rows - 3, whole);
+	}
 }
 
-#define AVX2_BLOCK(arithmetic, w, j, mask0, mask1, c, ldc, whole, i, rows, halves) \
-	avx2_block(arithmetic, w, i, j, mask0, mask1, c, ldc, rows, whole)
+#define AVX2_BLOCK(arithmetic, w, at, j, mask0, mask1, c, ldc, whole, i, rows, halves) \
+	avx2_block(arithmetic, w, at, i, j, mask0, mask1, c, ldc, rows, whole)
+
+/* B's columns j to j + 15 of the part of K copied side by side into a
+ * strip where enough rows of A read them (AVX2_STRIP_FROM): a block then
+ * reads 64 bytes a step from one stream in the L1 cache, not a line
+ * each of kp rows np floats apart, pages apart on wide images (5 to 25%
+ * faster on ResNet-50's shapes, one thread of a Zen 3). */
+enum { AVX2_STRIP_FROM = 32 };
 
 __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct operands *w,
 							     int m, int n, float *c, int ldc)
 {
+	float *strip = m >= AVX2_STRIP_FROM ? scratch_of(10, (size_t)BF16_K_PART * 16 * sizeof *strip) : NULL;
 	for (int j = 0; j < n; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
+		struct avx2_block at = {NULL, (const float *)w->b + j, (size_t)w->np, 0};
+		if (strip) {
+			for (int p = w->start; p < w->stop; p++) {
+				const float *from = at.b + (size_t)p * at.np;
+				_mm256_store_ps(strip + (size_t)(p - w->start) * 16, _mm256_load_ps(from));
+				_mm256_store_ps(strip + (size_t)(p - w->start) * 16 + 8, _mm256_load_ps(from + 8));
+			}
+			at = (struct avx2_block){NULL, strip, 16, w->start};
+		}
 		if (n - j >= 16)
-			EACH_ROW_BLOCK(AVX2_BLOCK, 6, 0, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, true);
+			EACH_ROW_BLOCK(AVX2_BLOCK, 6, 0, m, n, j, arithmetic, w, at, j, mask0, mask1, c, ldc, true);
 		else
-			EACH_ROW_BLOCK(AVX2_BLOCK, 6, 0, m, n, j, arithmetic, w, j, mask0, mask1, c, ldc, false);
+			EACH_ROW_BLOCK(AVX2_BLOCK, 6, 0, m, n, j, arithmetic, w, at, j, mask0, mask1, c, ldc, false);
 	}
 }
 
@@ -2210,8 +2260,9 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * product (M K values copied, M N K / 16 vectors multiplied) or where
 	 * A's rows, kp bf16 values apart, lie a multiple of 4 KiB apart: a
 	 * block's rows then share sets of the L1 cache (144 x 16 x 2048 ran at
-	 * 40% of the limit, 95% from panels). The emulation's blocks of 6 rows
-	 * keep their pointers in registers. */
+	 * 40% of the limit, 95% from panels). AVX-512's emulation's blocks of 6
+	 * rows keep their pointers in registers; AVX2's read panels always,
+	 * kept from one image's product to the next where A is the same. */
 	bool pairs = path == BF16_AVX512_BF16, tiles_pairs = tiles_by_pairs(path, arithmetic);
 	bool aliased = (size_t)w.kp * sizeof(uint16_t) % 4096 == 0;
 	w.panels = tiles_pairs || w.image || (pairs && (n >= PANELS_FROM || aliased) && !w.a_image);
@@ -2222,6 +2273,8 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 		return -1;
 	if (!tiles_pairs && w.panels &&
 	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
+		return -1;
+	if (path == BF16_AVX2 && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_AVX2)))
 		return -1;
 	unsigned mxcsr = flush_begin();
 	/* blocks of 8 rows by 32 columns (the emulation's 6 or 12 by 32 or
