@@ -419,7 +419,7 @@ static inline void transpose8(__m256 r[8])
  * order), then 4, 2 and 1. The copy moves eight rows by eight values
  * through registers, bits as they are (panel 6, 8 or 12, so its last
  * eight rows may be four or six). NULL where memory runs out. */
-enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANEL_AVX2 = 6, PANELS_FROM = 128 };
+enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANEL_AVX2 = 6, PANELS_FROM = 128, AVX2_PANELS_FROM = 64 };
 
 static __thread unsigned long a_packings; /* bf16_pack_a's and bf16_pad_a's calls in this thread */
 
@@ -1254,19 +1254,22 @@ __attribute__((target("avx2"), always_inline)) static inline void c_store8(float
 		_mm256_maskstore_ps(at, mask, x);
 }
 
-/* Where an AVX2 block reads its operands: A's rows in panels of
- * PANEL_AVX2 (rows_in_panels), B's columns from j with its rows np
- * floats apart from K's row first on, in the packed operand (first 0) or
- * in a strip of 16 columns (avx2). */
+/* Where an AVX2 block reads its operands: A's rows from a, rs floats
+ * apart and K's steps qs (in panels of PANEL_AVX2, rows_in_panels: 1 and
+ * PANEL_AVX2; else kp and 1); B's columns from j with its rows np floats
+ * apart from K's row first on, in the packed operand (first 0) or in a
+ * strip of 16 columns (avx2). */
 struct avx2_block {
 	const float *a, *b;
-	size_t np;
+	size_t rs, qs, np;
 	int first;
+	bool strip;
 };
 
 __attribute__((always_inline)) static inline const float *avx2_a(const struct operands *w, int i)
 {
-	return (const float *)w->a + (size_t)(i / PANEL_AVX2) * w->kp * PANEL_AVX2 + i % PANEL_AVX2;
+	return (const float *)w->a +
+	       (w->panels ? (size_t)(i / PANEL_AVX2) * w->kp * PANEL_AVX2 + i % PANEL_AVX2 : (size_t)i * w->kp);
 }
 
 /* The pairs order as avx512_block computes it, eight lanes a vector: rows
@@ -1278,7 +1281,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 										       int ldc, const int rows, const bool whole)
 {
 	const float *a = at.a, *b = at.b;
-	size_t np = at.np;
+	size_t rs = at.rs, qs = at.qs, np = at.np;
 	int first = at.first;
 	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	__m256 sum[6][2];
@@ -1291,13 +1294,13 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 	for (int e = w->start; e < w->stop; e += 2) {
 		__m256 bo0 = _mm256_load_ps(b + (size_t)(e + 1 - first) * np), bo1 = _mm256_load_ps(b + (size_t)(e + 1 - first) * np + 8);
 		for (int r = 0; r < rows; r++) {
-			__m256 ao = _mm256_broadcast_ss(a + (size_t)(e + 1) * PANEL_AVX2 + r);
+			__m256 ao = _mm256_broadcast_ss(a + (size_t)(e + 1) * qs + r * rs);
 			sum[r][0] = _mm256_fmadd_ps(ao, bo0, sum[r][0]);
 			sum[r][1] = _mm256_fmadd_ps(ao, bo1, sum[r][1]);
 		}
 		__m256 be0 = _mm256_load_ps(b + (size_t)(e - first) * np), be1 = _mm256_load_ps(b + (size_t)(e - first) * np + 8);
 		for (int r = 0; r < rows; r++) {
-			__m256 ae = _mm256_broadcast_ss(a + (size_t)e * PANEL_AVX2 + r);
+			__m256 ae = _mm256_broadcast_ss(a + (size_t)e * qs + r * rs);
 			sum[r][0] = _mm256_fmadd_ps(ae, be0, sum[r][0]);
 			sum[r][1] = _mm256_fmadd_ps(ae, be1, sum[r][1]);
 		}
@@ -1308,20 +1311,81 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 	}
 }
 
+/* One chain of a block of the tiles order for rows rows by 16 columns:
+ * the products of K from start to end, two apart, summed from +0 (then
+ * the rest of the block's padding, struct operands). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_chain(struct avx2_block at, int start, int end,
+										 const int rows, __m256 chain[6][2])
+{
+	const float *a = at.a, *b = at.b;
+	size_t rs = at.rs, qs = at.qs, np = at.np;
+	int first = at.first;
+	for (int r = 0; r < rows; r++)
+		chain[r][0] = chain[r][1] = _mm256_setzero_ps();
+	for (int p = start; p < end; p += 2) {
+		__m256 b0 = _mm256_load_ps(b + (size_t)(p - first) * np), b1 = _mm256_load_ps(b + (size_t)(p - first) * np + 8);
+		for (int r = 0; r < rows; r++) {
+			__m256 x = _mm256_broadcast_ss(a + (size_t)p * qs + r * rs);
+			chain[r][0] = _mm256_fmadd_ps(x, b0, chain[r][0]);
+			chain[r][1] = _mm256_fmadd_ps(x, b1, chain[r][1]);
+		}
+	}
+	if (end < (start & ~31) + 32)
+		for (int r = 0; r < rows; r++) {
+			chain[r][0] = _mm256_add_ps(chain[r][0], _mm256_setzero_ps());
+			chain[r][1] = _mm256_add_ps(chain[r][1], _mm256_setzero_ps());
+		}
+}
+
+/* The tiles order for rows rows of C (up to 6) by 16 columns, a block's
+ * two chains in turn, twelve sums at a time; the even chain's sums, and
+ * C's, wait on the stack while the odd one runs. Where few rows of A
+ * share B's columns (no strip, avx2) this ran faster than
+ * avx2_tiles_block below (16 x 1024 x 144: 73.5 GFLOP/s against 67.8, one
+ * thread of a Zen 3), whose last block of 16 rows has one. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_in_turn(const struct operands *w,
+											 struct avx2_block at, int i, int j,
+											 __m256i mask0, __m256i mask1, float *c,
+											 int ldc, const int rows, const bool whole)
+{
+	fetch_next_c(c, ldc, i + rows, j, rows, 1);
+	__m256 sum[6][2];
+	bool from_zero = w->start == 0 && !w->add;
+	for (int r = 0; r < rows; r++) {
+		const float *row = c + (size_t)(i + r) * ldc + j;
+		sum[r][0] = from_zero ? _mm256_setzero_ps() : c_load8(row, mask0, whole);
+		sum[r][1] = from_zero ? _mm256_setzero_ps() : c_load8(row + 8, mask1, whole);
+	}
+	for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
+		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
+		__m256 even[6][2], odd[6][2];
+		avx2_chain(at, block, end, rows, even);
+		avx2_chain(at, block + 1, end, rows, odd);
+		for (int r = 0; r < rows; r++) {
+			sum[r][0] = _mm256_add_ps(sum[r][0], _mm256_add_ps(even[r][0], odd[r][0]));
+			sum[r][1] = _mm256_add_ps(sum[r][1], _mm256_add_ps(even[r][1], odd[r][1]));
+		}
+	}
+	for (int r = 0; r < rows; r++) {
+		float *row = c + (size_t)(i + r) * ldc + j;
+		c_store8(row, mask0, sum[r][0], whole);
+		c_store8(row + 8, mask1, sum[r][1], whole);
+	}
+}
+
 /* The tiles order in AVX2's sixteen registers: rows rows of C (up to 3)
  * by 16 columns (from j), a block's two chains side by side, twelve
  * sums, with two vectors of B and one of A. C's sums wait in a buffer
  * on the stack, read and written once a block, and C itself once for
- * the part of K (c_store8). Six rows with the chains in turn left the
- * even chain's sums and C's on the stack for each block: 10 to 30% slower
- * on ResNet-50's shapes. */
+ * the part of K (c_store8). Where B is in a strip, avx2_tiles_in_turn
+ * ran 5 to 25% slower on ResNet-50's shapes. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct operands *w,
 										       struct avx2_block at, int i, int j,
 										       __m256i mask0, __m256i mask1, float *c,
 										       int ldc, const int rows, const bool whole)
 {
 	const float *a = at.a, *b = at.b;
-	size_t np = at.np;
+	size_t rs = at.rs, qs = at.qs, np = at.np;
 	int first = at.first;
 	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	float sum[3][16] __attribute__((aligned(32)));
@@ -1339,14 +1403,14 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 		for (int p = block; p < end; p += 2) { /* kp is even */
 			__m256 b0 = _mm256_load_ps(b + (size_t)(p - first) * np), b1 = _mm256_load_ps(b + (size_t)(p - first) * np + 8);
 			for (int r = 0; r < rows; r++) {
-				__m256 x = _mm256_broadcast_ss(a + (size_t)p * PANEL_AVX2 + r);
+				__m256 x = _mm256_broadcast_ss(a + (size_t)p * qs + r * rs);
 				even[r][0] = _mm256_fmadd_ps(x, b0, even[r][0]);
 				even[r][1] = _mm256_fmadd_ps(x, b1, even[r][1]);
 			}
 			b0 = _mm256_load_ps(b + (size_t)(p + 1 - first) * np);
 			b1 = _mm256_load_ps(b + (size_t)(p + 1 - first) * np + 8);
 			for (int r = 0; r < rows; r++) {
-				__m256 x = _mm256_broadcast_ss(a + (size_t)(p + 1) * PANEL_AVX2 + r);
+				__m256 x = _mm256_broadcast_ss(a + (size_t)(p + 1) * qs + r * rs);
 				odd[r][0] = _mm256_fmadd_ps(x, b0, odd[r][0]);
 				odd[r][1] = _mm256_fmadd_ps(x, b1, odd[r][1]);
 			}
@@ -1376,10 +1440,10 @@ __attribute__((target("avx2"))) static __m256i lanes_mask(int left)
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* One block in either order (avx2_tiles_block, avx2_pairs_block: 12
- * sums, 2 vectors of B and 1 of A in AVX2's 16 registers), as
- * EACH_ROW_BLOCK calls it: six rows at a time (the tiles order's in two
- * blocks of 3), then 4, 2 and 1. */
+/* One block in either order (avx2_pairs_block; avx2_tiles_block where B
+ * is in a strip, else avx2_tiles_in_turn: 12 sums, 2 vectors of B and 1
+ * of A in AVX2's 16 registers), as EACH_ROW_BLOCK calls it: six rows at
+ * a time (avx2_tiles_block's in two blocks of 3), then 4, 2 and 1. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block(enum bf16_arithmetic arithmetic,
 										 const struct operands *w, struct avx2_block at,
 										 int i, int j, __m256i mask0, __m256i mask1,
@@ -1388,6 +1452,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 	at.a = avx2_a(w, i);
 	if (arithmetic == BF16_PAIRS)
 		avx2_pairs_block(w, at, i, j, mask0, mask1, c, ldc, rows, whole);
+	else if (!at.strip)
+		avx2_tiles_in_turn(w, at, i, j, mask0, mask1, c, ldc, rows, whole);
 	else if (rows <= 3)
 		avx2_tiles_block(w, at, i, j, mask0, mask1, c, ldc, rows, whole);
 	else {
@@ -1413,14 +1479,15 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
 	float *strip = m >= AVX2_STRIP_FROM ? scratch_of(10, (size_t)BF16_K_PART * 16 * sizeof *strip) : NULL;
 	for (int j = 0; j < n; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
-		struct avx2_block at = {NULL, (const float *)w->b + j, (size_t)w->np, 0};
+		size_t rs = w->panels ? 1 : (size_t)w->kp, qs = w->panels ? PANEL_AVX2 : 1;
+		struct avx2_block at = {NULL, (const float *)w->b + j, rs, qs, (size_t)w->np, 0, false};
 		if (strip) {
 			for (int p = w->start; p < w->stop; p++) {
 				const float *from = at.b + (size_t)p * at.np;
 				_mm256_store_ps(strip + (size_t)(p - w->start) * 16, _mm256_load_ps(from));
 				_mm256_store_ps(strip + (size_t)(p - w->start) * 16 + 8, _mm256_load_ps(from + 8));
 			}
-			at = (struct avx2_block){NULL, strip, 16, w->start};
+			at = (struct avx2_block){NULL, strip, rs, qs, 16, w->start, true};
 		}
 		if (n - j >= 16)
 			EACH_ROW_BLOCK(AVX2_BLOCK, 6, 0, m, n, j, arithmetic, w, at, j, mask0, mask1, c, ldc, true);
@@ -2261,8 +2328,11 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * A's rows, kp bf16 values apart, lie a multiple of 4 KiB apart: a
 	 * block's rows then share sets of the L1 cache (144 x 16 x 2048 ran at
 	 * 40% of the limit, 95% from panels). AVX-512's emulation's blocks of 6
-	 * rows keep their pointers in registers; AVX2's read panels always,
-	 * kept from one image's product to the next where A is the same. */
+	 * rows keep their pointers in registers. AVX2's read panels where N
+	 * is 64 or more (the copy then costs at most 2 / N of the product) or
+	 * A's rows lie a multiple of 4 KiB apart: a weight gradient's columns
+	 * gathered anew for each image into A (bf16_multiply_rows) and
+	 * multiplied by 16 output channels are not copied again. */
 	bool pairs = path == BF16_AVX512_BF16, tiles_pairs = tiles_by_pairs(path, arithmetic);
 	bool aliased = (size_t)w.kp * sizeof(uint16_t) % 4096 == 0;
 	w.panels = tiles_pairs || w.image || (pairs && (n >= PANELS_FROM || aliased) && !w.a_image);
@@ -2274,7 +2344,9 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	if (!tiles_pairs && w.panels &&
 	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
-	if (path == BF16_AVX2 && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_AVX2)))
+	if (path == BF16_AVX2)
+		w.panels = n >= AVX2_PANELS_FROM || (size_t)w.kp * sizeof(float) % 4096 == 0;
+	if (path == BF16_AVX2 && w.panels && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_AVX2)))
 		return -1;
 	unsigned mxcsr = flush_begin();
 	/* blocks of 8 rows by 32 columns (the emulation's 6 or 12 by 32 or
