@@ -419,7 +419,7 @@ static inline void transpose8(__m256 r[8])
  * order), then 4, 2 and 1. The copy moves eight rows by eight values
  * through registers, bits as they are (panel 6, 8 or 12, so its last
  * eight rows may be four or six). NULL where memory runs out. */
-enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANEL_AVX2 = 6, PANELS_FROM = 128, AVX2_PANELS_FROM = 64 };
+enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANEL_AVX2 = 6, PANELS_FROM = 128 };
 
 static __thread unsigned long a_packings; /* bf16_pack_a's and bf16_pad_a's calls in this thread */
 
@@ -1283,7 +1283,6 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_pairs
 	const float *a = at.a, *b = at.b;
 	size_t rs = at.rs, qs = at.qs, np = at.np;
 	int first = at.first;
-	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	__m256 sum[6][2];
 	for (int r = 0; r < rows; r++) {
 		sum[r][0] = w->add || w->start ? c_load8(c + (size_t)(i + r) * ldc + j, mask0, whole) : _mm256_setzero_ps();
@@ -1348,7 +1347,6 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 											 __m256i mask0, __m256i mask1, float *c,
 											 int ldc, const int rows, const bool whole)
 {
-	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	__m256 sum[6][2];
 	bool from_zero = w->start == 0 && !w->add;
 	for (int r = 0; r < rows; r++) {
@@ -1387,7 +1385,6 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 	const float *a = at.a, *b = at.b;
 	size_t rs = at.rs, qs = at.qs, np = at.np;
 	int first = at.first;
-	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	float sum[3][16] __attribute__((aligned(32)));
 	bool from_zero = w->start == 0 && !w->add;
 	for (int r = 0; r < rows; r++) {
@@ -1449,6 +1446,10 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 										 int i, int j, __m256i mask0, __m256i mask1,
 										 float *c, int ldc, const int rows, const bool whole)
 {
+	/* once a block of up to 6 rows, the pace bf16_fetch_during was set
+	 * for: at twice that, the next image's lines pushed a band's
+	 * columns out of the L2 cache (ResNet-50's 3x3 at 56x56 13% slower) */
+	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	at.a = avx2_a(w, i);
 	if (arithmetic == BF16_PAIRS)
 		avx2_pairs_block(w, at, i, j, mask0, mask1, c, ldc, rows, whole);
@@ -2328,11 +2329,15 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * A's rows, kp bf16 values apart, lie a multiple of 4 KiB apart: a
 	 * block's rows then share sets of the L1 cache (144 x 16 x 2048 ran at
 	 * 40% of the limit, 95% from panels). AVX-512's emulation's blocks of 6
-	 * rows keep their pointers in registers. AVX2's read panels where N
-	 * is 64 or more (the copy then costs at most 2 / N of the product) or
-	 * A's rows lie a multiple of 4 KiB apart: a weight gradient's columns
-	 * gathered anew for each image into A (bf16_multiply_rows) and
-	 * multiplied by 16 output channels are not copied again. */
+	 * rows keep their pointers in registers. AVX2's read panels where A's
+	 * rows lie a multiple of 4 KiB apart or A is the last product's (a
+	 * convolution's weights, by each of its images and bands: copied
+	 * once, kept by rows_in_panels), not where A is new: a weight
+	 * gradient's columns gathered anew for each image into A
+	 * (bf16_multiply_rows) are not copied a second time (copying them
+	 * took ResNet-50's 3x3 weight gradient at 56x56 from 193 to 247 ms a
+	 * step, and 7x7 images' products, N 49, read the weights from
+	 * panels: without, its 3x3 on 7x7 took 157 to 203). */
 	bool pairs = path == BF16_AVX512_BF16, tiles_pairs = tiles_by_pairs(path, arithmetic);
 	bool aliased = (size_t)w.kp * sizeof(uint16_t) % 4096 == 0;
 	w.panels = tiles_pairs || w.image || (pairs && (n >= PANELS_FROM || aliased) && !w.a_image);
@@ -2344,8 +2349,19 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	if (!tiles_pairs && w.panels &&
 	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
-	if (path == BF16_AVX2)
-		w.panels = n >= AVX2_PANELS_FROM || (size_t)w.kp * sizeof(float) % 4096 == 0;
+	if (path == BF16_AVX2) {
+		static __thread struct {
+			const void *a;
+			int m, kp;
+			unsigned long packing;
+		} last;
+		bool again = last.a == w.a && last.m == m && last.kp == w.kp && last.packing == a_packings;
+		last.a = w.a;
+		last.m = m;
+		last.kp = w.kp;
+		last.packing = a_packings;
+		w.panels = (size_t)w.kp * sizeof(float) % 4096 == 0 || again;
+	}
 	if (path == BF16_AVX2 && w.panels && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_AVX2)))
 		return -1;
 	unsigned mxcsr = flush_begin();
