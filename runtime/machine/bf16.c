@@ -1340,7 +1340,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_chain
  * two chains in turn, twelve sums at a time; the even chain's sums, and
  * C's, wait on the stack while the odd one runs. Where few rows of A
  * share B's columns (no strip, avx2) this ran faster than
- * avx2_tiles_block below (16 x 1024 x 144: 73.5 GFLOP/s against 67.8, one
+ * avx2_tiles_block below (16 x 1024 x 144: 70.9 GFLOP/s against 67.8, one
  * thread of a Zen 3), whose last block of 16 rows has one. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_in_turn(const struct operands *w,
 											 struct avx2_block at, int i, int j,
@@ -1376,7 +1376,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
  * sums, with two vectors of B and one of A. C's sums wait in a buffer
  * on the stack, read and written once a block, and C itself once for
  * the part of K (c_store8). Where B is in a strip, avx2_tiles_in_turn
- * ran 5 to 25% slower on ResNet-50's shapes. */
+ * ran 6 to 13% slower on ResNet-50's shapes (one thread of a Zen 3). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct operands *w,
 										       struct avx2_block at, int i, int j,
 										       __m256i mask0, __m256i mask1, float *c,
@@ -1447,8 +1447,9 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 										 float *c, int ldc, const int rows, const bool whole)
 {
 	/* once a block of up to 6 rows, the pace bf16_fetch_during was set
-	 * for: at twice that, the next image's lines pushed a band's
-	 * columns out of the L2 cache (ResNet-50's 3x3 at 56x56 13% slower) */
+	 * for: at twice that, the next image's lines came in while a band's
+	 * columns were read (ResNet-50's 3x3 forward at 56x56: 203 ms a step
+	 * against 193) */
 	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	at.a = avx2_a(w, i);
 	if (arithmetic == BF16_PAIRS)
@@ -1470,8 +1471,9 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 /* B's columns j to j + 15 of the part of K copied side by side into a
  * strip where enough rows of A read them (AVX2_STRIP_FROM): a block then
  * reads 64 bytes a step from one stream in the L1 cache, not a line
- * each of kp rows np floats apart, pages apart on wide images (5 to 25%
- * faster on ResNet-50's shapes, one thread of a Zen 3). */
+ * each of kp rows np floats apart, pages apart on wide images (5 to 23%
+ * faster on ResNet-50's shapes, one thread of a Zen 3). Where the strip
+ * cannot be had (memory), B is read where it lies. */
 enum { AVX2_STRIP_FROM = 32 };
 
 __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct operands *w,
