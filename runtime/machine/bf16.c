@@ -475,6 +475,25 @@ static const void *rows_in_panels(const void *a, int m, int length, int panel)
 	return out;
 }
 
+/* Whether this thread's product multiplies the same packed A as its last
+ * one (the same place, shape and packing: a convolution's weights, by
+ * each of its images), which rows_in_panels would then not copy again;
+ * this product becomes the last. */
+static bool a_again(const void *a, int m, int kp)
+{
+	static __thread struct {
+		const void *a;
+		int m, kp;
+		unsigned long packing;
+	} last;
+	bool again = last.a == a && last.m == m && last.kp == kp && last.packing == a_packings;
+	last.a = a;
+	last.m = m;
+	last.kp = kp;
+	last.packing = a_packings;
+	return again;
+}
+
 /* What a caller fetches into the L2 cache during the calling thread's
  * next product (bf16_fetch_during): regions of lines, fetched a few
  * lines a block of C (each), so that they arrive while the product
@@ -1480,9 +1499,9 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
 							     int m, int n, float *c, int ldc)
 {
 	float *strip = m >= AVX2_STRIP_FROM ? scratch_of(10, (size_t)BF16_K_PART * 16 * sizeof *strip) : NULL;
+	size_t rs = w->panels ? 1 : (size_t)w->kp, qs = w->panels ? PANEL_AVX2 : 1;
 	for (int j = 0; j < n; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
-		size_t rs = w->panels ? 1 : (size_t)w->kp, qs = w->panels ? PANEL_AVX2 : 1;
 		struct avx2_block at = {NULL, (const float *)w->b + j, rs, qs, (size_t)w->np, 0, false};
 		if (strip) {
 			for (int p = w->start; p < w->stop; p++) {
@@ -2352,16 +2371,7 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
 		return -1;
 	if (path == BF16_AVX2) {
-		static __thread struct {
-			const void *a;
-			int m, kp;
-			unsigned long packing;
-		} last;
-		bool again = last.a == w.a && last.m == m && last.kp == w.kp && last.packing == a_packings;
-		last.a = w.a;
-		last.m = m;
-		last.kp = w.kp;
-		last.packing = a_packings;
+		bool again = a_again(w.a, m, w.kp);
 		w.panels = (size_t)w.kp * sizeof(float) % 4096 == 0 || again;
 	}
 	if (path == BF16_AVX2 && w.panels && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_AVX2)))
