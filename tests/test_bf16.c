@@ -224,14 +224,17 @@ static void test_the_orders_by_hand(void **unused)
 
 /* Every path of each arithmetic against the portable one, on shapes with
  * edges in every direction (K not a whole block or pair, M and N not whole
- * tiles), C starting from values of its own; N of 128 or more, or K of
- * 2048 (A's rows 4 KiB apart), where vdpbf16ps reads A in panels (M not a
- * whole panel). */
+ * tiles: N's last 8 columns or fewer, AVX2's blocks of one vector), C
+ * starting from values of its own; N of 128 or more, or K of 2048 (A's
+ * rows 4 KiB apart), where vdpbf16ps reads A in panels (M not a whole
+ * panel); A larger than AVX2_A_HELD (120 x 600), whose parts of K AVX2
+ * takes for all of N in turn. */
 static void test_every_path_gives_the_definitions_bits(void **unused)
 {
 	(void)unused;
-	const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {16, 16, 32}, {17, 33, 65}, {40, 20, 100}, {5, 64, 288}, {29, 16, 96},
-				 {64, 48, 576}, {13, 130, 70}, {29, 144, 600}, {21, 16, 2048}};
+	const int shapes[][3] = {{1, 1, 1},    {3, 5, 7},     {16, 16, 32},  {17, 33, 65},   {40, 20, 100},
+				 {5, 64, 288}, {29, 16, 96},  {64, 48, 576}, {13, 130, 70},  {29, 144, 600},
+				 {21, 16, 2048}, {120, 49, 600}};
 	long compared[BF16_PATH_COUNT][BF16_ARITHMETIC_COUNT] = {{0}}, differing_orders = 0, outputs = 0;
 	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
 		int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
