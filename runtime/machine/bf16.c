@@ -1526,10 +1526,10 @@ enum { AVX2_STRIP_FROM = 32 };
  * of a Zen 3's. Where A is no larger, AVX2's products take every part of
  * K for 16 columns before the next 16 (products_by_parts), so that those
  * columns of C stay in the L1 cache from part to part rather than go
- * out and come back (3x3 forward at 56 x 56, 64 x 3136 x 576, the tiles
- * order: 68.4 -> 73.6 GFLOP/s, one thread of a Zen 3, best of 16); A
- * then comes from the L2 cache for each 16 columns, as its part did. A
- * sum's order is the same in either. */
+ * out and come back (64 x 3136 x 576 alone, a 3x3 at 56 x 56 unbanded,
+ * the tiles order: 68.4 -> 73.6 GFLOP/s, one thread of a Zen 3, best of
+ * 16); A then comes from the L2 cache for each 16 columns, as its part
+ * did. A sum's order is the same in either. */
 enum { AVX2_A_HELD = 256 * 1024 };
 
 /* The products of the part of K (w->start to w->stop) for C's columns
