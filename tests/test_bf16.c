@@ -232,9 +232,8 @@ static void test_the_orders_by_hand(void **unused)
 static void test_every_path_gives_the_definitions_bits(void **unused)
 {
 	(void)unused;
-	const int shapes[][3] = {{1, 1, 1},    {3, 5, 7},     {16, 16, 32},  {17, 33, 65},   {40, 20, 100},
-				 {5, 64, 288}, {29, 16, 96},  {64, 48, 576}, {13, 130, 70},  {29, 144, 600},
-				 {21, 16, 2048}, {120, 49, 600}};
+	const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {16, 16, 32}, {17, 33, 65}, {40, 20, 100}, {5, 64, 288}, {29, 16, 96},
+				 {64, 48, 576}, {13, 130, 70}, {29, 144, 600}, {21, 16, 2048}, {120, 49, 600}};
 	long compared[BF16_PATH_COUNT][BF16_ARITHMETIC_COUNT] = {{0}}, differing_orders = 0, outputs = 0;
 	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
 		int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];

@@ -1475,10 +1475,10 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 										 float *c, int ldc, const int rows,
 										 const int halves, const bool whole)
 {
-	/* once a block of up to 6 rows, the pace bf16_fetch_during was set
-	 * for: at twice that, the next image's lines came in while a band's
-	 * columns were read (ResNet-50's 3x3 forward at 56x56: 203 ms a step
-	 * against 193) */
+	/* once a block of up to 6 rows (12 in N's last 8 columns), the pace
+	 * bf16_fetch_during was set for: at twice that, the next image's
+	 * lines came in while a band's columns were read (ResNet-50's 3x3
+	 * forward at 56x56: 203 ms a step against 193) */
 	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	at.a = avx2_a(w, i);
 	int part = 6 / halves; /* avx2_tiles_block's rows */
