@@ -2424,30 +2424,23 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	 * 16: near enough for a share of lines) */
 	fetch_begin((size_t)((m + 7) / 8) * (size_t)((n + 31) / 32) * (size_t)((w.kp + BF16_K_PART - 1) / BF16_K_PART),
 		    (double)m * n * w.kp);
-	if (path == BF16_AVX2 && (size_t)m * w.kp * sizeof(float) <= AVX2_A_HELD) {
-		/* every part of K for 16 columns, then the next 16 */
-		for (int j = 0; j < n; j += 16)
-			for (w.start = 0; w.start < w.kp; w.start += BF16_K_PART) {
-				w.stop = w.start + BF16_K_PART < w.kp ? w.start + BF16_K_PART : w.kp;
-				avx2(arithmetic, &w, m, n, j, j + 16, c, ldc);
-			}
-		flush_end(mxcsr);
-		fetch_end();
-		return 0;
-	}
-	for (w.start = 0; w.start < w.kp; w.start += BF16_K_PART) {
-		w.stop = w.start + BF16_K_PART < w.kp ? w.start + BF16_K_PART : w.kp;
-		if (path == BF16_AVX2)
-			avx2(arithmetic, &w, m, n, 0, n, c, ldc);
-		else if (path == BF16_AVX512_BF16 && w.a_image)
-			avx512_bf16_image_a(&w, m, n, c, ldc);
-		else if (path == BF16_AVX512_BF16)
-			avx512_bf16(&w, m, n, c, ldc);
-		else if (tiles_pairs)
-			avx512_tiles_pairs(&w, m, n, c, ldc);
-		else
-			avx512(arithmetic, &w, m, n, c, ldc);
-	}
+	/* AVX2 where A fits AVX2_A_HELD: every part of K for 16 columns, then
+	 * the next 16; elsewhere every column for a part of K, then the next */
+	int columns = path == BF16_AVX2 && (size_t)m * w.kp * sizeof(float) <= AVX2_A_HELD ? 16 : n;
+	for (int j = 0; j < n; j += columns)
+		for (w.start = 0; w.start < w.kp; w.start += BF16_K_PART) {
+			w.stop = w.start + BF16_K_PART < w.kp ? w.start + BF16_K_PART : w.kp;
+			if (path == BF16_AVX2)
+				avx2(arithmetic, &w, m, n, j, j + columns, c, ldc);
+			else if (path == BF16_AVX512_BF16 && w.a_image)
+				avx512_bf16_image_a(&w, m, n, c, ldc);
+			else if (path == BF16_AVX512_BF16)
+				avx512_bf16(&w, m, n, c, ldc);
+			else if (tiles_pairs)
+				avx512_tiles_pairs(&w, m, n, c, ldc);
+			else
+				avx512(arithmetic, &w, m, n, c, ldc);
+		}
 	flush_end(mxcsr);
 	fetch_end();
 	return 0;
