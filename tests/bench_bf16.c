@@ -3,7 +3,7 @@
  * networks call (gemm.h: BLIS, with the kernels resgen chooses) on the
  * same shape, in the same run. Each call packs its operands, as the
  * kernels do today, and that is counted. Then, for each path that reads
- * a convolution's columns in place (AVX-512's emulation, vdpbf16ps), a
+ * a convolution's columns in place (the emulations, vdpbf16ps), a
  * 3x3 convolution's product an image at several shapes, its columns
  * packed first or read in place from the image (bf16_multiply_image),
  * which is what bf16_reads_image's rule follows.
@@ -164,11 +164,11 @@ int main(int argc, char **argv)
 	free(bf);
 	free(c);
 	/* the paths that read a convolution's columns in place, each in its
-	 * first arithmetic: AVX-512's emulation (tiles), vdpbf16ps (pairs) */
+	 * first arithmetic: the emulations (tiles), vdpbf16ps (pairs) */
 	const struct {
 		enum bf16_path path;
 		enum bf16_arithmetic arithmetic;
-	} ways[] = {{BF16_AVX512, BF16_TILES}, {BF16_AVX512_BF16, BF16_PAIRS}};
+	} ways[] = {{BF16_AVX2, BF16_TILES}, {BF16_AVX512, BF16_TILES}, {BF16_AVX512_BF16, BF16_PAIRS}};
 	const int shapes[][3] = {{16, 16, 32}, {32, 32, 16}, {64, 64, 8},    {64, 64, 32},   {64, 64, 56},  {128, 128, 28},
 				 {256, 256, 14}, {512, 512, 7}, {16, 16, 28}, {32, 32, 28}, {32, 32, 20}};
 	for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {

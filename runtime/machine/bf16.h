@@ -195,8 +195,8 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
  * says which a convolution lays out: the border where each 16 of a row's
  * columns are whole, so that its loads need no masks. The same sums in
  * the same order as bf16_multiply of those columns packed, so the same
- * bits, by AVX-512's emulation and AVX512-BF16's vdpbf16ps where K is
- * even (else -1). bf16_reads_image says whether path reads them so and
+ * bits, by AVX2's and AVX-512's emulations and AVX512-BF16's vdpbf16ps
+ * where K is even (else -1). bf16_reads_image says whether path reads them so and
  * where that is the faster: what a convolution follows. */
 bool bf16_reads_image(enum bf16_path path, int m, int k, int kernel);
 int bf16_image_rows_apart(int width);
