@@ -124,9 +124,13 @@ static void test_rounding_to_bf16(void **unused)
 			assert_int_equal(bits, 0xa5a5a5a5u);
 		}
 	}
-	/* the rows forms: rows of 7 values 8 apart (a row's last value skipped)
-	 * into rows 11 apart, the 4 between untouched */
-	enum { ROWS = COUNT / 8, LD = 8, COLUMNS = 7, LD_OUT = 11 };
+	/* the rows forms: rows of 37 values 40 apart (the last 3 skipped; two
+	 * vectors of 16 and a tail, four of 8 and a tail), the cases in turn,
+	 * into rows 43 apart, the 6 between untouched */
+	enum { ROWS = 4, LD = 40, COLUMNS = 37, LD_OUT = 43 };
+	float grid[ROWS * LD];
+	for (int i = 0; i < ROWS * LD; i++)
+		grid[i] = in[i % COUNT];
 	float rows_rounded[ROWS * LD_OUT];
 	uint16_t rows_converted[ROWS * LD_OUT];
 	memset(rows_rounded, 0xa5, sizeof rows_rounded);
@@ -139,8 +143,8 @@ static void test_rounding_to_bf16(void **unused)
 		const float *prologue = t == 0 ? NULL : prologues[t];
 		memset(rows_rounded, 0xa5, sizeof rows_rounded);
 		memset(rows_converted, 0xa5, sizeof rows_converted);
-		bf16_round_rows(rows_rounded, LD_OUT, in, LD, ROWS, COLUMNS, true, prologue);
-		bf16_round_rows(rows_converted, LD_OUT, in, LD, ROWS, COLUMNS, false, prologue);
+		bf16_round_rows(rows_rounded, LD_OUT, grid, LD, ROWS, COLUMNS, true, prologue);
+		bf16_round_rows(rows_converted, LD_OUT, grid, LD, ROWS, COLUMNS, false, prologue);
 		for (int r = 0; r < ROWS; r++)
 			for (int e = 0; e < LD_OUT; e++) {
 				uint32_t bits;
@@ -150,7 +154,7 @@ static void test_rounding_to_bf16(void **unused)
 					assert_int_equal(bits, 0xa5a5a5a5u);
 					continue;
 				}
-				float x = in[r * LD + e];
+				float x = grid[r * LD + e];
 				if (prologue) { /* conv_activated's definition, written plainly */
 					x = fmaf(x, prologue[0], prologue[1]);
 					x = x > 0 ? x : 0;

@@ -2367,22 +2367,25 @@ void bf16_round_rows(void *out, int ld_out, const float *x, int ld, int rows, in
 		native_rows(out, ld_out, x, ld, rows, columns, widened, prologue);
 		return;
 	}
-	enum { RUN = 64 }; /* a row activated a run at a time, then rounded */
-	float run[RUN];
-	for (int r = 0; r < rows; r++)
-		for (int e = 0; e < columns; e += RUN) {
-			const float *from = x + (size_t)r * ld + e;
-			int count = columns - e < RUN ? columns - e : RUN;
-			if (prologue) {
-				for (int i = 0; i < count; i++)
-					run[i] = activated(from[i], prologue);
-				from = run;
-			}
-			if (widened)
-				bf16_round((float *)out + (size_t)r * ld_out + e, from, (size_t)count);
-			else
-				bf16_convert((uint16_t *)out + (size_t)r * ld_out + e, from, (size_t)count);
+	/* each vector activated and rounded in one pass (activated8) */
+	for (int r = 0; r < rows; r++) {
+		const float *from = x + (size_t)r * ld;
+		int e = 0;
+		if (widened) {
+			float *to = (float *)out + (size_t)r * ld_out;
+			for (; e + 8 <= columns; e += 8)
+				_mm256_storeu_si256((__m256i *)(to + e), rounded_bits8(activated8(_mm256_loadu_ps(from + e), prologue)));
+			for (; e < columns; e++)
+				to[e] = rounded_float(activated(from[e], prologue));
+		} else {
+			uint16_t *to = (uint16_t *)out + (size_t)r * ld_out;
+			for (; e + 16 <= columns; e += 16)
+				_mm256_storeu_si256((__m256i *)(to + e), rounded_pairs8(activated8(_mm256_loadu_ps(from + e), prologue),
+										activated8(_mm256_loadu_ps(from + e + 8), prologue)));
+			for (; e < columns; e++)
+				to[e] = rounded_half(activated(from[e], prologue));
 		}
+	}
 }
 
 void bf16_image_columns(enum bf16_path path, void *out, int ld_out, const float *image, int channels, int pixels, const float *pre)
