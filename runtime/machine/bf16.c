@@ -2430,8 +2430,8 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 			     int ldc)
 {
 	/* A in panels where AVX-512's kernels read the image in place (they
-	 * take no other), and for vdpbf16ps where the copy costs little beside the
-	 * product (M K values copied, M N K / 16 vectors multiplied) or where
+	 * take no other), and for vdpbf16ps where the copy costs little beside
+	 * the product (M K values copied, M N K / 16 vectors multiplied) or where
 	 * A's rows, kp bf16 values apart, lie a multiple of 4 KiB apart: a
 	 * block's rows then share sets of the L1 cache (144 x 16 x 2048 ran at
 	 * 40% of the limit, 95% from panels). AVX-512's emulation's blocks of 6

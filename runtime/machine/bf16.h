@@ -196,8 +196,8 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
  * columns are whole, so that its loads need no masks. The same sums in
  * the same order as bf16_multiply of those columns packed, so the same
  * bits, by AVX2's and AVX-512's emulations and AVX512-BF16's vdpbf16ps
- * where K is even (else -1). bf16_reads_image says whether path reads them so and
- * where that is the faster: what a convolution follows. */
+ * where K is even (else -1). bf16_reads_image says whether path reads
+ * them so and where that is the faster: what a convolution follows. */
 bool bf16_reads_image(enum bf16_path path, int m, int k, int kernel);
 int bf16_image_rows_apart(int width);
 int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, int n, int k, const void *a,
