@@ -154,14 +154,16 @@ static void test_explain_names_the_path(void **unused)
 		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): the columns "
 		       "packed, then one product an image\n"
 		       "    data     bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): dY "
-		       "convolved with W flipped, the columns packed in bands of 16 output rows, then one product a band\n"
+		       "convolved with W flipped, the columns read in place from the image, masked at its rows' ends, then one "
+		       "product an image\n"
 		       "    weight   bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): dY . "
 		       "columns(X)^T an image\n");
-	/* on 28x28, 16 rows' widened columns (256 KiB at most) a product: the demo that trains bit for bit on
-	 * every path takes its 3x3 convolutions in bands */
+	/* a 3x3 of K even: AVX2 reads its columns in place (28 columns a row:
+	 * masked), so the demo that trains bit for bit on every path checks
+	 * that reading against the portable path */
 	expect_in(out, "stage1_unit01_conv1: 3x3 convolution, stride 1, 16 -> 16 channels, 28x28 -> 28x28\n"
 		       "    forward  bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): the columns "
-		       "packed in bands of 16 output rows, then one product a band\n");
+		       "read in place from the image, masked at its rows' ends, then one product an image\n");
 	/* on 7x7, five images' 49 pixels (a pair past them) in one weight gradient product */
 	expect_in(out, "stage3_unit01_shortcut_conv: 1x1 convolution, stride 2, 32 -> 64 channels, 14x14 -> 7x7\n");
 	expect_in(out, "    weight   bf16 operands, their products summed in f32 in the pairs order by the avx2 path (f32 FMAs): dY . "
