@@ -1521,7 +1521,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
  * each of kp rows np floats apart, pages apart on wide images (5 to 23%
  * faster on ResNet-50's shapes, one thread of a Zen 3). Where the strip
  * cannot be had (memory), B is read where it lies. */
-enum { AVX2_STRIP_FROM = 32 };
+enum { AVX2_STRIP_FROM = 32, AVX2_STRIP_BYTES = BF16_K_PART * 16 * sizeof(float) };
 
 /* The bytes of A (widened) that the L2 cache holds beside the rest: half
  * of a Zen 3's. Where A is no larger, AVX2's products take every part of
@@ -1573,7 +1573,7 @@ __attribute__((target("avx2"))) static void avx2_strip_of_image(const struct ope
 __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithmetic arithmetic, const struct operands *w,
 							     int m, int n, int from, int to, float *c, int ldc)
 {
-	float *strip = m >= AVX2_STRIP_FROM || w->image ? scratch_of(10, (size_t)BF16_K_PART * 16 * sizeof *strip) : NULL;
+	float *strip = m >= AVX2_STRIP_FROM || w->image ? scratch_of(10, AVX2_STRIP_BYTES) : NULL;
 	size_t rs = w->panels ? 1 : (size_t)w->kp, qs = w->panels ? PANEL_AVX2 : 1;
 	for (int j = from; j < to; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
@@ -2461,7 +2461,7 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	}
 	if (path == BF16_AVX2 && w.panels && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_AVX2)))
 		return -1;
-	if (path == BF16_AVX2 && w.image && !scratch_of(10, (size_t)BF16_K_PART * 16 * sizeof(float)))
+	if (path == BF16_AVX2 && w.image && !scratch_of(10, AVX2_STRIP_BYTES))
 		return -1; /* the strip avx2 reads the image into */
 	unsigned mxcsr = flush_begin();
 	/* blocks of 8 rows by 32 columns (the emulation's 6 or 12 by 32 or
