@@ -919,6 +919,80 @@ static void test_panels_follow_a_packed_again(void **unused)
 	}
 }
 
+/* bf16_multiply on every path, from the same packed A twice (the second
+ * product reads A in panels, rows_in_panels: AVX2's tiles order from 32
+ * rows in panels of pairs) and adding to C, is the definition's; with
+ * rows of A and columns of B whose products flush to -0 (FTZ), so that
+ * both chains of a block end at -0 and only the block's padding, +0
+ * products, makes their sum +0: C's -0 there stays -0 where a kernel
+ * leaves that padding out. Shapes: 32 rows and more by 16 columns and
+ * fewer (AVX2's blocks of two vectors and of one), K short of a block,
+ * over one, and over a part (BF16_K_PART). */
+static void test_a_packed_again_adds_as_the_definition(void **unused)
+{
+	(void)unused;
+	const int shapes[][3] = {{32, 16, 2}, {45, 9, 30}, {40, 8, 66}, {33, 5, 300}, {36, 23, 40}, {128, 20, 34}, {150, 17, 600}};
+	const float tiny = 0x1p-64f; /* tiny * -tiny flushes to -0 */
+	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+		int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+		float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
+		uint16_t *a16 = malloc((size_t)m * k * sizeof *a16), *b16 = malloc((size_t)k * n * sizeof *b16);
+		float *start = malloc((size_t)m * n * sizeof *start), *want = malloc((size_t)m * n * sizeof *want);
+		float *got = malloc((size_t)m * n * sizeof *got);
+		assert_true(a && b && a16 && b16 && start && want && got);
+		for (int i = 0; i < m; i++)
+			for (int e = 0; e < k; e++)
+				a[i * k + e] = i % 7 == 3 ? -tiny : bf16_to_float(value());
+		for (int e = 0; e < k; e++)
+			for (int j = 0; j < n; j++)
+				b[e * n + j] = j % 5 == 1 ? tiny : bf16_to_float(value());
+		for (int i = 0; i < m * k; i++)
+			a16[i] = bf16_from_float(a[i]);
+		for (int i = 0; i < k * n; i++)
+			b16[i] = bf16_from_float(b[i]);
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < n; j++)
+				start[i * n + j] = i % 7 == 3 && j % 5 == 1 ? -0.0f : bf16_to_float(value()) * 3.0f;
+		for (int arithmetic = 0; arithmetic < BF16_ARITHMETIC_COUNT; arithmetic++) {
+			memcpy(want, start, (size_t)m * n * sizeof *want);
+			assert_int_equal(bf16_gemm(BF16_PORTABLE, (enum bf16_arithmetic)arithmetic, m, n, k, a16, k, b16, n, want, n), 0);
+			/* the tiles order's padding decides: -0 + (-0 + -0) would
+			 * stay -0, as the pairs order's sum, C's -0 flushed
+			 * products added to it, does */
+			assert_true(want[3 * n + 1] == 0.0f && !signbit(want[3 * n + 1]) == (arithmetic == BF16_TILES));
+			for (int path = 1; path < BF16_PATH_COUNT; path++) {
+				if (!bf16_path_available((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, NULL, 0))
+					continue;
+				void *packed_a = packed_alloc(bf16_packed_a_bytes((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, m, k));
+				void *packed_b = packed_alloc(bf16_packed_b_bytes((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, k, n));
+				assert_true(packed_a && packed_b);
+				bf16_pack_a((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, false, m, k, a, k, packed_a);
+				bf16_pack_b((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, false, k, n, b, n, packed_b);
+				for (int turn = 0; turn < 2; turn++) {
+					memcpy(got, start, (size_t)m * n * sizeof *got);
+					assert_int_equal(bf16_multiply((enum bf16_path)path, (enum bf16_arithmetic)arithmetic, m, n, k, packed_a,
+								       packed_b, true, got, n),
+							 0);
+					for (int i = 0; i < m * n; i++)
+						if (memcmp(&got[i], &want[i], sizeof *got) != 0)
+							fail_msg("%s, %s order, %dx%dx%d, A packed %s: C[%d][%d] is %a; the definition gives %a",
+								 bf16_path_names[path], bf16_arithmetic_names[arithmetic], m, n, k,
+								 turn ? "again" : "anew", i / n, i % n, (double)got[i], (double)want[i]);
+				}
+				free(packed_a);
+				free(packed_b);
+			}
+		}
+		free(a);
+		free(b);
+		free(a16);
+		free(b16);
+		free(start);
+		free(want);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -933,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_columns_read_in_place_are_packed_ones),
 		cmocka_unit_test(test_rows_read_in_place_are_packed_ones),
 		cmocka_unit_test(test_panels_follow_a_packed_again),
+		cmocka_unit_test(test_a_packed_again_adds_as_the_definition),
 	};
 	/* twice: where the processor has AVX512-BF16, the avx512 path's
 	 * tiles order runs by vdpbf16ps, then by its f32 FMAs */

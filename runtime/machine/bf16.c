@@ -259,6 +259,7 @@ struct operands {
 	const size_t *pair_at; /* where K's pair q lies in the image, in bytes from a row's start */
 	bool b_paired;         /* B packed as the tiles order's pairs (tiles_pairs_of_b) */
 	bool a_paired;         /* A already the tiles order's pair panels (tiles_pairs_gathered) */
+	bool avx2_paired;      /* AVX2's tiles order with B in a strip: avx2_tiles_paired */
 };
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
@@ -418,32 +419,48 @@ static inline void transpose8(__m256 r[8])
  * and 1; vdpbf16ps 8, or 16 in two panels; AVX2 6 (3 and 3 in the tiles
  * order), then 4, 2 and 1. The copy moves eight rows by eight values
  * through registers, bits as they are (panel 6, 8 or 12, so its last
- * eight rows may be four or six). NULL where memory runs out. */
+ * eight rows may be four or six). Where wide, the values are pairs of
+ * floats (length pairs a row: AVX2's tiles order with its chains side by
+ * side, avx2_tiles_paired), copied a pair at a time. NULL where memory
+ * runs out. */
 enum { PANEL_WIDENED = 12, PANEL_PAIRS = 8, PANEL_AVX2 = 6, PANELS_FROM = 128 };
 
 static __thread unsigned long a_packings; /* bf16_pack_a's and bf16_pad_a's calls in this thread */
 
-static const void *rows_in_panels(const void *a, int m, int length, int panel)
+static const void *rows_in_panels(const void *a, int m, int length, int panel, bool wide)
 {
 	/* the last copy, where A is the same (a convolution's weights, by
 	 * each of its images): the same place, shape and packing */
 	static __thread struct {
 		const void *a;
 		int m, length, panel;
+		bool wide;
 		unsigned long packing;
 	} kept;
 	const float *from = a; /* 4-byte values, moved as floats */
 	int panels = (m + panel - 1) / panel;
-	float *out = scratch_of(5, (size_t)panels * panel * length * sizeof *out);
+	float *out = scratch_of(5, (size_t)panels * panel * length * (wide ? 2 : 1) * sizeof *out);
 	if (!out)
 		return NULL;
-	if (kept.a == a && kept.m == m && kept.length == length && kept.panel == panel && kept.packing == a_packings)
+	if (kept.a == a && kept.m == m && kept.length == length && kept.panel == panel && kept.wide == wide &&
+	    kept.packing == a_packings)
 		return out;
 	kept.a = a;
 	kept.m = m;
 	kept.length = length;
 	kept.panel = panel;
+	kept.wide = wide;
 	kept.packing = a_packings;
+	if (wide) {
+		const uint64_t *pairs = a;
+		uint64_t *to = (uint64_t *)out;
+		for (int p = 0; p < panels; p++)
+			for (int q = 0; q < length; q++)
+				for (int r = 0; r < panel; r++)
+					to[((size_t)p * length + q) * panel + r] =
+						p * panel + r < m ? pairs[(size_t)(p * panel + r) * length + q] : 0;
+		return out;
+	}
 	for (int p = 0; p < panels; p++)
 		for (int r0 = 0; r0 < panel; r0 += 8) {
 			/* eight rows of the panel at a time (four at its end where
@@ -1277,7 +1294,8 @@ __attribute__((target("avx2"), always_inline)) static inline void c_store8(float
  * apart and K's steps qs (in panels of PANEL_AVX2, rows_in_panels: 1 and
  * PANEL_AVX2; else kp and 1); B's columns from j with its rows np floats
  * apart from K's row first on, in the packed operand (first 0) or in a
- * strip of 16 columns (avx2). */
+ * strip of 16 columns (avx2; its rows interleaved in pairs for
+ * avx2_tiles_paired, avx2_strip_rows). */
 struct avx2_block {
 	const float *a, *b;
 	size_t rs, qs, np;
@@ -1293,8 +1311,9 @@ struct avx2_block {
 
 __attribute__((always_inline)) static inline const float *avx2_a(const struct operands *w, int i)
 {
-	return (const float *)w->a +
-	       (w->panels ? (size_t)(i / PANEL_AVX2) * w->kp * PANEL_AVX2 + i % PANEL_AVX2 : (size_t)i * w->kp);
+	return (const float *)w->a + (w->panels ? (size_t)(i / PANEL_AVX2) * w->kp * PANEL_AVX2 +
+							  (size_t)(i % PANEL_AVX2) * (w->avx2_paired ? 2 : 1)
+						: (size_t)i * w->kp);
 }
 
 /* The pairs order as avx512_block computes it, eight lanes a vector: rows
@@ -1365,10 +1384,12 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_chain
 /* The tiles order for rows rows of C (up to 6 by two vectors, 12 by
  * one) by 8 halves columns, a block's two chains in turn, twelve sums at
  * a time; the even chain's sums, and C's, wait on the stack while the
- * odd one runs. Where few rows of A share B's columns (no strip, avx2)
- * this ran faster than avx2_tiles_block below (16 x 1024 x 144: 70.9
- * GFLOP/s against 67.8, one thread of a Zen 3), whose last block of 16
- * rows has one. */
+ * odd one runs: where B is not in a strip (fewer than AVX2_STRIP_FROM
+ * rows of A). There it ran faster than the chains side by side in blocks
+ * of 3 rows (16 x 1024 x 144: 70.9 GFLOP/s against 67.8, one thread of a
+ * Zen 3), whose last block of 16 rows has one; and no faster than them
+ * with the strip's pairs filled from an image at 16 rows (preact-110's
+ * 3x3 at 32 x 32). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_in_turn(const struct operands *w,
 											 struct avx2_block at, int i, int j,
 											 __m256i mask0, __m256i mask1, float *c,
@@ -1395,21 +1416,24 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 			c_store8(c + (size_t)(i + r) * ldc + j + 8 * h, masks[h], sum[r][h], whole);
 }
 
-/* The tiles order in AVX2's sixteen registers: rows rows of C (up to 3
- * by two vectors, 6 by one) by 8 halves columns (from j), a block's two
- * chains side by side, twelve sums, with two vectors of B and one of A.
- * C's sums wait in a buffer on the stack, read and written once a block,
- * and C itself once for the part of K (c_store8). Where B is in a strip,
- * avx2_tiles_in_turn ran 6 to 13% slower on ResNet-50's shapes (one
- * thread of a Zen 3). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_block(const struct operands *w,
-										       struct avx2_block at, int i, int j,
-										       __m256i mask0, __m256i mask1, float *c,
-										       int ldc, const int rows, const int halves,
-										       const bool whole)
+/* The tiles order with a block's two chains side by side in each
+ * vector, a column's even chain in one lane and its odd chain in the
+ * next: B's columns in pairs along K in the strip (avx2_strip_rows), A's
+ * two values of a pair broadcast together (its rows kp apart, or in
+ * panels of pairs, rows_in_panels), so that rows rows (up to 3 by four
+ * vectors, 6 by two) by 8 halves columns take twelve sums, four vectors
+ * of B and three of A a pair of K's steps, where the chains in
+ * registers of their own loaded four of B and six of A (2 to 11% faster
+ * on ResNet-50's shapes alone, 8% on preact-110's step: one thread of a
+ * Zen 3). Once a block, hadd adds each column's chains, te + to, in
+ * columns' order, and that is added to C's sums waiting on the stack. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles_paired(const struct operands *w,
+											struct avx2_block at, int i, int j,
+											__m256i mask0, __m256i mask1, float *c,
+											int ldc, const int rows, const int halves,
+											const bool whole)
 {
 	const float *b = at.b;
-	size_t np = at.np;
 	int first = at.first;
 	__m256i masks[2] = {mask0, mask1};
 	float sum[6][16] __attribute__((aligned(32)));
@@ -1420,38 +1444,29 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_tiles
 								  : c_load8(c + (size_t)(i + r) * ldc + j + 8 * h, masks[h], whole));
 	for (int block = w->start; block < w->stop; block += BF16_TILE_K) {
 		int end = block + BF16_TILE_K < w->kp ? block + BF16_TILE_K : w->kp;
-		__m256 even[6][2], odd[6][2];
+		__m256 t[6][4];
 		for (int r = 0; r < rows; r++)
-			for (int h = 0; h < halves; h++)
-				even[r][h] = odd[r][h] = _mm256_setzero_ps();
-		for (int p = block; p < end; p += 2) { /* kp is even */
-			__m256 y[2];
-			for (int h = 0; h < halves; h++)
-				y[h] = _mm256_load_ps(b + (size_t)(p - first) * np + 8 * h);
+			for (int v = 0; v < 2 * halves; v++)
+				t[r][v] = _mm256_setzero_ps();
+		for (int p = block; p < end; p += 2) {
+			__m256 y[4];
+			for (int v = 0; v < 2 * halves; v++)
+				y[v] = _mm256_load_ps(b + (size_t)(p - first) * 16 + 8 * v);
 			for (int r = 0; r < rows; r++) {
-				__m256 x = _mm256_broadcast_ss(AVX2_A(at, w->kp, r, p));
-				for (int h = 0; h < halves; h++)
-					even[r][h] = _mm256_fmadd_ps(x, y[h], even[r][h]);
-			}
-			for (int h = 0; h < halves; h++)
-				y[h] = _mm256_load_ps(b + (size_t)(p + 1 - first) * np + 8 * h);
-			for (int r = 0; r < rows; r++) {
-				__m256 x = _mm256_broadcast_ss(AVX2_A(at, w->kp, r, p + 1));
-				for (int h = 0; h < halves; h++)
-					odd[r][h] = _mm256_fmadd_ps(x, y[h], odd[r][h]);
+				__m256 x = _mm256_castpd_ps(_mm256_broadcast_sd((const double *)AVX2_A(at, w->kp, r, p)));
+				for (int v = 0; v < 2 * halves; v++)
+					t[r][v] = _mm256_fmadd_ps(x, y[v], t[r][v]);
 			}
 		}
 		/* the rest of the block's padding (struct operands) */
 		if (end < block + BF16_TILE_K)
 			for (int r = 0; r < rows; r++)
-				for (int h = 0; h < halves; h++) {
-					even[r][h] = _mm256_add_ps(even[r][h], _mm256_setzero_ps());
-					odd[r][h] = _mm256_add_ps(odd[r][h], _mm256_setzero_ps());
-				}
+				for (int v = 0; v < 2 * halves; v++)
+					t[r][v] = _mm256_add_ps(t[r][v], _mm256_setzero_ps());
 		for (int r = 0; r < rows; r++)
 			for (int h = 0; h < halves; h++)
-				_mm256_store_ps(sum[r] + 8 * h,
-						_mm256_add_ps(_mm256_load_ps(sum[r] + 8 * h), _mm256_add_ps(even[r][h], odd[r][h])));
+				_mm256_store_ps(sum[r] + 8 * h, _mm256_add_ps(_mm256_load_ps(sum[r] + 8 * h),
+									      _mm256_hadd_ps(t[r][2 * h], t[r][2 * h + 1])));
 	}
 	for (int r = 0; r < rows; r++)
 		for (int h = 0; h < halves; h++)
@@ -1464,11 +1479,11 @@ __attribute__((target("avx2"))) static __m256i lanes_mask(int left)
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* One block in either order (avx2_pairs_block; avx2_tiles_block where B
- * is in a strip, else avx2_tiles_in_turn: 12 sums, 2 vectors of B and 1
- * of A in AVX2's 16 registers) of rows rows by 8 halves columns, as
- * avx2 calls it: 6 rows by two vectors (avx2_tiles_block's in two blocks
- * of 3), or 12 by one (its in two of 6), then 4, 2 and 1. */
+/* One block in either order (avx2_pairs_block; avx2_tiles_paired where B
+ * is in a strip, else avx2_tiles_in_turn: 12 sums and the operands of a
+ * step in AVX2's 16 registers) of rows rows by 8 halves columns, as avx2
+ * calls it: 6 rows by two vectors (avx2_tiles_paired's in two blocks of
+ * 3), or 12 by one (its in two of 6), then 4, 2 and 1. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block(enum bf16_arithmetic arithmetic,
 										 const struct operands *w, struct avx2_block at,
 										 int i, int j, __m256i mask0, __m256i mask1,
@@ -1481,17 +1496,17 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 	 * forward at 56x56: 203 ms a step against 193) */
 	fetch_next_c(c, ldc, i + rows, j, rows, 1);
 	at.a = avx2_a(w, i);
-	int part = 6 / halves; /* avx2_tiles_block's rows */
+	int part = 6 / halves; /* avx2_tiles_paired's rows */
 	if (arithmetic == BF16_PAIRS)
 		avx2_pairs_block(w, at, i, j, mask0, mask1, c, ldc, rows, halves, whole);
 	else if (!at.strip)
 		avx2_tiles_in_turn(w, at, i, j, mask0, mask1, c, ldc, rows, halves, whole);
 	else if (rows <= part)
-		avx2_tiles_block(w, at, i, j, mask0, mask1, c, ldc, rows, halves, whole);
+		avx2_tiles_paired(w, at, i, j, mask0, mask1, c, ldc, rows, halves, whole);
 	else {
-		avx2_tiles_block(w, at, i, j, mask0, mask1, c, ldc, part, halves, whole);
+		avx2_tiles_paired(w, at, i, j, mask0, mask1, c, ldc, part, halves, whole);
 		at.a = avx2_a(w, i + part);
-		avx2_tiles_block(w, at, i + part, j, mask0, mask1, c, ldc, rows - part, halves, whole);
+		avx2_tiles_paired(w, at, i + part, j, mask0, mask1, c, ldc, rows - part, halves, whole);
 	}
 }
 
@@ -1533,21 +1548,44 @@ enum { AVX2_STRIP_FROM = 32, AVX2_STRIP_BYTES = BF16_K_PART * 16 * sizeof(float)
  * did. A sum's order is the same in either. */
 enum { AVX2_A_HELD = 256 * 1024 };
 
+/* Rows e and e + 1 of the strip (from the part's start, e even), each
+ * two halves of 8 columns: side by side, 16 floats a row; or, for
+ * avx2_tiles_paired, as pairs along K, each half's 8 columns in two
+ * vectors of four pairs (columns 0, 1, 4, 5, then 2, 3, 6, 7: as
+ * unpack leaves them and hadd takes them back). */
+__attribute__((target("avx2"), always_inline)) static inline void avx2_strip_rows(float *strip, int e, const __m256 even[2],
+										  const __m256 odd[2], bool paired)
+{
+	float *at = strip + (size_t)e * 16;
+	for (int h = 0; h < 2; h++)
+		if (paired) {
+			_mm256_store_ps(at + 16 * h, _mm256_unpacklo_ps(even[h], odd[h]));
+			_mm256_store_ps(at + 16 * h + 8, _mm256_unpackhi_ps(even[h], odd[h]));
+		} else {
+			_mm256_store_ps(at + 8 * h, even[h]);
+			_mm256_store_ps(at + 16 + 8 * h, odd[h]);
+		}
+}
+
 /* The strip of B's columns j to j + 15 for the part of K, read in
  * place from the image (struct operands): each row one load a half from
  * the row of the output they lie in, where the image has its border
  * beside the rows; else from the columns as they lie, under the lanes
- * whose column, moved by e % 3 - 1 (a 3x3 kernel's), stays in its row
- * and in n (maskload reads nothing past them: the image ends with one
+ * whose column, moved by e % 3 - 1 (a 3x3 kernel's column), stays in its
+ * row and in n (maskload reads nothing past them: the image ends with one
  * row of zeros, not 16 values). */
-__attribute__((target("avx2"))) static void avx2_strip_of_image(const struct operands *w, int n, int j, float *strip)
+__attribute__((target("avx2"))) static void avx2_strip_of_image(const struct operands *w, int n, int j, float *strip,
+								 bool paired)
 {
 	const float *from = w->image + (size_t)(j / w->width) * w->wp + j % w->width;
+	const ptrdiff_t *offsets = w->offsets + w->start;
+	int rows = w->stop - w->start; /* even: kp and the parts' starts are */
 	if (w->wp != w->width) {
-		for (int p = w->start; p < w->stop; p++) {
-			const float *row = from + w->offsets[p];
-			_mm256_store_ps(strip + (size_t)(p - w->start) * 16, _mm256_loadu_ps(row));
-			_mm256_store_ps(strip + (size_t)(p - w->start) * 16 + 8, _mm256_loadu_ps(row + 8));
+		for (int e = 0; e < rows; e += 2) {
+			const float *row0 = from + offsets[e], *row1 = from + offsets[e + 1];
+			__m256 even[2] = {_mm256_loadu_ps(row0), _mm256_loadu_ps(row0 + 8)};
+			__m256 odd[2] = {_mm256_loadu_ps(row1), _mm256_loadu_ps(row1 + 8)};
+			avx2_strip_rows(strip, e, even, odd, paired);
 		}
 		return;
 	}
@@ -1561,10 +1599,12 @@ __attribute__((target("avx2"))) static void avx2_strip_of_image(const struct ope
 	for (int kx = 0; kx < 3; kx++)
 		for (int h = 0; h < 2; h++)
 			within[kx][h] = _mm256_load_si256((const __m256i *)(lanes[kx] + 8 * h));
-	for (int p = w->start; p < w->stop; p++) {
-		const float *row = from + w->offsets[p];
-		_mm256_store_ps(strip + (size_t)(p - w->start) * 16, _mm256_maskload_ps(row, within[p % 3][0]));
-		_mm256_store_ps(strip + (size_t)(p - w->start) * 16 + 8, _mm256_maskload_ps(row + 8, within[p % 3][1]));
+	for (int e = 0; e < rows; e += 2) {
+		const float *row0 = from + offsets[e], *row1 = from + offsets[e + 1];
+		int kx0 = (w->start + e) % 3, kx1 = (w->start + e + 1) % 3;
+		__m256 even[2] = {_mm256_maskload_ps(row0, within[kx0][0]), _mm256_maskload_ps(row0 + 8, within[kx0][1])};
+		__m256 odd[2] = {_mm256_maskload_ps(row1, within[kx1][0]), _mm256_maskload_ps(row1 + 8, within[kx1][1])};
+		avx2_strip_rows(strip, e, even, odd, paired);
 	}
 }
 
@@ -1574,18 +1614,19 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
 							     int m, int n, int from, int to, float *c, int ldc)
 {
 	float *strip = m >= AVX2_STRIP_FROM || w->image ? scratch_of(10, AVX2_STRIP_BYTES) : NULL;
-	size_t rs = w->panels ? 1 : (size_t)w->kp, qs = w->panels ? PANEL_AVX2 : 1;
+	size_t rs = w->panels ? (w->avx2_paired ? 2 : 1) : (size_t)w->kp, qs = w->panels ? PANEL_AVX2 : 1;
 	for (int j = from; j < to; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
 		struct avx2_block at = {NULL, (const float *)w->b + j, rs, qs, (size_t)w->np, 0, false};
 		if (w->image) {
-			avx2_strip_of_image(w, n, j, strip);
+			avx2_strip_of_image(w, n, j, strip, w->avx2_paired);
 			at = (struct avx2_block){NULL, strip, rs, qs, 16, w->start, m >= AVX2_STRIP_FROM};
 		} else if (strip) {
-			for (int p = w->start; p < w->stop; p++) {
-				const float *row = at.b + (size_t)p * at.np;
-				_mm256_store_ps(strip + (size_t)(p - w->start) * 16, _mm256_load_ps(row));
-				_mm256_store_ps(strip + (size_t)(p - w->start) * 16 + 8, _mm256_load_ps(row + 8));
+			for (int e = w->start; e < w->stop; e += 2) {
+				const float *row0 = at.b + (size_t)e * at.np, *row1 = row0 + at.np;
+				__m256 even[2] = {_mm256_load_ps(row0), _mm256_load_ps(row0 + 8)};
+				__m256 odd[2] = {_mm256_load_ps(row1), _mm256_load_ps(row1 + 8)};
+				avx2_strip_rows(strip, e - w->start, even, odd, w->avx2_paired);
 			}
 			at = (struct avx2_block){NULL, strip, rs, qs, 16, w->start, true};
 		}
@@ -2453,16 +2494,19 @@ static int products_by_parts(enum bf16_path path, enum bf16_arithmetic arithmeti
 	if (w.b_paired && !(w.b = tiles_pairs_of_b(w.b, w.kp, w.np)))
 		return -1;
 	if (!tiles_pairs && w.panels &&
-	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED)))
+	    !(w.a = rows_in_panels(w.a, m, pairs ? w.kp / 2 : w.kp, pairs ? PANEL_PAIRS : PANEL_WIDENED, false)))
 		return -1;
 	if (path == BF16_AVX2) {
 		bool again = a_again(w.a, m, w.kp);
 		w.panels = (size_t)w.kp * sizeof(float) % 4096 == 0 || again;
 	}
-	if (path == BF16_AVX2 && w.panels && !(w.a = rows_in_panels(w.a, m, w.kp, PANEL_AVX2)))
+	w.avx2_paired = path == BF16_AVX2 && arithmetic == BF16_TILES && m >= AVX2_STRIP_FROM;
+	if (path == BF16_AVX2 && w.panels &&
+	    !(w.a = w.avx2_paired ? rows_in_panels(w.a, m, w.kp / 2, PANEL_AVX2, true)
+				  : rows_in_panels(w.a, m, w.kp, PANEL_AVX2, false)))
 		return -1;
-	if (path == BF16_AVX2 && w.image && !scratch_of(10, AVX2_STRIP_BYTES))
-		return -1; /* the strip avx2 reads the image into */
+	if (path == BF16_AVX2 && (w.image || w.avx2_paired) && !scratch_of(10, AVX2_STRIP_BYTES))
+		return -1; /* the strip avx2 reads the image or B's pairs into */
 	unsigned mxcsr = flush_begin();
 	/* blocks of 8 rows by 32 columns (the emulation's 6 or 12 by 32 or
 	 * 16: near enough for a share of lines) */
@@ -2523,7 +2567,7 @@ int bf16_multiply(enum bf16_path path, enum bf16_arithmetic arithmetic, int m, i
 		flush_end(mxcsr);
 		return 0;
 	}
-	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false, false}, m, n, c, ldc);
+	return products_by_parts(path, arithmetic, (struct operands){a, b, kp, np, add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false, false, false}, m, n, c, ldc);
 }
 
 /* What bf16_multiply_image can read in place: by AVX2's kernels (into
@@ -2570,7 +2614,7 @@ int bf16_multiply_image(enum bf16_path path, enum bf16_arithmetic arithmetic, in
 		return -1;
 	if (no_products(m, n, k, add, c, ldc))
 		return 0;
-	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL, false, false}, m, n,
+	return products_by_parts(path, arithmetic, (struct operands){a, NULL, k, 0, add, 0, 0, image, offsets, width, wp, false, NULL, NULL, false, false, false}, m, n,
 				 c, ldc);
 }
 
@@ -2635,7 +2679,7 @@ int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int
 			return -1;
 		rows_read_in_place++;
 		return products_by_parts(path, arithmetic,
-					 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, stride, false, x, pair_at, false, false},
+					 (struct operands){NULL, b, k, b_width(n), add, 0, 0, NULL, offsets, width, stride, false, x, pair_at, false, false, false},
 					 m, n, c, ldc);
 	}
 	if (bf16_gathers_into_pairs(path, arithmetic)) {
@@ -2643,7 +2687,7 @@ int bf16_multiply_rows(enum bf16_path path, enum bf16_arithmetic arithmetic, int
 		if (!a)
 			return -1;
 		return products_by_parts(path, arithmetic,
-					 (struct operands){a, b, padded_k(path, k), b_width(n), add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false, true},
+					 (struct operands){a, b, padded_k(path, k), b_width(n), add, 0, 0, NULL, NULL, 0, 0, false, NULL, NULL, false, true, false},
 					 m, n, c, ldc);
 	}
 	void *a = scratch_of(0, bf16_packed_a_bytes(path, arithmetic, m, k));
