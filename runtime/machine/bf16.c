@@ -259,7 +259,7 @@ struct operands {
 	const size_t *pair_at; /* where K's pair q lies in the image, in bytes from a row's start */
 	bool b_paired;         /* B packed as the tiles order's pairs (tiles_pairs_of_b) */
 	bool a_paired;         /* A already the tiles order's pair panels (tiles_pairs_gathered) */
-	bool avx2_paired;      /* AVX2's tiles order with B in a strip: avx2_tiles_paired */
+	bool avx2_paired;      /* AVX2's tiles order from AVX2_STRIP_FROM rows: avx2_tiles_paired, the strip and A's panels in pairs */
 };
 
 /* rows rows of C (from row i) by 16 halves columns (from j; masks for
@@ -1300,7 +1300,6 @@ struct avx2_block {
 	const float *a, *b;
 	size_t rs, qs, np;
 	int first;
-	bool strip;
 };
 
 /* Row r of a block's A (from at.a, a block's first row at the start of
@@ -1499,7 +1498,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_block
 	int part = 6 / halves; /* avx2_tiles_paired's rows */
 	if (arithmetic == BF16_PAIRS)
 		avx2_pairs_block(w, at, i, j, mask0, mask1, c, ldc, rows, halves, whole);
-	else if (!at.strip)
+	else if (!w->avx2_paired)
 		avx2_tiles_in_turn(w, at, i, j, mask0, mask1, c, ldc, rows, halves, whole);
 	else if (rows <= part)
 		avx2_tiles_paired(w, at, i, j, mask0, mask1, c, ldc, rows, halves, whole);
@@ -1617,10 +1616,10 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
 	size_t rs = w->panels ? (w->avx2_paired ? 2 : 1) : (size_t)w->kp, qs = w->panels ? PANEL_AVX2 : 1;
 	for (int j = from; j < to; j += 16) {
 		__m256i mask0 = lanes_mask(n - j), mask1 = lanes_mask(n - j - 8);
-		struct avx2_block at = {NULL, (const float *)w->b + j, rs, qs, (size_t)w->np, 0, false};
+		struct avx2_block at = {NULL, (const float *)w->b + j, rs, qs, (size_t)w->np, 0};
 		if (w->image) {
 			avx2_strip_of_image(w, n, j, strip, w->avx2_paired);
-			at = (struct avx2_block){NULL, strip, rs, qs, 16, w->start, m >= AVX2_STRIP_FROM};
+			at = (struct avx2_block){NULL, strip, rs, qs, 16, w->start};
 		} else if (strip) {
 			for (int e = w->start; e < w->stop; e += 2) {
 				const float *row0 = at.b + (size_t)e * at.np, *row1 = row0 + at.np;
@@ -1628,7 +1627,7 @@ __attribute__((target("avx2,fma"), noinline)) static void avx2(enum bf16_arithme
 				__m256 odd[2] = {_mm256_load_ps(row1), _mm256_load_ps(row1 + 8)};
 				avx2_strip_rows(strip, e - w->start, even, odd, w->avx2_paired);
 			}
-			at = (struct avx2_block){NULL, strip, rs, qs, 16, w->start, true};
+			at = (struct avx2_block){NULL, strip, rs, qs, 16, w->start};
 		}
 		if (n - j >= 16)
 			AVX2_ROW_BLOCKS(2, true);
